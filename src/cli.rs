@@ -1,0 +1,179 @@
+//! Command-line interface: argument parsing, the progress bar, and what
+//! each subcommand does. `main.rs` only maps the result to an exit code.
+
+use crate::report::{self, ReportError};
+use crate::runner::{self, RunError};
+use crate::scenario::{self, LoadOptions, ScenarioError};
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// fsmeta: a deterministic discrete-event simulator of Linux filesystem
+/// metadata paths.
+///
+/// Exit codes: 0 success; 1 an [[expect]] check failed; 2 bad usage, a bad
+/// scenario file, or an I/O error.
+#[derive(Debug, Parser)]
+#[command(name = "fsmeta", version, about, long_about = None, after_help = "Exit codes: 0 ok, 1 an expectation failed, 2 bad input or I/O error.\nExample: fsmeta run scenarios/queue-theory.toml --quick")]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run scenarios and write CSV, JSON, plots and a report.
+    Run {
+        /// Scenario files (TOML).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Output folder; each scenario writes to OUT/<name>/.
+        #[arg(long, default_value = "plots")]
+        out: PathBuf,
+        /// Parallel runs (default: all cores). Results do not depend on it.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Replace each scenario's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Reduced scale declared by the scenario ([scenario.quick]), for CI.
+        #[arg(long)]
+        quick: bool,
+        /// Do not print the report (files are still written).
+        #[arg(long)]
+        silent: bool,
+    },
+    /// Validate scenarios without running them.
+    Check {
+        /// Scenario files (TOML).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Measure the engine's speed on a fixed path; the last line is
+    /// `events_per_sec: <integer>`.
+    Bench {
+        /// Operations to simulate.
+        #[arg(long, default_value_t = 4_000_000)]
+        ops: u64,
+    },
+    /// List the built-in machine profiles.
+    Machines,
+}
+
+/// Errors of a CLI command.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CliError {
+    /// A scenario is invalid (exit 2).
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// A run failed (exit 2).
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// Outputs could not be written (exit 2).
+    #[error(transparent)]
+    Report(#[from] ReportError),
+}
+
+/// What a command ended with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Everything went well.
+    Ok,
+    /// At least one expectation failed.
+    ExpectationFailed,
+}
+
+/// Runs a parsed command.
+pub fn execute(cli: Cli) -> Result<Status, CliError> {
+    match cli.command {
+        Command::Run {
+            files,
+            out,
+            jobs,
+            seed,
+            quick,
+            silent,
+        } => {
+            let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            run(&files, &out, jobs, &LoadOptions { quick, seed }, silent)
+        }
+        Command::Check { files } => {
+            for f in &files {
+                let s = scenario::load(f, &LoadOptions::default())?;
+                scenario::load(f, &LoadOptions { quick: true, seed: None })?;
+                let runs = crate::plan::plan(&s).len();
+                println!(
+                    "{}: ok ({} points x {} variants, {runs} runs)",
+                    f.display(),
+                    s.points.len(),
+                    s.variants.len()
+                );
+            }
+            Ok(Status::Ok)
+        }
+        Command::Bench { ops } => {
+            let r = crate::bench::engine_bench(ops);
+            println!("events: {}", r.events);
+            println!("wall_s: {:.3}", r.wall_s);
+            println!("events_per_sec: {}", r.events_per_sec);
+            Ok(Status::Ok)
+        }
+        Command::Machines => {
+            for p in crate::machine::builtin_profiles() {
+                println!("{}\n", p.describe());
+            }
+            Ok(Status::Ok)
+        }
+    }
+}
+
+fn run(files: &[PathBuf], out: &std::path::Path, jobs: usize, opts: &LoadOptions, silent: bool) -> Result<Status, CliError> {
+    // Validate everything first: a bad file anywhere means nothing is written.
+    let scenarios = files.iter().map(|f| scenario::load(f, opts)).collect::<Result<Vec<_>, _>>()?;
+    let mut status = Status::Ok;
+    for s in &scenarios {
+        let plan = crate::plan::plan(s);
+        let bar = progress(plan.len() as u64, &s.doc.scenario.name);
+        let done = AtomicUsize::new(0);
+        let total = plan.len();
+        let tick = || {
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            match &bar {
+                Some(b) => b.inc(1),
+                None if total >= 20 && n.is_multiple_of(total.div_ceil(10)) => {
+                    eprintln!("fsmeta: {}: {n}/{total} runs", s.doc.scenario.name)
+                }
+                None => {}
+            }
+        };
+        let results = runner::run_all(s, &plan, jobs, &tick)?;
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        let outcome = report::write_outputs(s, &results, out)?;
+        if !silent {
+            println!("{}", outcome.text);
+            println!("outputs: {}", outcome.dir.display());
+        }
+        if !outcome.passed() {
+            status = Status::ExpectationFailed;
+        }
+    }
+    Ok(status)
+}
+
+fn progress(len: u64, name: &str) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(len);
+    let style = ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs, {elapsed} (eta {eta})").ok()?;
+    bar.set_style(style.progress_chars("=> "));
+    bar.set_message(name.to_string());
+    Some(bar)
+}

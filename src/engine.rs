@@ -1,0 +1,16 @@
+//! The discrete-event core: simulated time, the event queue, named random
+//! streams, sampling distributions, latency histograms and the path
+//! interpreter that runs one process per simulated CPU.
+//!
+//! Nothing here knows about scenario files or outputs; the runner feeds it a
+//! built [`sim::Simulation`] and reads back its metrics.
+
+pub mod dist;
+pub mod histogram;
+pub mod queue;
+pub mod rng;
+pub mod time;
+
+/// Metrics of one run, by name, in sorted order (so output order never
+/// depends on insertion order).
+pub type Metrics = std::collections::BTreeMap<String, f64>;

@@ -1,0 +1,255 @@
+//! Cache-line coherence for named shared lines (a MESI-like directory).
+//!
+//! Each line has an exclusive owner or a set of sharers. A read by a
+//! non-holder costs a transfer from the nearest holder (or memory); a write
+//! or atomic invalidates every other holder and takes ownership, costing a
+//! transfer from the farthest holder (the writer waits for the last
+//! invalidation acknowledgement). Transfers of one line are serialised FIFO:
+//! a request that arrives while the line is in flight waits until it is
+//! free. This serialisation is what caps a hot atomic.
+
+use super::Pricing;
+use crate::engine::time::SimTimePs;
+
+/// Index of a line in a [`LineTable`].
+pub type LineId = u32;
+
+/// What a line access cost: when it started being served and when it ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Access {
+    /// When the line began serving this request (>= the request time).
+    pub start: SimTimePs,
+    /// When the requester has the line and may continue.
+    pub done: SimTimePs,
+}
+
+/// Statistics of one line, for the bottleneck report.
+#[derive(Debug, Clone, Default)]
+pub struct LineStats {
+    /// Total time the line spent in flight (transfers), in ps.
+    pub busy_ps: u64,
+    /// Requests that needed a transfer.
+    pub misses: u64,
+    /// Requests served from the requester's own cache.
+    pub hits: u64,
+    /// Total time requests waited for the line to be free, in ps.
+    pub wait_ps: u64,
+    /// Transfers by distance class (index = `Distance as usize`); index 0
+    /// (same CPU) counts fetches from memory.
+    pub transfers: [u64; 5],
+}
+
+#[derive(Debug, Clone)]
+struct LineState {
+    owner: Option<u32>,
+    sharers: Vec<u64>,
+    free_at: SimTimePs,
+    version: u64,
+    seen: Vec<u64>,
+    stats: LineStats,
+}
+
+/// All shared lines of one run.
+#[derive(Debug, Clone)]
+pub struct LineTable {
+    lines: Vec<LineState>,
+    names: Vec<String>,
+}
+
+impl LineTable {
+    /// Lines with the given names, all uncached, for `procs` processes.
+    pub fn new(names: Vec<String>, procs: usize) -> Self {
+        let words = procs.div_ceil(64).max(1);
+        let state = LineState {
+            owner: None,
+            sharers: vec![0; words],
+            free_at: SimTimePs::ZERO,
+            version: 0,
+            seen: vec![0; procs],
+            stats: LineStats::default(),
+        };
+        LineTable {
+            lines: vec![state; names.len()],
+            names,
+        }
+    }
+
+    /// The lines' names, in id order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Statistics of line `id`.
+    pub fn stats(&self, id: LineId) -> &LineStats {
+        &self.lines[id as usize].stats
+    }
+
+    fn is_sharer(l: &LineState, p: u32) -> bool {
+        l.sharers[(p / 64) as usize] & (1 << (p % 64)) != 0
+    }
+
+    fn holders(l: &LineState) -> impl Iterator<Item = u32> + '_ {
+        l.sharers
+            .iter()
+            .enumerate()
+            .flat_map(|(w, &bits)| (0..64u32).filter(move |b| bits & (1 << b) != 0).map(move |b| w as u32 * 64 + b))
+    }
+
+    /// Serialises `cost` on the line from `now`; records the wait.
+    fn occupy_line(l: &mut LineState, now: SimTimePs, cost: u64) -> Access {
+        let start = now.max(l.free_at);
+        let done = start.saturating_add(SimTimePs(cost));
+        l.stats.wait_ps += start.since(now).0;
+        l.stats.busy_ps += cost;
+        l.free_at = done;
+        Access { start, done }
+    }
+
+    /// Back-to-back transfers worth `cost` ps in all occupy line `id` from
+    /// `now` (spinning waiters re-reading a released lock word). Ownership
+    /// is unchanged.
+    pub fn occupy(&mut self, id: LineId, now: SimTimePs, cost: u64, class: usize) -> Access {
+        let l = &mut self.lines[id as usize];
+        l.stats.misses += 1;
+        l.stats.transfers[class] += 1;
+        Self::occupy_line(l, now, cost)
+    }
+
+    /// A write or atomic read-modify-write of line `id` by process `p`.
+    pub fn write(&mut self, id: LineId, p: u32, now: SimTimePs, m: &Pricing) -> Access {
+        let l = &mut self.lines[id as usize];
+        l.version += 1;
+        l.seen[p as usize] = l.version;
+        if l.owner == Some(p) {
+            l.stats.hits += 1;
+            return Access {
+                start: now,
+                done: now.saturating_add(SimTimePs(m.hit_ps)),
+            };
+        }
+        // Farthest holder other than p decides the invalidation latency.
+        let (mut cost, mut class) = (0u64, None);
+        let holders: Vec<u32> = match l.owner {
+            Some(o) => vec![o],
+            None => Self::holders(l).filter(|&q| q != p).collect(),
+        };
+        for q in holders {
+            let c = m.xfer(q, p);
+            if class.is_none() || c > cost {
+                cost = c;
+                class = Some(m.class(q, p));
+            }
+        }
+        if class.is_none() && !Self::is_sharer(l, p) {
+            cost = m.memory_ps;
+            class = Some(0);
+        }
+        let cost = cost.max(m.hit_ps);
+        l.sharers.iter_mut().for_each(|w| *w = 0);
+        l.owner = Some(p);
+        l.stats.misses += 1;
+        l.stats.transfers[class.unwrap_or(0)] += 1;
+        Self::occupy_line(l, now, cost)
+    }
+
+    /// `count` reads of line `id` by process `p` spread over a stretch of
+    /// work. The first read misses if `p` holds no copy; after that, the
+    /// number of misses is the number of writes by other processes since
+    /// `p` last held the line (each invalidated `p`'s copy), capped at
+    /// `count`. Each miss is a transfer from the nearest holder.
+    pub fn read(&mut self, id: LineId, p: u32, count: u32, now: SimTimePs, m: &Pricing) -> Access {
+        let l = &mut self.lines[id as usize];
+        let holds = l.owner == Some(p) || (l.owner.is_none() && Self::is_sharer(l, p));
+        let foreign = l.version - l.seen[p as usize];
+        let misses = if holds { 0 } else { foreign.clamp(1, u64::from(count.max(1))) };
+        l.seen[p as usize] = l.version;
+        if misses == 0 {
+            l.stats.hits += u64::from(count);
+            return Access {
+                start: now,
+                done: now.saturating_add(SimTimePs(m.hit_ps)),
+            };
+        }
+        let (cost, class) = match l.owner {
+            Some(o) => (m.xfer(o, p), m.class(o, p)),
+            None => Self::holders(l)
+                .map(|q| (m.xfer(q, p), m.class(q, p)))
+                .min()
+                .unwrap_or((m.memory_ps, 0)),
+        };
+        if let Some(o) = l.owner.take() {
+            l.sharers[(o / 64) as usize] |= 1 << (o % 64);
+        }
+        l.sharers[(p / 64) as usize] |= 1 << (p % 64);
+        l.stats.misses += misses;
+        l.stats.hits += u64::from(count).saturating_sub(misses);
+        l.stats.transfers[class] += misses;
+        Self::occupy_line(l, now, cost.max(m.hit_ps) * misses)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pricing() -> Pricing {
+        // two processes on different sockets: 100 ns apart; hit 1 ns.
+        Pricing::from_matrix(2, vec![1_000, 100_000, 100_000, 1_000], vec![0, 4, 4, 0], 1_000, 80_000)
+    }
+
+    #[test]
+    fn one_core_on_its_own_line_costs_hits_only() {
+        let m = pricing();
+        let mut t = LineTable::new(vec!["x".into()], 2);
+        let first = t.write(0, 0, SimTimePs(0), &m);
+        assert_eq!(first.done, SimTimePs(80_000), "first touch comes from memory");
+        let mut now = first.done;
+        for _ in 0..10 {
+            let a = t.write(0, 0, now, &m);
+            assert_eq!(a.done.since(now), SimTimePs(1_000));
+            now = a.done;
+        }
+        assert_eq!(t.stats(0).hits, 10);
+        assert_eq!(t.stats(0).transfers[4], 0);
+    }
+
+    #[test]
+    fn alternating_writers_pay_one_transfer_each() {
+        let m = pricing();
+        let mut t = LineTable::new(vec!["x".into()], 2);
+        let mut now = t.write(0, 0, SimTimePs(0), &m).done;
+        for i in 0..10u32 {
+            let a = t.write(0, (i + 1) % 2, now, &m);
+            assert_eq!(a.done.since(now), SimTimePs(100_000));
+            now = a.done;
+        }
+        assert_eq!(t.stats(0).transfers[4], 10);
+    }
+
+    #[test]
+    fn concurrent_requests_serialise_fifo() {
+        let m = pricing();
+        let mut t = LineTable::new(vec!["x".into()], 2);
+        t.write(0, 0, SimTimePs(0), &m);
+        let a = t.write(0, 1, SimTimePs(80_000), &m);
+        let b = t.write(0, 0, SimTimePs(80_000), &m);
+        assert_eq!(a.done, SimTimePs(180_000));
+        assert_eq!(b.start, SimTimePs(180_000));
+        assert_eq!(b.done, SimTimePs(280_000));
+        assert_eq!(t.stats(0).wait_ps, 100_000);
+    }
+
+    #[test]
+    fn reads_miss_once_per_foreign_write() {
+        let m = pricing();
+        let mut t = LineTable::new(vec!["x".into()], 2);
+        let mut now = t.read(0, 1, 40, SimTimePs(0), &m).done;
+        assert_eq!(t.stats(0).misses, 1);
+        for _ in 0..3 {
+            now = t.write(0, 0, now, &m).done;
+        }
+        let a = t.read(0, 1, 40, now, &m);
+        assert_eq!(t.stats(0).misses, 1 + 1 + 3, "one miss per foreign write");
+        assert_eq!(a.done.since(now), SimTimePs(300_000));
+    }
+}

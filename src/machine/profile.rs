@@ -1,0 +1,393 @@
+//! Machine profiles: what a machine charges for touching a cache line, by
+//! the distance between the CPU that wants it and the CPU that holds it,
+//! plus memory latency and cache sizes. Built-in profiles (module
+//! [`crate::machine::builtin`], re-exported here) carry the published
+//! measurement they come from; users may write their own in TOML and load
+//! them with [`load_profile`].
+//!
+//! # Units and rounding
+//!
+//! Latencies are `f64` nanoseconds in the profile, as published. The model
+//! works in integer picoseconds; [`ns_to_ps`] is the one conversion: `ns x
+//! 1000` rounded to the nearest picosecond, halves away from zero
+//! (`f64::round`). A validated profile has every latency finite, `>= 0` and
+//! at most [`MAX_LATENCY_NS`], so the conversion is exact to the picosecond
+//! and cannot overflow.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::topology::{Distance, Topology};
+use crate::model::ModelError;
+
+pub use super::builtin::{builtin_profiles, closest_builtin, find_builtin};
+
+/// Largest latency a profile may give, in ns (1 ms): far above any cache or
+/// memory latency, and small enough that sums of millions stay in `u64` ps.
+pub const MAX_LATENCY_NS: f64 = 1.0e6;
+
+/// Latency profile of a machine: prices cache-line accesses and transfers by
+/// [`Distance`], plus memory latency and cache geometry for the cache model.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineProfile {
+    /// Profile name, as given to `[machine] profile = "..."`.
+    pub name: String,
+    /// Where the numbers come from (citation); uncertain values say so here.
+    pub source: String,
+    /// Processor model, for reports.
+    pub cpu: String,
+    /// The machine's own topology, used unless a scenario overrides it.
+    pub topology: Topology,
+    /// ns for a load from, or an ordinary store to, a line this CPU already
+    /// holds in L1 (L1 load-to-use latency); also the price of
+    /// [`Distance::SameCpu`].
+    pub hit_ns: f64,
+    /// ns for a locked read-modify-write (`lock xadd`, `lock cmpxchg`, ARM LSE
+    /// `ldadd`) on a line this CPU already holds Modified/Exclusive: the
+    /// "operation time" of an atomic, paid on top of any transfer.
+    pub atomic_ns: f64,
+    /// ns to move a line between the two SMT threads of one core.
+    pub smt_ns: f64,
+    /// ns to move a line between two cores sharing a last-level cache.
+    pub same_llc_ns: f64,
+    /// ns to move a line between LLC domains of one socket (equal to
+    /// `same_llc_ns` where a socket has one LLC, since it is then unused).
+    pub same_socket_ns: f64,
+    /// ns to move a line between sockets (unused on one-socket machines).
+    pub cross_socket_ns: f64,
+    /// ns for a load that misses every cache and goes to local DRAM.
+    pub memory_ns: f64,
+    /// L1 data cache per core, bytes.
+    pub l1d_bytes: u64,
+    /// L2 cache per core, bytes.
+    pub l2_bytes: u64,
+    /// Last-level cache per socket, bytes (all LLC domains of the socket).
+    pub llc_bytes_per_socket: u64,
+    /// Associativity (ways) of the last-level cache; the cache model may use
+    /// it for the private cache too.
+    pub cache_ways: u32,
+    /// Combined throughput of two busy SMT siblings relative to one thread
+    /// alone on the core (1.0 = no gain, 2.0 = two full cores), in `[1, 2]`.
+    pub smt_throughput: f64,
+}
+
+/// Converts ns to integer ps: `ns x 1000` rounded to the nearest ps, halves
+/// away from zero; NaN and negatives give 0, huge values saturate.
+pub fn ns_to_ps(ns: f64) -> u64 {
+    // `as` from f64 saturates and maps NaN to 0.
+    (ns * 1000.0).round() as u64
+}
+
+impl MachineProfile {
+    /// Checks the topology, that every latency is finite, in `[0,
+    /// MAX_LATENCY_NS]` and that transfer latencies do not decrease with
+    /// distance (`hit <= smt <= same_llc <= same_socket <= cross_socket`),
+    /// that cache sizes and ways are at least 1 and `smt_throughput` is in
+    /// `[1, 2]`. Errors name the field (`topology.smt`, `same_llc_ns`, ...).
+    pub fn validate(&self) -> Result<(), ModelError> {
+        self.topology.validate().map_err(|e| match e {
+            ModelError::InvalidParam { field, message } => ModelError::InvalidParam {
+                field: format!("topology.{field}"),
+                message,
+            },
+            other => other,
+        })?;
+        for (field, ns) in self.latencies() {
+            if !(0.0..=MAX_LATENCY_NS).contains(&ns) {
+                return Err(invalid(field, format!("{ns} ns is not in [0, {MAX_LATENCY_NS}]")));
+            }
+        }
+        self.validate_order()?;
+        let sizes = [
+            ("l1d_bytes", self.l1d_bytes),
+            ("l2_bytes", self.l2_bytes),
+            ("llc_bytes_per_socket", self.llc_bytes_per_socket),
+            ("cache_ways", u64::from(self.cache_ways)),
+        ];
+        for (field, value) in sizes {
+            if value == 0 {
+                return Err(invalid(field, "must be at least 1".to_string()));
+            }
+        }
+        if !(1.0..=2.0).contains(&self.smt_throughput) {
+            let msg = format!("{} is not in [1, 2]", self.smt_throughput);
+            return Err(invalid("smt_throughput", msg));
+        }
+        Ok(())
+    }
+
+    /// Every latency field with its name, in declaration order.
+    fn latencies(&self) -> [(&'static str, f64); 7] {
+        [
+            ("hit_ns", self.hit_ns),
+            ("atomic_ns", self.atomic_ns),
+            ("smt_ns", self.smt_ns),
+            ("same_llc_ns", self.same_llc_ns),
+            ("same_socket_ns", self.same_socket_ns),
+            ("cross_socket_ns", self.cross_socket_ns),
+            ("memory_ns", self.memory_ns),
+        ]
+    }
+
+    /// Transfer latencies must not decrease as the distance grows.
+    fn validate_order(&self) -> Result<(), ModelError> {
+        let fields = ["hit_ns", "smt_ns", "same_llc_ns", "same_socket_ns", "cross_socket_ns"];
+        for (i, pair) in Distance::ALL.windows(2).enumerate() {
+            let (near, far) = (self.transfer_ns(pair[0]), self.transfer_ns(pair[1]));
+            if far < near {
+                let msg = format!("{far} ns is less than {} = {near} ns", fields[i]);
+                return Err(invalid(fields[i + 1], msg));
+            }
+        }
+        Ok(())
+    }
+
+    /// ns to get a line held at distance `d` ([`Distance::SameCpu`] is
+    /// `hit_ns`, a hit in this CPU's own L1).
+    pub fn transfer_ns(&self, d: Distance) -> f64 {
+        match d {
+            Distance::SameCpu => self.hit_ns,
+            Distance::SmtSibling => self.smt_ns,
+            Distance::SameLlc => self.same_llc_ns,
+            Distance::SameSocket => self.same_socket_ns,
+            Distance::CrossSocket => self.cross_socket_ns,
+        }
+    }
+
+    /// [`MachineProfile::transfer_ns`] in integer ps, rounded by [`ns_to_ps`]
+    /// (nearest ps, halves away from zero).
+    pub fn transfer_ps(&self, d: Distance) -> u64 {
+        ns_to_ps(self.transfer_ns(d))
+    }
+
+    /// `atomic_ns` in ps (rounded by [`ns_to_ps`]).
+    pub fn atomic_ps(&self) -> u64 {
+        ns_to_ps(self.atomic_ns)
+    }
+
+    /// `memory_ns` in ps (rounded by [`ns_to_ps`]).
+    pub fn memory_ps(&self) -> u64 {
+        ns_to_ps(self.memory_ns)
+    }
+
+    /// Multi-line human listing for `fsmeta machines`.
+    pub fn describe(&self) -> String {
+        let t = &self.topology;
+        let mut s = format!("{}: {}\n", self.name, self.cpu);
+        let _ = writeln!(
+            s,
+            "  topology: {} socket(s) x {} cores x {} SMT = {} CPUs, {} LLC domain(s) per socket",
+            t.sockets,
+            t.cores_per_socket,
+            t.smt,
+            t.cpus(),
+            t.llcs_per_socket
+        );
+        let _ = writeln!(
+            s,
+            "  latency ns: hit {} atomic {} | transfer smt {} same_llc {} same_socket {} cross_socket {} | memory {}",
+            self.hit_ns, self.atomic_ns, self.smt_ns, self.same_llc_ns, self.same_socket_ns, self.cross_socket_ns, self.memory_ns
+        );
+        let _ = writeln!(
+            s,
+            "  caches: L1d {} + L2 {} per core, LLC {} per socket ({}-way)",
+            bytes(self.l1d_bytes),
+            bytes(self.l2_bytes),
+            bytes(self.llc_bytes_per_socket),
+            self.cache_ways
+        );
+        let _ = writeln!(s, "  smt_throughput: {}", self.smt_throughput);
+        let _ = writeln!(s, "  source: {}", self.source);
+        s
+    }
+}
+
+/// Formats a byte count in KiB/MiB/GiB when it is a whole multiple.
+fn bytes(n: u64) -> String {
+    for (unit, size) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+        if n >= size && n.is_multiple_of(size / 4) {
+            return format!("{} {unit}", n as f64 / size as f64);
+        }
+    }
+    format!("{n} B")
+}
+
+/// Reads and validates a user profile from a TOML file with the fields of
+/// [`MachineProfile`] (`[topology]` as a table). Syntax, type and
+/// unknown-field errors give `InputFile` with toml's line, and the message
+/// starts with the column, so it prints as `file:line: column N: message`; a
+/// failed [`MachineProfile::validate`] gives `InputFile` at the line of the
+/// offending key when it can be found (else line 1), message `field: why`.
+pub fn load_profile(path: &Path) -> Result<MachineProfile, ModelError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let profile: MachineProfile = toml::from_str(&text).map_err(|e| {
+        let (line, col) = e.span().map_or((1, 1), |span| line_col(&text, span.start));
+        input_error(path, line, format!("column {col}: {}", e.message().trim_end()))
+    })?;
+    profile.validate().map_err(|e| match e {
+        ModelError::InvalidParam { field, message } => {
+            let key = field.rsplit('.').next().unwrap_or(&field);
+            let line = key_line(&text, key).unwrap_or(1);
+            input_error(path, line, format!("{field}: {message}"))
+        }
+        other => other,
+    })?;
+    Ok(profile)
+}
+
+/// 1-based (line, column) of byte offset `at` in `text`.
+fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let before = text.get(..at).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// 1-based line where `key = ...` is assigned (first occurrence).
+fn key_line(text: &str, key: &str) -> Option<usize> {
+    let is_key_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    text.lines()
+        .position(|line| {
+            line.match_indices(key).any(|(i, _)| {
+                let before_ok = !line[..i].chars().next_back().is_some_and(is_key_char);
+                let rest = line[i + key.len()..].trim_start();
+                before_ok && rest.starts_with('=')
+            })
+        })
+        .map(|i| i + 1)
+}
+
+fn input_error(path: &Path, line: usize, message: String) -> ModelError {
+    ModelError::InputFile {
+        path: path.to_path_buf(),
+        line,
+        message,
+    }
+}
+
+/// Builds the `InvalidParam` error for a profile field.
+fn invalid(field: &str, message: String) -> ModelError {
+    ModelError::InvalidParam {
+        field: field.to_string(),
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("fsmeta-profile-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn icelake() -> MachineProfile {
+        find_builtin("icelake-2s").unwrap()
+    }
+
+    #[test]
+    fn transfer_ps_rounds_to_nearest() {
+        let mut p = icelake();
+        assert_eq!(p.transfer_ps(Distance::SmtSibling), 8100);
+        assert_eq!(p.transfer_ps(Distance::CrossSocket), 108_000);
+        p.hit_ns = 1.2344;
+        assert_eq!(p.transfer_ps(Distance::SameCpu), 1234);
+        p.hit_ns = 1.2346;
+        assert_eq!(p.transfer_ps(Distance::SameCpu), 1235);
+        p.hit_ns = 0.0025; // 2.5 ps: halves round away from zero
+        assert_eq!(p.transfer_ps(Distance::SameCpu), 3);
+        assert_eq!(ns_to_ps(f64::NAN), 0);
+        assert_eq!(ns_to_ps(-1.0), 0);
+    }
+
+    #[test]
+    fn validate_names_the_field() {
+        let field = |p: MachineProfile| match p.validate() {
+            Err(ModelError::InvalidParam { field, .. }) => field,
+            other => panic!("expected InvalidParam, got {other:?}"),
+        };
+        let mut p = icelake();
+        p.memory_ns = f64::NAN;
+        assert_eq!(field(p), "memory_ns");
+        let mut p = icelake();
+        p.cross_socket_ns = 20.0;
+        assert_eq!(field(p), "cross_socket_ns");
+        let mut p = icelake();
+        p.topology.llcs_per_socket = 5;
+        assert_eq!(field(p), "topology.llcs_per_socket");
+        let mut p = icelake();
+        p.smt_throughput = 2.5;
+        assert_eq!(field(p), "smt_throughput");
+        let mut p = icelake();
+        p.cache_ways = 0;
+        assert_eq!(field(p), "cache_ways");
+    }
+
+    #[test]
+    fn load_profile_round_trips_every_builtin() {
+        for p in builtin_profiles() {
+            let text = toml::to_string(&p).unwrap();
+            let path = temp_file(&format!("{}.toml", p.name), &text);
+            assert_eq!(load_profile(&path).unwrap(), p, "{text}");
+        }
+    }
+
+    #[test]
+    fn load_profile_syntax_error_has_line_and_column() {
+        let mut text = toml::to_string(&icelake()).unwrap();
+        text = text.replace("hit_ns = 1.4", "hit_ns = fast");
+        let line = text.lines().position(|l| l.starts_with("hit_ns")).unwrap() + 1;
+        let path = temp_file("bad-syntax.toml", &text);
+        match load_profile(&path) {
+            Err(e @ ModelError::InputFile { .. }) => {
+                let shown = e.to_string();
+                let want = format!("{}:{line}: column 10: ", path.display());
+                assert!(shown.starts_with(&want), "{shown} / {want}");
+            }
+            other => panic!("expected InputFile, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn load_profile_unknown_and_invalid_fields_have_lines() {
+        let good = toml::to_string(&icelake()).unwrap();
+        let text = good.replace("cache_ways = 12", "cache_ways = 12\ncache_wayz = 3");
+        let want = text.lines().position(|l| l.starts_with("cache_wayz")).unwrap() + 1;
+        let path = temp_file("unknown.toml", &text);
+        assert!(matches!(load_profile(&path), Err(ModelError::InputFile { line, .. }) if line == want));
+
+        let text = good.replace("smt = 2", "smt = 0");
+        let want = text.lines().position(|l| l.starts_with("smt = 0")).unwrap() + 1;
+        let path = temp_file("invalid.toml", &text);
+        match load_profile(&path) {
+            Err(ModelError::InputFile { line, message, .. }) => {
+                assert_eq!(line, want);
+                assert!(message.starts_with("topology.smt:"), "{message}");
+            }
+            other => panic!("expected InputFile, got {other:?}"),
+        }
+        let missing = std::env::temp_dir().join("fsmeta-no-such-profile.toml");
+        assert!(matches!(load_profile(&missing), Err(ModelError::Io { .. })));
+    }
+
+    #[test]
+    fn describe_lists_the_parameters() {
+        let text = find_builtin("milan-2s").unwrap().describe();
+        assert!(text.starts_with("milan-2s: AMD EPYC 7R13"), "{text}");
+        assert!(
+            text.contains("2 socket(s) x 48 cores x 2 SMT = 192 CPUs, 6 LLC domain(s)"),
+            "{text}"
+        );
+        assert!(text.contains("same_llc 23 same_socket 107 cross_socket 197"), "{text}");
+        assert!(text.contains("LLC 192 MiB per socket (16-way)"), "{text}");
+        assert_eq!(text.lines().count(), 6);
+    }
+}

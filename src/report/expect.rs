@@ -1,0 +1,94 @@
+//! `[[expect]]` checks: a metric, or the ratio of a metric between two
+//! variants, must lie within bounds at every selected point.
+
+use super::csv::value_text;
+use super::stats::{Summary, find};
+use crate::scenario::Scenario;
+use crate::scenario::config::ExpectConfig;
+
+/// The outcome of one check at one point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    /// What was checked, in words.
+    pub what: String,
+    /// The point, as `param=value` pairs.
+    pub at: String,
+    /// The measured value (mean over replications, or ratio of means).
+    pub actual: f64,
+    /// Lower bound.
+    pub lo: f64,
+    /// Upper bound.
+    pub hi: f64,
+    /// Whether it held.
+    pub pass: bool,
+}
+
+/// Bounds of an expectation.
+pub fn bounds(e: &ExpectConfig) -> (f64, f64) {
+    match (e.within, e.target, e.tolerance_pct) {
+        (Some([lo, hi]), _, _) => (lo, hi),
+        (None, Some(t), Some(pct)) => {
+            let d = (t * pct / 100.0).abs();
+            (t - d, t + d)
+        }
+        _ => (f64::NEG_INFINITY, f64::INFINITY),
+    }
+}
+
+fn selected(s: &Scenario, e: &ExpectConfig, point: usize) -> bool {
+    e.at.iter().all(|(k, v)| {
+        s.sweep
+            .iter()
+            .position(|(p, _)| p == k)
+            .is_some_and(|i| &s.points[point].values[i] == v)
+    })
+}
+
+/// The point's swept values as `a=1 b=x`.
+pub fn point_label(s: &Scenario, point: usize) -> String {
+    s.sweep
+        .iter()
+        .zip(&s.points[point].values)
+        .map(|((p, _), v)| format!("{p}={}", value_text(v)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn variant_index(s: &Scenario, name: &str) -> Option<usize> {
+    s.variants.iter().position(|v| v.name == name)
+}
+
+/// Evaluates every expectation of the scenario.
+pub fn check_all(s: &Scenario, rows: &[Summary]) -> Vec<Check> {
+    let mut out = Vec::new();
+    for e in &s.doc.expect {
+        let (lo, hi) = bounds(e);
+        for point in (0..s.points.len()).filter(|&p| selected(s, e, p)) {
+            let mean = |v: usize| find(rows, point, v, &e.metric).map_or(f64::NAN, |r| r.mean);
+            let mut push = |what: String, actual: f64| {
+                let pass = actual.is_finite() && actual >= lo && actual <= hi;
+                out.push(Check {
+                    what,
+                    at: point_label(s, point),
+                    actual,
+                    lo,
+                    hi,
+                    pass,
+                });
+            };
+            if let Some(r) = &e.ratio {
+                let (Some(a), Some(b)) = (variant_index(s, &r.of), variant_index(s, &r.over)) else {
+                    continue;
+                };
+                push(format!("{} {}/{}", e.metric, r.of, r.over), mean(a) / mean(b));
+            } else {
+                for (vi, v) in s.variants.iter().enumerate() {
+                    if e.variant.as_ref().is_none_or(|n| *n == v.name) {
+                        push(format!("{} [{}]", e.metric, v.name), mean(vi));
+                    }
+                }
+            }
+        }
+    }
+    out
+}

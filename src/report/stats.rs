@@ -1,0 +1,104 @@
+//! Summary statistics across replications: mean, sample standard
+//! deviation and a 95 % confidence interval from Student's t (statrs).
+
+use crate::runner::RunResult;
+use crate::scenario::Scenario;
+use statrs::distribution::{ContinuousCDF, StudentsT};
+use std::collections::BTreeMap;
+
+/// Mean, spread and 95 % CI of one metric at one point for one variant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// Point index.
+    pub point: usize,
+    /// Variant index.
+    pub variant: usize,
+    /// Metric name.
+    pub metric: String,
+    /// Sample mean.
+    pub mean: f64,
+    /// Sample standard deviation (n - 1); 0 when n = 1.
+    pub stddev: f64,
+    /// Lower end of the 95 % CI of the mean.
+    pub ci95_lo: f64,
+    /// Upper end of the 95 % CI of the mean.
+    pub ci95_hi: f64,
+    /// Number of replications.
+    pub n: usize,
+}
+
+/// Two-sided Student's t quantile for a `level` CI with `n` samples.
+pub fn t_quantile(level: f64, n: usize) -> f64 {
+    if n < 2 {
+        return 0.0;
+    }
+    StudentsT::new(0.0, 1.0, (n - 1) as f64).map_or(f64::NAN, |t| t.inverse_cdf(0.5 + level / 2.0))
+}
+
+/// Mean, sample stddev and the half-width of the `level` CI.
+pub fn mean_ci(xs: &[f64], level: f64) -> (f64, f64, f64) {
+    let n = xs.len();
+    if n == 0 {
+        return (f64::NAN, f64::NAN, f64::NAN);
+    }
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    if n == 1 {
+        return (mean, 0.0, 0.0);
+    }
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let sd = var.sqrt();
+    (mean, sd, t_quantile(level, n) * sd / (n as f64).sqrt())
+}
+
+/// Summaries for every (point, variant, metric), in point, variant, metric
+/// name order.
+pub fn summarise(s: &Scenario, results: &[RunResult]) -> Vec<Summary> {
+    let mut groups: BTreeMap<(usize, usize, &str), Vec<f64>> = BTreeMap::new();
+    for r in results {
+        for (m, &v) in &r.metrics {
+            groups.entry((r.plan.point, r.plan.variant, m.as_str())).or_default().push(v);
+        }
+    }
+    let _ = s;
+    groups
+        .into_iter()
+        .map(|((point, variant, metric), xs)| {
+            let (mean, stddev, half) = mean_ci(&xs, 0.95);
+            Summary {
+                point,
+                variant,
+                metric: metric.to_string(),
+                mean,
+                stddev,
+                ci95_lo: mean - half,
+                ci95_hi: mean + half,
+                n: xs.len(),
+            }
+        })
+        .collect()
+}
+
+/// The summary of `metric` at `point` for `variant`, if any.
+pub fn find<'a>(rows: &'a [Summary], point: usize, variant: usize, metric: &str) -> Option<&'a Summary> {
+    rows.iter().find(|r| r.point == point && r.variant == variant && r.metric == metric)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn t_quantile_matches_tables() {
+        // Student's t, 97.5 % quantile: 4 df -> 2.776, 9 df -> 2.262.
+        assert!((t_quantile(0.95, 5) - 2.776).abs() < 1e-3);
+        assert!((t_quantile(0.95, 10) - 2.262).abs() < 1e-3);
+    }
+
+    #[test]
+    fn mean_ci_of_known_sample() {
+        let (m, sd, half) = mean_ci(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.95);
+        assert_eq!(m, 3.0);
+        assert!((sd - 2.5f64.sqrt()).abs() < 1e-12);
+        assert!((half - 2.776 * sd / 5f64.sqrt()).abs() < 1e-3);
+    }
+}

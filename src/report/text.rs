@@ -1,0 +1,132 @@
+//! The printed report: per point, a before/after table of the key metrics
+//! for every variant, the bottleneck of each path run, and the
+//! expectation checks. The same text is saved as `report.txt`.
+
+use super::csv::value_text;
+use super::expect::{Check, point_label};
+use super::stats::{Summary, find};
+use crate::scenario::Scenario;
+use crate::scenario::config::WorkloadKind;
+use std::fmt::Write;
+
+/// Metrics shown in the table for each workload kind.
+fn key_metrics(kind: WorkloadKind) -> &'static [&'static str] {
+    match kind {
+        WorkloadKind::Path => &["ops_per_sec", "latency_mean_ns", "latency_p99_ns"],
+        WorkloadKind::BtrfsDir => &["batches", "searches", "delete_delayed_us", "leaves", "tree_height"],
+        WorkloadKind::XfsAlloc => &["alloc_us", "records_walked", "blocks_visited", "alloc_len"],
+    }
+}
+
+/// Formats a number for people: 3 significant digits with k/M suffixes.
+pub fn human(x: f64) -> String {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    let a = x.abs();
+    let (v, suffix) = if a >= 1e9 {
+        (x / 1e9, "G")
+    } else if a >= 1e6 {
+        (x / 1e6, "M")
+    } else if a >= 1e4 {
+        (x / 1e3, "k")
+    } else {
+        (x, "")
+    };
+    let digits = if v.abs() >= 100.0 || v.fract() == 0.0 {
+        0
+    } else if v.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$}{suffix}")
+}
+
+/// The resource with the highest utilisation in a summary, if any.
+fn bottleneck(rows: &[Summary], point: usize, variant: usize) -> Option<(String, f64)> {
+    rows.iter()
+        .filter(|r| r.point == point && r.variant == variant && r.metric.ends_with(".utilisation"))
+        .max_by(|a, b| a.mean.total_cmp(&b.mean))
+        .map(|r| (r.metric.trim_end_matches(".utilisation").to_string(), r.mean))
+}
+
+/// The whole report.
+pub fn report(s: &Scenario, rows: &[Summary], checks: &[Check]) -> String {
+    let mut out = String::new();
+    let d = &s.doc.scenario;
+    let _ = writeln!(out, "fsmeta: {} (seed {}, {} replication(s))", d.name, d.seed, d.replications);
+    if !d.about.is_empty() {
+        let _ = writeln!(out, "  {}", d.about);
+    }
+    let kind = s.doc.workload.kind;
+    let metrics = key_metrics(kind);
+    for point in 0..s.points.len() {
+        let label = point_label(s, point);
+        let _ = writeln!(out, "\n== {} ==", if label.is_empty() { "result".to_string() } else { label });
+        let _ = write!(out, "{:<16}", "variant");
+        for m in metrics {
+            let _ = write!(out, " {:>24}", m);
+        }
+        let _ = writeln!(out, " {:>10}", "vs first");
+        for (vi, v) in s.variants.iter().enumerate() {
+            let _ = write!(out, "{:<16}", v.name);
+            for m in metrics {
+                let cell = find(rows, point, vi, m).map_or("-".into(), |r| {
+                    let half = (r.ci95_hi - r.mean).abs();
+                    if r.n > 1 {
+                        format!("{} ±{}", human(r.mean), human(half))
+                    } else {
+                        human(r.mean)
+                    }
+                });
+                let _ = write!(out, " {cell:>24}");
+            }
+            let first = find(rows, point, 0, metrics[0]).map(|r| r.mean);
+            let this = find(rows, point, vi, metrics[0]).map(|r| r.mean);
+            let ratio = match (first, this) {
+                (Some(a), Some(b)) if a != 0.0 => format!("{:.3}x", b / a),
+                _ => "-".into(),
+            };
+            let _ = writeln!(out, " {ratio:>10}");
+        }
+        if kind == WorkloadKind::Path {
+            for (vi, v) in s.variants.iter().enumerate() {
+                if let Some((name, u)) = bottleneck(rows, point, vi) {
+                    let wait = find(rows, point, vi, &format!("{name}.wait_mean_ns")).map_or(0.0, |r| r.mean);
+                    let _ = writeln!(
+                        out,
+                        "  bottleneck [{}]: {name} (utilisation {:.1}%, mean wait {} ns)",
+                        v.name,
+                        u * 100.0,
+                        human(wait)
+                    );
+                }
+            }
+        }
+    }
+    if !checks.is_empty() {
+        let _ = writeln!(out, "\nexpectations:");
+        for c in checks {
+            let at = if c.at.is_empty() { String::new() } else { format!(" at {}", c.at) };
+            let _ = writeln!(
+                out,
+                "  [{}] {}{}: {} in [{}, {}]",
+                if c.pass { "pass" } else { "FAIL" },
+                c.what,
+                at,
+                fmt_exact(c.actual),
+                fmt_exact(c.lo),
+                fmt_exact(c.hi)
+            );
+        }
+        let failed = checks.iter().filter(|c| !c.pass).count();
+        let _ = writeln!(out, "{} passed, {} failed", checks.len() - failed, failed);
+    }
+    let _ = value_text;
+    out
+}
+
+fn fmt_exact(x: f64) -> String {
+    if x.abs() >= 1000.0 { format!("{x:.0}") } else { format!("{x:.4}") }
+}

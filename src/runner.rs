@@ -1,0 +1,87 @@
+//! Runs the planned runs in parallel (rayon) and returns their metrics in
+//! plan order, so outputs are identical for any number of jobs.
+
+use crate::engine::Metrics;
+use crate::model::ModelError;
+use crate::plan::RunPlan;
+use crate::scenario::Scenario;
+use crate::scenario::config::WorkloadKind;
+use crate::sim::SimError;
+use crate::workload;
+use rayon::prelude::*;
+
+/// The metrics of one run.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// Which run.
+    pub plan: RunPlan,
+    /// Its metrics by name.
+    pub metrics: Metrics,
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The simulator stopped on an internal inconsistency.
+    #[error(
+        "run (point {point}, variant {variant}, replication {replication}) failed: {source}; note: rerun with --seed {seed} to reproduce"
+    )]
+    Sim {
+        /// Point index.
+        point: usize,
+        /// Variant name.
+        variant: String,
+        /// Replication.
+        replication: u32,
+        /// The scenario seed.
+        seed: u64,
+        /// The error.
+        source: SimError,
+    },
+    /// A model rejected its input.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// A run could not be built.
+    #[error(transparent)]
+    Build(#[from] workload::path::BuildError),
+    /// The thread pool could not be created.
+    #[error("cannot start {0} worker threads")]
+    Pool(usize),
+}
+
+/// Runs one planned run.
+pub fn run_one(s: &Scenario, p: &RunPlan) -> Result<Metrics, RunError> {
+    let doc = &s.points[p.point].configs[p.variant];
+    match doc.workload.kind {
+        WorkloadKind::Path => {
+            let built = workload::path::build(doc, &s.dir, Some(p.key))?;
+            crate::sim::run(built.spec).map_err(|source| RunError::Sim {
+                point: p.point,
+                variant: s.variants[p.variant].name.clone(),
+                replication: p.replication,
+                seed: doc.scenario.seed,
+                source,
+            })
+        }
+        WorkloadKind::BtrfsDir => workload::run_btrfs_dir(doc, p.key).map_err(RunError::from),
+        WorkloadKind::XfsAlloc => workload::run_xfs_alloc(doc, &s.dir, p.key).map_err(RunError::from),
+    }
+}
+
+/// Runs every planned run on `jobs` threads; `done` is called after each.
+pub fn run_all(s: &Scenario, plan: &[RunPlan], jobs: usize, done: &(dyn Fn() + Sync)) -> Result<Vec<RunResult>, RunError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|_| RunError::Pool(jobs))?;
+    pool.install(|| {
+        plan.par_iter()
+            .map(|p| {
+                let metrics = run_one(s, p)?;
+                done();
+                Ok(RunResult { plan: *p, metrics })
+            })
+            .collect()
+    })
+}

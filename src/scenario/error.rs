@@ -1,0 +1,115 @@
+//! Typed scenario errors that point at the bad field.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Where in a scenario file a problem is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// The scenario file.
+    pub file: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column (in characters).
+    pub column: usize,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file.display(), self.line, self.column)
+    }
+}
+
+/// A mistake in a scenario file, or a file that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// Where the problem is (absent when the file itself cannot be read).
+    pub location: Option<Location>,
+    /// The file, for errors without a location.
+    pub file: PathBuf,
+    /// Dotted path of the field, e.g. `workload.threads` (may be empty).
+    pub field: String,
+    /// What was wrong and what was expected.
+    pub message: String,
+    /// The closest valid key or value, for a misspelling.
+    pub suggestion: Option<String>,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.location {
+            Some(loc) => write!(f, "{loc}: ")?,
+            None => write!(f, "{}: ", self.file.display())?,
+        }
+        if !self.field.is_empty() {
+            write!(f, "{}: ", self.field)?;
+        }
+        write!(f, "{}", self.message)?;
+        if let Some(s) = &self.suggestion {
+            write!(f, " (did you mean `{s}`?)")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// Levenshtein edit distance between two strings (by chars).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The candidate closest to `word`, if it is close enough to be a likely
+/// misspelling (distance at most a third of the word, and at least 2).
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let limit = (word.chars().count() / 3).max(2);
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(word, c), c))
+        .filter(|&(d, _)| d <= limit)
+        .min()
+        .map(|(_, c)| c.to_string())
+}
+
+/// From a serde message such as "unknown field `thraeds`, expected one of
+/// `files`, `threads`" returns the misspelt word and the closest candidate.
+pub fn suggestion_from_serde(message: &str) -> Option<(String, String)> {
+    let (_, rest) = message.split_once("unknown ")?;
+    let mut ticks = rest.split('`');
+    ticks.next()?;
+    let word = ticks.next()?.to_string();
+    let (_, expected) = rest.split_once("expected")?;
+    let cands: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    closest(&word, cands).map(|c| (word, c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_the_nearest_field() {
+        let m = "unknown field `thraeds`, expected one of `kind`, `threads`, `placement`";
+        assert_eq!(suggestion_from_serde(m), Some(("thraeds".into(), "threads".into())));
+        let m = "unknown variant `percpus`, expected `atomic` or `percpu`";
+        assert_eq!(suggestion_from_serde(m).map(|s| s.1), Some("percpu".into()));
+        assert_eq!(suggestion_from_serde("unknown field `zzzzzzzz`, expected `a`"), None);
+    }
+
+    #[test]
+    fn edit_distance_counts_single_edits() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("same", "same"), 0);
+    }
+}

@@ -1,0 +1,116 @@
+//! Each class of mistake gets one clear message with file:line:col, the
+//! field, and exit code 2; nothing is written.
+
+use super::{fsmeta, temp_dir, write};
+
+const GOOD: &str = r#"[scenario]
+name = "bad"
+ops = 100
+
+[workload]
+kind = "path"
+threads = 2
+
+[locks.l]
+kind = "queued"
+
+[[path]]
+work = { dist = "exp", mean_ns = 100.0 }
+[[path]]
+lock = "l"
+[[path]]
+unlock = "l"
+
+[[variant]]
+name = "a"
+
+[sweep]
+"workload.threads" = [1, 2]
+"#;
+
+/// Runs `fsmeta run` on `text` with `good` replaced by `bad`; returns stderr.
+fn run_bad(tag: &str, good: &str, bad: &str) -> String {
+    assert!(GOOD.contains(good), "test setup: {good}");
+    let dir = temp_dir(&format!("bad-{tag}"));
+    let f = write(&dir, "s.toml", &GOOD.replacen(good, bad, 1));
+    let out = dir.join("out");
+    let o = fsmeta(&["run", f.to_str().expect("utf8"), "--out", out.to_str().expect("utf8")]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{tag}: {err}");
+    assert!(!out.exists(), "{tag}: nothing may be written");
+    assert!(!err.contains("panicked"), "{tag}: {err}");
+    err
+}
+
+#[test]
+fn good_scenario_runs() {
+    let dir = temp_dir("bad-good");
+    let f = write(&dir, "s.toml", GOOD);
+    let o = fsmeta(&["check", f.to_str().expect("utf8")]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn toml_syntax_error_names_line_and_column() {
+    let e = run_bad("syntax", "threads = 2", "threads = = 2");
+    assert!(e.contains("s.toml:7:"), "{e}");
+}
+
+#[test]
+fn unknown_key_suggests_the_closest() {
+    let e = run_bad("unknown", "threads = 2", "thraeds = 2");
+    assert!(e.contains("s.toml:7:1"), "{e}");
+    assert!(e.contains("unknown field `thraeds`"), "{e}");
+    assert!(e.contains("did you mean `threads`"), "{e}");
+}
+
+#[test]
+fn wrong_type_says_what_was_expected() {
+    let e = run_bad("type", "threads = 2", "threads = \"two\"");
+    assert!(e.contains("s.toml:7:"), "{e}");
+    assert!(e.contains("workload.threads"), "{e}");
+    assert!(e.contains("integer") || e.contains("u32"), "{e}");
+}
+
+#[test]
+fn out_of_range_values_are_rejected_with_their_field() {
+    let e = run_bad("zero-threads", "\"workload.threads\" = [1, 2]", "\"workload.threads\" = [0, 2]");
+    assert!(e.contains("workload.threads") && e.contains(">= 1"), "{e}");
+    assert!(e.contains("s.toml:23:"), "blames the sweep key: {e}");
+    let e = run_bad("negative-time", "mean_ns = 100.0", "mean_ns = -5.0");
+    assert!(e.contains("path[0].work.mean_ns") && e.contains("s.toml:13:"), "{e}");
+    let e = run_bad("replications", "ops = 100", "ops = 100\nreplications = 0");
+    assert!(e.contains("scenario.replications") && e.contains("s.toml:4:"), "{e}");
+}
+
+#[test]
+fn sweep_over_missing_parameter_is_rejected() {
+    let e = run_bad("sweep", "\"workload.threads\" = [1, 2]", "\"workload.thread\" = [1, 2]");
+    assert!(e.contains("s.toml:23:"), "{e}");
+    assert!(e.contains("did you mean `threads`"), "{e}");
+}
+
+#[test]
+fn expectation_with_unknown_variant_or_metric_is_rejected() {
+    let add = "[sweep]\n\"workload.threads\" = [1, 2]\n\n[[expect]]\nmetric = \"ops_per_sec\"\nvariant = \"b\"\nwithin = [0, 1]\n";
+    let e = run_bad("exp-variant", "[sweep]\n\"workload.threads\" = [1, 2]\n", add);
+    assert!(e.contains("expect[0].variant") && e.contains("no variant `b`"), "{e}");
+    let add = "[sweep]\n\"workload.threads\" = [1, 2]\n\n[[expect]]\nmetric = \"ops_per_secs\"\nwithin = [0, 1]\n";
+    let e = run_bad("exp-metric", "[sweep]\n\"workload.threads\" = [1, 2]\n", add);
+    assert!(e.contains("did you mean `ops_per_sec`"), "{e}");
+    assert!(e.contains("s.toml:26:"), "{e}");
+}
+
+#[test]
+fn unknown_lock_reference_is_rejected() {
+    let e = run_bad("lock-ref", "lock = \"l\"", "lock = \"k\"");
+    assert!(e.contains("path[1].lock") && e.contains("no lock named `k`"), "{e}");
+}
+
+#[test]
+fn missing_file_is_a_clear_error() {
+    let o = fsmeta(&["run", "scenarios/does-not-exist.toml"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(e.contains("does-not-exist.toml") && e.contains("cannot read"), "{e}");
+}
