@@ -129,16 +129,16 @@ impl LineTable {
         }
         // Farthest holder other than p decides the invalidation latency.
         let (mut cost, mut class) = (0u64, None);
-        let holders: Vec<u32> = match l.owner {
-            Some(o) => vec![o],
-            None => Self::holders(l).filter(|&q| q != p).collect(),
-        };
-        for q in holders {
+        let mut consider = |q: u32| {
             let c = m.xfer(q, p);
             if class.is_none() || c > cost {
                 cost = c;
                 class = Some(m.class(q, p));
             }
+        };
+        match l.owner {
+            Some(o) => consider(o),
+            None => Self::holders(l).filter(|&q| q != p).for_each(&mut consider),
         }
         if class.is_none() && !Self::is_sharer(l, p) {
             cost = m.memory_ps;
