@@ -102,6 +102,9 @@ pub enum SimError {
 #[derive(Debug, Default)]
 struct Proc {
     next: usize,
+    /// Reads spread over the work step in progress: (line, count, line
+    /// version when the work began); settled when the work ends.
+    spread_reads: Option<(LineId, u32, u64)>,
     op_start: SimTimePs,
     micro: VecDeque<MicroOp>,
 }
@@ -173,6 +176,13 @@ impl State {
 
     /// Runs process `p` from `now` until it waits; true when the run is over.
     fn advance(&mut self, path: &[Step], p: u32, now: SimTimePs, limit: u64) -> Result<bool, SimError> {
+        if let Some((line, count, since)) = self.procs[p as usize].spread_reads.take() {
+            let a = self.lines.settle_reads(line, p, count, since, now, &self.pricing);
+            if a.done > now {
+                self.queue.schedule_at(a.done, p)?;
+                return Ok(false);
+            }
+        }
         loop {
             let next = if let Some(m) = self.procs[p as usize].micro.pop_front() {
                 self.exec_micro(p, m, now)
@@ -209,8 +219,10 @@ impl State {
                 let d = d * u64::from(self.slowdown[p as usize]) / 1000;
                 let mut t = now.saturating_add(SimTimePs(d));
                 if let Some((line, count)) = reads {
-                    let a = self.lines.read(line, p, count, now, &self.pricing);
+                    // The first read now; the rest are settled when the work ends.
+                    let a = self.lines.read(line, p, 1, now, &self.pricing);
                     t = t.saturating_add(a.done.since(now));
+                    self.procs[p as usize].spread_reads = Some((line, count, self.lines.version(line)));
                 }
                 Next::At(t)
             }

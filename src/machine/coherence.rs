@@ -152,6 +152,37 @@ impl LineTable {
         Self::occupy_line(l, now, cost)
     }
 
+    /// How many writes line `id` has seen (its version).
+    pub fn version(&self, id: LineId) -> u64 {
+        self.lines[id as usize].version
+    }
+
+    /// Settles reads spread over a stretch of work that began when the
+    /// line's version was `since`: every write by another process during
+    /// the stretch invalidated `p`'s copy, so the next of its reads missed
+    /// (at most `count - 1` more misses after the first read). Each miss is
+    /// a transfer from the line's current owner, serialised on the line.
+    pub fn settle_reads(&mut self, id: LineId, p: u32, count: u32, since: u64, now: SimTimePs, m: &Pricing) -> Access {
+        let l = &mut self.lines[id as usize];
+        let foreign = l.version.saturating_sub(since);
+        let misses = foreign.min(u64::from(count.saturating_sub(1)));
+        l.seen[p as usize] = l.version;
+        if misses == 0 {
+            return Access { start: now, done: now };
+        }
+        let (cost, class) = match l.owner {
+            Some(o) if o != p => (m.xfer(o, p), m.class(o, p)),
+            _ => (m.hit_ps, 0),
+        };
+        if let Some(o) = l.owner.take() {
+            l.sharers[(o / 64) as usize] |= 1 << (o % 64);
+        }
+        l.sharers[(p / 64) as usize] |= 1 << (p % 64);
+        l.stats.misses += misses;
+        l.stats.transfers[class] += misses;
+        Self::occupy_line(l, now, cost.max(m.hit_ps) * misses)
+    }
+
     /// `count` reads of line `id` by process `p` spread over a stretch of
     /// work. The first read misses if `p` holds no copy; after that, the
     /// number of misses is the number of writes by other processes since

@@ -113,6 +113,10 @@ pub enum Placement {
     /// (socket 0 first): how cloud vCPUs pair up (vCPU 0 and 1 are the two
     /// hyperthreads of one core).
     Compact,
+    /// One thread per physical core, alternating sockets (thread `i` on
+    /// socket `i % sockets`): how the host scheduler spreads an unpinned
+    /// VM's vCPU threads over NUMA nodes when the host is lightly loaded.
+    Interleave,
 }
 
 impl Topology {
@@ -221,6 +225,11 @@ impl Topology {
         let cpus = (0..threads).map(|i| match policy {
             Placement::Spread => CpuId(i),
             Placement::Compact => self.cpu_of(i / self.smt, i % self.smt),
+            Placement::Interleave => {
+                let (socket, k) = (i % self.sockets, i / self.sockets);
+                let core = socket * self.cores_per_socket + k % self.cores_per_socket;
+                self.cpu_of(core, k / self.cores_per_socket)
+            }
         });
         Ok(cpus.collect())
     }
@@ -377,5 +386,28 @@ mod tests {
             cpus.sort_unstable();
             prop_assert_eq!(cpus, (0..t.cpus()).collect::<Vec<_>>());
         }
+    }
+}
+
+#[cfg(test)]
+mod interleave_tests {
+    use super::*;
+
+    #[test]
+    fn interleave_alternates_sockets_and_uses_every_cpu_once() {
+        let t = Topology {
+            sockets: 2,
+            cores_per_socket: 4,
+            smt: 2,
+            llcs_per_socket: 1,
+        };
+        let cpus = t.place(16, Placement::Interleave).unwrap();
+        let sockets: Vec<u32> = cpus.iter().take(4).map(|&c| t.socket_of(c)).collect();
+        assert_eq!(sockets, vec![0, 1, 0, 1]);
+        let mut ids: Vec<u32> = cpus.iter().map(|c| c.0).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, (0..16).collect::<Vec<_>>());
+        assert_eq!(cpus[0], CpuId(0));
+        assert_eq!(cpus[1], CpuId(4));
     }
 }
