@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod determinism;
+mod machine;
 mod theory;
 
 use std::path::{Path, PathBuf};
