@@ -40,5 +40,7 @@ pub enum ModelError {
 }
 
 pub mod alloc;
+pub mod btree;
 pub mod counter;
+pub mod delayed;
 pub mod freespace;

@@ -1,21 +1,306 @@
-//! Placeholder until the btrfs model lands.
-use serde::{Deserialize, Serialize};
-/// Parameters of the btrfs directory script.
-#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+//! The btrfs directory script of case 3: a new filesystem, `mkdir testdir`,
+//! create `file_1 .. file_N`, delete a pattern of them, `sync`, then
+//! `rm -fr testdir` and unmount. Everything is counted over the whole
+//! script, as the published bpftrace measurement did; the time of the
+//! delayed-deletion function comes from its counts priced by ns costs.
+
+mod fs;
+
+use std::collections::BTreeMap;
+
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+pub use fs::{Fs, ROOT_DIR_INO, name_hash};
+
+use crate::model::ModelError;
+use crate::model::delayed::{BatchStrategy, DeleteRunStats, Thresholds};
+
+/// Parameters of the `btrfs-dir` workload (scenario section keys).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct BtrfsDirParams {}
-/// Metric names (none until the model lands).
-pub const METRICS: &[&str] = &[];
-impl BtrfsDirParams {
-    /// Accepts everything until the model lands.
-    pub fn validate(&self) -> Result<(), crate::model::ModelError> {
-        Ok(())
+pub struct BtrfsDirParams {
+    /// Files created in `testdir` (count). Default 1000.
+    pub files: u64,
+    /// Delete every k-th file starting with `file_1` (k = 2 deletes
+    /// `file_1`, `file_3`, ...). Count, at least 1. Default 2. Ignored when
+    /// `delete_fraction` is set.
+    pub delete_every: u64,
+    /// Delete each file independently with this probability (0..=1), drawn
+    /// from the run's random stream, instead of every k-th. Default unset.
+    pub delete_fraction: Option<f64>,
+    /// Name length in bytes for every file (`f` then the zero-padded file
+    /// number). Default unset: the real names `file_1`, `file_2`, ...
+    pub name_len: Option<u32>,
+    /// Tree block size in bytes, a power of two in 4096..=65536. Default
+    /// 16384 (mkfs.btrfs default).
+    pub nodesize: u32,
+    /// Batch rule for delayed deletions. Default `leaf-match`.
+    pub strategy: BatchStrategy,
+    /// Whether evicting the removed directory drops its still-pending
+    /// delayed deletions (`btrfs_kill_delayed_inode_items`, as current
+    /// kernel source reads) instead of running them at the next commit.
+    /// Default false: the published old-rule count shows every deletion of
+    /// the script reached `btrfs_del_items`, which only happens if they ran.
+    pub evict_kills_pending: bool,
+    /// `BTRFS_DELAYED_BACKGROUND` (items). Default 128.
+    pub delayed_background: usize,
+    /// `BTRFS_DELAYED_WRITEBACK` (items). Default 512.
+    pub delayed_writeback: usize,
+    /// `BTRFS_DELAYED_BATCH` (delayed nodes per worker run). Default 16.
+    pub delayed_batch: usize,
+    /// ns per tree block (node or leaf) visited by a search: lock, buffer
+    /// lookup, header read. Default 150 (a few cache misses and a lock
+    /// round trip; an estimate, not calibrated).
+    pub node_visit_ns: f64,
+    /// ns per key comparison in a binary search (`btrfs_comp_keys` on a
+    /// mapped extent buffer). Default 4 (estimate).
+    pub key_compare_ns: f64,
+    /// ns per block copied on write: 16 KiB copy plus tree-block allocation.
+    /// Default 2500 (estimate: ~1 us copy + extent reservation).
+    pub cow_block_ns: f64,
+    /// ns per byte memmoved inside a leaf. Default 0.1 (~10 GB/s).
+    pub byte_moved_ns: f64,
+    /// ns per leaf freed (`btrfs_del_leaf`: parent pointer removal and
+    /// `btrfs_free_tree_block`). Default 2000 (estimate).
+    pub leaf_free_ns: f64,
+    /// ns of fixed work per `btrfs_del_items` call in the delayed-deletion
+    /// loop (path setup and release, mutex round trip, batch list, item
+    /// offset fix-ups). Default 3800: CALIBRATED, see [`CALIBRATION_NOTE`].
+    pub del_items_ns: f64,
+    /// ns per delayed item released (`btrfs_delayed_item_release_metadata`,
+    /// rb-tree erase, atomic dec, `kfree`, waking waiters). Default 4800:
+    /// CALIBRATED, see [`CALIBRATION_NOTE`].
+    pub item_release_ns: f64,
+}
+
+/// How the two calibrated costs were chosen: with the estimated costs
+/// above fixed, the model's own counts for case 3 under `sequential` and
+/// `leaf-match` give two linear equations in `del_items_ns` and
+/// `item_release_ns` (the item count is the same under both rules, so the
+/// difference of the two published times fixes the per-batch cost and the
+/// rest fixes the per-item cost). The solution was rounded to two
+/// significant figures. With the defaults the uncalibrated part of the
+/// function's time is about 0.91 ms (old rule) and 0.54 ms (new rule) for
+/// the model's own batch counts on the case-3 script; the helper that
+/// built this printed these parts. The published figures live only in the
+/// tests and the scenario's `[[expect]]` checks.
+pub const CALIBRATION_NOTE: &str = "del_items_ns and item_release_ns solved from case 3 (two rules, two times)";
+
+impl Default for BtrfsDirParams {
+    fn default() -> Self {
+        BtrfsDirParams {
+            files: 1000,
+            delete_every: 2,
+            delete_fraction: None,
+            name_len: None,
+            nodesize: 16384,
+            strategy: BatchStrategy::LeafMatch,
+            evict_kills_pending: false,
+            delayed_background: 128,
+            delayed_writeback: 512,
+            delayed_batch: 16,
+            node_visit_ns: 150.0,
+            key_compare_ns: 4.0,
+            cow_block_ns: 2500.0,
+            byte_moved_ns: 0.1,
+            leaf_free_ns: 2000.0,
+            del_items_ns: 3800.0,
+            item_release_ns: 4800.0,
+        }
     }
 }
-/// Placeholder.
-pub fn run_btrfs_dir(
-    _p: &BtrfsDirParams,
-    _rng: &mut rand_chacha::ChaCha8Rng,
-) -> Result<std::collections::BTreeMap<String, f64>, crate::model::ModelError> {
-    Ok(Default::default())
+
+fn invalid(field: &str, message: impl Into<String>) -> ModelError {
+    ModelError::InvalidParam {
+        field: field.to_string(),
+        message: message.into(),
+    }
 }
+
+/// Converts a cost in ns (validated finite and non-negative) to integer
+/// picoseconds, rounding to the nearest picosecond.
+pub fn ns_to_ps(ns: f64) -> u64 {
+    (ns * 1000.0).round() as u64
+}
+
+impl BtrfsDirParams {
+    /// Checks ranges; the error names the offending key.
+    pub fn validate(&self) -> Result<(), ModelError> {
+        if self.files == 0 || self.files > 50_000_000 {
+            return Err(invalid("files", "expected 1..=50000000 files"));
+        }
+        if self.delete_every == 0 {
+            return Err(invalid("delete_every", "expected at least 1"));
+        }
+        if let Some(f) = self.delete_fraction
+            && !(0.0..=1.0).contains(&f)
+        {
+            return Err(invalid("delete_fraction", "expected a probability in 0..=1"));
+        }
+        if let Some(len) = self.name_len {
+            let digits = self.files.to_string().len() as u32;
+            if len > 255 || len < digits + 1 {
+                return Err(invalid(
+                    "name_len",
+                    format!("expected {}..=255 bytes for {} files", digits + 1, self.files),
+                ));
+            }
+        }
+        if !self.nodesize.is_power_of_two() || !(4096..=65536).contains(&self.nodesize) {
+            return Err(invalid("nodesize", "expected a power of two in 4096..=65536"));
+        }
+        if self.delayed_background < 2 || self.delayed_writeback <= self.delayed_background || self.delayed_batch == 0 {
+            return Err(invalid("delayed_background", "expected 2 <= background < writeback and batch >= 1"));
+        }
+        for (field, v) in self.costs() {
+            if !v.is_finite() || v < 0.0 {
+                return Err(invalid(field, "expected a finite cost >= 0 ns"));
+            }
+        }
+        Ok(())
+    }
+
+    fn costs(&self) -> [(&'static str, f64); 7] {
+        [
+            ("node_visit_ns", self.node_visit_ns),
+            ("key_compare_ns", self.key_compare_ns),
+            ("cow_block_ns", self.cow_block_ns),
+            ("byte_moved_ns", self.byte_moved_ns),
+            ("leaf_free_ns", self.leaf_free_ns),
+            ("del_items_ns", self.del_items_ns),
+            ("item_release_ns", self.item_release_ns),
+        ]
+    }
+
+    /// The name of file number `i` (1-based).
+    pub fn file_name(&self, i: u64) -> Vec<u8> {
+        match self.name_len {
+            Some(len) => format!("f{:0>w$}", i, w = len as usize - 1).into_bytes(),
+            None => format!("file_{i}").into_bytes(),
+        }
+    }
+
+    /// Time of the delayed-deletion function for these counts, in ps.
+    pub fn delete_delayed_ps(&self, s: &DeleteRunStats) -> u64 {
+        let visits = s.node_visits + s.leaf_visits;
+        visits * ns_to_ps(self.node_visit_ns)
+            + s.key_compares * ns_to_ps(self.key_compare_ns)
+            + s.cow_blocks * ns_to_ps(self.cow_block_ns)
+            + s.bytes_moved * ns_to_ps(self.byte_moved_ns)
+            + s.leaves_freed * ns_to_ps(self.leaf_free_ns)
+            + s.batches * ns_to_ps(self.del_items_ns)
+            + s.items_released * ns_to_ps(self.item_release_ns)
+    }
+}
+
+/// Runs the case-3 script and returns its metrics:
+/// `batches`, `searches`, `leaves_touched`, `bytes_moved`,
+/// `delete_delayed_us` (all inside the delayed-deletion function, whole
+/// script), `leaves` and `tree_height` (the fs tree after the `sync`,
+/// before `rm -fr`), plus `cow_blocks`, `key_compares`, `leaf_walks`,
+/// `items_released`, `delete_runs`, `batches_rm` (batches during `rm -fr`
+/// and unmount), `dir_index_leaves` (leaves holding testdir's dir index
+/// items after the `sync`) and `files_deleted`.
+pub fn run_btrfs_dir(p: &BtrfsDirParams, rng: &mut ChaCha8Rng) -> Result<BTreeMap<String, f64>, ModelError> {
+    p.validate()?;
+    let thresholds = Thresholds {
+        background: p.delayed_background,
+        writeback: p.delayed_writeback,
+        batch: p.delayed_batch,
+    };
+    let mut fs = Fs::new(p.nodesize, thresholds, p.strategy);
+    fs.evict_kills_pending = p.evict_kills_pending;
+    let testdir = fs.mkdir(ROOT_DIR_INO, b"testdir").ok_or_else(|| invalid("files", "mkdir failed"))?;
+    for i in 1..=p.files {
+        fs.create(testdir, &p.file_name(i));
+    }
+    let mut deleted = 0u64;
+    for i in 1..=p.files {
+        let hit = match p.delete_fraction {
+            Some(f) => rng.random_bool(f),
+            None => (i - 1) % p.delete_every == 0,
+        };
+        if hit && fs.unlink(testdir, &p.file_name(i)) {
+            deleted += 1;
+        }
+    }
+    fs.sync();
+    let leaves = fs.tree.leaf_count();
+    let height = fs.tree.height();
+    let dir_index_leaves = dir_index_leaf_count(&fs, testdir);
+    let before_rm = fs.delayed.delete_stats();
+    rm_rf(&mut fs, testdir);
+    let s = fs.delayed.delete_stats();
+    let mut m = BTreeMap::new();
+    let mut put = |k: &str, v: f64| {
+        m.insert(k.to_string(), v);
+    };
+    put("batches", s.batches as f64);
+    put("searches", s.searches as f64);
+    put("leaves_touched", s.leaf_visits as f64);
+    put("bytes_moved", s.bytes_moved as f64);
+    put("delete_delayed_us", p.delete_delayed_ps(&s) as f64 / 1e6);
+    put("leaves", leaves as f64);
+    put("tree_height", height as f64);
+    put("cow_blocks", s.cow_blocks as f64);
+    put("key_compares", s.key_compares as f64);
+    put("leaf_walks", s.leaf_walks as f64);
+    put("items_released", s.items_released as f64);
+    put("delete_runs", s.runs as f64);
+    put("batches_rm", (s.batches - before_rm.batches) as f64);
+    put("dir_index_leaves", dir_index_leaves as f64);
+    put("files_deleted", deleted as f64);
+    Ok(m)
+}
+
+/// `rm -fr testdir`: unlink the entries in readdir (dir index) order, rmdir
+/// the directory, then unmount (a final commit).
+pub fn rm_rf(fs: &mut Fs, dir: u64) {
+    let mut names: Vec<(u64, Vec<u8>)> = match fs.dirs.get(&dir) {
+        Some(d) => d.entries.iter().map(|(n, &(_, idx))| (idx, n.clone())).collect(),
+        None => return,
+    };
+    names.sort();
+    for (_, name) in &names {
+        fs.unlink(dir, name);
+    }
+    fs.rmdir(ROOT_DIR_INO, b"testdir");
+    fs.sync();
+}
+
+/// Leaves holding at least one dir index item of `dir`.
+pub fn dir_index_leaf_count(fs: &Fs, dir: u64) -> usize {
+    let lo = crate::model::btree::Key::new(dir, crate::model::btree::DIR_INDEX_KEY, 0);
+    let hi = crate::model::btree::Key::new(dir, crate::model::btree::DIR_INDEX_KEY, u64::MAX);
+    let layout = fs.tree.leaf_layout();
+    let mut count = 0;
+    for (i, (_, _, first)) in layout.iter().enumerate() {
+        let next_first = layout.get(i + 1).and_then(|l| l.2);
+        let starts_before_hi = first.is_some_and(|k| k <= hi);
+        let ends_after_lo = next_first.is_none_or(|k| k > lo);
+        if starts_before_hi && ends_after_lo {
+            count += 1;
+        }
+    }
+    count
+}
+
+/// Names of the metrics [`run_btrfs_dir`] reports.
+pub const METRICS: &[&str] = &[
+    "batches",
+    "searches",
+    "leaves_touched",
+    "bytes_moved",
+    "delete_delayed_us",
+    "leaves",
+    "tree_height",
+    "cow_blocks",
+    "key_compares",
+    "leaf_walks",
+    "items_released",
+    "delete_runs",
+    "batches_rm",
+    "dir_index_leaves",
+    "files_deleted",
+];

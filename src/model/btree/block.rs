@@ -1,0 +1,134 @@
+//! Tree blocks: a leaf is an array of items (key + data size), a node an
+//! array of key pointers. Only sizes are kept; the data itself is not.
+
+use super::{ITEM_HEADER_SIZE, Key};
+
+/// One leaf item: its key and the size of its data in bytes (the 25-byte
+/// `btrfs_item` header comes on top).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Item {
+    /// The item's key.
+    pub key: Key,
+    /// Bytes of item data (e.g. 160 for an inode item).
+    pub data_size: u32,
+}
+
+impl Item {
+    /// Builds an item.
+    pub fn new(key: Key, data_size: u32) -> Self {
+        Item { key, data_size }
+    }
+}
+
+/// `struct btrfs_key_ptr`: the first key of a child and its block id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KeyPtr {
+    pub(crate) key: Key,
+    pub(crate) child: usize,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Content {
+    Free,
+    Leaf(Vec<Item>),
+    Node(Vec<KeyPtr>),
+}
+
+/// A tree block with the generation (transaction) that last wrote it.
+#[derive(Debug, Clone)]
+pub(crate) struct Block {
+    pub(crate) generation: u64,
+    pub(crate) level: usize,
+    pub(crate) content: Content,
+}
+
+/// `leaf_space_used`: data plus item headers of `items`.
+pub(crate) fn space_used(items: &[Item]) -> u32 {
+    items.iter().map(|i| i.data_size + ITEM_HEADER_SIZE).sum()
+}
+
+static NO_ITEMS: [Item; 0] = [];
+static NO_PTRS: [KeyPtr; 0] = [];
+
+impl Block {
+    pub(crate) fn new_leaf(generation: u64) -> Self {
+        Block {
+            generation,
+            level: 0,
+            content: Content::Leaf(Vec::new()),
+        }
+    }
+    pub(crate) fn new_node(level: usize, ptrs: Vec<KeyPtr>) -> Self {
+        Block {
+            generation: 0,
+            level,
+            content: Content::Node(ptrs),
+        }
+    }
+    pub(crate) fn leaf_with(items: Vec<Item>) -> Self {
+        Block {
+            generation: 0,
+            level: 0,
+            content: Content::Leaf(items),
+        }
+    }
+    pub(crate) fn free() -> Self {
+        Block {
+            generation: 0,
+            level: 0,
+            content: Content::Free,
+        }
+    }
+    pub(crate) fn level(&self) -> usize {
+        self.level
+    }
+    pub(crate) fn is_leaf(&self) -> bool {
+        matches!(self.content, Content::Leaf(_))
+    }
+    pub(crate) fn items(&self) -> &[Item] {
+        match &self.content {
+            Content::Leaf(v) => v,
+            _ => &NO_ITEMS,
+        }
+    }
+    pub(crate) fn items_mut(&mut self) -> &mut Vec<Item> {
+        if !matches!(self.content, Content::Leaf(_)) {
+            self.content = Content::Leaf(Vec::new());
+        }
+        match &mut self.content {
+            Content::Leaf(v) => v,
+            _ => unreachable!("content was just made a leaf"),
+        }
+    }
+    pub(crate) fn ptrs(&self) -> &[KeyPtr] {
+        match &self.content {
+            Content::Node(v) => v,
+            _ => &NO_PTRS,
+        }
+    }
+    pub(crate) fn ptrs_mut(&mut self) -> &mut Vec<KeyPtr> {
+        if !matches!(self.content, Content::Node(_)) {
+            self.content = Content::Node(Vec::new());
+        }
+        match &mut self.content {
+            Content::Node(v) => v,
+            _ => unreachable!("content was just made a node"),
+        }
+    }
+    /// Number of items or key pointers (`btrfs_header_nritems`).
+    pub(crate) fn nritems(&self) -> usize {
+        match &self.content {
+            Content::Leaf(v) => v.len(),
+            Content::Node(v) => v.len(),
+            Content::Free => 0,
+        }
+    }
+    /// First key of the block, if any.
+    pub(crate) fn first_key(&self) -> Option<Key> {
+        match &self.content {
+            Content::Leaf(v) => v.first().map(|i| i.key),
+            Content::Node(v) => v.first().map(|p| p.key),
+            Content::Free => None,
+        }
+    }
+}

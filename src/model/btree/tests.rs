@@ -1,0 +1,137 @@
+//! Hand-checked split, push and merge choices on small leaves (4 KiB
+//! blocks: 3,995 bytes of leaf data, 121 pointers per node).
+
+use super::*;
+
+const NS: u32 = 4096;
+
+fn item(off: u64, size: u32) -> Item {
+    Item::new(Key::new(300, INODE_ITEM_KEY, off), size)
+}
+
+/// Items with offsets in `range`, each of `size` data bytes.
+fn leaf(range: std::ops::Range<u64>, size: u32) -> Vec<Item> {
+    range.map(|o| item(o, size)).collect()
+}
+
+fn counts(t: &Tree) -> Vec<usize> {
+    t.leaf_layout().iter().map(|l| l.0).collect()
+}
+
+#[test]
+fn geometry_matches_kernel_sizes() {
+    let g = Tree::new(16384).geometry();
+    assert_eq!(g.leaf_data_size(), 16283);
+    assert_eq!(g.nodeptrs(), 493);
+    assert_eq!(Tree::new(NS).geometry().nodeptrs(), 121);
+}
+
+#[test]
+fn append_to_single_item_root_leaf_makes_empty_right_leaf() {
+    // One 3000-byte item; a 1000-byte item past the end cannot join it:
+    // nritems == 1 and slot >= nritems, so split = 0 and nothing moves.
+    let mut t = Tree::from_leaves(NS, vec![vec![item(1, 3000)]]);
+    let before = t.stats();
+    assert!(t.insert_items(&[item(2, 1000)]));
+    assert_eq!(counts(&t), vec![1, 1]);
+    let d = t.stats().since(&before);
+    assert_eq!((d.leaf_splits, d.bytes_moved), (1, 0));
+    assert_eq!(t.height(), 2);
+    assert!(t.check().is_ok());
+}
+
+#[test]
+fn full_root_leaf_mid_split_in_the_middle() {
+    // 39 items of 75 B (100 B each with header) = 3900 B; insert in the
+    // middle needs 100 B > 95 free. No parent: new root, mid = 20, the new
+    // item at slot 20 goes right (mid <= slot), so 20 | 20.
+    let mut items = leaf(0..39, 75);
+    for (i, it) in items.iter_mut().enumerate() {
+        it.key.offset = 2 * i as u64;
+    }
+    let mut t = Tree::from_leaves(NS, vec![items]);
+    assert!(t.insert_items(&[item(39, 75)]));
+    assert_eq!(counts(&t), vec![20, 20]);
+    assert!(t.check().is_ok());
+}
+
+#[test]
+fn append_past_end_pushes_into_left_sibling() {
+    // Left leaf has 10 items (1000 B), the rightmost is full (39 items).
+    // Appending past its end: no right sibling, so push_leaf_left moves
+    // items from its front until the new item fits; no split.
+    let mut t = Tree::from_leaves(NS, vec![leaf(0..10, 75), leaf(10..49, 75)]);
+    assert!(t.insert_items(&[item(100, 75)]));
+    let c = counts(&t);
+    assert_eq!(c.len(), 2);
+    assert!(c[0] > 10, "left sibling received items: {c:?}");
+    assert_eq!(c.iter().sum::<usize>(), 50);
+    assert_eq!(t.stats().leaf_splits, 0);
+    assert!(t.check().is_ok());
+}
+
+#[test]
+fn insert_in_middle_pushes_tail_into_right_sibling() {
+    // Left full (39 items), right has 10: inserting at slot 5 of the left
+    // pushes items from its end (never below the insert slot) rightward.
+    let mut items = leaf(0..39, 75);
+    for (i, it) in items.iter_mut().enumerate() {
+        it.key.offset = 2 * i as u64;
+    }
+    let mut t = Tree::from_leaves(NS, vec![items, leaf(100..110, 75)]);
+    assert!(t.insert_items(&[item(9, 75)]));
+    let c = counts(&t);
+    assert_eq!(c.len(), 2);
+    assert!(c[1] > 10, "right sibling received items: {c:?}");
+    assert_eq!(t.stats().leaf_splits, 0);
+    assert!(t.check().is_ok());
+}
+
+#[test]
+fn thin_leaf_merges_into_left_and_is_freed() {
+    // Middle leaf drops to 10 items (1000 B < 3995/3 = 1331): everything
+    // fits in the left sibling, so it is pushed left and the leaf freed.
+    let mut t = Tree::from_leaves(NS, vec![leaf(0..10, 75), leaf(10..24, 75), leaf(24..34, 75)]);
+    let mut path = t.search_slot(&item(10, 0).key, SearchMode::Delete).1;
+    t.del_items(&mut path, 0, 4);
+    assert_eq!(counts(&t), vec![20, 10]);
+    assert_eq!(t.stats().leaves_freed, 1);
+    assert!(t.check().is_ok());
+}
+
+#[test]
+fn thin_leaf_goes_right_all_or_nothing() {
+    // Left sibling full: nothing goes left. The right sibling can take all
+    // 10 remaining items, so they all go right and the leaf is freed.
+    let mut t = Tree::from_leaves(NS, vec![leaf(0..39, 75), leaf(39..53, 75), leaf(53..63, 75)]);
+    let mut path = t.search_slot(&item(39, 0).key, SearchMode::Delete).1;
+    t.del_items(&mut path, 0, 4);
+    assert_eq!(counts(&t), vec![39, 20]);
+    assert_eq!(t.stats().leaves_freed, 1);
+    assert!(t.check().is_ok());
+}
+
+#[test]
+fn thin_leaf_stays_when_neighbours_cannot_take_it() {
+    // Both neighbours nearly full: the left can take a few items (it is
+    // not all-or-nothing) but the rest cannot go right, so the leaf stays
+    // under a third full.
+    let mut t = Tree::from_leaves(NS, vec![leaf(0..38, 75), leaf(38..52, 75), leaf(52..90, 75)]);
+    let mut path = t.search_slot(&item(38, 0).key, SearchMode::Delete).1;
+    t.del_items(&mut path, 0, 4);
+    assert_eq!(counts(&t), vec![39, 9, 38]);
+    assert_eq!(t.stats().leaves_freed, 0);
+    assert!(t.check().is_ok());
+}
+
+#[test]
+fn del_items_moves_bytes_after_the_range() {
+    // Deleting slots 2..4 of 10 items of 75 B moves the 6 items after the
+    // range: 6 x (75 data + 25 header) = 600 bytes.
+    let mut t = Tree::from_leaves(NS, vec![leaf(0..10, 75)]);
+    let mut path = t.search_slot(&item(2, 0).key, SearchMode::Delete).1;
+    let before = t.stats();
+    t.del_items(&mut path, 2, 2);
+    let d = t.stats().since(&before);
+    assert_eq!((d.del_items_calls, d.items_deleted, d.bytes_moved), (1, 2, 600));
+}
