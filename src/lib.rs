@@ -45,4 +45,5 @@ pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod sim;
+pub mod text;
 pub mod workload;

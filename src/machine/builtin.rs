@@ -201,21 +201,7 @@ pub fn closest_builtin(name: &str) -> Option<String> {
     (dist <= allowed).then(|| best.to_string())
 }
 
-/// Levenshtein distance between `a` and `b` counted in chars.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = Vec::with_capacity(b.len() + 1);
-        cur.push(i + 1);
-        for (j, &cb) in b.iter().enumerate() {
-            let substitute = prev[j] + usize::from(ca != cb);
-            cur.push(substitute.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
+use crate::text::edit_distance;
 
 #[cfg(test)]
 mod tests {

@@ -75,8 +75,7 @@ pub struct MachineProfile {
 /// Converts ns to integer ps: `ns x 1000` rounded to the nearest ps, halves
 /// away from zero; NaN and negatives give 0, huge values saturate.
 pub fn ns_to_ps(ns: f64) -> u64 {
-    // `as` from f64 saturates and maps NaN to 0.
-    (ns * 1000.0).round() as u64
+    crate::engine::time::SimTimePs::from_ns_f64(ns).0
 }
 
 impl MachineProfile {

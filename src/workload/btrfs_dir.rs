@@ -121,7 +121,7 @@ fn invalid(field: &str, message: impl Into<String>) -> ModelError {
 /// Converts a cost in ns (validated finite and non-negative) to integer
 /// picoseconds, rounding to the nearest picosecond.
 pub fn ns_to_ps(ns: f64) -> u64 {
-    (ns * 1000.0).round() as u64
+    crate::machine::ns_to_ps(ns)
 }
 
 impl BtrfsDirParams {

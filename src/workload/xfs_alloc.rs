@@ -236,7 +236,7 @@ impl XfsAllocParams {
 
 /// Converts a cost in ns to integer picoseconds, rounding to the nearest.
 fn ns_to_ps(ns: f64) -> u64 {
-    (ns * 1000.0).round() as u64
+    crate::machine::ns_to_ps(ns)
 }
 
 /// Runs the workload: validate, build the free space, then `calls` timed
