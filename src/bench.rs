@@ -67,7 +67,7 @@ pub fn engine_bench(ops: u64) -> BenchResult {
         };
     };
     let start = Instant::now();
-    let m = crate::sim::run(built.spec).unwrap_or_default();
+    let m = crate::workload::path::sim::run(built.spec).unwrap_or_default();
     let wall_s = start.elapsed().as_secs_f64();
     let events = m.get("events").copied().unwrap_or(0.0) as u64;
     BenchResult {

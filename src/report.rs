@@ -3,7 +3,6 @@
 
 pub mod csv;
 pub mod expect;
-pub mod histogram;
 pub mod json;
 pub mod plot;
 pub mod plots;

@@ -2,11 +2,11 @@
 //! plan order, so outputs are identical for any number of jobs.
 
 use crate::engine::Metrics;
-use crate::model::ModelError;
+use crate::kernel::ModelError;
 use crate::plan::RunPlan;
 use crate::scenario::Scenario;
 use crate::scenario::config::WorkloadKind;
-use crate::sim::SimError;
+use crate::workload::path::sim::SimError;
 use crate::workload;
 use rayon::prelude::*;
 
@@ -56,7 +56,7 @@ pub fn run_one(s: &Scenario, p: &RunPlan) -> Result<Metrics, RunError> {
     match doc.workload.kind {
         WorkloadKind::Path => {
             let built = workload::path::build(doc, &s.dir, Some(p.key))?;
-            crate::sim::run(built.spec).map_err(|source| RunError::Sim {
+            crate::workload::path::sim::run(built.spec).map_err(|source| RunError::Sim {
                 point: p.point,
                 variant: s.variants[p.variant].name.clone(),
                 replication: p.replication,

@@ -32,7 +32,7 @@ pub fn metric_names_of(doc: &Document, dir: &Path) -> Vec<String> {
 
 use crate::engine::Metrics;
 use crate::engine::rng::RunKey;
-use crate::model::ModelError;
+use crate::kernel::ModelError;
 
 /// Runs the btrfs directory script of `doc`.
 pub fn run_btrfs_dir(doc: &Document, key: RunKey) -> Result<Metrics, ModelError> {

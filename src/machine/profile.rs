@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::topology::{Distance, Topology};
-use crate::model::ModelError;
+use crate::kernel::ModelError;
 
 pub use super::builtin::{builtin_profiles, closest_builtin, find_builtin};
 

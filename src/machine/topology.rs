@@ -26,7 +26,7 @@
 //! (`llcs_per_socket = 1`), so two distinct cores of one socket are then
 //! always [`Distance::SameLlc`] and [`Distance::SameSocket`] cannot occur.
 
-use crate::model::ModelError;
+use crate::kernel::ModelError;
 
 /// Largest number of logical CPUs a topology may have (the kernel's
 /// `CONFIG_NR_CPUS` limit on common distribution kernels is 4096 or 8192;

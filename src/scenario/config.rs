@@ -3,7 +3,7 @@
 
 use crate::machine::lock::LockKind;
 use crate::machine::topology::{Placement, Topology};
-use crate::model::counter::CounterOp;
+use crate::kernel::sync::counter::CounterOp;
 use crate::workload::btrfs_dir::BtrfsDirParams;
 use crate::workload::xfs_alloc::XfsAllocParams;
 use serde::{Deserialize, Serialize};

@@ -38,10 +38,10 @@ impl From<workload::path::BuildError> for FieldError {
     }
 }
 
-impl From<crate::model::ModelError> for FieldError {
-    fn from(e: crate::model::ModelError) -> Self {
+impl From<crate::kernel::ModelError> for FieldError {
+    fn from(e: crate::kernel::ModelError) -> Self {
         match e {
-            crate::model::ModelError::InvalidParam { field, message } => FieldError {
+            crate::kernel::ModelError::InvalidParam { field, message } => FieldError {
                 field,
                 message,
                 suggestion: None,

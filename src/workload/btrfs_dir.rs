@@ -4,17 +4,17 @@
 //! script, as the published bpftrace measurement did; the time of the
 //! delayed-deletion function comes from its counts priced by ns costs.
 
-mod fs;
+
 
 use std::collections::BTreeMap;
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-pub use fs::{Fs, ROOT_DIR_INO, name_hash};
+use crate::kernel::btrfs::fs::{Fs, ROOT_DIR_INO, dir_index_leaf_count, rm_rf};
 
-use crate::model::ModelError;
-use crate::model::delayed::{BatchStrategy, DeleteRunStats, Thresholds};
+use crate::kernel::ModelError;
+use crate::kernel::btrfs::delayed::{BatchStrategy, DeleteRunStats, Thresholds};
 
 /// Parameters of the `btrfs-dir` workload (scenario section keys).
 #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -252,38 +252,6 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, rng: &mut ChaCha8Rng) -> Result<BTreeMa
     put("dir_index_leaves", dir_index_leaves as f64);
     put("files_deleted", deleted as f64);
     Ok(m)
-}
-
-/// `rm -fr testdir`: unlink the entries in readdir (dir index) order, rmdir
-/// the directory, then unmount (a final commit).
-pub fn rm_rf(fs: &mut Fs, dir: u64) {
-    let mut names: Vec<(u64, Vec<u8>)> = match fs.dirs.get(&dir) {
-        Some(d) => d.entries.iter().map(|(n, &(_, idx))| (idx, n.clone())).collect(),
-        None => return,
-    };
-    names.sort();
-    for (_, name) in &names {
-        fs.unlink(dir, name);
-    }
-    fs.rmdir(ROOT_DIR_INO, b"testdir");
-    fs.sync();
-}
-
-/// Leaves holding at least one dir index item of `dir`.
-pub fn dir_index_leaf_count(fs: &Fs, dir: u64) -> usize {
-    let lo = crate::model::btree::Key::new(dir, crate::model::btree::DIR_INDEX_KEY, 0);
-    let hi = crate::model::btree::Key::new(dir, crate::model::btree::DIR_INDEX_KEY, u64::MAX);
-    let layout = fs.tree.leaf_layout();
-    let mut count = 0;
-    for (i, (_, _, first)) in layout.iter().enumerate() {
-        let next_first = layout.get(i + 1).and_then(|l| l.2);
-        let starts_before_hi = first.is_some_and(|k| k <= hi);
-        let ends_after_lo = next_first.is_none_or(|k| k > lo);
-        if starts_before_hi && ends_after_lo {
-            count += 1;
-        }
-    }
-    count
 }
 
 /// Names of the metrics [`run_btrfs_dir`] reports.

@@ -14,11 +14,11 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::model::ModelError;
-use crate::model::alloc::{AllocArgs, CutoffStrategy, xfs_alloc_ag_vextent_size, xfs_free_ag_extent};
-use crate::model::freespace::aging::{AgingParams, age};
-use crate::model::freespace::source::{HistogramBucket, lay_out, lengths_from_buckets, lengths_from_fragmentation, lengths_from_freesp};
-use crate::model::freespace::{AllocRec, BtreeGeometry, FreeSpace, FreespHistogram};
+use crate::kernel::ModelError;
+use crate::kernel::xfs::alloc::{AllocArgs, CutoffStrategy, xfs_alloc_ag_vextent_size, xfs_free_ag_extent};
+use crate::kernel::xfs::aging::{AgingParams, age};
+use crate::kernel::xfs::freespace::source::{HistogramBucket, lay_out, lengths_from_buckets, lengths_from_fragmentation, lengths_from_freesp};
+use crate::kernel::xfs::freespace::{AllocRec, BtreeGeometry, FreeSpace, FreespHistogram};
 
 /// Where the AG's free space comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,0 +1,249 @@
+//! A btrfs subvolume as the directory syscalls see it: one fs tree, the
+//! delayed items, and per directory its entries and next dir index.
+//! Each syscall does what `fs/btrfs/inode.c` does to the tree:
+//!
+//! - create (`btrfs_create_new_inode` + `btrfs_add_link`): one batch
+//!   insertion of the new INODE_ITEM and INODE_REF, the DIR_ITEM inserted
+//!   at once (or extended, if another name has the same hash), the
+//!   DIR_INDEX queued as a delayed insertion, the parent's inode item
+//!   dirtied; then `btrfs_balance_delayed_items`.
+//! - unlink (`__btrfs_unlink_inode`): the DIR_ITEM deleted (or truncated)
+//!   at once, the DIR_INDEX deletion delayed, the parent dirtied; balance;
+//!   then eviction of the unlinked inode deletes its INODE_ITEM and
+//!   INODE_REF (`btrfs_evict_inode`, one search and one `del_items`).
+//! - rmdir: as unlink in the parent, then eviction of the directory.
+//! - sync / umount: `btrfs_commit_transaction` runs every delayed node.
+//!
+//! Not modelled: orphan items, the free-space and extent trees, xattrs.
+
+use std::collections::BTreeMap;
+
+use crate::kernel::btrfs::ctree::{DIR_ITEM_KEY, DIR_ITEM_SIZE, INODE_ITEM_KEY, INODE_ITEM_SIZE, INODE_REF_KEY, INODE_REF_SIZE, Item, Key, Tree};
+use crate::kernel::btrfs::delayed::{BatchStrategy, DelayedRoot, Thresholds};
+
+/// `BTRFS_FIRST_FREE_OBJECTID`: the subvolume's top directory.
+pub const ROOT_DIR_INO: u64 = 256;
+/// `BTRFS_DIR_START_INDEX`: first dir index (0 and 1 are "." and "..").
+pub const DIR_START_INDEX: u64 = 2;
+
+/// One directory's in-memory state.
+#[derive(Debug, Clone, Default)]
+pub struct Dir {
+    /// Entries: name -> (inode number, dir index).
+    pub entries: BTreeMap<Vec<u8>, (u64, u64)>,
+    /// `index_cnt`: the next dir index to hand out.
+    pub next_index: u64,
+}
+
+/// The filesystem under the script.
+#[derive(Debug, Clone)]
+pub struct Fs {
+    /// The subvolume's fs tree.
+    pub tree: Tree,
+    /// Delayed items of the subvolume.
+    pub delayed: DelayedRoot,
+    /// Directories by inode number.
+    pub dirs: BTreeMap<u64, Dir>,
+    /// Batch rule used when delayed deletions run.
+    pub strategy: BatchStrategy,
+    /// Eviction drops a removed directory's pending delayed items (kernel
+    /// `btrfs_kill_delayed_inode_items`) instead of leaving them for the
+    /// next commit.
+    pub evict_kills_pending: bool,
+    next_ino: u64,
+    deferred_evictions: Vec<u64>,
+}
+
+/// `btrfs_name_hash`: crc32c seeded with `~1`, without final inversion
+/// (the DIR_ITEM key offset; UNCONFIRMED in kernel.md, crc32c assumed).
+pub fn name_hash(name: &[u8]) -> u64 {
+    let mut crc: u32 = !1;
+    for &b in name {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            let mask = (crc & 1).wrapping_neg();
+            crc = (crc >> 1) ^ (0x82F6_3B78 & mask);
+        }
+    }
+    u64::from(crc)
+}
+
+impl Fs {
+    /// A new filesystem: an fs tree holding the top directory (inode 256).
+    pub fn new(nodesize: u32, thresholds: Thresholds, strategy: BatchStrategy) -> Self {
+        let mut tree = Tree::new(nodesize);
+        let root = [
+            Item::new(Key::new(ROOT_DIR_INO, INODE_ITEM_KEY, 0), INODE_ITEM_SIZE),
+            Item::new(Key::new(ROOT_DIR_INO, INODE_REF_KEY, ROOT_DIR_INO), INODE_REF_SIZE + 2),
+        ];
+        tree.insert_items(&root);
+        tree.commit_transaction();
+        let mut dirs = BTreeMap::new();
+        dirs.insert(
+            ROOT_DIR_INO,
+            Dir {
+                next_index: DIR_START_INDEX,
+                ..Dir::default()
+            },
+        );
+        Fs {
+            tree,
+            delayed: DelayedRoot::new(thresholds),
+            dirs,
+            strategy,
+            evict_kills_pending: false,
+            next_ino: ROOT_DIR_INO + 1,
+            deferred_evictions: Vec::new(),
+        }
+    }
+
+    /// mkdir: as create, and the new inode becomes a directory.
+    pub fn mkdir(&mut self, parent: u64, name: &[u8]) -> Option<u64> {
+        let ino = self.create(parent, name)?;
+        self.dirs.insert(
+            ino,
+            Dir {
+                next_index: DIR_START_INDEX,
+                ..Dir::default()
+            },
+        );
+        Some(ino)
+    }
+
+    /// create (open with O_CREAT of a new name). None if the parent is not
+    /// a directory or the name exists.
+    pub fn create(&mut self, parent: u64, name: &[u8]) -> Option<u64> {
+        let dir = self.dirs.get_mut(&parent)?;
+        if dir.entries.contains_key(name) {
+            return None;
+        }
+        let (ino, index) = (self.next_ino, dir.next_index);
+        dir.next_index += 1;
+        dir.entries.insert(name.to_vec(), (ino, index));
+        self.next_ino += 1;
+        let len = name.len() as u32;
+        let inode = [
+            Item::new(Key::new(ino, INODE_ITEM_KEY, 0), INODE_ITEM_SIZE),
+            Item::new(Key::new(ino, INODE_REF_KEY, parent), INODE_REF_SIZE + len),
+        ];
+        self.tree.insert_items(&inode);
+        let dir_item = Key::new(parent, DIR_ITEM_KEY, name_hash(name));
+        if !self.tree.extend_item(&dir_item, DIR_ITEM_SIZE + len) {
+            self.tree.insert_items(&[Item::new(dir_item, DIR_ITEM_SIZE + len)]);
+        }
+        self.delayed.insert_dir_index(parent, index, DIR_ITEM_SIZE + len);
+        self.delayed.update_inode(parent);
+        self.delayed.balance(&mut self.tree, self.strategy);
+        Some(ino)
+    }
+
+    /// unlink of a regular file, then its eviction. False if absent or the
+    /// name is a non-empty directory.
+    pub fn unlink(&mut self, parent: u64, name: &[u8]) -> bool {
+        let Some(ino) = self.unlink_entry(parent, name) else {
+            return false;
+        };
+        self.evict(ino);
+        true
+    }
+
+    /// rmdir of an empty directory, then its eviction.
+    pub fn rmdir(&mut self, parent: u64, name: &[u8]) -> bool {
+        let Some(&(ino, _)) = self.dirs.get(&parent).and_then(|d| d.entries.get(name)) else {
+            return false;
+        };
+        if self.dirs.get(&ino).is_none_or(|d| !d.entries.is_empty()) {
+            return false;
+        }
+        if self.unlink_entry(parent, name).is_none() {
+            return false;
+        }
+        self.dirs.remove(&ino);
+        self.evict(ino);
+        true
+    }
+
+    /// `sync`: commit the transaction, running all delayed items first;
+    /// deferred evictions happen once their delayed work has run.
+    pub fn sync(&mut self) {
+        self.delayed.run_all(&mut self.tree, self.strategy);
+        for ino in std::mem::take(&mut self.deferred_evictions) {
+            self.truncate_inode_items(ino);
+        }
+        self.tree.commit_transaction();
+    }
+
+    /// `__btrfs_unlink_inode` for the entry, and the balance at the end of
+    /// the syscall. Returns the unlinked inode.
+    fn unlink_entry(&mut self, parent: u64, name: &[u8]) -> Option<u64> {
+        let &(ino, _) = self.dirs.get(&parent)?.entries.get(name)?;
+        if self.dirs.get(&ino).is_some_and(|d| !d.entries.is_empty()) {
+            return None;
+        }
+        let (ino, index) = self.dirs.get_mut(&parent)?.entries.remove(name)?;
+        let len = name.len() as u32;
+        let key = Key::new(parent, DIR_ITEM_KEY, name_hash(name));
+        if !self.tree.truncate_item(&key, DIR_ITEM_SIZE + len) {
+            self.tree.delete_item(&key);
+        }
+        self.delayed.delete_dir_index(parent, index);
+        self.delayed.update_inode(parent);
+        self.delayed.balance(&mut self.tree, self.strategy);
+        Some(ino)
+    }
+
+    /// `btrfs_evict_inode` of an inode with no links. With
+    /// `evict_kills_pending`, pending delayed dir-index work is dropped
+    /// (`btrfs_kill_delayed_inode_items`) and the inode's items are removed
+    /// now; otherwise an inode that still has pending delayed work is
+    /// evicted after the next commit has run it.
+    fn evict(&mut self, ino: u64) {
+        if self.evict_kills_pending {
+            self.delayed.kill_inode_items(ino);
+        }
+        if self.delayed.node(ino).is_some_and(|n| !n.del.is_empty() || !n.ins.is_empty()) {
+            self.deferred_evictions.push(ino);
+            return;
+        }
+        self.truncate_inode_items(ino);
+    }
+
+    /// `btrfs_truncate_inode_items` to size 0: every item of the inode, one
+    /// delete search and one `del_items` per leaf.
+    fn truncate_inode_items(&mut self, ino: u64) {
+        while self.tree.delete_objectid_run(ino) > 0 {}
+    }
+}
+
+/// `rm -fr testdir`: unlink the entries in readdir (dir index) order, rmdir
+/// the directory, then unmount (a final commit).
+pub fn rm_rf(fs: &mut Fs, dir: u64) {
+    let mut names: Vec<(u64, Vec<u8>)> = match fs.dirs.get(&dir) {
+        Some(d) => d.entries.iter().map(|(n, &(_, idx))| (idx, n.clone())).collect(),
+        None => return,
+    };
+    names.sort();
+    for (_, name) in &names {
+        fs.unlink(dir, name);
+    }
+    fs.rmdir(ROOT_DIR_INO, b"testdir");
+    fs.sync();
+}
+
+/// Leaves holding at least one dir index item of `dir`.
+pub fn dir_index_leaf_count(fs: &Fs, dir: u64) -> usize {
+    let lo = crate::kernel::btrfs::ctree::Key::new(dir, crate::kernel::btrfs::ctree::DIR_INDEX_KEY, 0);
+    let hi = crate::kernel::btrfs::ctree::Key::new(dir, crate::kernel::btrfs::ctree::DIR_INDEX_KEY, u64::MAX);
+    let layout = fs.tree.leaf_layout();
+    let mut count = 0;
+    for (i, (_, _, first)) in layout.iter().enumerate() {
+        let next_first = layout.get(i + 1).and_then(|l| l.2);
+        let starts_before_hi = first.is_some_and(|k| k <= hi);
+        let ends_after_lo = next_first.is_none_or(|k| k > lo);
+        if starts_before_hi && ends_after_lo {
+            count += 1;
+        }
+    }
+    count
+}
+

@@ -1,0 +1,188 @@
+//! The free space of one XFS allocation group: the bnobt and the cntbt kept
+//! consistent, plus the AGF counters the allocator maintains
+//! (`agf_freeblks`, `agf_longest`).
+//!
+//! Sources of free space live in the submodules: a bucket histogram or
+//! `xfs_db -c freesp` text (`source`, `freesp`), a single fragmentation
+//! level (`source`), and aging by allocate/free/punch-hole streams
+//! (`super::aging`).
+
+pub mod btree;
+pub mod cursor;
+pub mod freesp;
+pub mod modify;
+pub mod source;
+
+pub use btree::{AllocBtree, AllocRec, BtreeGeometry, BtreeKind, BtreeStats};
+pub use cursor::{BtreeCursor, LookupDir};
+pub use freesp::{FreespBin, FreespHistogram};
+
+use crate::kernel::ModelError;
+
+/// Both free-space btrees of one allocation group of `agblocks` blocks.
+#[derive(Clone, Debug)]
+pub struct FreeSpace {
+    /// AG size in blocks (`sb_agblocks`).
+    pub agblocks: u32,
+    /// By-block tree (`agf_bno_root`).
+    pub bno: AllocBtree,
+    /// By-size tree (`agf_cnt_root`).
+    pub cnt: AllocBtree,
+    free_blocks: u64,
+    small_below: u32,
+    small_blocks: u64,
+}
+
+impl FreeSpace {
+    /// An AG with no free space at all.
+    pub fn new(agblocks: u32, geo: BtreeGeometry) -> Self {
+        Self {
+            agblocks,
+            bno: AllocBtree::new(BtreeKind::Bno, geo),
+            cnt: AllocBtree::new(BtreeKind::Cnt, geo),
+            free_blocks: 0,
+            small_below: 0,
+            small_blocks: 0,
+        }
+    }
+
+    /// Builds both trees from free extents sorted by startblock, bulk
+    /// loaded with blocks `fill` full (see [`AllocBtree::bulk_load`]).
+    /// Fails (field `agblocks`) if extents overlap, touch, are empty or
+    /// run past the AG.
+    pub fn from_extents(agblocks: u32, geo: BtreeGeometry, extents: &[AllocRec], fill: f64) -> Result<Self, ModelError> {
+        let bad = |message: String| ModelError::InvalidParam {
+            field: "agblocks".into(),
+            message,
+        };
+        let mut prev_end = None;
+        for r in extents {
+            if r.blockcount == 0 || r.end() > u64::from(agblocks) {
+                return Err(bad(format!("extent {r:?} is empty or past the AG end")));
+            }
+            if prev_end.is_some_and(|e| u64::from(r.startblock) <= e) {
+                return Err(bad(format!("extent {r:?} overlaps or touches its left neighbour")));
+            }
+            prev_end = Some(r.end());
+        }
+        let mut by_cnt = extents.to_vec();
+        by_cnt.sort_unstable_by_key(|r| BtreeKind::Cnt.key(*r));
+        Ok(Self {
+            agblocks,
+            bno: AllocBtree::bulk_load(BtreeKind::Bno, geo, extents, fill),
+            cnt: AllocBtree::bulk_load(BtreeKind::Cnt, geo, &by_cnt, fill),
+            free_blocks: extents.iter().map(|r| u64::from(r.blockcount)).sum(),
+            small_below: 0,
+            small_blocks: 0,
+        })
+    }
+
+    /// Free blocks in the AG (`agf_freeblks`).
+    pub fn free_blocks(&self) -> u64 {
+        self.free_blocks
+    }
+
+    /// Number of free extents (records in either tree).
+    pub fn extent_count(&self) -> u64 {
+        self.cnt.len()
+    }
+
+    /// Longest free extent (`agf_longest`): the cntbt's rightmost record.
+    /// Read without counting, like the in-core `pagf_longest`.
+    pub fn longest(&self) -> u32 {
+        let mut b = self.cnt.root;
+        while let btree::Block::Node(n) = &self.cnt.blocks[b as usize] {
+            b = n.ptrs[n.ptrs.len() - 1];
+        }
+        self.cnt.leaf(b).recs.last().map_or(0, |r| r.blockcount)
+    }
+
+    /// Starts tracking the free blocks held in extents shorter than
+    /// `blocks` (used by aging); see [`FreeSpace::small_share`].
+    pub fn track_small_below(&mut self, blocks: u32) {
+        self.small_below = blocks;
+        self.small_blocks = self
+            .cnt
+            .records()
+            .iter()
+            .filter(|r| r.blockcount < blocks)
+            .map(|r| u64::from(r.blockcount))
+            .sum();
+    }
+
+    /// Share of free blocks in extents shorter than the tracked threshold.
+    pub fn small_share(&self) -> f64 {
+        if self.free_blocks == 0 {
+            0.0
+        } else {
+            self.small_blocks as f64 / self.free_blocks as f64
+        }
+    }
+
+    /// Books a free extent that left both trees.
+    pub(crate) fn note_removed(&mut self, r: AllocRec) {
+        self.free_blocks -= u64::from(r.blockcount);
+        if r.blockcount < self.small_below {
+            self.small_blocks -= u64::from(r.blockcount);
+        }
+    }
+
+    /// Books a free extent that entered both trees.
+    pub(crate) fn note_added(&mut self, r: AllocRec) {
+        self.free_blocks += u64::from(r.blockcount);
+        if r.blockcount < self.small_below {
+            self.small_blocks += u64::from(r.blockcount);
+        }
+    }
+
+    /// Zeroes both trees' counters.
+    pub fn reset_stats(&mut self) {
+        self.bno.stats = BtreeStats::default();
+        self.cnt.stats = BtreeStats::default();
+    }
+
+    /// Both trees' counters added together.
+    pub fn stats(&self) -> BtreeStats {
+        let (a, b) = (self.bno.stats, self.cnt.stats);
+        BtreeStats {
+            blocks_visited: a.blocks_visited + b.blocks_visited,
+            records_examined: a.records_examined + b.records_examined,
+            keys_compared: a.keys_compared + b.keys_compared,
+            updates: a.updates + b.updates,
+            splits: a.splits + b.splits,
+            joins: a.joins + b.joins,
+        }
+    }
+
+    /// The free-space histogram with `xfs_db freesp`'s power-of-two bins.
+    pub fn histogram(&self) -> FreespHistogram {
+        FreespHistogram::from_lengths(self.cnt.records().iter().map(|r| r.blockcount), self.agblocks)
+    }
+
+    /// Checks both trees' structure, that they hold the same extents, that
+    /// no two free extents overlap or touch, that all lie inside the AG,
+    /// and that the free-block counter equals the records' sum.
+    pub fn check(&self) -> Result<(), String> {
+        self.bno.check()?;
+        self.cnt.check()?;
+        let by_bno = self.bno.records();
+        let mut by_cnt = self.cnt.records();
+        by_cnt.sort_unstable();
+        if by_bno != by_cnt {
+            return Err("bnobt and cntbt hold different extents".into());
+        }
+        for w in by_bno.windows(2) {
+            if w[0].end() >= u64::from(w[1].startblock) {
+                return Err(format!("free extents {:?} and {:?} overlap or touch", w[0], w[1]));
+            }
+        }
+        if by_bno.iter().any(|r| r.blockcount == 0 || r.end() > u64::from(self.agblocks)) {
+            return Err("empty extent or extent past the AG end".into());
+        }
+        let sum: u64 = by_bno.iter().map(|r| u64::from(r.blockcount)).sum();
+        if sum != self.free_blocks {
+            return Err(format!("records sum to {sum}, counter says {}", self.free_blocks));
+        }
+        Ok(())
+    }
+}

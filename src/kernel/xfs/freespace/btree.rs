@@ -1,0 +1,420 @@
+//! One XFS allocation btree (the bnobt or the cntbt of an allocation group),
+//! with its records really packed into fixed-size blocks.
+//!
+//! Follows `fs/xfs/libxfs/xfs_alloc_btree.c` for the geometry
+//! (`xfs_allocbt_maxrecs`: (blocklen - header) / 8 records per leaf,
+//! (blocklen - header) / (8 + 4) key/pointer pairs per node, minimum half)
+//! and `xfs_bnobt_key_diff` / `xfs_cntbt_key_diff` for the orderings.
+//! Blocks live in a `Vec` arena; a leaf holds a `Vec` of 8-byte records, a
+//! node a `Vec` of keys and a `Vec` of block pointers, never a node per
+//! record.
+
+use crate::kernel::ModelError;
+
+/// One free-space record, `xfs_alloc_rec`: a free extent of `blockcount`
+/// blocks starting at AG block `startblock` (8 bytes on disk).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AllocRec {
+    /// First free AG block (`ar_startblock`).
+    pub startblock: u32,
+    /// Length in blocks (`ar_blockcount`).
+    pub blockcount: u32,
+}
+
+impl AllocRec {
+    /// A record for `blockcount` free blocks starting at `startblock`.
+    pub fn new(startblock: u32, blockcount: u32) -> Self {
+        Self { startblock, blockcount }
+    }
+
+    /// One past the last block of the extent (AG block number, as u64 so it
+    /// cannot overflow).
+    pub fn end(&self) -> u64 {
+        u64::from(self.startblock) + u64::from(self.blockcount)
+    }
+}
+
+/// Which of the two free-space btrees: the ordering of its records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BtreeKind {
+    /// bnobt: ordered by `startblock` (`xfs_bnobt_key_diff`).
+    Bno,
+    /// cntbt: ordered by `(blockcount, startblock)` (`xfs_cntbt_key_diff`).
+    Cnt,
+}
+
+impl BtreeKind {
+    /// The record's sort key in this tree, packed in a u64 so that integer
+    /// order equals the kernel's key order.
+    pub fn key(self, r: AllocRec) -> u64 {
+        match self {
+            BtreeKind::Bno => u64::from(r.startblock),
+            BtreeKind::Cnt => (u64::from(r.blockcount) << 32) | u64::from(r.startblock),
+        }
+    }
+}
+
+/// Records per leaf and pointers per node of the allocation btrees,
+/// `xfs_allocbt_maxrecs` and `m_alloc_mnr` (minimum = maximum / 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BtreeGeometry {
+    /// Maximum records in a leaf block (505 for 4 KiB v5).
+    pub leaf_maxrecs: usize,
+    /// Maximum key/pointer pairs in a node block (336 for 4 KiB v5).
+    pub node_maxrecs: usize,
+    /// Minimum records in a non-root leaf (252 for 4 KiB v5).
+    pub leaf_minrecs: usize,
+    /// Minimum pointers in a non-root node (168 for 4 KiB v5).
+    pub node_minrecs: usize,
+}
+
+impl BtreeGeometry {
+    /// Bytes per record (`xfs_alloc_rec_t`) and per key.
+    pub const REC_LEN: u32 = 8;
+    /// Bytes per node pointer (short-form `__be32` AG block).
+    pub const PTR_LEN: u32 = 4;
+    /// `XFS_BTREE_SBLOCK_CRC_LEN`: short-form header of a v5 (CRC) block.
+    pub const V5_HEADER_LEN: u32 = 56;
+    /// `XFS_BTREE_SBLOCK_LEN`: short-form header of a v4 block.
+    pub const V4_HEADER_LEN: u32 = 16;
+
+    /// Geometry for `block_size`-byte blocks with a `header_len`-byte header.
+    /// Fails (field `block_size`) if a leaf or node would hold fewer than 4
+    /// entries.
+    pub fn new(block_size: u32, header_len: u32) -> Result<Self, ModelError> {
+        let payload = block_size.saturating_sub(header_len);
+        let leaf = (payload / Self::REC_LEN) as usize;
+        let node = (payload / (Self::REC_LEN + Self::PTR_LEN)) as usize;
+        if leaf < 4 || node < 4 {
+            return Err(ModelError::InvalidParam {
+                field: "block_size".into(),
+                message: format!(
+                    "{block_size}-byte blocks with a {header_len}-byte header hold \
+                     {leaf} records / {node} pointers; need at least 4"
+                ),
+            });
+        }
+        Ok(Self {
+            leaf_maxrecs: leaf,
+            node_maxrecs: node,
+            leaf_minrecs: leaf / 2,
+            node_minrecs: node / 2,
+        })
+    }
+
+    /// 4 KiB v5 geometry: 505 records per leaf, 336 pointers per node.
+    pub fn v5_4k() -> Self {
+        Self {
+            leaf_maxrecs: 505,
+            node_maxrecs: 336,
+            leaf_minrecs: 252,
+            node_minrecs: 168,
+        }
+    }
+}
+
+/// Null block pointer (`NULLAGBLOCK`).
+pub(crate) const NULLBLOCK: u32 = u32::MAX;
+
+/// A leaf block: records plus left/right sibling pointers.
+#[derive(Clone, Debug)]
+pub(crate) struct Leaf {
+    pub(crate) recs: Vec<AllocRec>,
+    pub(crate) left: u32,
+    pub(crate) right: u32,
+}
+
+/// A node block: `keys[i]` is the lowest key under `ptrs[i]`.
+#[derive(Clone, Debug)]
+pub(crate) struct Node {
+    pub(crate) keys: Vec<u64>,
+    pub(crate) ptrs: Vec<u32>,
+}
+
+/// One block of the arena.
+#[derive(Clone, Debug)]
+pub(crate) enum Block {
+    Leaf(Leaf),
+    Node(Node),
+    Free,
+}
+
+/// Counts of what the btree code touched since the last reset.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BtreeStats {
+    /// Blocks read: one per level of a root-to-leaf lookup, one per block
+    /// descended into at a leaf-boundary increment/decrement, one per
+    /// sibling read or new block during a split or join.
+    pub blocks_visited: u64,
+    /// Records read with `get_rec` (`xfs_alloc_get_rec`).
+    pub records_examined: u64,
+    /// Key comparisons made by the binary searches inside blocks.
+    pub keys_compared: u64,
+    /// Record modifications: inserts, deletes, in-place updates.
+    pub updates: u64,
+    /// Block splits.
+    pub splits: u64,
+    /// Block joins (merges) and record shifts between siblings.
+    pub joins: u64,
+}
+
+/// One allocation btree: an arena of blocks, a root and a height.
+#[derive(Clone, Debug)]
+pub struct AllocBtree {
+    pub(crate) kind: BtreeKind,
+    pub(crate) geo: BtreeGeometry,
+    pub(crate) blocks: Vec<Block>,
+    pub(crate) free_list: Vec<u32>,
+    pub(crate) root: u32,
+    pub(crate) height: usize,
+    pub(crate) nrecs: u64,
+    /// What this tree's code touched; callers reset and read it.
+    pub stats: BtreeStats,
+}
+
+impl AllocBtree {
+    /// An empty tree: a single empty root leaf.
+    pub fn new(kind: BtreeKind, geo: BtreeGeometry) -> Self {
+        let leaf = Leaf {
+            recs: Vec::new(),
+            left: NULLBLOCK,
+            right: NULLBLOCK,
+        };
+        Self {
+            kind,
+            geo,
+            blocks: vec![Block::Leaf(leaf)],
+            free_list: Vec::new(),
+            root: 0,
+            height: 1,
+            nrecs: 0,
+            stats: BtreeStats::default(),
+        }
+    }
+
+    /// Bulk-loads a tree from records already sorted in this tree's key
+    /// order (as `xfs_repair` rebuilds the trees), filling each block to
+    /// `fill` of its maximum (clamped so every non-root block holds at
+    /// least the minimum).
+    pub fn bulk_load(kind: BtreeKind, geo: BtreeGeometry, recs: &[AllocRec], fill: f64) -> Self {
+        let mut t = Self::new(kind, geo);
+        if recs.is_empty() {
+            return t;
+        }
+        t.blocks.clear();
+        let sizes = split_sizes(recs.len(), geo.leaf_maxrecs, geo.leaf_minrecs, fill);
+        let mut level: Vec<(u64, u32)> = Vec::with_capacity(sizes.len());
+        let mut at = 0;
+        for (i, n) in sizes.iter().enumerate() {
+            let chunk = recs[at..at + n].to_vec();
+            at += n;
+            let left = if i == 0 { NULLBLOCK } else { (i - 1) as u32 };
+            let right = if i + 1 == sizes.len() { NULLBLOCK } else { (i + 1) as u32 };
+            level.push((kind.key(chunk[0]), i as u32));
+            t.blocks.push(Block::Leaf(Leaf { recs: chunk, left, right }));
+        }
+        while level.len() > 1 {
+            let sizes = split_sizes(level.len(), geo.node_maxrecs, geo.node_minrecs, fill);
+            let mut next = Vec::with_capacity(sizes.len());
+            let mut at = 0;
+            for n in sizes {
+                let part = &level[at..at + n];
+                at += n;
+                let node = Node {
+                    keys: part.iter().map(|p| p.0).collect(),
+                    ptrs: part.iter().map(|p| p.1).collect(),
+                };
+                next.push((part[0].0, t.blocks.len() as u32));
+                t.blocks.push(Block::Node(node));
+            }
+            level = next;
+            t.height += 1;
+        }
+        t.root = level[0].1;
+        t.nrecs = recs.len() as u64;
+        t
+    }
+
+    /// Which ordering this tree uses.
+    pub fn kind(&self) -> BtreeKind {
+        self.kind
+    }
+
+    /// The block geometry.
+    pub fn geometry(&self) -> BtreeGeometry {
+        self.geo
+    }
+
+    /// Number of records.
+    pub fn len(&self) -> u64 {
+        self.nrecs
+    }
+
+    /// True if the tree holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.nrecs == 0
+    }
+
+    /// Number of levels (1 = the root is a leaf).
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// Number of blocks in use (leaves and nodes).
+    pub fn block_count(&self) -> usize {
+        self.blocks.len() - self.free_list.len()
+    }
+
+    /// All records in key order, read leaf by leaf along the sibling chain
+    /// (not counted in `stats`).
+    pub fn records(&self) -> Vec<AllocRec> {
+        let mut out = Vec::with_capacity(self.nrecs as usize);
+        let mut b = self.root;
+        while let Block::Node(n) = &self.blocks[b as usize] {
+            b = n.ptrs[0];
+        }
+        while b != NULLBLOCK {
+            let Block::Leaf(l) = &self.blocks[b as usize] else {
+                break;
+            };
+            out.extend_from_slice(&l.recs);
+            b = l.right;
+        }
+        out
+    }
+
+    pub(crate) fn leaf(&self, b: u32) -> &Leaf {
+        match &self.blocks[b as usize] {
+            Block::Leaf(l) => l,
+            _ => unreachable_block(),
+        }
+    }
+
+    pub(crate) fn leaf_mut(&mut self, b: u32) -> &mut Leaf {
+        match &mut self.blocks[b as usize] {
+            Block::Leaf(l) => l,
+            _ => unreachable_block(),
+        }
+    }
+
+    pub(crate) fn node(&self, b: u32) -> &Node {
+        match &self.blocks[b as usize] {
+            Block::Node(n) => n,
+            _ => unreachable_block(),
+        }
+    }
+
+    pub(crate) fn node_mut(&mut self, b: u32) -> &mut Node {
+        match &mut self.blocks[b as usize] {
+            Block::Node(n) => n,
+            _ => unreachable_block(),
+        }
+    }
+
+    /// Number of entries (records or pointers) in block `b`.
+    pub(crate) fn numrecs(&self, b: u32) -> usize {
+        match &self.blocks[b as usize] {
+            Block::Leaf(l) => l.recs.len(),
+            Block::Node(n) => n.ptrs.len(),
+            Block::Free => 0,
+        }
+    }
+
+    /// Lowest key in block `b` (None if empty).
+    pub(crate) fn first_key(&self, b: u32) -> Option<u64> {
+        match &self.blocks[b as usize] {
+            Block::Leaf(l) => l.recs.first().map(|r| self.kind.key(*r)),
+            Block::Node(n) => n.keys.first().copied(),
+            Block::Free => None,
+        }
+    }
+
+    /// Takes a block from the free list or grows the arena.
+    pub(crate) fn alloc_block(&mut self, blk: Block) -> u32 {
+        if let Some(b) = self.free_list.pop() {
+            self.blocks[b as usize] = blk;
+            b
+        } else {
+            self.blocks.push(blk);
+            (self.blocks.len() - 1) as u32
+        }
+    }
+
+    /// Returns a block to the free list.
+    pub(crate) fn free_block(&mut self, b: u32) {
+        self.blocks[b as usize] = Block::Free;
+        self.free_list.push(b);
+    }
+
+    /// Checks every structural invariant: key order, exact node keys,
+    /// min/max entries per non-root block, uniform leaf depth, sibling
+    /// chain, record count. Returns a description of the first violation.
+    pub fn check(&self) -> Result<(), String> {
+        let mut leaves = Vec::new();
+        self.check_block(self.root, self.height - 1, true, &mut leaves)?;
+        for (i, &b) in leaves.iter().enumerate() {
+            let l = self.leaf(b);
+            let want_left = if i == 0 { NULLBLOCK } else { leaves[i - 1] };
+            let want_right = leaves.get(i + 1).copied().unwrap_or(NULLBLOCK);
+            if l.left != want_left || l.right != want_right {
+                return Err(format!("leaf {b}: bad sibling pointers"));
+            }
+        }
+        let recs = self.records();
+        if recs.len() as u64 != self.nrecs {
+            return Err(format!("{} records, nrecs {}", recs.len(), self.nrecs));
+        }
+        for w in recs.windows(2) {
+            if self.kind.key(w[0]) >= self.kind.key(w[1]) {
+                return Err(format!("records out of order: {:?} {:?}", w[0], w[1]));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_block(&self, b: u32, level: usize, root: bool, leaves: &mut Vec<u32>) -> Result<(), String> {
+        let n = self.numrecs(b);
+        let (min, max) = if level == 0 {
+            (self.geo.leaf_minrecs, self.geo.leaf_maxrecs)
+        } else {
+            (self.geo.node_minrecs, self.geo.node_maxrecs)
+        };
+        if n > max || (!root && n < min) || (root && level > 0 && n < 2) {
+            return Err(format!("block {b} level {level}: {n} entries (min {min}, max {max})"));
+        }
+        match &self.blocks[b as usize] {
+            Block::Leaf(_) if level == 0 => {
+                leaves.push(b);
+                Ok(())
+            }
+            Block::Node(node) if level > 0 => {
+                for (k, &c) in node.keys.iter().zip(&node.ptrs) {
+                    if self.first_key(c) != Some(*k) {
+                        return Err(format!("block {b}: key {k} != first key of child {c}"));
+                    }
+                    self.check_block(c, level - 1, false, leaves)?;
+                }
+                Ok(())
+            }
+            _ => Err(format!("block {b}: wrong type at level {level}")),
+        }
+    }
+}
+
+/// Sizes of the blocks that hold `n` entries, each near `fill * max` and
+/// all within [min, max] when there is more than one block.
+fn split_sizes(n: usize, max: usize, min: usize, fill: f64) -> Vec<usize> {
+    let per = ((max as f64 * fill).round() as usize).clamp(min.max(1), max);
+    let mut count = n.div_ceil(per).max(1);
+    if n >= min && min > 0 {
+        count = count.clamp(n.div_ceil(max), (n / min).max(1));
+    }
+    let (base, extra) = (n / count, n % count);
+    (0..count).map(|i| base + usize::from(i < extra)).collect()
+}
+
+/// A block of the wrong type was reached: an internal bug, never user input.
+#[cold]
+fn unreachable_block() -> ! {
+    unreachable!("allocation btree: block of the wrong type")
+}

@@ -1,0 +1,205 @@
+//! The free-space histogram as `xfs_db -c freesp` prints it
+//! (xfsprogs `db/freesp.c`): reading that text as it is, and writing a
+//! tree's histogram back out in the same format.
+//!
+//! Format: a header `"%7s %7s %7s %7s %6s"` (from, to, extents, blocks,
+//! pct), one row `"%7d %7d %7lld %7lld %6.2f"` per non-empty bin, and with
+//! `-s` three summary lines. Default bins are powers of two: lows 1, 2, 4,
+//! ... while below `agblocks`, each high one less than the next low, the
+//! last high `agblocks`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::kernel::ModelError;
+
+/// One row of the histogram: `extents` free extents of `from..=to` blocks
+/// holding `blocks` blocks in all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FreespBin {
+    /// Shortest length in the bin, blocks.
+    pub from: u64,
+    /// Longest length in the bin, blocks.
+    pub to: u64,
+    /// Number of free extents in the bin.
+    pub extents: u64,
+    /// Free blocks held by those extents.
+    pub blocks: u64,
+}
+
+/// A free-space histogram: the non-empty bins in increasing order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FreespHistogram {
+    /// Rows, ordered by `from`, non-overlapping.
+    pub bins: Vec<FreespBin>,
+}
+
+impl FreespHistogram {
+    /// Bins extent lengths into `db/freesp.c`'s default power-of-two bins
+    /// for an AG of `agblocks` blocks, keeping only non-empty bins.
+    pub fn from_lengths(lengths: impl Iterator<Item = u32>, agblocks: u32) -> Self {
+        let mut lows = vec![1u64];
+        while lows[lows.len() - 1] * 2 < u64::from(agblocks) {
+            lows.push(lows[lows.len() - 1] * 2);
+        }
+        let mut bins: Vec<FreespBin> = lows
+            .iter()
+            .enumerate()
+            .map(|(i, &from)| FreespBin {
+                from,
+                to: lows.get(i + 1).map_or(u64::from(agblocks).max(from), |n| n - 1),
+                extents: 0,
+                blocks: 0,
+            })
+            .collect();
+        for len in lengths {
+            let len = u64::from(len);
+            let i = bins.partition_point(|b| b.to < len).min(bins.len() - 1);
+            bins[i].extents += 1;
+            bins[i].blocks += len;
+        }
+        bins.retain(|b| b.extents > 0);
+        Self { bins }
+    }
+
+    /// Total free extents.
+    pub fn total_extents(&self) -> u64 {
+        self.bins.iter().map(|b| b.extents).sum()
+    }
+
+    /// Total free blocks.
+    pub fn total_blocks(&self) -> u64 {
+        self.bins.iter().map(|b| b.blocks).sum()
+    }
+
+    /// The text `xfs_db -c freesp` prints (with `-s` if `summary`).
+    pub fn to_text(&self, summary: bool) -> String {
+        let total = self.total_blocks();
+        let mut s = format!("{:>7} {:>7} {:>7} {:>7} {:>6}\n", "from", "to", "extents", "blocks", "pct");
+        for b in &self.bins {
+            let pct = if total == 0 { 0.0 } else { b.blocks as f64 * 100.0 / total as f64 };
+            let _ = writeln!(s, "{:>7} {:>7} {:>7} {:>7} {:>6.2}", b.from, b.to, b.extents, b.blocks, pct);
+        }
+        if summary {
+            let ext = self.total_extents();
+            let _ = writeln!(s, "total free extents {ext}");
+            let _ = writeln!(s, "total free blocks {total}");
+            let avg = if ext == 0 { 0.0 } else { total as f64 / ext as f64 };
+            let _ = writeln!(s, "average free extent size {}", format_g(avg));
+        }
+        s
+    }
+
+    /// Reads a freesp file (see [`FreespHistogram::parse`]).
+    pub fn read_file(path: &Path) -> Result<Self, ModelError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses `xfs_db -c freesp` output as printed: blank lines are
+    /// skipped, the first line must be the header, then rows of five
+    /// fields, then optional `-s` summary lines (checked against the rows).
+    /// Errors name `path` and the 1-based line.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ModelError> {
+        let err = |line: usize, message: String| ModelError::InputFile {
+            path: path.to_path_buf(),
+            line,
+            message,
+        };
+        let mut header = false;
+        let mut h = Self::default();
+        for (i, raw) in text.lines().enumerate() {
+            let line = i + 1;
+            let fields: Vec<&str> = raw.split_whitespace().collect();
+            if fields.is_empty() {
+                continue;
+            }
+            if !header {
+                if fields != ["from", "to", "extents", "blocks", "pct"] {
+                    return Err(err(line, "expected the header `from to extents blocks pct`".into()));
+                }
+                header = true;
+            } else if fields[0] == "total" || fields[0] == "average" {
+                h.check_summary(&fields).map_err(|m| err(line, m))?;
+            } else {
+                let bin = parse_row(&fields).map_err(|m| err(line, m))?;
+                if h.bins.last().is_some_and(|p| p.to >= bin.from) {
+                    return Err(err(line, "bins out of order or overlapping".into()));
+                }
+                h.bins.push(bin);
+            }
+        }
+        if !header {
+            return Err(err(
+                text.lines().count().max(1),
+                "no header line `from to extents blocks pct`".into(),
+            ));
+        }
+        Ok(h)
+    }
+
+    /// Checks one `-s` summary line against the rows read so far.
+    fn check_summary(&self, f: &[&str]) -> Result<(), String> {
+        let (name, value) = match f {
+            ["total", "free", "extents", v] => ("extents", *v),
+            ["total", "free", "blocks", v] => ("blocks", *v),
+            ["average", "free", "extent", "size", v] => ("average", *v),
+            _ => return Err(format!("unrecognised line `{}`", f.join(" "))),
+        };
+        let v: f64 = value.parse().map_err(|_| format!("summary value `{value}` is not a number"))?;
+        let want = match name {
+            "extents" => self.total_extents() as f64,
+            "blocks" => self.total_blocks() as f64,
+            _ => return Ok(()),
+        };
+        if v != want {
+            return Err(format!("summary says {v} {name}, the rows add up to {want}"));
+        }
+        Ok(())
+    }
+}
+
+/// Parses one row `from to extents blocks pct`.
+fn parse_row(f: &[&str]) -> Result<FreespBin, String> {
+    if f.len() != 5 {
+        return Err(format!("expected 5 fields (from to extents blocks pct), found {}", f.len()));
+    }
+    let names = ["from", "to", "extents", "blocks"];
+    let mut v = [0u64; 4];
+    for (k, name) in names.iter().enumerate() {
+        let n: i64 = f[k].parse().map_err(|_| format!("field `{name}` is not a number: `{}`", f[k]))?;
+        v[k] = u64::try_from(n).map_err(|_| format!("field `{name}` is negative: {n}"))?;
+    }
+    f[4].parse::<f64>()
+        .map_err(|_| format!("field `pct` is not a number: `{}`", f[4]))?;
+    let [from, to, extents, blocks] = v;
+    if from == 0 || to < from || to > u64::from(u32::MAX) {
+        return Err(format!("bad bin bounds {from}..{to}"));
+    }
+    if blocks < from * extents || blocks > to * extents {
+        return Err(format!("{extents} extents of {from}..{to} blocks cannot hold {blocks} blocks"));
+    }
+    Ok(FreespBin { from, to, extents, blocks })
+}
+
+/// C's `%g`: six significant digits, trailing zeros removed.
+fn format_g(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let exp = v.abs().log10().floor() as i32;
+    if !(-4..6).contains(&exp) {
+        let s = format!("{:.5e}", v);
+        return s;
+    }
+    let decimals = (5 - exp).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}

@@ -1,0 +1,303 @@
+//! The path interpreter: one process per simulated thread, each running
+//! its path (a list of steps) once per operation, in simulated time.
+//!
+//! A step that takes time schedules one event; steps that cost nothing run
+//! inline, so a typical operation costs a handful of events. Line and lock
+//! accesses are priced through [`Pricing`]; counter operations run the
+//! counter model, which emits the accesses it makes.
+
+use crate::engine::Metrics;
+use crate::engine::dist::Duration;
+use crate::engine::histogram::LatencyHistogram;
+use crate::engine::queue::{EventQueue, SchedulingError};
+use crate::engine::time::SimTimePs;
+use crate::machine::Pricing;
+use crate::machine::coherence::{LineId, LineTable};
+use crate::machine::lock::{LockId, LockTable};
+use crate::kernel::sync::counter::{Counter, CounterOp, MicroOp};
+use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
+
+/// One step of a path.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// CPU work; optionally `count` reads of a line spread over it.
+    Work {
+        /// Duration of the work (scaled by the CPU's SMT slowdown).
+        dur: Duration,
+        /// Reads of a read-mostly line made during the work.
+        reads: Option<(LineId, u32)>,
+    },
+    /// `count` reads of a line.
+    Read {
+        /// The line.
+        line: LineId,
+        /// How many reads the step stands for.
+        count: u32,
+    },
+    /// A store or atomic RMW of a line.
+    Write(LineId),
+    /// Acquire a lock.
+    Lock(LockId),
+    /// Release a lock.
+    Unlock(LockId),
+    /// An operation on a counter model.
+    Counter {
+        /// Index into [`SimSpec::counters`].
+        id: u32,
+        /// The operation.
+        op: CounterOp,
+    },
+}
+
+/// When a run stops.
+#[derive(Debug, Clone, Copy)]
+pub struct Stop {
+    /// Stop when this many operations have completed (all processes).
+    pub ops: Option<u64>,
+    /// Stop at this simulated time.
+    pub time: Option<SimTimePs>,
+}
+
+/// Everything one run of the interpreter needs.
+#[derive(Debug)]
+pub struct SimSpec {
+    /// Prices line transfers between processes.
+    pub pricing: Pricing,
+    /// Per process: work durations are multiplied by this / 1000 (SMT).
+    pub slowdown_permille: Vec<u32>,
+    /// Per process: its random stream for work durations.
+    pub rngs: Vec<ChaCha8Rng>,
+    /// The path every process runs once per operation.
+    pub path: Vec<Step>,
+    /// Shared lines (names; metrics are reported for the first `reported_lines`).
+    pub lines: LineTable,
+    /// Number of lines (from id 0) that get metrics of their own.
+    pub reported_lines: usize,
+    /// Locks and their names.
+    pub locks: LockTable,
+    /// Names of the locks, by id.
+    pub lock_names: Vec<String>,
+    /// Counter models and their names.
+    pub counters: Vec<(String, Counter)>,
+    /// Stop condition.
+    pub stop: Stop,
+}
+
+/// Errors of the interpreter (all are internal inconsistencies).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SimError {
+    /// An event was scheduled in the past.
+    #[error(transparent)]
+    Scheduling(#[from] SchedulingError),
+    /// Neither an operation count nor a time limit was given.
+    #[error("the run has no stop condition (set run.ops or run.time_ms)")]
+    NoStop,
+    /// Every process is blocked and no event is pending.
+    #[error("deadlock: every process waits on a lock at {0}")]
+    Deadlock(SimTimePs),
+}
+
+#[derive(Debug, Default)]
+struct Proc {
+    next: usize,
+    /// Reads spread over the work step in progress: (line, count, line
+    /// version when the work began); settled when the work ends.
+    spread_reads: Option<(LineId, u32, u64)>,
+    op_start: SimTimePs,
+    micro: VecDeque<MicroOp>,
+}
+
+/// Outcome of executing one step.
+enum Next {
+    At(SimTimePs),
+    Blocked,
+}
+
+struct State {
+    pricing: Pricing,
+    slowdown: Vec<u32>,
+    rngs: Vec<ChaCha8Rng>,
+    lines: LineTable,
+    locks: LockTable,
+    counters: Vec<Counter>,
+    procs: Vec<Proc>,
+    queue: EventQueue,
+    latency: LatencyHistogram,
+    ops: u64,
+    events: u64,
+    scratch: Vec<MicroOp>,
+}
+
+/// Runs the interpreter to its stop condition and returns its metrics.
+pub fn run(spec: SimSpec) -> Result<Metrics, SimError> {
+    if spec.stop.ops.is_none() && spec.stop.time.is_none() {
+        return Err(SimError::NoStop);
+    }
+    let n = spec.rngs.len();
+    let (names, counters): (Vec<String>, Vec<Counter>) = spec.counters.into_iter().unzip();
+    let mut st = State {
+        pricing: spec.pricing,
+        slowdown: spec.slowdown_permille,
+        rngs: spec.rngs,
+        lines: spec.lines,
+        locks: spec.locks,
+        counters,
+        procs: (0..n).map(|_| Proc::default()).collect(),
+        queue: EventQueue::new(),
+        latency: LatencyHistogram::new(),
+        ops: 0,
+        events: 0,
+        scratch: Vec::new(),
+    };
+    for p in 0..n as u32 {
+        st.queue.schedule_at(SimTimePs::ZERO, p)?;
+    }
+    let end = st.main_loop(&spec.path, spec.stop)?;
+    Ok(st.metrics(end, spec.reported_lines, &spec.lock_names, &names))
+}
+
+impl State {
+    fn main_loop(&mut self, path: &[Step], stop: Stop) -> Result<SimTimePs, SimError> {
+        let limit_ops = stop.ops.unwrap_or(u64::MAX);
+        let limit_time = stop.time.unwrap_or(SimTimePs(u64::MAX));
+        while let Some(ev) = self.queue.pop() {
+            self.events += 1;
+            if ev.time > limit_time {
+                return Ok(limit_time);
+            }
+            if self.advance(path, ev.target, ev.time, limit_ops)? {
+                return Ok(ev.time);
+            }
+        }
+        Err(SimError::Deadlock(self.queue.now()))
+    }
+
+    /// Runs process `p` from `now` until it waits; true when the run is over.
+    fn advance(&mut self, path: &[Step], p: u32, now: SimTimePs, limit: u64) -> Result<bool, SimError> {
+        if let Some((line, count, since)) = self.procs[p as usize].spread_reads.take() {
+            let a = self.lines.settle_reads(line, p, count, since, now, &self.pricing);
+            if a.done > now {
+                self.queue.schedule_at(a.done, p)?;
+                return Ok(false);
+            }
+        }
+        loop {
+            let next = if let Some(m) = self.procs[p as usize].micro.pop_front() {
+                self.exec_micro(p, m, now)
+            } else {
+                let proc = &mut self.procs[p as usize];
+                if proc.next == path.len() {
+                    self.latency.record(now.since(proc.op_start).0);
+                    self.ops += 1;
+                    if self.ops >= limit {
+                        return Ok(true);
+                    }
+                    proc.next = 0;
+                    proc.op_start = now;
+                }
+                let i = self.procs[p as usize].next;
+                self.procs[p as usize].next += 1;
+                self.exec(p, &path[i], now)
+            };
+            match next {
+                Next::At(t) if t == now => {}
+                Next::At(t) => {
+                    self.queue.schedule_at(t, p)?;
+                    return Ok(false);
+                }
+                Next::Blocked => return Ok(false),
+            }
+        }
+    }
+
+    fn exec(&mut self, p: u32, step: &Step, now: SimTimePs) -> Next {
+        match *step {
+            Step::Work { ref dur, reads } => {
+                let d = dur.sample(&mut self.rngs[p as usize]).0;
+                let d = d * u64::from(self.slowdown[p as usize]) / 1000;
+                let mut t = now.saturating_add(SimTimePs(d));
+                if let Some((line, count)) = reads {
+                    // The first read now; the rest are settled when the work ends.
+                    let a = self.lines.read(line, p, 1, now, &self.pricing);
+                    t = t.saturating_add(a.done.since(now));
+                    self.procs[p as usize].spread_reads = Some((line, count, self.lines.version(line)));
+                }
+                Next::At(t)
+            }
+            Step::Read { line, count } => Next::At(self.lines.read(line, p, count, now, &self.pricing).done),
+            Step::Write(line) => self.exec_micro(p, MicroOp::Write(line), now),
+            Step::Lock(l) => self.exec_micro(p, MicroOp::Lock(l), now),
+            Step::Unlock(l) => self.exec_micro(p, MicroOp::Unlock(l), now),
+            Step::Counter { id, op } => {
+                self.scratch.clear();
+                self.counters[id as usize].apply(p, op, &mut self.scratch);
+                self.procs[p as usize].micro.extend(self.scratch.drain(..));
+                Next::At(now)
+            }
+        }
+    }
+
+    fn exec_micro(&mut self, p: u32, m: MicroOp, now: SimTimePs) -> Next {
+        match m {
+            MicroOp::Write(line) => Next::At(self.lines.write(line, p, now, &self.pricing).done),
+            MicroOp::Read(line) => Next::At(self.lines.read(line, p, 1, now, &self.pricing).done),
+            MicroOp::Lock(l) => match self.locks.acquire(l, p, now, &mut self.lines, &self.pricing) {
+                Some(t) => Next::At(t),
+                None => Next::Blocked,
+            },
+            MicroOp::Unlock(l) => {
+                let r = self.locks.release(l, p, now, &mut self.lines, &self.pricing);
+                if let Some((q, t)) = r.woken {
+                    // A hand-off is never earlier than now; scheduling cannot fail.
+                    let _ = self.queue.schedule_at(t.max(now), q);
+                }
+                Next::At(r.done)
+            }
+        }
+    }
+
+    fn metrics(&self, end: SimTimePs, reported: usize, locks: &[String], counters: &[String]) -> Metrics {
+        let mut m = Metrics::new();
+        let secs = end.as_secs_f64();
+        let elapsed = end.0.max(1) as f64;
+        m.insert("ops".into(), self.ops as f64);
+        m.insert("ops_per_sec".into(), if secs > 0.0 { self.ops as f64 / secs } else { 0.0 });
+        m.insert("events".into(), self.events as f64);
+        m.insert("sim_time_ms".into(), end.as_secs_f64() * 1e3);
+        let h = &self.latency;
+        m.insert("latency_mean_ns".into(), h.mean() / 1000.0);
+        for (name, q) in [("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99)] {
+            m.insert(format!("latency_{name}_ns"), h.quantile(q) as f64 / 1000.0);
+        }
+        m.insert("latency_max_ns".into(), h.max() as f64 / 1000.0);
+        for (i, name) in self.lines.names().iter().enumerate().take(reported) {
+            let s = self.lines.stats(i as LineId);
+            m.insert(format!("{name}.utilisation"), s.busy_ps as f64 / elapsed);
+            let waits = s.misses.max(1) as f64;
+            m.insert(format!("{name}.wait_mean_ns"), s.wait_ps as f64 / waits / 1000.0);
+            m.insert(format!("{name}.transfers"), s.transfers[1..].iter().sum::<u64>() as f64);
+            for (c, label) in ["smt", "same_llc", "same_socket", "cross_socket"].iter().enumerate() {
+                m.insert(format!("{name}.transfers_{label}"), s.transfers[c + 1] as f64);
+            }
+        }
+        for (i, name) in locks.iter().enumerate() {
+            let s = self.locks.stats(i as LockId);
+            let acq = s.acquisitions.max(1) as f64;
+            m.insert(format!("{name}.utilisation"), s.hold_ps as f64 / elapsed);
+            m.insert(format!("{name}.wait_mean_ns"), s.wait_ps as f64 / acq / 1000.0);
+            m.insert(format!("{name}.acquisitions"), s.acquisitions as f64);
+            m.insert(format!("{name}.contended"), s.contended as f64);
+            m.insert(
+                format!("{name}.handoff_mean_ns"),
+                s.handoff_ps as f64 / s.contended.max(1) as f64 / 1000.0,
+            );
+        }
+        for (c, name) in self.counters.iter().zip(counters) {
+            m.insert(format!("{name}.folds"), c.folds as f64);
+            m.insert(format!("{name}.read_error_max"), c.read_error_max as f64);
+        }
+        m
+    }
+}

@@ -1,0 +1,7 @@
+//! btrfs model tests, one binary: `ctree_props` (proptest: random
+//! create/unlink/mkdir/rmdir/sync keep leaf budgets, key order, parent keys
+//! and equal a `BTreeMap`), `case3` (the case-3 script's exact counts,
+//! parameter validation, deep trees).
+
+mod case3;
+mod ctree_props;

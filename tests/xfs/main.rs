@@ -1,0 +1,11 @@
+//! XFS model tests, one binary: `alloc_walk` (hand-checked by-size walks),
+//! `case4` (the published allocation group), `freesp_text` (`xfs_db freesp`
+//! round trip and malformed text), `freespace_props` (proptest: the two
+//! free-space btrees against a `BTreeSet`), `workload` (the `xfs-alloc`
+//! workload's parameters, sources and streams).
+
+mod alloc_walk;
+mod case4;
+mod freesp_text;
+mod freespace_props;
+mod workload;

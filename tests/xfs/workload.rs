@@ -1,0 +1,142 @@
+//! The `xfs_alloc` workload: parameters, sources, streams.
+
+use std::path::Path;
+
+use fsmeta::kernel::ModelError;
+use fsmeta::kernel::xfs::alloc::CutoffStrategy;
+use fsmeta::kernel::xfs::freespace::source::lengths_from_fragmentation;
+use fsmeta::workload::xfs_alloc::{FreeSpaceSource, XfsAllocParams, run_xfs_alloc};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+fn run(p: &XfsAllocParams) -> Result<std::collections::BTreeMap<String, f64>, ModelError> {
+    run_xfs_alloc(p, Path::new(env!("CARGO_MANIFEST_DIR")), &mut ChaCha8Rng::seed_from_u64(7))
+}
+
+#[test]
+fn toml_section_parses_and_rejects_unknown_keys() {
+    let p: XfsAllocParams =
+        toml::from_str("source = \"histogram\"\nstrategy = \"budget:8\"\nhistogram = [{ from = 2, to = 3, extents = 100 }]\n").unwrap();
+    assert_eq!(p.strategy, CutoffStrategy::Budget(8));
+    assert_eq!(p.source, FreeSpaceSource::Histogram);
+    assert!(toml::from_str::<XfsAllocParams>("maxlenn = 3\n").is_err());
+    assert!(toml::from_str::<XfsAllocParams>("strategy = \"lte\"\n").is_err());
+    let back: XfsAllocParams = toml::from_str(&toml::to_string(&p).unwrap()).unwrap();
+    assert_eq!(back, p);
+}
+
+#[test]
+fn validate_names_the_field() {
+    let p = XfsAllocParams {
+        fragmentation: 1.5,
+        ..XfsAllocParams::default()
+    };
+    assert!(matches!(p.validate(), Err(ModelError::InvalidParam { field, .. }) if field == "fragmentation"));
+    let p = XfsAllocParams {
+        source: FreeSpaceSource::FreespFile,
+        ..XfsAllocParams::default()
+    };
+    assert!(matches!(p.validate(), Err(ModelError::InvalidParam { field, .. }) if field == "freesp_file"));
+    let p = XfsAllocParams {
+        minlen: 5,
+        maxlen: 4,
+        ..XfsAllocParams::default()
+    };
+    assert!(matches!(p.validate(), Err(ModelError::InvalidParam { field, .. }) if field == "maxlen"));
+}
+
+#[test]
+fn missing_freesp_file_is_an_io_error() {
+    let p = XfsAllocParams {
+        source: FreeSpaceSource::FreespFile,
+        freesp_file: "data/none.freesp".into(),
+        ..XfsAllocParams::default()
+    };
+    assert!(matches!(run(&p), Err(ModelError::Io { .. })));
+}
+
+#[test]
+fn fragmentation_level_sets_the_small_share() {
+    assert_eq!(lengths_from_fragmentation(0.0, 1000, 2), vec![1000]);
+    let half = lengths_from_fragmentation(0.5, 1000, 2);
+    assert_eq!(half.iter().filter(|&&l| l == 2).count(), 250);
+    assert_eq!(half.iter().map(|&l| u64::from(l)).sum::<u64>(), 1000);
+    assert_eq!(lengths_from_fragmentation(1.0, 1000, 2), vec![2; 500]);
+}
+
+#[test]
+fn walk_grows_only_when_no_extent_fits() {
+    // Below level 1 one long extent satisfies maxlen: no walk under lt.
+    let base = XfsAllocParams {
+        free_blocks: 20_000,
+        agblocks: 100_000,
+        strategy: CutoffStrategy::Lt,
+        ..XfsAllocParams::default()
+    };
+    let m = run(&XfsAllocParams {
+        fragmentation: 0.9,
+        ..base.clone()
+    })
+    .unwrap();
+    assert_eq!(m["records_walked"], 1.0);
+    assert_eq!(m["alloc_len"], 4.0);
+    let m = run(&XfsAllocParams {
+        fragmentation: 1.0,
+        ..base.clone()
+    })
+    .unwrap();
+    assert_eq!(m["records_walked"], 10_000.0);
+    let m = run(&XfsAllocParams {
+        fragmentation: 1.0,
+        strategy: CutoffStrategy::Budget(100),
+        ..base
+    })
+    .unwrap();
+    assert_eq!(m["records_walked"], 101.0);
+}
+
+#[test]
+fn stream_of_calls_with_frees() {
+    let p = XfsAllocParams {
+        agblocks: 200_000,
+        free_blocks: 50_000,
+        fragmentation: 0.5,
+        calls: 2000,
+        free_prob: 0.5,
+        maxlen: 16,
+        ..XfsAllocParams::default()
+    };
+    let m = run(&p).unwrap();
+    assert_eq!(m["calls"], 2000.0);
+    assert!(m["alloc_us_p50"] <= m["alloc_us_p99"]);
+    assert_eq!(m["alloc_len"], 16.0);
+    assert_eq!(run(&p).unwrap(), m, "deterministic");
+}
+
+#[test]
+fn aging_reaches_its_target() {
+    use fsmeta::kernel::xfs::aging::{AgingParams, age};
+    use fsmeta::kernel::xfs::freespace::{AllocRec, BtreeGeometry, FreeSpace};
+    let geo = BtreeGeometry::new(512, 56).unwrap();
+    let mut fs = FreeSpace::from_extents(200_000, geo, &[AllocRec::new(0, 200_000)], 0.75).unwrap();
+    let p = AgingParams::default();
+    let steps = age(&mut fs, &p, &mut ChaCha8Rng::seed_from_u64(3)).unwrap();
+    assert!(steps > 1000);
+    assert!(fs.small_share() >= 0.9);
+    let short: u64 = fs
+        .cnt
+        .records()
+        .iter()
+        .filter(|r| r.blockcount < 4)
+        .map(|r| u64::from(r.blockcount))
+        .sum();
+    assert!(short as f64 >= 0.9 * fs.free_blocks() as f64);
+    assert_eq!(fs.check(), Ok(()));
+    let m = run(&XfsAllocParams {
+        source: FreeSpaceSource::Aging,
+        agblocks: 200_000,
+        ..XfsAllocParams::default()
+    })
+    .unwrap();
+    assert!(m["free_extents"] > 1000.0, "{m:?}");
+}
