@@ -1,10 +1,11 @@
 //! Command-line interface: argument parsing, the progress bar, and what
 //! each subcommand does. `main.rs` only maps the result to an exit code.
 
-use crate::report::{self, ReportError};
-use crate::runner::{self, RunError};
-use crate::scenario::{self, LoadOptions, ScenarioError};
 use clap::{Parser, Subcommand};
+use fsmeta::Study;
+use fsmeta::report::ReportError;
+use fsmeta::runner::RunError;
+use fsmeta::scenario::{LoadOptions, ScenarioError};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -77,6 +78,9 @@ pub enum CliError {
     /// Outputs could not be written (exit 2).
     #[error(transparent)]
     Report(#[from] ReportError),
+    /// The benchmark could not run.
+    #[error("bench: {0}")]
+    Bench(anyhow::Error),
 }
 
 /// What a command ended with.
@@ -100,13 +104,25 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             silent,
         } => {
             let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            run(&files, &out, jobs, &LoadOptions { quick, seed }, silent)
+            let opts = LoadOptions {
+                quick,
+                seed,
+                ..LoadOptions::default()
+            };
+            run(&files, &out, jobs, &opts, silent)
         }
         Command::Check { files } => {
             for f in &files {
-                let s = scenario::load(f, &LoadOptions::default())?;
-                scenario::load(f, &LoadOptions { quick: true, seed: None })?;
-                let runs = crate::plan::plan(&s).len();
+                let study = Study::load(f, &LoadOptions::default())?;
+                Study::load(
+                    f,
+                    &LoadOptions {
+                        quick: true,
+                        ..LoadOptions::default()
+                    },
+                )?;
+                let s = &study.scenario;
+                let runs = study.plan().len();
                 println!(
                     "{}: ok ({} points x {} variants, {runs} runs)",
                     f.display(),
@@ -117,14 +133,14 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             Ok(Status::Ok)
         }
         Command::Bench { ops } => {
-            let r = crate::bench::engine_bench(ops);
+            let r = crate::bench::engine_bench(ops).map_err(CliError::Bench)?;
             println!("events: {}", r.events);
             println!("wall_s: {:.3}", r.wall_s);
             println!("events_per_sec: {}", r.events_per_sec);
             Ok(Status::Ok)
         }
         Command::Machines => {
-            for p in crate::machine::builtin_profiles() {
+            for p in fsmeta::machine::builtin_profiles() {
                 println!("{}\n", p.describe());
             }
             Ok(Status::Ok)
@@ -134,10 +150,11 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
 
 fn run(files: &[PathBuf], out: &std::path::Path, jobs: usize, opts: &LoadOptions, silent: bool) -> Result<Status, CliError> {
     // Validate everything first: a bad file anywhere means nothing is written.
-    let scenarios = files.iter().map(|f| scenario::load(f, opts)).collect::<Result<Vec<_>, _>>()?;
+    let studies = files.iter().map(|f| Study::load(f, opts)).collect::<Result<Vec<_>, _>>()?;
     let mut status = Status::Ok;
-    for s in &scenarios {
-        let plan = crate::plan::plan(s);
+    for study in &studies {
+        let s = &study.scenario;
+        let plan = study.plan();
         let bar = progress(plan.len() as u64, &s.doc.scenario.name);
         let done = AtomicUsize::new(0);
         let total = plan.len();
@@ -151,11 +168,11 @@ fn run(files: &[PathBuf], out: &std::path::Path, jobs: usize, opts: &LoadOptions
                 None => {}
             }
         };
-        let results = runner::run_all(s, &plan, jobs, &tick)?;
+        let results = study.run(jobs, &tick)?;
         if let Some(b) = bar {
             b.finish_and_clear();
         }
-        let outcome = report::write_outputs(s, &results, out)?;
+        let outcome = study.write(&results, out)?;
         if !silent {
             println!("{}", outcome.text);
             println!("outputs: {}", outcome.dir.display());

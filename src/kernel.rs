@@ -12,15 +12,9 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModelError {
-    /// A parameter is out of range or inconsistent; `field` is the dotted
-    /// path of the parameter inside its scenario section.
-    #[error("{field}: {message}")]
-    InvalidParam {
-        /// Dotted path of the offending parameter, e.g. `files`.
-        field: String,
-        /// What was expected.
-        message: String,
-    },
+    /// A parameter is out of range or inconsistent.
+    #[error(transparent)]
+    InvalidParam(#[from] crate::param::ParamError),
     /// An input file (e.g. `xfs_db freesp` text) is malformed at a line.
     #[error("{}:{line}: {message}", path.display())]
     InputFile {

@@ -1,11 +1,14 @@
 //! The `fsmeta` binary: parses arguments, calls the library, maps the
 //! outcome to an exit code (0 ok, 1 expectation failed, 2 bad input).
 
+mod bench;
+mod cli;
+
 use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = match fsmeta::cli::Cli::try_parse() {
+    let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -13,9 +16,9 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    match fsmeta::cli::execute(cli).map_err(anyhow::Error::from) {
-        Ok(fsmeta::cli::Status::Ok) => ExitCode::SUCCESS,
-        Ok(fsmeta::cli::Status::ExpectationFailed) => {
+    match cli::execute(cli).map_err(anyhow::Error::from) {
+        Ok(cli::Status::Ok) => ExitCode::SUCCESS,
+        Ok(cli::Status::ExpectationFailed) => {
             eprintln!("fsmeta: an expectation failed");
             ExitCode::from(1)
         }

@@ -21,7 +21,8 @@ pub struct RunPlan {
 pub fn plan(s: &Scenario) -> Vec<RunPlan> {
     let mut out = Vec::new();
     for (pi, point) in s.points.iter().enumerate() {
-        for (vi, doc) in point.configs.iter().enumerate() {
+        for (vi, config) in point.configs.iter().enumerate() {
+            let doc = &config.doc;
             for r in 0..doc.scenario.replications {
                 let key = RunKey {
                     seed: doc.scenario.seed,

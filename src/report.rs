@@ -94,7 +94,7 @@ fn stage_all(
     put("summary.csv", csv::summary_csv(s, rows), staged)?;
     put("summary.json", json::summary_json(s, rows), staged)?;
     put("report.txt", text.to_string(), staged)?;
-    put("scenario.resolved.toml", toml::to_string_pretty(&s.doc).unwrap_or_default(), staged)?;
+    put("scenario.resolved.toml", s.resolved_toml.clone(), staged)?;
     for p in &s.doc.plot {
         let spec = plots::spec(s, p, rows);
         let stem = plots::stem(p);

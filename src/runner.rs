@@ -2,12 +2,9 @@
 //! plan order, so outputs are identical for any number of jobs.
 
 use crate::engine::Metrics;
-use crate::kernel::ModelError;
 use crate::plan::RunPlan;
 use crate::scenario::Scenario;
-use crate::scenario::config::WorkloadKind;
-use crate::workload::path::sim::SimError;
-use crate::workload;
+use crate::workload::RunFailure;
 use rayon::prelude::*;
 
 /// The metrics of one run.
@@ -23,11 +20,11 @@ pub struct RunResult {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RunError {
-    /// The simulator stopped on an internal inconsistency.
+    /// A run failed; the message says which and how to reproduce it.
     #[error(
         "run (point {point}, variant {variant}, replication {replication}) failed: {source}; note: rerun with --seed {seed} to reproduce"
     )]
-    Sim {
+    Failed {
         /// Point index.
         point: usize,
         /// Variant name.
@@ -37,14 +34,8 @@ pub enum RunError {
         /// The scenario seed.
         seed: u64,
         /// The error.
-        source: SimError,
+        source: RunFailure,
     },
-    /// A model rejected its input.
-    #[error(transparent)]
-    Model(#[from] ModelError),
-    /// A run could not be built.
-    #[error(transparent)]
-    Build(#[from] workload::path::BuildError),
     /// The thread pool could not be created.
     #[error("cannot start {0} worker threads")]
     Pool(usize),
@@ -52,21 +43,14 @@ pub enum RunError {
 
 /// Runs one planned run.
 pub fn run_one(s: &Scenario, p: &RunPlan) -> Result<Metrics, RunError> {
-    let doc = &s.points[p.point].configs[p.variant];
-    match doc.workload.kind {
-        WorkloadKind::Path => {
-            let built = workload::path::build(doc, &s.dir, Some(p.key))?;
-            crate::workload::path::sim::run(built.spec).map_err(|source| RunError::Sim {
-                point: p.point,
-                variant: s.variants[p.variant].name.clone(),
-                replication: p.replication,
-                seed: doc.scenario.seed,
-                source,
-            })
-        }
-        WorkloadKind::BtrfsDir => workload::run_btrfs_dir(doc, p.key).map_err(RunError::from),
-        WorkloadKind::XfsAlloc => workload::run_xfs_alloc(doc, &s.dir, p.key).map_err(RunError::from),
-    }
+    let config = &s.points[p.point].configs[p.variant];
+    config.prepared.run(p.key).map_err(|source| RunError::Failed {
+        point: p.point,
+        variant: s.variants[p.variant].name.clone(),
+        replication: p.replication,
+        seed: config.doc.scenario.seed,
+        source,
+    })
 }
 
 /// Runs every planned run on `jobs` threads; `done` is called after each.

@@ -15,21 +15,38 @@ pub mod overrides;
 pub mod spans;
 pub mod validate;
 
-use config::Document;
+use crate::param::ParamError;
+use crate::workload::registry::{self, REGISTRY};
+use crate::workload::{Input, Prepared, Sections, StopConfig, Workload};
+use config::{Document, SHARED_SECTIONS};
 pub use error::ScenarioError;
-use error::suggestion_from_serde;
-use overrides::{blame, set_path};
+use overrides::set_path;
 use spans::SpanIndex;
 use std::path::{Path, PathBuf};
-use validate::FieldError;
+use std::sync::Arc;
+use toml::Spanned;
+use toml::de::DeTable;
 
 /// How a scenario is loaded.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct LoadOptions {
     /// Apply the scenario's `[scenario.quick]` overrides.
     pub quick: bool,
     /// Replace the scenario's seed.
     pub seed: Option<u64>,
+    /// The workloads `workload.kind` may name (default: the built-in
+    /// [`REGISTRY`]).
+    pub registry: &'static [&'static dyn Workload],
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            quick: false,
+            seed: None,
+            registry: REGISTRY,
+        }
+    }
 }
 
 /// A variant: a name and the overrides it applies.
@@ -41,14 +58,24 @@ pub struct Variant {
     pub overrides: toml::Table,
 }
 
+/// One resolved (point, variant): the shared sections and the workload
+/// prepared from its own sections.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The shared sections, every default filled.
+    pub doc: Document,
+    /// The workload, validated and ready to run.
+    pub prepared: Arc<dyn Prepared>,
+}
+
 /// One point of the sweep grid: the swept values and, per variant, the
-/// resolved document.
+/// resolved configuration.
 #[derive(Debug, Clone)]
 pub struct Point {
     /// Values of the swept parameters, in [`Scenario::sweep`] order.
     pub values: Vec<toml::Value>,
-    /// The resolved document for each variant, in variant order.
-    pub configs: Vec<Document>,
+    /// The resolved configuration for each variant, in variant order.
+    pub configs: Vec<Config>,
 }
 
 /// A loaded, validated scenario.
@@ -60,12 +87,24 @@ pub struct Scenario {
     pub dir: PathBuf,
     /// The base document (after quick-mode and seed overrides).
     pub doc: Document,
+    /// The workload `workload.kind` names.
+    pub workload: &'static dyn Workload,
+    /// The base document with every default filled, as TOML text.
+    pub resolved_toml: String,
     /// The variants, in declaration order (one called `base` if none).
     pub variants: Vec<Variant>,
     /// Swept parameter paths and their values, in sorted path order.
     pub sweep: Vec<(String, Vec<toml::Value>)>,
     /// Every point of the grid, first parameter slowest.
     pub points: Vec<Point>,
+}
+
+impl Scenario {
+    /// The prepared workload of the first point and variant (its metric
+    /// schema and key metrics hold for every point).
+    pub fn first(&self) -> Option<&Arc<dyn Prepared>> {
+        self.points.first().and_then(|p| p.configs.first()).map(|c| &c.prepared)
+    }
 }
 
 struct Ctx<'a> {
@@ -85,16 +124,27 @@ impl Ctx<'_> {
     }
 
     fn toml_error(&self, e: &toml::de::Error) -> ScenarioError {
-        let offset = e.span().map_or(0, |s| s.start);
-        let field = self.spans.path_at(offset).unwrap_or_default();
-        let message = e.message().trim().to_string();
-        let suggestion = suggestion_from_serde(&message).map(|(_, c)| c);
+        let p = ParamError::from_toml("", e);
+        self.param_error(p)
+    }
+
+    /// A parameter error that carries a span (from the text itself).
+    fn param_error(&self, e: ParamError) -> ScenarioError {
+        let offset = e.span.as_ref().map_or(0, |s| s.start);
+        let field = if e.span.is_some() {
+            self.spans.path_at(offset).unwrap_or(e.field)
+        } else {
+            e.field
+        };
         ScenarioError {
-            location: e.span().map(|s| self.spans.location(self.file, s.start)),
+            location: match e.span {
+                Some(s) => Some(self.spans.location(self.file, s.start)),
+                None => self.spans.locate(self.file, &field),
+            },
             file: self.file.to_path_buf(),
             field,
-            message,
-            suggestion,
+            message: e.message,
+            suggestion: e.suggestion,
         }
     }
 }
@@ -111,14 +161,68 @@ pub fn load(file: &Path, opts: &LoadOptions) -> Result<Scenario, ScenarioError> 
     load_str(file, &text, opts)
 }
 
+/// Splits a document table into its shared sections and the rest (the
+/// workload's sections).
+fn split(table: &toml::Table) -> (toml::Table, toml::Table) {
+    let (shared, rest): (Vec<_>, Vec<_>) = table.iter().partition(|(k, _)| SHARED_SECTIONS.contains(&k.as_str()));
+    let own = |v: Vec<(&String, &toml::Value)>| v.into_iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    (own(shared), own(rest))
+}
+
+/// Every top-level key must be a shared section or a section of the
+/// scenario's workload.
+fn check_top_level(ctx: &Ctx<'_>, table: &toml::Table, opts: &LoadOptions, workload: Option<&dyn Workload>) -> Result<(), ScenarioError> {
+    for key in table.keys() {
+        if SHARED_SECTIONS.contains(&key.as_str()) || workload.is_some_and(|w| w.sections().contains(&key.as_str())) {
+            continue;
+        }
+        if let Some(owner) = registry::owner_of(opts.registry, key) {
+            let kind = workload.map_or("?", |w| w.kind());
+            let message = format!("`[{key}]` is read by workload `{}`, not by this scenario's `{kind}`", owner.kind());
+            return Err(ctx.error_at(key, key, message, None));
+        }
+        let mut known: Vec<&str> = SHARED_SECTIONS.to_vec();
+        known.extend(workload.map_or(&[][..], |w| w.sections()));
+        let message = format!("unknown section `{key}`; sections are: {}", known.join(", "));
+        return Err(ctx.error_at(key, key, message, crate::text::closest(key, known.iter().copied())));
+    }
+    Ok(())
+}
+
+/// Parses the shared sections from the text (errors keep their spans).
+fn parse_shared(ctx: &Ctx<'_>, de: &Spanned<DeTable<'_>>) -> Result<Document, ScenarioError> {
+    let mut table = DeTable::new();
+    for (k, v) in de.get_ref().iter() {
+        if SHARED_SECTIONS.contains(&k.get_ref().as_ref()) {
+            table.insert(k.clone(), v.clone());
+        }
+    }
+    let shared = Spanned::new(de.span(), table);
+    let deser = toml::de::Deserializer::from(shared);
+    serde::Deserialize::deserialize(deser).map_err(|e: toml::de::Error| ctx.toml_error(&e))
+}
+
 /// Parses and validates scenario `text` as if read from `file`.
 pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario, ScenarioError> {
     let ctx = Ctx {
         file,
         spans: SpanIndex::build(text),
     };
-    let parsed: Document = toml::from_str(text).map_err(|e| ctx.toml_error(&e))?;
+    let de = DeTable::parse(text).map_err(|e| ctx.toml_error(&e))?;
     let mut base: toml::Table = toml::from_str(text).map_err(|e| ctx.toml_error(&e))?;
+    let kind = base
+        .get("workload")
+        .and_then(|w| w.get("kind"))
+        .and_then(|k| k.as_str())
+        .map(str::to_string);
+    let workload = match &kind {
+        Some(k) => Some(registry::find(opts.registry, k).map_err(|e| ctx.param_error(e))?),
+        None => None,
+    };
+    check_top_level(&ctx, &base, opts, workload)?;
+    let parsed = parse_shared(&ctx, &de)?;
+    let workload = registry::find(opts.registry, &parsed.workload.kind).map_err(|e| ctx.param_error(e))?;
+    workload.resolved_toml(&Sections::Text(&de)).map_err(|e| ctx.param_error(e))?;
     if opts.quick {
         apply_quick(&ctx, &parsed, &mut base)?;
     }
@@ -127,7 +231,8 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
             i64::try_from(seed).map_err(|_| ctx.error_at("scenario.seed", "scenario.seed", "--seed must be below 2^63".into(), None))?;
         set_path(&mut base, "scenario.seed", toml::Value::Integer(seed)).ok();
     }
-    let doc = resolve(&ctx, &base, &[])?;
+    let doc = resolve(&ctx, &base, &[])?.0;
+    let resolved_toml = resolved_text(&ctx, &doc, workload, &split(&base).1)?;
     let variants = variants(&ctx, &doc)?;
     let sweep = sweep(&ctx, &base)?;
     let dir = file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
@@ -141,21 +246,94 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
                 set_path(&mut t, path, value.clone()).map_err(|m| ctx.error_at(&format!("sweep.{path}"), path, m, None))?;
                 layers.push((format!("sweep.{path}"), t));
             }
-            let resolved = resolve(&ctx, &base, &layers)?;
-            validate::validate(&resolved, &dir).map_err(|e| locate(&ctx, &layers, opts.quick, e))?;
-            configs.push(resolved);
+            let (resolved, sections) = resolve(&ctx, &base, &layers)?;
+            validate::validate(&resolved).map_err(|e| locate(&ctx, &layers, opts.quick, e))?;
+            let input = Input {
+                sections: Sections::Table(&sections),
+                machine: &resolved.machine,
+                threads: resolved.workload.threads,
+                stop: StopConfig {
+                    ops: resolved.scenario.ops,
+                    time_ms: resolved.scenario.time_ms,
+                },
+                dir: &dir,
+            };
+            let prepared = workload.prepare(&input).map_err(|e| locate(&ctx, &layers, opts.quick, e))?;
+            configs.push(Config {
+                doc: resolved,
+                prepared: Arc::from(prepared),
+            });
         }
         points.push(Point { values, configs });
     }
-    validate::validate_outputs(&doc, &dir, &variants, &sweep, &points).map_err(|e| locate(&ctx, &[], false, e))?;
+    let metrics = points
+        .first()
+        .and_then(|p| p.configs.first())
+        .map(|c| c.prepared.metrics())
+        .unwrap_or_default();
+    validate::validate_outputs(&doc, &variants, &sweep, &metrics).map_err(|e| locate(&ctx, &[], false, e))?;
     Ok(Scenario {
         file: file.to_path_buf(),
         dir,
         doc,
+        workload,
+        resolved_toml,
         variants,
         sweep,
         points,
     })
+}
+
+/// The base document with every default filled: the shared sections
+/// before the workload's (`[scenario]`, `[machine]`, `[workload]`), the
+/// workload's own, then the rest (`[[variant]]`, `[sweep]`, `[[plot]]`,
+/// `[[expect]]`).
+fn resolved_text(ctx: &Ctx<'_>, doc: &Document, workload: &dyn Workload, sections: &toml::Table) -> Result<String, ScenarioError> {
+    #[derive(serde::Serialize)]
+    struct Head<'a> {
+        scenario: &'a config::ScenarioMeta,
+        machine: &'a config::MachineConfig,
+        workload: &'a config::WorkloadConfig,
+    }
+    let head = Head {
+        scenario: &doc.scenario,
+        machine: &doc.machine,
+        workload: &doc.workload,
+    };
+    #[derive(serde::Serialize)]
+    struct Tail<'a> {
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        variant: &'a [toml::Table],
+        #[serde(skip_serializing_if = "toml::Table::is_empty")]
+        sweep: &'a toml::Table,
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        plot: &'a [config::PlotConfig],
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        expect: &'a [config::ExpectConfig],
+    }
+    let tail = Tail {
+        variant: &doc.variant,
+        sweep: &doc.sweep,
+        plot: &doc.plot,
+        expect: &doc.expect,
+    };
+    let own = workload.resolved_toml(&Sections::Table(sections)).map_err(|e| ctx.param_error(e))?;
+    let head_text = toml::to_string_pretty(&head).unwrap_or_default();
+    let rest = toml::to_string_pretty(&tail).unwrap_or_default();
+    Ok(join_toml(&[&head_text, &own, &rest]))
+}
+
+/// Joins TOML documents made of tables, one blank line between them.
+fn join_toml(parts: &[&str]) -> String {
+    let mut out = String::new();
+    for p in parts.iter().map(|p| p.trim_matches('\n')).filter(|p| !p.is_empty()) {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(p);
+    }
+    out.push('\n');
+    out
 }
 
 /// Applies `[scenario.quick]` to the base table.
@@ -180,22 +358,42 @@ fn apply_quick(ctx: &Ctx<'_>, parsed: &Document, base: &mut toml::Table) -> Resu
     Ok(())
 }
 
-/// Merges `layers` over `base` and deserialises the result; a failure is
-/// blamed on the first layer whose addition makes it fail.
-fn resolve(ctx: &Ctx<'_>, base: &toml::Table, layers: &[(String, toml::Table)]) -> Result<Document, ScenarioError> {
+/// Merges `layers` over `base` and deserialises the shared sections; a
+/// failure is blamed on the first layer whose addition makes it fail.
+/// Returns the shared document and the workload's sections.
+fn resolve(ctx: &Ctx<'_>, base: &toml::Table, layers: &[(String, toml::Table)]) -> Result<(Document, toml::Table), ScenarioError> {
     let mut table = base.clone();
     for (_, layer) in layers {
         overrides::merge(&mut table, layer);
     }
-    match toml::Value::Table(table).try_into::<Document>() {
-        Ok(d) => Ok(d),
+    let (shared, sections) = split(&table);
+    match toml::Value::Table(shared).try_into::<Document>() {
+        Ok(d) => Ok((d, sections)),
         Err(e) => {
             let (path, message) = blame(base, layers, &e);
-            let suggestion = suggestion_from_serde(&message).map(|(_, c)| c);
+            let suggestion = crate::text::suggestion_from_serde(&message).map(|(_, c)| c);
             let field = path.split_once('.').map_or(path.as_str(), |(_, f)| f).to_string();
             Err(ctx.error_at(&path, &field, message, suggestion))
         }
     }
+}
+
+/// Finds which layer makes the shared sections fail to deserialise:
+/// returns the span path to blame and the message.
+fn blame(base: &toml::Table, layers: &[(String, toml::Table)], err: &toml::de::Error) -> (String, String) {
+    let message = err.message().trim().to_string();
+    let try_doc = |t: &toml::Table| toml::Value::Table(split(t).0).try_into::<Document>();
+    let mut table = base.clone();
+    if try_doc(&table).is_err() {
+        return (String::new(), message);
+    }
+    for (name, layer) in layers {
+        overrides::merge(&mut table, layer);
+        if let Err(e) = try_doc(&table) {
+            return (name.clone(), e.message().trim().to_string());
+        }
+    }
+    (String::new(), message)
 }
 
 fn variants(ctx: &Ctx<'_>, doc: &Document) -> Result<Vec<Variant>, ScenarioError> {
@@ -261,10 +459,13 @@ fn grid(sweep: &[(String, Vec<toml::Value>)]) -> Vec<Vec<toml::Value>> {
 
 /// Turns a semantic error on field `e.field` into a located one: the sweep
 /// key, variant override or quick override that set it, else the base key.
-fn locate(ctx: &Ctx<'_>, layers: &[(String, toml::Table)], quick: bool, e: FieldError) -> ScenarioError {
+fn locate(ctx: &Ctx<'_>, layers: &[(String, toml::Table)], quick: bool, e: ParamError) -> ScenarioError {
+    if e.span.is_some() {
+        return ctx.param_error(e);
+    }
     let mut at = e.field.clone();
-    if quick && ctx.spans.find(&format!("scenario.quick.{}", e.field)).is_some() {
-        at = format!("scenario.quick.{}", e.field);
+    if quick && let Some(k) = quick_key_for(ctx, &e.field) {
+        at = k;
     }
     for (name, layer) in layers {
         if overrides::get_path(layer, &e.field).is_some() {
@@ -276,4 +477,14 @@ fn locate(ctx: &Ctx<'_>, layers: &[(String, toml::Table)], quick: bool, e: Field
         }
     }
     ctx.error_at(&at, &e.field, e.message, e.suggestion)
+}
+
+/// The `[scenario.quick]` key that sets `field` or a parameter inside it.
+fn quick_key_for(ctx: &Ctx<'_>, field: &str) -> Option<String> {
+    let exact = format!("scenario.quick.{field}");
+    if ctx.spans.contains(&exact) {
+        return Some(exact);
+    }
+    let inside = format!("scenario.quick.{field}.");
+    ctx.spans.paths().find(|p| p.starts_with(&inside)).map(str::to_string)
 }

@@ -17,8 +17,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use super::MachineError;
 use super::topology::{Distance, Topology};
-use crate::kernel::ModelError;
+use crate::param::ParamError;
 
 pub use super::builtin::{builtin_profiles, closest_builtin, find_builtin};
 
@@ -84,14 +85,8 @@ impl MachineProfile {
     /// distance (`hit <= smt <= same_llc <= same_socket <= cross_socket`),
     /// that cache sizes and ways are at least 1 and `smt_throughput` is in
     /// `[1, 2]`. Errors name the field (`topology.smt`, `same_llc_ns`, ...).
-    pub fn validate(&self) -> Result<(), ModelError> {
-        self.topology.validate().map_err(|e| match e {
-            ModelError::InvalidParam { field, message } => ModelError::InvalidParam {
-                field: format!("topology.{field}"),
-                message,
-            },
-            other => other,
-        })?;
+    pub fn validate(&self) -> Result<(), ParamError> {
+        self.topology.validate().map_err(|e| e.under("topology"))?;
         for (field, ns) in self.latencies() {
             if !(0.0..=MAX_LATENCY_NS).contains(&ns) {
                 return Err(invalid(field, format!("{ns} ns is not in [0, {MAX_LATENCY_NS}]")));
@@ -130,7 +125,7 @@ impl MachineProfile {
     }
 
     /// Transfer latencies must not decrease as the distance grows.
-    fn validate_order(&self) -> Result<(), ModelError> {
+    fn validate_order(&self) -> Result<(), ParamError> {
         let fields = ["hit_ns", "smt_ns", "same_llc_ns", "same_socket_ns", "cross_socket_ns"];
         for (i, pair) in Distance::ALL.windows(2).enumerate() {
             let (near, far) = (self.transfer_ns(pair[0]), self.transfer_ns(pair[1]));
@@ -218,8 +213,8 @@ fn bytes(n: u64) -> String {
 /// starts with the column, so it prints as `file:line: column N: message`; a
 /// failed [`MachineProfile::validate`] gives `InputFile` at the line of the
 /// offending key when it can be found (else line 1), message `field: why`.
-pub fn load_profile(path: &Path) -> Result<MachineProfile, ModelError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io {
+pub fn load_profile(path: &Path) -> Result<MachineProfile, MachineError> {
+    let text = std::fs::read_to_string(path).map_err(|source| MachineError::Io {
         path: path.to_path_buf(),
         source,
     })?;
@@ -227,13 +222,10 @@ pub fn load_profile(path: &Path) -> Result<MachineProfile, ModelError> {
         let (line, col) = e.span().map_or((1, 1), |span| line_col(&text, span.start));
         input_error(path, line, format!("column {col}: {}", e.message().trim_end()))
     })?;
-    profile.validate().map_err(|e| match e {
-        ModelError::InvalidParam { field, message } => {
-            let key = field.rsplit('.').next().unwrap_or(&field);
-            let line = key_line(&text, key).unwrap_or(1);
-            input_error(path, line, format!("{field}: {message}"))
-        }
-        other => other,
+    profile.validate().map_err(|e| {
+        let key = e.field.rsplit('.').next().unwrap_or(&e.field);
+        let line = key_line(&text, key).unwrap_or(1);
+        input_error(path, line, e.to_string())
     })?;
     Ok(profile)
 }
@@ -260,8 +252,8 @@ fn key_line(text: &str, key: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
-fn input_error(path: &Path, line: usize, message: String) -> ModelError {
-    ModelError::InputFile {
+fn input_error(path: &Path, line: usize, message: String) -> MachineError {
+    MachineError::File {
         path: path.to_path_buf(),
         line,
         message,
@@ -269,11 +261,8 @@ fn input_error(path: &Path, line: usize, message: String) -> ModelError {
 }
 
 /// Builds the `InvalidParam` error for a profile field.
-fn invalid(field: &str, message: String) -> ModelError {
-    ModelError::InvalidParam {
-        field: field.to_string(),
-        message,
-    }
+fn invalid(field: &str, message: String) -> ParamError {
+    ParamError::new(field, message)
 }
 
 #[cfg(test)]
@@ -310,8 +299,8 @@ mod tests {
     #[test]
     fn validate_names_the_field() {
         let field = |p: MachineProfile| match p.validate() {
-            Err(ModelError::InvalidParam { field, .. }) => field,
-            other => panic!("expected InvalidParam, got {other:?}"),
+            Err(e) => e.field,
+            other => panic!("expected a parameter error, got {other:?}"),
         };
         let mut p = icelake();
         p.memory_ns = f64::NAN;
@@ -346,7 +335,7 @@ mod tests {
         let line = text.lines().position(|l| l.starts_with("hit_ns")).unwrap() + 1;
         let path = temp_file("bad-syntax.toml", &text);
         match load_profile(&path) {
-            Err(e @ ModelError::InputFile { .. }) => {
+            Err(e @ MachineError::File { .. }) => {
                 let shown = e.to_string();
                 let want = format!("{}:{line}: column 10: ", path.display());
                 assert!(shown.starts_with(&want), "{shown} / {want}");
@@ -361,20 +350,20 @@ mod tests {
         let text = good.replace("cache_ways = 12", "cache_ways = 12\ncache_wayz = 3");
         let want = text.lines().position(|l| l.starts_with("cache_wayz")).unwrap() + 1;
         let path = temp_file("unknown.toml", &text);
-        assert!(matches!(load_profile(&path), Err(ModelError::InputFile { line, .. }) if line == want));
+        assert!(matches!(load_profile(&path), Err(MachineError::File { line, .. }) if line == want));
 
         let text = good.replace("smt = 2", "smt = 0");
         let want = text.lines().position(|l| l.starts_with("smt = 0")).unwrap() + 1;
         let path = temp_file("invalid.toml", &text);
         match load_profile(&path) {
-            Err(ModelError::InputFile { line, message, .. }) => {
+            Err(MachineError::File { line, message, .. }) => {
                 assert_eq!(line, want);
                 assert!(message.starts_with("topology.smt:"), "{message}");
             }
             other => panic!("expected InputFile, got {other:?}"),
         }
         let missing = std::env::temp_dir().join("fsmeta-no-such-profile.toml");
-        assert!(matches!(load_profile(&missing), Err(ModelError::Io { .. })));
+        assert!(matches!(load_profile(&missing), Err(MachineError::Io { .. })));
     }
 
     #[test]

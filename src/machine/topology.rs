@@ -26,7 +26,7 @@
 //! (`llcs_per_socket = 1`), so two distinct cores of one socket are then
 //! always [`Distance::SameLlc`] and [`Distance::SameSocket`] cannot occur.
 
-use crate::kernel::ModelError;
+use crate::param::ParamError;
 
 /// Largest number of logical CPUs a topology may have (the kernel's
 /// `CONFIG_NR_CPUS` limit on common distribution kernels is 4096 or 8192;
@@ -124,7 +124,7 @@ impl Topology {
     /// `cores_per_socket`, and there are at most [`MAX_CPUS`] CPUs. Field
     /// names in errors are this struct's (`sockets`, `cores_per_socket`,
     /// `smt`, `llcs_per_socket`).
-    pub fn validate(&self) -> Result<(), ModelError> {
+    pub fn validate(&self) -> Result<(), ParamError> {
         let counts = [
             ("sockets", self.sockets),
             ("cores_per_socket", self.cores_per_socket),
@@ -216,7 +216,7 @@ impl Topology {
     /// The CPUs `threads` software threads run on, in thread order, under
     /// `policy` (see [`Placement`]); each CPU is used at most once. Errors if
     /// `threads` is 0 or more than [`Topology::cpus`] (field `threads`).
-    pub fn place(&self, threads: u32, policy: Placement) -> Result<Vec<CpuId>, ModelError> {
+    pub fn place(&self, threads: u32, policy: Placement) -> Result<Vec<CpuId>, ParamError> {
         self.validate()?;
         if threads == 0 || threads > self.cpus() {
             let msg = format!("must be 1 to {} (the machine's CPUs)", self.cpus());
@@ -236,11 +236,8 @@ impl Topology {
 }
 
 /// Builds the `InvalidParam` error for a topology field.
-fn invalid(field: &str, message: String) -> ModelError {
-    ModelError::InvalidParam {
-        field: field.to_string(),
-        message,
-    }
+fn invalid(field: &str, message: String) -> ParamError {
+    ParamError::new(field, message)
 }
 
 #[cfg(test)]
@@ -334,8 +331,8 @@ mod tests {
         let t = topo(1, 4, 2, 1);
         for n in [0, 9] {
             match t.place(n, Placement::Spread) {
-                Err(ModelError::InvalidParam { field, .. }) => assert_eq!(field, "threads"),
-                other => panic!("expected InvalidParam, got {other:?}"),
+                Err(e) => assert_eq!(e.field, "threads"),
+                other => panic!("expected a parameter error, got {other:?}"),
             }
         }
     }
@@ -343,8 +340,8 @@ mod tests {
     #[test]
     fn validate_rejects_bad_topologies() {
         let field = |t: Topology| match t.validate() {
-            Err(ModelError::InvalidParam { field, .. }) => field,
-            other => panic!("expected InvalidParam, got {other:?}"),
+            Err(e) => e.field,
+            other => panic!("expected a parameter error, got {other:?}"),
         };
         assert_eq!(field(topo(0, 4, 1, 1)), "sockets");
         assert_eq!(field(topo(1, 4, 0, 1)), "smt");

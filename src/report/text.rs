@@ -6,17 +6,7 @@ use super::csv::value_text;
 use super::expect::{Check, point_label};
 use super::stats::{Summary, find};
 use crate::scenario::Scenario;
-use crate::scenario::config::WorkloadKind;
 use std::fmt::Write;
-
-/// Metrics shown in the table for each workload kind.
-fn key_metrics(kind: WorkloadKind) -> &'static [&'static str] {
-    match kind {
-        WorkloadKind::Path => &["ops_per_sec", "latency_mean_ns", "latency_p99_ns"],
-        WorkloadKind::BtrfsDir => &["batches", "searches", "delete_delayed_us", "leaves", "tree_height"],
-        WorkloadKind::XfsAlloc => &["alloc_us", "records_walked", "blocks_visited", "alloc_len"],
-    }
-}
 
 /// Formats a number for people: 3 significant digits with k/M suffixes.
 pub fn human(x: f64) -> String {
@@ -59,8 +49,7 @@ pub fn report(s: &Scenario, rows: &[Summary], checks: &[Check]) -> String {
     if !d.about.is_empty() {
         let _ = writeln!(out, "  {}", d.about);
     }
-    let kind = s.doc.workload.kind;
-    let metrics = key_metrics(kind);
+    let metrics = s.first().map_or(&[][..], |p| p.key_metrics());
     for point in 0..s.points.len() {
         let label = point_label(s, point);
         let _ = writeln!(out, "\n== {} ==", if label.is_empty() { "result".to_string() } else { label });
@@ -90,18 +79,16 @@ pub fn report(s: &Scenario, rows: &[Summary], checks: &[Check]) -> String {
             };
             let _ = writeln!(out, " {ratio:>10}");
         }
-        if kind == WorkloadKind::Path {
-            for (vi, v) in s.variants.iter().enumerate() {
-                if let Some((name, u)) = bottleneck(rows, point, vi) {
-                    let wait = find(rows, point, vi, &format!("{name}.wait_mean_ns")).map_or(0.0, |r| r.mean);
-                    let _ = writeln!(
-                        out,
-                        "  bottleneck [{}]: {name} (utilisation {:.1}%, mean wait {} ns)",
-                        v.name,
-                        u * 100.0,
-                        human(wait)
-                    );
-                }
+        for (vi, v) in s.variants.iter().enumerate() {
+            if let Some((name, u)) = bottleneck(rows, point, vi) {
+                let wait = find(rows, point, vi, &format!("{name}.wait_mean_ns")).map_or(0.0, |r| r.mean);
+                let _ = writeln!(
+                    out,
+                    "  bottleneck [{}]: {name} (utilisation {:.1}%, mean wait {} ns)",
+                    v.name,
+                    u * 100.0,
+                    human(wait)
+                );
             }
         }
     }

@@ -54,31 +54,7 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
-pub use crate::text::edit_distance;
-
-/// The candidate closest to `word`, if it is close enough to be a likely
-/// misspelling (distance at most a third of the word, and at least 2).
-pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    let limit = (word.chars().count() / 3).max(2);
-    candidates
-        .into_iter()
-        .map(|c| (edit_distance(word, c), c))
-        .filter(|&(d, _)| d <= limit)
-        .min()
-        .map(|(_, c)| c.to_string())
-}
-
-/// From a serde message such as "unknown field `thraeds`, expected one of
-/// `files`, `threads`" returns the misspelt word and the closest candidate.
-pub fn suggestion_from_serde(message: &str) -> Option<(String, String)> {
-    let (_, rest) = message.split_once("unknown ")?;
-    let mut ticks = rest.split('`');
-    ticks.next()?;
-    let word = ticks.next()?.to_string();
-    let (_, expected) = rest.split_once("expected")?;
-    let cands: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-    closest(&word, cands).map(|c| (word, c))
-}
+pub use crate::text::{closest, edit_distance, suggestion_from_serde};
 
 #[cfg(test)]
 mod tests {

@@ -94,6 +94,16 @@ impl SpanIndex {
         }
     }
 
+    /// Whether `path` itself (not a parent) is a key of the document.
+    pub fn contains(&self, path: &str) -> bool {
+        self.spans.contains_key(path)
+    }
+
+    /// Every key path of the document, in sorted order.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.spans.keys().map(String::as_str)
+    }
+
     /// Like [`SpanIndex::find`], as a location.
     pub fn locate(&self, file: &Path, path: &str) -> Option<Location> {
         self.find(path).map(|s| self.location(file, s.start))

@@ -4,8 +4,6 @@
 //! script, as the published bpftrace measurement did; the time of the
 //! delayed-deletion function comes from its counts priced by ns costs.
 
-
-
 use std::collections::BTreeMap;
 
 use rand::RngExt;
@@ -13,8 +11,12 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::kernel::btrfs::fs::{Fs, ROOT_DIR_INO, dir_index_leaf_count, rm_rf};
 
+use crate::engine::Metrics;
+use crate::engine::rng::RunKey;
 use crate::kernel::ModelError;
 use crate::kernel::btrfs::delayed::{BatchStrategy, DeleteRunStats, Thresholds};
+use crate::param::ParamError;
+use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, Workload};
 
 /// Parameters of the `btrfs-dir` workload (scenario section keys).
 #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -111,11 +113,8 @@ impl Default for BtrfsDirParams {
     }
 }
 
-fn invalid(field: &str, message: impl Into<String>) -> ModelError {
-    ModelError::InvalidParam {
-        field: field.to_string(),
-        message: message.into(),
-    }
+fn invalid(field: &str, message: impl Into<String>) -> ParamError {
+    ParamError::new(field, message)
 }
 
 /// Converts a cost in ns (validated finite and non-negative) to integer
@@ -126,7 +125,7 @@ pub fn ns_to_ps(ns: f64) -> u64 {
 
 impl BtrfsDirParams {
     /// Checks ranges; the error names the offending key.
-    pub fn validate(&self) -> Result<(), ModelError> {
+    pub fn validate(&self) -> Result<(), ParamError> {
         if self.files == 0 || self.files > 50_000_000 {
             return Err(invalid("files", "expected 1..=50000000 files"));
         }
@@ -254,21 +253,90 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, rng: &mut ChaCha8Rng) -> Result<BTreeMa
     Ok(m)
 }
 
-/// Names of the metrics [`run_btrfs_dir`] reports.
-pub const METRICS: &[&str] = &[
-    "batches",
-    "searches",
-    "leaves_touched",
-    "bytes_moved",
-    "delete_delayed_us",
-    "leaves",
-    "tree_height",
-    "cow_blocks",
-    "key_compares",
-    "leaf_walks",
-    "items_released",
-    "delete_runs",
-    "batches_rm",
-    "dir_index_leaves",
-    "files_deleted",
+/// The metrics [`run_btrfs_dir`] reports: (name, unit, meaning).
+pub const METRICS: &[(&str, &str, &str)] = &[
+    (
+        "batches",
+        "count",
+        "btrfs_del_items calls made while running delayed deletions (whole script)",
+    ),
+    ("searches", "count", "root-to-leaf searches made while running delayed deletions"),
+    ("leaves_touched", "count", "leaves visited by those searches and walks"),
+    ("bytes_moved", "bytes", "bytes memmoved inside leaves by the deletions"),
+    ("delete_delayed_us", "us", "time in the delayed-deletion function, whole script"),
+    ("leaves", "count", "leaves of the fs tree after the sync, before rm -fr"),
+    ("tree_height", "levels", "height of the fs tree after the sync"),
+    ("cow_blocks", "count", "tree blocks copied on write by the deletions"),
+    ("key_compares", "count", "key comparisons in binary searches"),
+    (
+        "leaf_walks",
+        "count",
+        "moves to the next leaf without a new search (leaf-walk rule)",
+    ),
+    ("items_released", "count", "delayed items released after their deletion ran"),
+    ("delete_runs", "count", "runs of the delayed-deletion function (flushes)"),
+    ("batches_rm", "count", "batches made during rm -fr and unmount"),
+    (
+        "dir_index_leaves",
+        "count",
+        "leaves holding testdir's dir index items after the sync",
+    ),
+    ("files_deleted", "count", "files unlinked before the sync"),
 ];
+
+/// The `btrfs-dir` workload (case 3's script).
+#[derive(Debug, Clone, Copy)]
+pub struct BtrfsDir;
+
+impl Workload for BtrfsDir {
+    fn kind(&self) -> &'static str {
+        "btrfs-dir"
+    }
+
+    fn about(&self) -> &'static str {
+        "btrfs: create files in one directory, delete a pattern, sync, rm -fr; delayed dir-index deletion batches"
+    }
+
+    fn sections(&self) -> &'static [&'static str] {
+        &["btrfs_dir"]
+    }
+
+    fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {
+        if !sections.has("btrfs_dir") {
+            return Ok(String::new());
+        }
+        let params: BtrfsDirParams = sections.get("btrfs_dir")?;
+        toml::to_string_pretty(&Resolved { btrfs_dir: &params }).map_err(|e| ParamError::new("btrfs_dir", e.to_string()))
+    }
+
+    fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError> {
+        let params: BtrfsDirParams = input.sections.get("btrfs_dir")?;
+        params.validate().map_err(|e| e.under("btrfs_dir"))?;
+        Ok(Box::new(PreparedBtrfsDir { params }))
+    }
+}
+
+/// A `btrfs-dir` study ready to run.
+#[derive(Debug)]
+struct PreparedBtrfsDir {
+    params: BtrfsDirParams,
+}
+
+#[derive(serde::Serialize)]
+struct Resolved<'a> {
+    btrfs_dir: &'a BtrfsDirParams,
+}
+
+impl Prepared for PreparedBtrfsDir {
+    fn metrics(&self) -> Vec<MetricSpec> {
+        METRICS.iter().map(|&(n, u, m)| MetricSpec::new(n, u, m)).collect()
+    }
+
+    fn key_metrics(&self) -> &'static [&'static str] {
+        &["batches", "searches", "delete_delayed_us", "leaves", "tree_height"]
+    }
+
+    fn run(&self, key: RunKey) -> Result<Metrics, RunFailure> {
+        Ok(run_btrfs_dir(&self.params, &mut key.stream("btrfs_dir"))?)
+    }
+}

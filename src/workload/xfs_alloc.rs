@@ -14,11 +14,17 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::engine::Metrics;
+use crate::engine::rng::RunKey;
 use crate::kernel::ModelError;
-use crate::kernel::xfs::alloc::{AllocArgs, CutoffStrategy, xfs_alloc_ag_vextent_size, xfs_free_ag_extent};
 use crate::kernel::xfs::aging::{AgingParams, age};
-use crate::kernel::xfs::freespace::source::{HistogramBucket, lay_out, lengths_from_buckets, lengths_from_fragmentation, lengths_from_freesp};
+use crate::kernel::xfs::alloc::{AllocArgs, CutoffStrategy, xfs_alloc_ag_vextent_size, xfs_free_ag_extent};
+use crate::kernel::xfs::freespace::source::{
+    HistogramBucket, lay_out, lengths_from_buckets, lengths_from_fragmentation, lengths_from_freesp,
+};
 use crate::kernel::xfs::freespace::{AllocRec, BtreeGeometry, FreeSpace, FreespHistogram};
+use crate::param::ParamError;
+use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, Workload};
 
 /// Where the AG's free space comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,16 +143,13 @@ impl Default for XfsAllocParams {
 }
 
 /// An `InvalidParam` error for `field`.
-fn invalid(field: &str, message: impl Into<String>) -> ModelError {
-    ModelError::InvalidParam {
-        field: field.into(),
-        message: message.into(),
-    }
+fn invalid(field: &str, message: impl Into<String>) -> ParamError {
+    ParamError::new(field, message)
 }
 
 impl XfsAllocParams {
     /// Checks ranges and that the chosen source has what it needs.
-    pub fn validate(&self) -> Result<(), ModelError> {
+    pub fn validate(&self) -> Result<(), ParamError> {
         BtreeGeometry::new(self.block_size, self.btree_header_bytes)?;
         if self.agblocks < 2 {
             return Err(invalid("agblocks", "must be >= 2"));
@@ -181,7 +184,7 @@ impl XfsAllocParams {
         Ok(())
     }
 
-    fn validate_source(&self) -> Result<(), ModelError> {
+    fn validate_source(&self) -> Result<(), ParamError> {
         match self.source {
             FreeSpaceSource::FreespFile if self.freesp_file.is_empty() => {
                 Err(invalid("freesp_file", "required when source = \"freesp_file\""))
@@ -293,15 +296,76 @@ pub fn run_xfs_alloc(p: &XfsAllocParams, base_dir: &Path, rng: &mut ChaCha8Rng) 
     Ok(m)
 }
 
-/// Names of the metrics [`run_xfs_alloc`] reports.
-pub const METRICS: &[&str] = &[
-    "alloc_us",
-    "alloc_us_p50",
-    "alloc_us_p99",
-    "records_walked",
-    "blocks_visited",
-    "alloc_len",
-    "free_extents",
-    "largest_free",
-    "calls",
+/// The metrics [`run_xfs_alloc`] reports: (name, unit, meaning).
+pub const METRICS: &[(&str, &str, &str)] = &[
+    ("alloc_us", "us", "mean time of one xfs_alloc_ag_vextent_size call"),
+    ("alloc_us_p50", "us", "median call time"),
+    ("alloc_us_p99", "us", "99th percentile call time"),
+    ("records_walked", "count", "by-size btree records examined per call (mean)"),
+    ("blocks_visited", "count", "btree blocks visited per call (mean)"),
+    ("alloc_len", "blocks", "blocks allocated per call (mean; 0 for a failed call)"),
+    ("free_extents", "count", "free extents in the AG after the run"),
+    ("largest_free", "blocks", "longest free extent after the run"),
+    ("calls", "count", "allocation calls made"),
 ];
+
+/// The `xfs-alloc` workload (case 4).
+#[derive(Debug, Clone, Copy)]
+pub struct XfsAlloc;
+
+impl Workload for XfsAlloc {
+    fn kind(&self) -> &'static str {
+        "xfs-alloc"
+    }
+
+    fn about(&self) -> &'static str {
+        "XFS: by-size allocations in one allocation group's free-space btrees"
+    }
+
+    fn sections(&self) -> &'static [&'static str] {
+        &["xfs_alloc"]
+    }
+
+    fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {
+        if !sections.has("xfs_alloc") {
+            return Ok(String::new());
+        }
+        let params: XfsAllocParams = sections.get("xfs_alloc")?;
+        toml::to_string_pretty(&Resolved { xfs_alloc: &params }).map_err(|e| ParamError::new("xfs_alloc", e.to_string()))
+    }
+
+    fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError> {
+        let params: XfsAllocParams = input.sections.get("xfs_alloc")?;
+        params.validate().map_err(|e| e.under("xfs_alloc"))?;
+        Ok(Box::new(PreparedXfsAlloc {
+            params,
+            dir: input.dir.to_path_buf(),
+        }))
+    }
+}
+
+/// An `xfs-alloc` study ready to run.
+#[derive(Debug)]
+struct PreparedXfsAlloc {
+    params: XfsAllocParams,
+    dir: std::path::PathBuf,
+}
+
+#[derive(Serialize)]
+struct Resolved<'a> {
+    xfs_alloc: &'a XfsAllocParams,
+}
+
+impl Prepared for PreparedXfsAlloc {
+    fn metrics(&self) -> Vec<MetricSpec> {
+        METRICS.iter().map(|&(n, u, m)| MetricSpec::new(n, u, m)).collect()
+    }
+
+    fn key_metrics(&self) -> &'static [&'static str] {
+        &["alloc_us", "records_walked", "blocks_visited", "alloc_len"]
+    }
+
+    fn run(&self, key: RunKey) -> Result<Metrics, RunFailure> {
+        Ok(run_xfs_alloc(&self.params, &self.dir, &mut key.stream("xfs_alloc"))?)
+    }
+}

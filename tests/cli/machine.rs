@@ -41,6 +41,7 @@ fn machine_model_runs_are_deterministic_for_any_jobs() {
     let opts = LoadOptions {
         quick: true,
         seed: Some(5),
+        ..LoadOptions::default()
     };
     let s = fsmeta::scenario::load(&path, &opts).expect("loads");
     let plan = fsmeta::plan::plan(&s);

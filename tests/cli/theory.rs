@@ -23,6 +23,7 @@ fn mm1n_throughput_and_response_time_match_exact_formulas_within_99ci() {
         &LoadOptions {
             quick: true,
             seed: Some(7),
+            ..LoadOptions::default()
         },
     )
     .expect("scenario loads");

@@ -31,18 +31,18 @@ fn validate_names_the_field() {
         fragmentation: 1.5,
         ..XfsAllocParams::default()
     };
-    assert!(matches!(p.validate(), Err(ModelError::InvalidParam { field, .. }) if field == "fragmentation"));
+    assert!(matches!(p.validate(), Err(e) if e.field == "fragmentation"));
     let p = XfsAllocParams {
         source: FreeSpaceSource::FreespFile,
         ..XfsAllocParams::default()
     };
-    assert!(matches!(p.validate(), Err(ModelError::InvalidParam { field, .. }) if field == "freesp_file"));
+    assert!(matches!(p.validate(), Err(e) if e.field == "freesp_file"));
     let p = XfsAllocParams {
         minlen: 5,
         maxlen: 4,
         ..XfsAllocParams::default()
     };
-    assert!(matches!(p.validate(), Err(ModelError::InvalidParam { field, .. }) if field == "maxlen"));
+    assert!(matches!(p.validate(), Err(e) if e.field == "maxlen"));
 }
 
 #[test]

@@ -18,7 +18,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::kernel::btrfs::ctree::{DIR_ITEM_KEY, DIR_ITEM_SIZE, INODE_ITEM_KEY, INODE_ITEM_SIZE, INODE_REF_KEY, INODE_REF_SIZE, Item, Key, Tree};
+use crate::kernel::btrfs::ctree::{
+    DIR_ITEM_KEY, DIR_ITEM_SIZE, INODE_ITEM_KEY, INODE_ITEM_SIZE, INODE_REF_KEY, INODE_REF_SIZE, Item, Key, Tree,
+};
 use crate::kernel::btrfs::delayed::{BatchStrategy, DelayedRoot, Thresholds};
 
 /// `BTRFS_FIRST_FREE_OBJECTID`: the subvolume's top directory.
@@ -246,4 +248,3 @@ pub fn dir_index_leaf_count(fs: &Fs, dir: u64) -> usize {
     }
     count
 }
-

@@ -51,13 +51,8 @@ impl Default for AgingParams {
 
 impl AgingParams {
     /// Range checks; `prefix` is the section path for field names.
-    pub fn validate(&self, prefix: &str) -> Result<(), ModelError> {
-        let bad = |f: &str, m: &str| {
-            Err(ModelError::InvalidParam {
-                field: format!("{prefix}{f}"),
-                message: m.into(),
-            })
-        };
+    pub fn validate(&self, prefix: &str) -> Result<(), crate::param::ParamError> {
+        let bad = |f: &str, m: &str| Err(crate::param::ParamError::new(format!("{prefix}{f}"), m));
         if self.alloc_max_blocks == 0 {
             return bad("alloc_max_blocks", "must be >= 1");
         }
@@ -105,13 +100,13 @@ pub fn age(fs: &mut FreeSpace, p: &AgingParams, rng: &mut ChaCha8Rng) -> Result<
             release(fs, p, &mut live, rng);
         }
     }
-    Err(ModelError::InvalidParam {
-        field: "aging.max_steps".into(),
-        message: format!(
+    Err(ModelError::InvalidParam(crate::param::ParamError::new(
+        "aging.max_steps",
+        format!(
             "free space did not reach {} in extents shorter than {} blocks",
             p.target_short_share, p.short_below_blocks
         ),
-    })
+    )))
 }
 
 /// One release step: punch a hole inside a live extent, or free it whole.

@@ -51,10 +51,7 @@ impl FreeSpace {
     /// Fails (field `agblocks`) if extents overlap, touch, are empty or
     /// run past the AG.
     pub fn from_extents(agblocks: u32, geo: BtreeGeometry, extents: &[AllocRec], fill: f64) -> Result<Self, ModelError> {
-        let bad = |message: String| ModelError::InvalidParam {
-            field: "agblocks".into(),
-            message,
-        };
+        let bad = |message: String| ModelError::InvalidParam(crate::param::ParamError::new("agblocks", message));
         let mut prev_end = None;
         for r in extents {
             if r.blockcount == 0 || r.end() > u64::from(agblocks) {

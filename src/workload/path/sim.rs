@@ -6,15 +6,16 @@
 //! accesses are priced through [`Pricing`]; counter operations run the
 //! counter model, which emits the accesses it makes.
 
+use super::metrics;
 use crate::engine::Metrics;
 use crate::engine::dist::Duration;
 use crate::engine::histogram::LatencyHistogram;
 use crate::engine::queue::{EventQueue, SchedulingError};
 use crate::engine::time::SimTimePs;
+use crate::kernel::sync::counter::{Counter, CounterOp, MicroOp};
 use crate::machine::Pricing;
 use crate::machine::coherence::{LineId, LineTable};
 use crate::machine::lock::{LockId, LockTable};
-use crate::kernel::sync::counter::{Counter, CounterOp, MicroOp};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 
@@ -262,42 +263,61 @@ impl State {
         let mut m = Metrics::new();
         let secs = end.as_secs_f64();
         let elapsed = end.0.max(1) as f64;
-        m.insert("ops".into(), self.ops as f64);
-        m.insert("ops_per_sec".into(), if secs > 0.0 { self.ops as f64 / secs } else { 0.0 });
-        m.insert("events".into(), self.events as f64);
-        m.insert("sim_time_ms".into(), end.as_secs_f64() * 1e3);
         let h = &self.latency;
-        m.insert("latency_mean_ns".into(), h.mean() / 1000.0);
-        for (name, q) in [("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99)] {
-            m.insert(format!("latency_{name}_ns"), h.quantile(q) as f64 / 1000.0);
-        }
-        m.insert("latency_max_ns".into(), h.max() as f64 / 1000.0);
+        let run = [
+            self.ops as f64,
+            if secs > 0.0 { self.ops as f64 / secs } else { 0.0 },
+            self.events as f64,
+            end.as_secs_f64() * 1e3,
+            h.mean() / 1000.0,
+            h.quantile(0.5) as f64 / 1000.0,
+            h.quantile(0.9) as f64 / 1000.0,
+            h.quantile(0.95) as f64 / 1000.0,
+            h.quantile(0.99) as f64 / 1000.0,
+            h.max() as f64 / 1000.0,
+        ];
+        fill(&mut m, "", metrics::RUN, &run);
         for (i, name) in self.lines.names().iter().enumerate().take(reported) {
             let s = self.lines.stats(i as LineId);
-            m.insert(format!("{name}.utilisation"), s.busy_ps as f64 / elapsed);
-            let waits = s.misses.max(1) as f64;
-            m.insert(format!("{name}.wait_mean_ns"), s.wait_ps as f64 / waits / 1000.0);
-            m.insert(format!("{name}.transfers"), s.transfers[1..].iter().sum::<u64>() as f64);
-            for (c, label) in ["smt", "same_llc", "same_socket", "cross_socket"].iter().enumerate() {
-                m.insert(format!("{name}.transfers_{label}"), s.transfers[c + 1] as f64);
-            }
+            let t = &s.transfers;
+            let values = [
+                s.busy_ps as f64 / elapsed,
+                s.wait_ps as f64 / s.misses.max(1) as f64 / 1000.0,
+                t[1..].iter().sum::<u64>() as f64,
+                t[1] as f64,
+                t[2] as f64,
+                t[3] as f64,
+                t[4] as f64,
+            ];
+            fill(&mut m, name, metrics::LINE, &values);
         }
         for (i, name) in locks.iter().enumerate() {
             let s = self.locks.stats(i as LockId);
-            let acq = s.acquisitions.max(1) as f64;
-            m.insert(format!("{name}.utilisation"), s.hold_ps as f64 / elapsed);
-            m.insert(format!("{name}.wait_mean_ns"), s.wait_ps as f64 / acq / 1000.0);
-            m.insert(format!("{name}.acquisitions"), s.acquisitions as f64);
-            m.insert(format!("{name}.contended"), s.contended as f64);
-            m.insert(
-                format!("{name}.handoff_mean_ns"),
+            let values = [
+                s.hold_ps as f64 / elapsed,
+                s.wait_ps as f64 / s.acquisitions.max(1) as f64 / 1000.0,
+                s.acquisitions as f64,
+                s.contended as f64,
                 s.handoff_ps as f64 / s.contended.max(1) as f64 / 1000.0,
-            );
+            ];
+            fill(&mut m, name, metrics::LOCK, &values);
         }
         for (c, name) in self.counters.iter().zip(counters) {
-            m.insert(format!("{name}.folds"), c.folds as f64);
-            m.insert(format!("{name}.read_error_max"), c.read_error_max as f64);
+            fill(&mut m, name, metrics::COUNTER, &[c.folds as f64, c.read_error_max as f64]);
         }
         m
+    }
+}
+
+/// Inserts `values` under the declared names, prefixed by `owner.`.
+fn fill(m: &mut Metrics, owner: &str, decls: &[metrics::Decl], values: &[f64]) {
+    debug_assert_eq!(decls.len(), values.len());
+    for (&(name, _, _), &v) in decls.iter().zip(values) {
+        let key = if owner.is_empty() {
+            name.to_string()
+        } else {
+            format!("{owner}.{name}")
+        };
+        m.insert(key, v);
     }
 }

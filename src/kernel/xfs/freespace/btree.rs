@@ -9,8 +9,6 @@
 //! node a `Vec` of keys and a `Vec` of block pointers, never a node per
 //! record.
 
-use crate::kernel::ModelError;
-
 /// One free-space record, `xfs_alloc_rec`: a free extent of `blockcount`
 /// blocks starting at AG block `startblock` (8 bytes on disk).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -81,18 +79,18 @@ impl BtreeGeometry {
     /// Geometry for `block_size`-byte blocks with a `header_len`-byte header.
     /// Fails (field `block_size`) if a leaf or node would hold fewer than 4
     /// entries.
-    pub fn new(block_size: u32, header_len: u32) -> Result<Self, ModelError> {
+    pub fn new(block_size: u32, header_len: u32) -> Result<Self, crate::param::ParamError> {
         let payload = block_size.saturating_sub(header_len);
         let leaf = (payload / Self::REC_LEN) as usize;
         let node = (payload / (Self::REC_LEN + Self::PTR_LEN)) as usize;
         if leaf < 4 || node < 4 {
-            return Err(ModelError::InvalidParam {
-                field: "block_size".into(),
-                message: format!(
+            return Err(crate::param::ParamError::new(
+                "block_size",
+                format!(
                     "{block_size}-byte blocks with a {header_len}-byte header hold \
                      {leaf} records / {node} pointers; need at least 4"
                 ),
-            });
+            ));
         }
         Ok(Self {
             leaf_maxrecs: leaf,

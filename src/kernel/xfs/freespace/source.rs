@@ -107,13 +107,13 @@ pub fn lay_out(mut lengths: Vec<u32>, agblocks: u32, rng: &mut ChaCha8Rng) -> Re
     let free: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
     let min_used = n.saturating_sub(1);
     if free + min_used > u64::from(agblocks) || lengths.contains(&0) {
-        return Err(ModelError::InvalidParam {
-            field: "agblocks".into(),
-            message: format!(
+        return Err(ModelError::InvalidParam(crate::param::ParamError::new(
+            "agblocks",
+            format!(
                 "{n} free extents of {free} blocks need at least {} blocks, the AG has {agblocks}",
                 free + min_used
             ),
-        });
+        )));
     }
     let extra = u64::from(agblocks) - free - min_used;
     let weights: Vec<u64> = (0..=n).map(|_| u64::from(rng.random_range(1..=1u32 << 20))).collect();

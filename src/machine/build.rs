@@ -1,0 +1,103 @@
+//! A machine built for one run point: the resolved profile, the CPUs the
+//! threads are placed on, the transfer-cost matrix between them and the SMT
+//! slowdown of each. Built once per point; every run of the point shares it.
+
+use super::config::MachineConfig;
+use super::profile::{MachineProfile, closest_builtin, find_builtin, load_profile, ns_to_ps};
+use super::topology::{CpuId, Distance, Topology};
+use super::{MachineError, Pricing};
+use crate::param::ParamError;
+use std::path::Path;
+
+/// The machine as the threads of one run point see it.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    /// The profile, with the scenario's topology override applied.
+    pub profile: MachineProfile,
+    /// The CPU each thread runs on, by thread number.
+    pub cpus: Vec<CpuId>,
+    /// Transfer costs and distance classes between the threads.
+    pub pricing: Pricing,
+    /// Per-thread work slowdown in permille (1000 = a core of its own).
+    pub slowdown_permille: Vec<u32>,
+}
+
+impl Machine {
+    /// Resolves `[machine]` (profile paths relative to `dir`) and places
+    /// `threads` threads on its CPUs.
+    pub fn build(config: &MachineConfig, threads: u32, dir: &Path) -> Result<Machine, MachineError> {
+        let profile = resolve_profile(config, dir)?;
+        let topo = &profile.topology;
+        let cpus = topo.place(threads, config.placement).map_err(|e| e.under("workload"))?;
+        let mut pricing = pricing(&profile, topo, &cpus);
+        pricing.wakeup_ps = ns_to_ps(config.wakeup_ns);
+        let slowdown_permille = smt_slowdown(&profile, topo, &cpus);
+        Ok(Machine {
+            profile,
+            cpus,
+            pricing,
+            slowdown_permille,
+        })
+    }
+
+    /// The topology the threads run on.
+    pub fn topology(&self) -> &Topology {
+        &self.profile.topology
+    }
+}
+
+/// Resolves `[machine]` to a profile with the scenario's topology override.
+pub fn resolve_profile(config: &MachineConfig, dir: &Path) -> Result<MachineProfile, MachineError> {
+    let name = &config.profile;
+    let mut profile = if name.ends_with(".toml") {
+        load_profile(&dir.join(name))?
+    } else {
+        find_builtin(name).ok_or_else(|| {
+            ParamError::new(
+                "machine.profile",
+                format!("no built-in profile `{name}`; `fsmeta machines` lists them, or give a path ending in .toml"),
+            )
+            .suggest(closest_builtin(name))
+        })?
+    };
+    if let Some(t) = &config.topology {
+        profile.topology = t.clone();
+    }
+    profile.validate().map_err(|e| e.under("machine"))?;
+    Ok(profile)
+}
+
+/// Transfer cost and distance class between every pair of threads.
+fn pricing(profile: &MachineProfile, topo: &Topology, cpus: &[CpuId]) -> Pricing {
+    let n = cpus.len();
+    let mut xfer = Vec::with_capacity(n * n);
+    let mut class = Vec::with_capacity(n * n);
+    for &a in cpus {
+        for &b in cpus {
+            let d = topo.distance(a, b);
+            xfer.push(if d == Distance::SameCpu {
+                profile.atomic_ps()
+            } else {
+                profile.transfer_ps(d)
+            });
+            class.push(d.index() as u8);
+        }
+    }
+    Pricing::from_matrix(n, xfer, class, profile.atomic_ps(), profile.memory_ps())
+}
+
+/// Work on a CPU whose SMT sibling also runs a thread is slower: the two
+/// share one core whose combined throughput is `smt_throughput` times one
+/// thread's, so each runs at `smt_throughput / 2` speed.
+fn smt_slowdown(profile: &MachineProfile, topo: &Topology, cpus: &[CpuId]) -> Vec<u32> {
+    cpus.iter()
+        .map(|&c| {
+            let shared = cpus.iter().filter(|&&o| topo.core_of(o) == topo.core_of(c)).count();
+            if shared > 1 {
+                (1000.0 * shared as f64 / profile.smt_throughput.max(1.0)).round() as u32
+            } else {
+                1000
+            }
+        })
+        .collect()
+}

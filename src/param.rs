@@ -1,0 +1,91 @@
+//! The one parameter-error type every layer returns for a bad value: the
+//! dotted field path, what was expected, and the closest valid name as
+//! data. The scenario layer alone turns it into a located `file:line:col`
+//! message.
+
+use std::fmt;
+use std::ops::Range;
+
+/// A parameter is out of range, inconsistent, misspelt or unused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamError {
+    /// Dotted path of the parameter, e.g. `btrfs_dir.files` (may be empty
+    /// for an error about the whole document).
+    pub field: String,
+    /// What was wrong and what was expected, in plain words.
+    pub message: String,
+    /// The closest valid name, for a misspelling.
+    pub suggestion: Option<String>,
+    /// Byte range in the scenario text, when the error came from parsing
+    /// the text itself.
+    pub span: Option<Range<usize>>,
+}
+
+impl ParamError {
+    /// An error on `field`.
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ParamError {
+            field: field.into(),
+            message: message.into(),
+            suggestion: None,
+            span: None,
+        }
+    }
+
+    /// Adds the closest valid name.
+    pub fn suggest(mut self, suggestion: Option<String>) -> Self {
+        self.suggestion = suggestion;
+        self
+    }
+
+    /// Puts the field under `prefix` (`files` -> `btrfs_dir.files`).
+    pub fn under(mut self, prefix: &str) -> Self {
+        self.field = match (prefix.is_empty(), self.field.is_empty()) {
+            (true, _) => self.field,
+            (false, true) => prefix.to_string(),
+            (false, false) => format!("{prefix}.{}", self.field),
+        };
+        self
+    }
+
+    /// From a toml/serde error while reading section `field`: keeps the
+    /// span and the closest candidate of an "unknown field" message.
+    pub fn from_toml(field: &str, e: &toml::de::Error) -> Self {
+        let message = e.message().trim().to_string();
+        let suggestion = crate::text::suggestion_from_serde(&message).map(|(_, c)| c);
+        ParamError {
+            field: field.to_string(),
+            message,
+            suggestion,
+            span: e.span(),
+        }
+    }
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.field.is_empty() {
+            write!(f, "{}: ", self.field)?;
+        }
+        write!(f, "{}", self.message)?;
+        if let Some(s) = &self.suggestion {
+            write!(f, " (did you mean `{s}`?)")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ParamError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn under_prefixes_the_field_once() {
+        let e = ParamError::new("files", "expected 1..=10").under("btrfs_dir");
+        assert_eq!(e.field, "btrfs_dir.files");
+        assert_eq!(ParamError::new("", "x").under("a").field, "a");
+        assert_eq!(e.to_string(), "btrfs_dir.files: expected 1..=10");
+    }
+}

@@ -1,0 +1,101 @@
+//! The workload contract: what every kind of study (`path`, `btrfs-dir`,
+//! `xfs-alloc`, ...) implements once, and nothing else needs to know about
+//! a kind. A [`Workload`] names the top-level sections it reads, parses
+//! and validates them into a [`Prepared`] study for one run point, which
+//! declares its metrics (name, unit, meaning) and runs with a [`RunKey`].
+
+use super::sections::Sections;
+use crate::engine::Metrics;
+use crate::engine::rng::RunKey;
+use crate::machine::MachineConfig;
+use crate::param::ParamError;
+use std::fmt;
+use std::path::Path;
+
+/// One metric a workload reports: declared once, used to validate
+/// `[[expect]]` and `[[plot]]`, to document (`fsmeta keys`) and to fill
+/// results.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricSpec {
+    /// Name as it appears in outputs, e.g. `ops_per_sec` or
+    /// `xfs_mount_hot.utilisation`.
+    pub name: String,
+    /// Unit in plain words (`ops/s`, `ns`, `count`, `fraction`).
+    pub unit: &'static str,
+    /// One line on what it measures.
+    pub meaning: String,
+}
+
+impl MetricSpec {
+    /// A metric with a fixed name.
+    pub fn new(name: &str, unit: &'static str, meaning: &str) -> Self {
+        MetricSpec {
+            name: name.to_string(),
+            unit,
+            meaning: meaning.to_string(),
+        }
+    }
+}
+
+/// Stop condition of a time-driven run (`[scenario] ops` / `time_ms`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StopConfig {
+    /// Stop after this many operations (all threads).
+    pub ops: Option<u64>,
+    /// Stop at this simulated time, in ms.
+    pub time_ms: Option<f64>,
+}
+
+/// What a workload is prepared from: its sections of the resolved document
+/// plus the common settings.
+#[derive(Debug, Clone, Copy)]
+pub struct Input<'a> {
+    /// The document's sections (the workload reads only its own).
+    pub sections: Sections<'a>,
+    /// `[machine]`.
+    pub machine: &'a MachineConfig,
+    /// `workload.threads`.
+    pub threads: u32,
+    /// `[scenario]` stop condition.
+    pub stop: StopConfig,
+    /// The scenario's folder: relative data-file paths resolve from here.
+    pub dir: &'a Path,
+}
+
+/// Why a run failed after its parameters were accepted.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunFailure {
+    /// A model rejected its input or an input file (e.g. freesp text).
+    #[error(transparent)]
+    Model(#[from] crate::kernel::ModelError),
+    /// The simulator stopped on an internal inconsistency.
+    #[error(transparent)]
+    Sim(#[from] super::path::sim::SimError),
+}
+
+/// A kind of study.
+pub trait Workload: Sync + fmt::Debug {
+    /// The `workload.kind` string, e.g. `btrfs-dir`.
+    fn kind(&self) -> &'static str;
+    /// One line on what it models.
+    fn about(&self) -> &'static str;
+    /// The top-level sections it reads (e.g. `["btrfs_dir"]`).
+    fn sections(&self) -> &'static [&'static str];
+    /// Its sections with every default filled, as TOML text (empty when
+    /// the document has none), for `scenario.resolved.toml`.
+    fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError>;
+    /// Parses and validates its sections for one run point.
+    fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError>;
+}
+
+/// A workload ready to run at one point: parameters parsed and validated,
+/// shared structures (machine, data files) built once.
+pub trait Prepared: Send + Sync + fmt::Debug {
+    /// Every metric a run reports.
+    fn metrics(&self) -> Vec<MetricSpec>;
+    /// The metrics the printed report shows, in order.
+    fn key_metrics(&self) -> &'static [&'static str];
+    /// Runs once with the random streams of `key`.
+    fn run(&self, key: RunKey) -> Result<Metrics, RunFailure>;
+}

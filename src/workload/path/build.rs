@@ -1,0 +1,207 @@
+//! Translating `[[path]]` steps into interpreter steps: duration
+//! distributions, interned line names, lock and counter references (every
+//! name must resolve), and counter placement on the machine's CPUs.
+
+use super::config::{CounterConfig, CounterKindName, DistConfig, DistKind, StepConfig};
+use super::sim::Step;
+use crate::engine::dist::Duration;
+use crate::engine::time::SimTimePs;
+use crate::kernel::sync::counter::{Counter, CounterKind, CounterPlacement};
+use crate::machine::coherence::LineId;
+use crate::machine::lock::{LockKind, LockTable};
+use crate::machine::{CpuId, Topology};
+use crate::param::ParamError;
+use statrs::distribution::{Exp, LogNormal, Normal, Uniform};
+use std::collections::BTreeMap;
+
+/// A problem building the run, with the field it concerns.
+pub type BuildError = ParamError;
+
+fn err(field: impl Into<String>, message: impl Into<String>) -> BuildError {
+    ParamError::new(field, message)
+}
+
+/// Interns line names; reported lines first.
+#[derive(Debug, Default)]
+pub struct Lines {
+    /// Names by id.
+    pub names: Vec<String>,
+    ids: BTreeMap<String, LineId>,
+}
+
+impl Lines {
+    /// The id of line `name`, created on first use.
+    pub fn id(&mut self, name: &str) -> LineId {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.names.len() as LineId;
+        self.names.push(name.to_string());
+        self.ids.insert(name.to_string(), id);
+        id
+    }
+}
+
+/// The locks and counters a path can name, by name.
+#[derive(Debug)]
+pub struct Names<'a> {
+    /// Declared locks -> lock id.
+    pub locks: &'a BTreeMap<String, u32>,
+    /// Declared counters -> index.
+    pub counters: &'a BTreeMap<String, u32>,
+}
+
+/// The action of a step: exactly one must be set.
+fn step_action(s: &StepConfig, field: &str) -> Result<&'static str, BuildError> {
+    let set: Vec<&'static str> = [
+        ("work", s.work.is_some()),
+        ("read", s.read.is_some()),
+        ("write", s.write.is_some()),
+        ("atomic", s.atomic.is_some()),
+        ("lock", s.lock.is_some()),
+        ("unlock", s.unlock.is_some()),
+        ("counter", s.counter.is_some()),
+    ]
+    .into_iter()
+    .filter(|&(_, on)| on)
+    .map(|(n, _)| n)
+    .collect();
+    match set.as_slice() {
+        [one] => Ok(one),
+        ["work", "read"] => Ok("work"),
+        [] => Err(err(field, "a step needs one of work, read, write, atomic, lock, unlock, counter")),
+        _ => Err(err(field, format!("a step takes one action, found {}", set.join(" and ")))),
+    }
+}
+
+fn name_ref<'a>(map: &'a BTreeMap<String, u32>, name: &str, field: &str, what: &str) -> Result<u32, BuildError> {
+    map.get(name).copied().ok_or_else(|| {
+        err(field, format!("no {what} named `{name}` is declared under [{what}s]"))
+            .suggest(crate::text::closest(name, map.keys().map(String::as_str)))
+    })
+}
+
+/// Translates one `[[path]]` step (`field` is its path, e.g. `path[2]`).
+pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -> Result<Step, BuildError> {
+    let count = s.count.unwrap_or(1);
+    if count == 0 {
+        return Err(err(format!("{field}.count"), "expected a count >= 1"));
+    }
+    Ok(match step_action(s, field)? {
+        "work" => {
+            let dur = duration(s.work.as_ref().ok_or_else(|| err(field, "missing work"))?, &format!("{field}.work"))?;
+            Step::Work {
+                dur,
+                reads: s.read.as_deref().map(|l| (lines.id(l), count)),
+            }
+        }
+        "read" => Step::Read {
+            line: lines.id(s.read.as_deref().unwrap_or_default()),
+            count,
+        },
+        "write" | "atomic" => Step::Write(lines.id(s.write.as_deref().or(s.atomic.as_deref()).unwrap_or_default())),
+        "lock" | "unlock" => {
+            let name = s.lock.as_deref().or(s.unlock.as_deref()).unwrap_or_default();
+            let id = name_ref(names.locks, name, &format!("{field}.lock"), "lock")?;
+            if s.lock.is_some() { Step::Lock(id) } else { Step::Unlock(id) }
+        }
+        _ => {
+            let name = s.counter.as_deref().unwrap_or_default();
+            let id = name_ref(names.counters, name, &format!("{field}.counter"), "counter")?;
+            let op =
+                s.op.ok_or_else(|| err(format!("{field}.op"), "a counter step needs `op` (inc, dec, sum or read)"))?;
+            Step::Counter { id, op }
+        }
+    })
+}
+
+/// Builds a duration distribution from its config.
+pub fn duration(d: &DistConfig, field: &str) -> Result<Duration, BuildError> {
+    let need = |v: Option<f64>, name: &str| -> Result<f64, BuildError> {
+        match v {
+            Some(x) if x.is_finite() && x >= 0.0 => Ok(x),
+            Some(x) => Err(err(format!("{field}.{name}"), format!("expected a finite number >= 0, found {x}"))),
+            None => Err(err(
+                format!("{field}.{name}"),
+                format!("`{name}` is required for dist = {:?}", d.dist).to_lowercase(),
+            )),
+        }
+    };
+    let bad = |e: &dyn std::fmt::Display| err(field.to_string(), format!("invalid distribution: {e}"));
+    Ok(match d.dist {
+        DistKind::Fixed => Duration::Fixed(SimTimePs::from_ns_f64(need(d.mean_ns, "mean_ns")?)),
+        DistKind::Exp => {
+            let mean = need(d.mean_ns, "mean_ns")?;
+            if mean == 0.0 {
+                Duration::Fixed(SimTimePs::ZERO)
+            } else {
+                Duration::Exp(Exp::new(1.0 / mean).map_err(|e| bad(&e))?)
+            }
+        }
+        DistKind::Uniform => {
+            let (lo, hi) = (need(d.min_ns, "min_ns")?, need(d.max_ns, "max_ns")?);
+            if lo >= hi {
+                return Err(err(format!("{field}.max_ns"), format!("expected max_ns > min_ns ({lo})")));
+            }
+            Duration::Uniform(Uniform::new(lo, hi).map_err(|e| bad(&e))?)
+        }
+        DistKind::Normal => Duration::Normal(Normal::new(need(d.mean_ns, "mean_ns")?, need(d.sd_ns, "sd_ns")?).map_err(|e| bad(&e))?),
+        DistKind::Lognormal => {
+            let (mean, sigma) = (need(d.mean_ns, "mean_ns")?, need(d.sigma, "sigma")?);
+            if mean <= 0.0 {
+                return Err(err(format!("{field}.mean_ns"), "expected mean_ns > 0"));
+            }
+            Duration::LogNormal(LogNormal::new(mean.ln() - sigma * sigma / 2.0, sigma).map_err(|e| bad(&e))?)
+        }
+    })
+}
+
+/// Default per-CPU batch of `percpu_counter`: `max(32, 2 * CPUs)`, as
+/// `compute_batch_value` in lib/percpu_counter.c.
+pub fn default_batch(cpus: u32) -> i64 {
+    i64::from(cpus.saturating_mul(2)).max(32)
+}
+
+/// Places counter `name` on the threads' CPUs: its main line and lock, one
+/// slot line per thread, one line and lock per socket.
+pub fn counter(
+    name: &str,
+    c: &CounterConfig,
+    topo: &Topology,
+    cpus: &[CpuId],
+    lines: &mut Lines,
+    locks: &mut LockTable,
+) -> Result<Counter, BuildError> {
+    let field = format!("counters.{name}");
+    let batch = c.batch.unwrap_or_else(|| default_batch(topo.cpus()));
+    if batch < 1 {
+        return Err(err(format!("{field}.batch"), "expected a batch >= 1"));
+    }
+    let per_socket = i64::from(topo.cores_per_socket * topo.smt);
+    let socket_batch = c.socket_batch.unwrap_or(batch.saturating_mul(per_socket));
+    if socket_batch < 1 {
+        return Err(err(format!("{field}.socket_batch"), "expected a socket_batch >= 1"));
+    }
+    let kind = match c.kind {
+        CounterKindName::Atomic => CounterKind::Atomic,
+        CounterKindName::Percpu => CounterKind::Percpu { batch },
+        CounterKindName::Hierarchical => CounterKind::Hierarchical { batch, socket_batch },
+    };
+    let main_line = lines.id(c.line.as_deref().unwrap_or(name));
+    let lock = locks.add(LockKind::Queued, main_line);
+    let slot_lines = (0..cpus.len()).map(|p| lines.id(&format!("{name}.slot{p}"))).collect();
+    let socket_lines = (0..topo.sockets)
+        .map(|s| lines.id(&format!("{name}.socket{s}")))
+        .collect::<Vec<_>>();
+    let socket_locks = socket_lines.iter().map(|&l| locks.add(LockKind::Queued, l)).collect();
+    let socket_of = cpus.iter().map(|&c| topo.socket_of(c)).collect();
+    let at = CounterPlacement {
+        main_line,
+        lock,
+        slot_lines,
+        socket_lines,
+        socket_locks,
+        socket_of,
+    };
+    Ok(Counter::new(kind, at))
+}

@@ -1,0 +1,70 @@
+//! The metrics a `path` run reports, declared once: the interpreter fills
+//! them in this order and the schema (for `[[expect]]`, `[[plot]]` and
+//! `fsmeta keys`) is built from the same lists.
+
+use crate::workload::MetricSpec;
+
+/// (name, unit, meaning) of one metric.
+pub type Decl = (&'static str, &'static str, &'static str);
+
+/// Whole-run metrics, in the order [`super::sim`] fills them.
+pub const RUN: &[Decl] = &[
+    ("ops", "count", "operations completed by all threads"),
+    ("ops_per_sec", "ops/s", "operations per simulated second"),
+    ("events", "count", "events the engine processed"),
+    ("sim_time_ms", "ms", "simulated time at the stop"),
+    ("latency_mean_ns", "ns", "mean time of one operation"),
+    ("latency_p50_ns", "ns", "median operation time (histogram bucket)"),
+    ("latency_p90_ns", "ns", "90th percentile operation time"),
+    ("latency_p95_ns", "ns", "95th percentile operation time"),
+    ("latency_p99_ns", "ns", "99th percentile operation time"),
+    ("latency_max_ns", "ns", "longest operation"),
+];
+
+/// Per shared line `NAME.` + these, in fill order.
+pub const LINE: &[Decl] = &[
+    ("utilisation", "fraction", "share of time the line was busy with transfers"),
+    ("wait_mean_ns", "ns", "mean wait for the line per miss"),
+    ("transfers", "count", "cache-line transfers between CPUs"),
+    ("transfers_smt", "count", "transfers between SMT siblings"),
+    ("transfers_same_llc", "count", "transfers inside one LLC domain"),
+    ("transfers_same_socket", "count", "transfers across LLC domains of one socket"),
+    ("transfers_cross_socket", "count", "transfers between sockets"),
+];
+
+/// Per lock `NAME.` + these, in fill order.
+pub const LOCK: &[Decl] = &[
+    ("utilisation", "fraction", "share of time the lock was held"),
+    ("wait_mean_ns", "ns", "mean wait per acquisition"),
+    ("acquisitions", "count", "times the lock was taken"),
+    ("contended", "count", "acquisitions that had to wait"),
+    ("handoff_mean_ns", "ns", "mean release-to-acquire hand-off when contended"),
+];
+
+/// Per counter `NAME.` + these, in fill order.
+pub const COUNTER: &[Decl] = &[
+    ("folds", "count", "per-CPU deltas folded into the shared count"),
+    ("read_error_max", "count", "largest error of a rough read (`percpu_counter_read`)"),
+];
+
+/// The whole schema for the given line, lock and counter names, sorted by
+/// name (the order of `Metrics`).
+pub fn schema(lines: &[String], locks: &[String], counters: &[String]) -> Vec<MetricSpec> {
+    let mut out: Vec<MetricSpec> = RUN.iter().map(|&(n, u, m)| MetricSpec::new(n, u, m)).collect();
+    let per = |names: &[String], decls: &[Decl], out: &mut Vec<MetricSpec>| {
+        for name in names {
+            for &(n, u, m) in decls {
+                out.push(MetricSpec {
+                    name: format!("{name}.{n}"),
+                    unit: u,
+                    meaning: format!("`{name}`: {m}"),
+                });
+            }
+        }
+    };
+    per(lines, LINE, &mut out);
+    per(locks, LOCK, &mut out);
+    per(counters, COUNTER, &mut out);
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}

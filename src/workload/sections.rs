@@ -1,0 +1,57 @@
+//! Typed access to a workload's sections of a scenario document. When the
+//! document is the scenario text itself, sections are read through the
+//! span-keeping deserializer so that a bad value points at its line and
+//! column; a resolved point (after variant and sweep overrides) is read from
+//! the merged table.
+
+use crate::param::ParamError;
+use serde::de::DeserializeOwned;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue, ValueDeserializer};
+
+/// Where sections are read from.
+#[derive(Debug, Clone, Copy)]
+pub enum Sections<'a> {
+    /// The scenario text (errors carry byte spans).
+    Text(&'a Spanned<DeTable<'a>>),
+    /// A merged document table (errors name the section).
+    Table(&'a toml::Table),
+}
+
+impl Sections<'_> {
+    /// Whether the document has section `name`.
+    pub fn has(&self, name: &str) -> bool {
+        match self {
+            Sections::Text(t) => t.get_ref().get(name).is_some(),
+            Sections::Table(t) => t.contains_key(name),
+        }
+    }
+
+    /// Reads section `name` as `T`, or `T::default()` when absent.
+    pub fn get<T: DeserializeOwned + Default>(&self, name: &str) -> Result<T, ParamError> {
+        Ok(self.get_opt(name)?.unwrap_or_default())
+    }
+
+    /// Reads section `name` as `T` if present.
+    pub fn get_opt<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, ParamError> {
+        match self {
+            Sections::Text(t) => match t.get_ref().get(name) {
+                None => Ok(None),
+                Some(v) => {
+                    let v: Spanned<DeValue<'_>> = v.clone();
+                    T::deserialize(ValueDeserializer::from(v))
+                        .map(Some)
+                        .map_err(|e| ParamError::from_toml(name, &e))
+                }
+            },
+            Sections::Table(t) => match t.get(name) {
+                None => Ok(None),
+                Some(v) => v
+                    .clone()
+                    .try_into()
+                    .map(Some)
+                    .map_err(|e: toml::de::Error| ParamError::from_toml(name, &e)),
+            },
+        }
+    }
+}
