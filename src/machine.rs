@@ -17,8 +17,6 @@ pub mod topology;
 pub use build::Machine;
 pub use config::MachineConfig;
 
-use std::path::PathBuf;
-
 /// Why a machine could not be built.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -26,24 +24,9 @@ pub enum MachineError {
     /// A `[machine]` parameter or profile field is out of range.
     #[error(transparent)]
     Param(#[from] crate::param::ParamError),
-    /// A profile file is malformed at a line.
-    #[error("{}:{line}: {message}", path.display())]
-    File {
-        /// The profile file.
-        path: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// What was wrong.
-        message: String,
-    },
-    /// A profile file could not be read.
-    #[error("cannot read {}: {source}", path.display())]
-    Io {
-        /// The profile file.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
+    /// A profile file is unreadable or malformed.
+    #[error(transparent)]
+    Input(#[from] crate::param::InputError),
 }
 
 pub use profile::{MachineProfile, builtin_profiles, closest_builtin, find_builtin, load_profile, ns_to_ps};

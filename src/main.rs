@@ -1,6 +1,8 @@
 //! The `fsmeta` binary: parses arguments, calls the library, maps the
 //! outcome to an exit code (0 ok, 1 expectation failed, 2 bad input).
 
+#![allow(clippy::result_large_err)]
+
 mod bench;
 mod cli;
 

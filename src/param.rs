@@ -64,18 +64,36 @@ impl ParamError {
 
 impl fmt::Display for ParamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if !self.field.is_empty() {
-            write!(f, "{}: ", self.field)?;
-        }
-        write!(f, "{}", self.message)?;
-        if let Some(s) = &self.suggestion {
-            write!(f, " (did you mean `{s}`?)")?;
-        }
-        Ok(())
+        crate::text::write_field_message(f, &self.field, &self.message, self.suggestion.as_deref())
     }
 }
 
 impl std::error::Error for ParamError {}
+
+/// A data file a scenario names (a machine profile, `xfs_db freesp` text)
+/// could not be read or is malformed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InputError {
+    /// The file is malformed at a line.
+    #[error("{}:{line}: {message}", path.display())]
+    Malformed {
+        /// The file that was read.
+        path: std::path::PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What was wrong with it.
+        message: String,
+    },
+    /// The file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file that was read.
+        path: std::path::PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
 
 #[cfg(test)]
 mod tests {

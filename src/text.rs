@@ -38,3 +38,16 @@ pub fn suggestion_from_serde(message: &str) -> Option<(String, String)> {
     let cands: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
     closest(&word, cands).map(|c| (word, c))
 }
+
+/// Writes `field: message (did you mean `suggestion`?)`, the shape of every
+/// parameter error.
+pub fn write_field_message(f: &mut std::fmt::Formatter<'_>, field: &str, message: &str, suggestion: Option<&str>) -> std::fmt::Result {
+    if !field.is_empty() {
+        write!(f, "{field}: ")?;
+    }
+    write!(f, "{message}")?;
+    if let Some(s) = suggestion {
+        write!(f, " (did you mean `{s}`?)")?;
+    }
+    Ok(())
+}

@@ -214,7 +214,7 @@ fn bytes(n: u64) -> String {
 /// failed [`MachineProfile::validate`] gives `InputFile` at the line of the
 /// offending key when it can be found (else line 1), message `field: why`.
 pub fn load_profile(path: &Path) -> Result<MachineProfile, MachineError> {
-    let text = std::fs::read_to_string(path).map_err(|source| MachineError::Io {
+    let text = std::fs::read_to_string(path).map_err(|source| crate::param::InputError::Io {
         path: path.to_path_buf(),
         source,
     })?;
@@ -253,11 +253,12 @@ fn key_line(text: &str, key: &str) -> Option<usize> {
 }
 
 fn input_error(path: &Path, line: usize, message: String) -> MachineError {
-    MachineError::File {
+    crate::param::InputError::Malformed {
         path: path.to_path_buf(),
         line,
         message,
     }
+    .into()
 }
 
 /// Builds the `InvalidParam` error for a profile field.
@@ -335,7 +336,7 @@ mod tests {
         let line = text.lines().position(|l| l.starts_with("hit_ns")).unwrap() + 1;
         let path = temp_file("bad-syntax.toml", &text);
         match load_profile(&path) {
-            Err(e @ MachineError::File { .. }) => {
+            Err(e @ MachineError::Input(crate::param::InputError::Malformed { .. })) => {
                 let shown = e.to_string();
                 let want = format!("{}:{line}: column 10: ", path.display());
                 assert!(shown.starts_with(&want), "{shown} / {want}");
@@ -350,20 +351,23 @@ mod tests {
         let text = good.replace("cache_ways = 12", "cache_ways = 12\ncache_wayz = 3");
         let want = text.lines().position(|l| l.starts_with("cache_wayz")).unwrap() + 1;
         let path = temp_file("unknown.toml", &text);
-        assert!(matches!(load_profile(&path), Err(MachineError::File { line, .. }) if line == want));
+        assert!(matches!(load_profile(&path), Err(MachineError::Input(crate::param::InputError::Malformed { line, .. })) if line == want));
 
         let text = good.replace("smt = 2", "smt = 0");
         let want = text.lines().position(|l| l.starts_with("smt = 0")).unwrap() + 1;
         let path = temp_file("invalid.toml", &text);
         match load_profile(&path) {
-            Err(MachineError::File { line, message, .. }) => {
+            Err(MachineError::Input(crate::param::InputError::Malformed { line, message, .. })) => {
                 assert_eq!(line, want);
                 assert!(message.starts_with("topology.smt:"), "{message}");
             }
             other => panic!("expected InputFile, got {other:?}"),
         }
         let missing = std::env::temp_dir().join("fsmeta-no-such-profile.toml");
-        assert!(matches!(load_profile(&missing), Err(MachineError::Io { .. })));
+        assert!(matches!(
+            load_profile(&missing),
+            Err(MachineError::Input(crate::param::InputError::Io { .. }))
+        ));
     }
 
     #[test]

@@ -41,14 +41,7 @@ impl fmt::Display for ScenarioError {
             Some(loc) => write!(f, "{loc}: ")?,
             None => write!(f, "{}: ", self.file.display())?,
         }
-        if !self.field.is_empty() {
-            write!(f, "{}: ", self.field)?;
-        }
-        write!(f, "{}", self.message)?;
-        if let Some(s) = &self.suggestion {
-            write!(f, " (did you mean `{s}`?)")?;
-        }
-        Ok(())
+        crate::text::write_field_message(f, &self.field, &self.message, self.suggestion.as_deref())
     }
 }
 

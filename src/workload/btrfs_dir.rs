@@ -302,11 +302,7 @@ impl Workload for BtrfsDir {
     }
 
     fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {
-        if !sections.has("btrfs_dir") {
-            return Ok(String::new());
-        }
-        let params: BtrfsDirParams = sections.get("btrfs_dir")?;
-        toml::to_string_pretty(&Resolved { btrfs_dir: &params }).map_err(|e| ParamError::new("btrfs_dir", e.to_string()))
+        sections.resolved::<BtrfsDirParams>("btrfs_dir")
     }
 
     fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError> {
@@ -320,11 +316,6 @@ impl Workload for BtrfsDir {
 #[derive(Debug)]
 struct PreparedBtrfsDir {
     params: BtrfsDirParams,
-}
-
-#[derive(serde::Serialize)]
-struct Resolved<'a> {
-    btrfs_dir: &'a BtrfsDirParams,
 }
 
 impl Prepared for PreparedBtrfsDir {

@@ -32,6 +32,16 @@ impl Sections<'_> {
         Ok(self.get_opt(name)?.unwrap_or_default())
     }
 
+    /// Section `name` read as `T` with every default filled, as TOML text
+    /// (`[name]` and its keys), or empty when the document has none.
+    pub fn resolved<T: DeserializeOwned + Default + serde::Serialize>(&self, name: &str) -> Result<String, ParamError> {
+        let Some(value) = self.get_opt::<T>(name)? else {
+            return Ok(String::new());
+        };
+        let table = std::collections::BTreeMap::from([(name, value)]);
+        toml::to_string_pretty(&table).map_err(|e| ParamError::new(name, e.to_string()))
+    }
+
     /// Reads section `name` as `T` if present.
     pub fn get_opt<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, ParamError> {
         match self {

@@ -327,11 +327,7 @@ impl Workload for XfsAlloc {
     }
 
     fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {
-        if !sections.has("xfs_alloc") {
-            return Ok(String::new());
-        }
-        let params: XfsAllocParams = sections.get("xfs_alloc")?;
-        toml::to_string_pretty(&Resolved { xfs_alloc: &params }).map_err(|e| ParamError::new("xfs_alloc", e.to_string()))
+        sections.resolved::<XfsAllocParams>("xfs_alloc")
     }
 
     fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError> {
@@ -349,11 +345,6 @@ impl Workload for XfsAlloc {
 struct PreparedXfsAlloc {
     params: XfsAllocParams,
     dir: std::path::PathBuf,
-}
-
-#[derive(Serialize)]
-struct Resolved<'a> {
-    xfs_alloc: &'a XfsAllocParams,
 }
 
 impl Prepared for PreparedXfsAlloc {

@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 
 fn line_of(text: &str) -> usize {
     match FreespHistogram::parse(text, Path::new("x.freesp")) {
-        Err(ModelError::InputFile { line, .. }) => line,
+        Err(ModelError::Input(fsmeta::param::InputError::Malformed { line, .. })) => line,
         other => panic!("expected InputFile error, got {other:?}"),
     }
 }

@@ -52,7 +52,7 @@ fn missing_freesp_file_is_an_io_error() {
         freesp_file: "data/none.freesp".into(),
         ..XfsAllocParams::default()
     };
-    assert!(matches!(run(&p), Err(ModelError::Io { .. })));
+    assert!(matches!(run(&p), Err(ModelError::Input(fsmeta::param::InputError::Io { .. }))));
 }
 
 #[test]

@@ -74,7 +74,7 @@ fn step_action(s: &StepConfig, field: &str) -> Result<&'static str, BuildError> 
     }
 }
 
-fn name_ref<'a>(map: &'a BTreeMap<String, u32>, name: &str, field: &str, what: &str) -> Result<u32, BuildError> {
+fn name_ref(map: &BTreeMap<String, u32>, name: &str, field: &str, what: &str) -> Result<u32, BuildError> {
     map.get(name).copied().ok_or_else(|| {
         err(field, format!("no {what} named `{name}` is declared under [{what}s]"))
             .suggest(crate::text::closest(name, map.keys().map(String::as_str)))

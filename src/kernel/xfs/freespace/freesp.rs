@@ -92,7 +92,7 @@ impl FreespHistogram {
 
     /// Reads a freesp file (see [`FreespHistogram::parse`]).
     pub fn read_file(path: &Path) -> Result<Self, ModelError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io {
+        let text = std::fs::read_to_string(path).map_err(|source| crate::param::InputError::Io {
             path: path.to_path_buf(),
             source,
         })?;
@@ -104,10 +104,13 @@ impl FreespHistogram {
     /// fields, then optional `-s` summary lines (checked against the rows).
     /// Errors name `path` and the 1-based line.
     pub fn parse(text: &str, path: &Path) -> Result<Self, ModelError> {
-        let err = |line: usize, message: String| ModelError::InputFile {
-            path: path.to_path_buf(),
-            line,
-            message,
+        let err = |line: usize, message: String| -> ModelError {
+            crate::param::InputError::Malformed {
+                path: path.to_path_buf(),
+                line,
+                message,
+            }
+            .into()
         };
         let mut header = false;
         let mut h = Self::default();

@@ -1,0 +1,126 @@
+//! The workload contract from outside the crate: a toy workload written
+//! here, through the public API alone, registered in a registry of its
+//! own, loads, validates (located errors, metric names), runs
+//! deterministically and writes outputs like a built-in one.
+
+use fsmeta::engine::Metrics;
+use fsmeta::engine::rng::RunKey;
+use fsmeta::param::ParamError;
+use fsmeta::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, Workload};
+use fsmeta::{LoadOptions, Study};
+use rand::RngExt;
+use std::path::Path;
+
+/// Flips a fair coin `flips` times per run.
+#[derive(Debug)]
+struct Coin;
+
+#[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, default)]
+struct CoinParams {
+    flips: u32,
+}
+
+#[derive(Debug)]
+struct PreparedCoin(CoinParams);
+
+impl Workload for Coin {
+    fn kind(&self) -> &'static str {
+        "coin"
+    }
+    fn about(&self) -> &'static str {
+        "flips a coin"
+    }
+    fn sections(&self) -> &'static [&'static str] {
+        &["coin"]
+    }
+    fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {
+        let p: CoinParams = sections.get("coin")?;
+        Ok(format!("[coin]\nflips = {}\n", p.flips))
+    }
+    fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError> {
+        let p: CoinParams = input.sections.get("coin")?;
+        if p.flips == 0 {
+            return Err(ParamError::new("coin.flips", "expected at least 1 flip"));
+        }
+        Ok(Box::new(PreparedCoin(p)))
+    }
+}
+
+impl Prepared for PreparedCoin {
+    fn metrics(&self) -> Vec<MetricSpec> {
+        vec![MetricSpec::new("heads", "count", "flips that came up heads")]
+    }
+    fn key_metrics(&self) -> &'static [&'static str] {
+        &["heads"]
+    }
+    fn run(&self, key: RunKey) -> Result<Metrics, RunFailure> {
+        let mut rng = key.stream("coin");
+        let heads = (0..self.0.flips).filter(|_| rng.random_bool(0.5)).count();
+        Ok(Metrics::from([("heads".to_string(), heads as f64)]))
+    }
+}
+
+static REGISTRY: &[&dyn Workload] = &[&Coin];
+
+fn opts() -> LoadOptions {
+    LoadOptions {
+        registry: REGISTRY,
+        ..LoadOptions::default()
+    }
+}
+
+const TOY: &str = r#"
+[scenario]
+name = "coin"
+replications = 3
+
+[workload]
+kind = "coin"
+
+[coin]
+flips = 1000
+
+[[expect]]
+metric = "heads"
+within = [400, 600]
+"#;
+
+#[test]
+fn a_toy_workload_runs_through_the_public_contract() {
+    let study = Study::from_text(Path::new("coin.toml"), TOY, &opts()).expect("loads");
+    let a = study.run(1, &|| {}).expect("runs");
+    let b = study.run(2, &|| {}).expect("runs");
+    assert_eq!(a.runs.len(), 3);
+    for (x, y) in a.runs.iter().zip(&b.runs) {
+        assert_eq!(x.metrics, y.metrics, "same key, same draws, any --jobs");
+        let h = x.metrics["heads"];
+        assert!((400.0..=600.0).contains(&h), "heads {h}");
+    }
+    assert!(study.scenario.resolved_toml.contains("[coin]\nflips = 1000"));
+    let out = std::env::temp_dir().join(format!("fsmeta-contract-{}", std::process::id()));
+    let outcome = study.write(&a, &out).expect("writes");
+    assert!(outcome.passed());
+    assert!(outcome.text.contains("heads"));
+    let _ = std::fs::remove_dir_all(out);
+}
+
+#[test]
+fn the_toy_workload_gets_located_errors_and_metric_checks() {
+    let err = |text: &str| {
+        Study::from_text(Path::new("coin.toml"), text, &opts())
+            .expect_err("rejected")
+            .to_string()
+    };
+    let e = err(&TOY.replace("flips = 1000", "flipz = 1000"));
+    assert!(e.starts_with("coin.toml:10:1"), "{e}");
+    assert!(e.contains("did you mean `flips`"), "{e}");
+    let e = err(&TOY.replace("flips = 1000", "flips = 0"));
+    assert!(e.starts_with("coin.toml:10:1") && e.contains("at least 1 flip"), "{e}");
+    let e = err(&TOY.replace("metric = \"heads\"", "metric = \"head\""));
+    assert!(e.contains("did you mean `heads`"), "{e}");
+    let e = err(&TOY.replace("kind = \"coin\"", "kind = \"path\""));
+    assert!(e.contains("no workload kind `path`"), "{e}");
+    let e = err(&format!("{TOY}\n[dice]\nsides = 6\n"));
+    assert!(e.contains("unknown section `dice`"), "{e}");
+}
