@@ -96,6 +96,12 @@ pub trait Prepared: Send + Sync + fmt::Debug {
     fn metrics(&self) -> Vec<MetricSpec>;
     /// The metrics the printed report shows, in order.
     fn key_metrics(&self) -> &'static [&'static str];
+    /// Estimated peak memory of one run, in bytes (0 when negligible). The
+    /// scenario layer refuses a point whose estimate exceeds the memory
+    /// budget (`--max-memory`), so the estimate must be an upper bound.
+    fn memory_bytes(&self) -> u64 {
+        0
+    }
     /// Runs once with the random streams of `key`.
     fn run(&self, key: RunKey) -> Result<Metrics, RunFailure>;
 }
