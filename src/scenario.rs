@@ -1,7 +1,7 @@
 //! Scenario files: TOML text -> a validated [`Scenario`] whose every run
 //! point is a fully resolved [`config::Document`].
 //!
-//! Two stages, as STYLE.md asks: the text is parsed into typed structs with
+//! Two stages: the text is parsed into typed structs with
 //! unknown keys denied (syntax, type and unknown-key errors carry toml's
 //! span); then every point of the sweep grid and every variant is resolved
 //! by applying overrides to the parsed table and checked by
@@ -11,6 +11,7 @@
 
 pub mod config;
 pub mod error;
+pub mod meaning;
 pub mod overrides;
 pub mod spans;
 pub mod validate;
@@ -223,6 +224,8 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     let parsed = parse_shared(&ctx, &de)?;
     let workload = registry::find(opts.registry, &parsed.workload.kind).map_err(|e| ctx.param_error(e))?;
     workload.resolved_toml(&Sections::Text(&de)).map_err(|e| ctx.param_error(e))?;
+    meaning::check_base(&base, workload).map_err(|e| ctx.param_error(e))?;
+    check_overrides(&ctx, &parsed, workload, opts.registry)?;
     if opts.quick {
         apply_quick(&ctx, &parsed, &mut base)?;
     }
@@ -232,7 +235,7 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         set_path(&mut base, "scenario.seed", toml::Value::Integer(seed)).ok();
     }
     let doc = resolve(&ctx, &base, &[])?.0;
-    let resolved_toml = resolved_text(&ctx, &doc, workload, &split(&base).1)?;
+    let resolved_toml = resolved_text(&doc, workload, &split(&base).1).map_err(|e| locate(&ctx, &[], opts.quick, e))?;
     let variants = variants(&ctx, &doc)?;
     let sweep = sweep(&ctx, &base)?;
     let dir = file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
@@ -288,7 +291,7 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
 /// before the workload's (`[scenario]`, `[machine]`, `[workload]`), the
 /// workload's own, then the rest (`[[variant]]`, `[sweep]`, `[[plot]]`,
 /// `[[expect]]`).
-fn resolved_text(ctx: &Ctx<'_>, doc: &Document, workload: &dyn Workload, sections: &toml::Table) -> Result<String, ScenarioError> {
+fn resolved_text(doc: &Document, workload: &dyn Workload, sections: &toml::Table) -> Result<String, ParamError> {
     #[derive(serde::Serialize)]
     struct Head<'a> {
         scenario: &'a config::ScenarioMeta,
@@ -317,7 +320,7 @@ fn resolved_text(ctx: &Ctx<'_>, doc: &Document, workload: &dyn Workload, section
         plot: &doc.plot,
         expect: &doc.expect,
     };
-    let own = workload.resolved_toml(&Sections::Table(sections)).map_err(|e| ctx.param_error(e))?;
+    let own = workload.resolved_toml(&Sections::Table(sections))?;
     let head_text = toml::to_string_pretty(&head).unwrap_or_default();
     let rest = toml::to_string_pretty(&tail).unwrap_or_default();
     Ok(join_toml(&[&head_text, &own, &rest]))
@@ -334,6 +337,32 @@ fn join_toml(parts: &[&str]) -> String {
     }
     out.push('\n');
     out
+}
+
+/// Every key a `[[variant]]`, `[sweep]` or `quick` sets must be read by the
+/// workload.
+fn check_overrides(ctx: &Ctx<'_>, doc: &Document, workload: &dyn Workload, registry: &[&dyn Workload]) -> Result<(), ScenarioError> {
+    for (i, v) in doc.variant.iter().enumerate() {
+        let mut t = v.clone();
+        t.remove("name");
+        for path in meaning::leaf_paths(&t) {
+            meaning::check_override(&path, "a [[variant]]", workload, registry)
+                .map_err(|e| ctx.error_at(&format!("variant[{i}].{path}"), &e.field, e.message, e.suggestion))?;
+        }
+    }
+    for path in doc.sweep.keys() {
+        meaning::check_override(path, "[sweep]", workload, registry)
+            .map_err(|e| ctx.error_at(&format!("sweep.{path}"), &e.field, e.message, e.suggestion))?;
+    }
+    for key in doc.scenario.quick.keys() {
+        let path = key.strip_prefix("sweep.").unwrap_or(key);
+        if path == "scenario.replications" {
+            continue;
+        }
+        meaning::check_override(path, "quick mode", workload, registry)
+            .map_err(|e| ctx.error_at(&format!("scenario.quick.{key}"), &e.field, e.message, e.suggestion))?;
+    }
+    Ok(())
 }
 
 /// Applies `[scenario.quick]` to the base table.
@@ -354,6 +383,11 @@ fn apply_quick(ctx: &Ctx<'_>, parsed: &Document, base: &mut toml::Table) -> Resu
             None => set_path(base, key, value.clone()),
         };
         res.map_err(|m| ctx.error_at(&span, key, m, None))?;
+        if let Err(e) = toml::Value::Table(split(base).0).try_into::<Document>() {
+            let message = e.message().trim().to_string();
+            let suggestion = crate::text::suggestion_from_serde(&message).map(|(_, c)| c);
+            return Err(ctx.error_at(&span, key, message, suggestion));
+        }
     }
     Ok(())
 }
@@ -436,10 +470,6 @@ fn sweep(ctx: &Ctx<'_>, base: &toml::Table) -> Result<Vec<(String, Vec<toml::Val
         match values {
             toml::Value::Array(a) if !a.is_empty() => out.push((path.clone(), a.clone())),
             _ => return Err(ctx.error_at(&at, path, "a sweep takes a non-empty list of values".into(), None)),
-        }
-        let head = path.split(['.', '[']).next().unwrap_or("");
-        if ["scenario", "variant", "sweep", "plot", "expect"].contains(&head) && path != "scenario.ops" && path != "scenario.time_ms" {
-            return Err(ctx.error_at(&at, path, format!("`{head}` cannot be swept"), None));
         }
     }
     Ok(out)

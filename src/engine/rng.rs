@@ -61,7 +61,7 @@ mod tests {
     use rand::distr::Distribution;
 
     /// Canary: if an upgrade of rand, rand_chacha or statrs changes the
-    /// values a seed produces, this fails (see STYLE.md, "Facts checked").
+    /// values a seed produces, this fails (a canary for the pinned `rand` version).
     #[test]
     fn canary_pins_one_drawn_value() {
         let mut rng = ChaCha8Rng::seed_from_u64(42);

@@ -7,7 +7,7 @@
 //!   `cross_socket_ns`): nviennot/core-to-core-latency (Rust, MIT), test 1,
 //!   a compare-and-swap ping-pong on one line between two pinned threads,
 //!   half the round trip, median of the matrix, as collected in
-//!   `shared/reference/machines.md`. Where a socket has one LLC (Intel,
+//!   `docs/reference/machines.md`. Where a socket has one LLC (Intel,
 //!   Graviton3) the published "same socket" figure is a same-LLC transfer, so
 //!   `same_llc_ns = same_socket_ns`. Unreachable classes (cross socket on one
 //!   socket, SMT without SMT) repeat the nearest measured value.
@@ -37,7 +37,7 @@ const MIB: u64 = 1 << 20;
 
 /// Citation of the core-to-core measurements shared by all real profiles.
 const C2C: &str =
-    "transfers: nviennot/core-to-core-latency test 1 (CAS ping-pong, half round trip, median), via shared/reference/machines.md";
+    "transfers: nviennot/core-to-core-latency test 1 (CAS ping-pong, half round trip, median), via docs/reference/machines.md";
 
 /// Citation of the values common to all real profiles (see module docs).
 const REST: &str = "hit_ns = L1D cycles / all-core clock (approx.); atomic_ns from Agner Fog lock xadd latency (UNSURE); memory_ns idle local DRAM (APPROX.); smt_throughput 1.25 ASSUMED (Marr et al. ITJ 2002: up to 30%)";

@@ -82,6 +82,12 @@ pub trait Workload: Sync + fmt::Debug {
     fn about(&self) -> &'static str;
     /// The top-level sections it reads (e.g. `["btrfs_dir"]`).
     fn sections(&self) -> &'static [&'static str];
+    /// The shared parameters it reads among `machine` (the whole section),
+    /// `workload.threads`, `scenario.ops` and `scenario.time_ms`; setting one
+    /// it does not read is an error. Default: none.
+    fn reads_shared(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Its sections with every default filled, as TOML text (empty when
     /// the document has none), for `scenario.resolved.toml`.
     fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError>;

@@ -99,7 +99,7 @@ pub struct XfsAllocParams {
     /// walk over ~1M equal-length records dominates that call): the
     /// published time minus the counted block visits (at the default
     /// `block_visit_ns` and `btree_fill`), updates and `call_ns`, divided
-    /// by the records examined, rounded to 0.1 ns. kernel.md 4.5 gets
+    /// by the records examined, rounded to 0.1 ns. docs/reference/kernel.md 4.5 gets
     /// ~15.7 ns by plain division.
     pub record_ns: f64,
     /// Cost of one record insert/delete/update in a tree (memmove in the

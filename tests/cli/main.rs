@@ -5,6 +5,7 @@
 mod bad_input;
 mod determinism;
 mod machine;
+mod meaning;
 mod theory;
 
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! Case 4 (cases.md): the by-size search cutoff on the published freesp.
+//! Case 4 (docs/reference/cases.md): the by-size search cutoff on the published freesp.
 
 use std::path::Path;
 

@@ -57,7 +57,7 @@ pub struct Fs {
 }
 
 /// `btrfs_name_hash`: crc32c seeded with `~1`, without final inversion
-/// (the DIR_ITEM key offset; UNCONFIRMED in kernel.md, crc32c assumed).
+/// (the DIR_ITEM key offset; UNCONFIRMED in docs/reference/kernel.md, crc32c assumed).
 pub fn name_hash(name: &[u8]) -> u64 {
     let mut crc: u32 = !1;
     for &b in name {

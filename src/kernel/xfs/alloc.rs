@@ -20,7 +20,7 @@ pub use near::xfs_alloc_ag_vextent_near;
 pub use size::xfs_alloc_ag_vextent_size;
 
 /// When the backward walk of `xfs_alloc_ag_vextent_size` stops (step 7c of
-/// kernel.md section 4.3). Written `"lt"`, `"le"` or `"budget:N"`.
+/// docs/reference/kernel.md section 4.3). Written `"lt"`, `"le"` or `"budget:N"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub enum CutoffStrategy {

@@ -27,9 +27,28 @@ pub struct Lines {
     /// Names by id.
     pub names: Vec<String>,
     ids: BTreeMap<String, LineId>,
+    declared: Vec<String>,
 }
 
 impl Lines {
+    /// A table whose named lines must be among `declared` (`[lines.NAME]`).
+    pub fn with_declared(declared: impl IntoIterator<Item = String>) -> Self {
+        Lines {
+            declared: declared.into_iter().collect(),
+            ..Lines::default()
+        }
+    }
+
+    /// The id of a line a scenario names at `field`: it must be declared
+    /// under `[lines]`, so that a typo cannot create a private line.
+    pub fn named(&mut self, name: &str, field: &str) -> Result<LineId, BuildError> {
+        if !self.declared.iter().any(|d| d == name) {
+            return Err(err(field, format!("no line named `{name}` is declared under [lines]"))
+                .suggest(crate::text::closest(name, self.declared.iter().map(String::as_str))));
+        }
+        Ok(self.id(name))
+    }
+
     /// The id of line `name`, created on first use.
     pub fn id(&mut self, name: &str) -> LineId {
         if let Some(&id) = self.ids.get(name) {
@@ -90,16 +109,18 @@ pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -
     Ok(match step_action(s, field)? {
         "work" => {
             let dur = duration(s.work.as_ref().ok_or_else(|| err(field, "missing work"))?, &format!("{field}.work"))?;
-            Step::Work {
-                dur,
-                reads: s.read.as_deref().map(|l| (lines.id(l), count)),
-            }
+            let reads = match s.read.as_deref() {
+                Some(l) => Some((lines.named(l, &format!("{field}.read"))?, count)),
+                None => None,
+            };
+            Step::Work { dur, reads }
         }
         "read" => Step::Read {
-            line: lines.id(s.read.as_deref().unwrap_or_default()),
+            line: lines.named(s.read.as_deref().unwrap_or_default(), &format!("{field}.read"))?,
             count,
         },
-        "write" | "atomic" => Step::Write(lines.id(s.write.as_deref().or(s.atomic.as_deref()).unwrap_or_default())),
+        "write" => Step::Write(lines.named(s.write.as_deref().unwrap_or_default(), &format!("{field}.write"))?),
+        "atomic" => Step::Write(lines.named(s.atomic.as_deref().unwrap_or_default(), &format!("{field}.atomic"))?),
         "lock" | "unlock" => {
             let name = s.lock.as_deref().or(s.unlock.as_deref()).unwrap_or_default();
             let id = name_ref(names.locks, name, &format!("{field}.lock"), "lock")?;
@@ -179,6 +200,15 @@ pub fn counter(
     }
     let per_socket = i64::from(topo.cores_per_socket * topo.smt);
     let socket_batch = c.socket_batch.unwrap_or(batch.saturating_mul(per_socket));
+    if c.socket_batch.is_some() && c.kind != CounterKindName::Hierarchical {
+        return Err(err(
+            format!("{field}.socket_batch"),
+            "only a `hierarchical` counter reads socket_batch",
+        ));
+    }
+    if c.batch.is_some() && c.kind == CounterKindName::Atomic {
+        return Err(err(format!("{field}.batch"), "an `atomic` counter has no batch"));
+    }
     if socket_batch < 1 {
         return Err(err(format!("{field}.socket_batch"), "expected a socket_batch >= 1"));
     }
@@ -187,7 +217,10 @@ pub fn counter(
         CounterKindName::Percpu => CounterKind::Percpu { batch },
         CounterKindName::Hierarchical => CounterKind::Hierarchical { batch, socket_batch },
     };
-    let main_line = lines.id(c.line.as_deref().unwrap_or(name));
+    let main_line = match c.line.as_deref() {
+        Some(l) => lines.named(l, &format!("{field}.line"))?,
+        None => lines.id(name),
+    };
     let lock = locks.add(LockKind::Queued, main_line);
     let slot_lines = (0..cpus.len()).map(|p| lines.id(&format!("{name}.slot{p}"))).collect();
     let socket_lines = (0..topo.sockets)

@@ -39,6 +39,10 @@ impl Workload for PathWorkload {
         &["path", "lines", "locks", "counters"]
     }
 
+    fn reads_shared(&self) -> &'static [&'static str] {
+        &["machine", "workload.threads", "scenario.ops", "scenario.time_ms"]
+    }
+
     fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {
         let s = PathSections::read(sections)?;
         toml::to_string_pretty(&s).map_err(|e| ParamError::new("path", e.to_string()))
@@ -57,6 +61,15 @@ pub struct PreparedPath {
     threads: u32,
     stop: StopConfig,
     metric_names: (Vec<String>, Vec<String>, Vec<String>),
+}
+
+/// The used name a declared-but-unused one was probably meant to be: one
+/// that extends it or is within the usual edit distance.
+fn near(name: &str, used: &[&str]) -> Option<String> {
+    let extended = used.iter().find(|u| u.starts_with(name) || name.starts_with(**u));
+    extended
+        .map(|u| u.to_string())
+        .or_else(|| crate::text::closest(name, used.iter().copied()))
 }
 
 /// Turns a machine error into a parameter error on `[machine]`.
@@ -88,11 +101,48 @@ impl PreparedPath {
             stop: input.stop,
             metric_names: Default::default(),
         };
+        p.check_all_used()?;
         let spec = p.spec(None)?;
         let lines = spec.lines.names().iter().take(spec.reported_lines).cloned().collect();
         let counters = spec.counters.iter().map(|(n, _)| n.clone()).collect();
         p.metric_names = (lines, spec.lock_names, counters);
         Ok(p)
+    }
+
+    /// Every declared line, lock and counter is used by a step (or, for a
+    /// line, by a lock or counter placed on it): a declaration nobody uses
+    /// is a mistake, usually a typo in a variant or a step.
+    fn check_all_used(&self) -> Result<(), ParamError> {
+        let d = &self.sections;
+        let steps = &d.path;
+        let used_counters: Vec<&str> = steps.iter().filter_map(|s| s.counter.as_deref()).collect();
+        for name in d.counters.keys() {
+            if !used_counters.contains(&name.as_str()) {
+                let message = format!("counter `{name}` is declared but no [[path]] step uses it");
+                return Err(ParamError::new(format!("counters.{name}"), message).suggest(near(name, &used_counters)));
+            }
+        }
+        let used_locks: Vec<&str> = steps.iter().filter_map(|s| s.lock.as_deref()).collect();
+        for name in d.locks.keys() {
+            if !used_locks.contains(&name.as_str()) {
+                let message = format!("lock `{name}` is declared but no [[path]] step takes it");
+                return Err(ParamError::new(format!("locks.{name}"), message).suggest(near(name, &used_locks)));
+            }
+        }
+        for name in d.lines.keys() {
+            let n = Some(name.as_str());
+            let by_step = steps
+                .iter()
+                .any(|s| s.read.as_deref() == n || s.write.as_deref() == n || s.atomic.as_deref() == n);
+            let by_owner = d.locks.values().any(|l| l.line.as_deref() == n) || d.counters.values().any(|c| c.line.as_deref() == n);
+            if !by_step && !by_owner {
+                return Err(ParamError::new(
+                    format!("lines.{name}"),
+                    format!("line `{name}` is declared but nothing reads, writes or lives on it"),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The simulator input for one run (`key` None: no random streams, for
@@ -101,17 +151,23 @@ impl PreparedPath {
         let doc = &self.sections;
         let topo = self.machine.topology();
         let cpus = &self.machine.cpus;
-        let mut lines = Lines::default();
+        let mut lines = Lines::with_declared(doc.lines.keys().cloned());
         let mut locks = LockTable::default();
         let mut lock_ids = BTreeMap::new();
-        // Reported lines: path lines, lock words, counter main lines.
+        // Reported lines: lock words, counter main lines, then path lines.
         for (name, l) in &doc.locks {
-            let line = lines.id(l.line.as_deref().unwrap_or(&format!("{name}.word")));
+            let line = match l.line.as_deref() {
+                Some(line) => lines.named(line, &format!("locks.{name}.line"))?,
+                None => lines.id(&format!("{name}.word")),
+            };
             lock_ids.insert(name.clone(), locks.add(l.kind, line));
         }
         let counter_ids: BTreeMap<String, u32> = doc.counters.keys().enumerate().map(|(i, c)| (c.clone(), i as u32)).collect();
         for (name, c) in &doc.counters {
-            lines.id(c.line.as_deref().unwrap_or(name));
+            match c.line.as_deref() {
+                Some(line) => lines.named(line, &format!("counters.{name}.line"))?,
+                None => lines.id(name),
+            };
         }
         let names = Names {
             locks: &lock_ids,

@@ -1,4 +1,4 @@
-//! `xfs_alloc_ag_vextent_near` in a basic form (kernel.md section 4.4):
+//! `xfs_alloc_ag_vextent_near` in a basic form (docs/reference/kernel.md section 4.4):
 //! best length first, then locality around the hint `agbno`.
 
 use super::{AllocArgs, AllocResult, compute_aligned, fix_len, xfs_alloc_fixup_trees};

@@ -1,5 +1,5 @@
 //! `xfs_alloc_ag_vextent_size`: best fit by length, no locality
-//! (kernel.md section 4.3, steps 3 to 11).
+//! (docs/reference/kernel.md section 4.3, steps 3 to 11).
 
 use super::{AllocArgs, AllocResult, CutoffStrategy, compute_aligned, fix_len, xfs_alloc_fixup_trees};
 use crate::kernel::xfs::freespace::{AllocRec, BtreeCursor, FreeSpace, LookupDir};

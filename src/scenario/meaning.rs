@@ -1,0 +1,89 @@
+//! A scenario means what it says: every section, override and sweep key
+//! must be something the scenario's workload reads. A parameter nobody
+//! reads is an error, not a silent no-op (a typo in a variant would
+//! otherwise make "percpu" equal "atomic").
+
+use super::config::SHARED_SECTIONS;
+use crate::param::ParamError;
+use crate::text::closest;
+use crate::workload::Workload;
+use crate::workload::registry::owner_of;
+
+/// Shared parameters that only some workloads read (see
+/// [`Workload::reads_shared`]).
+const OPTIONAL_SHARED: &[&str] = &["machine", "workload.threads", "scenario.ops", "scenario.time_ms"];
+
+/// Whether `workload` reads the shared parameter at `path` (or inside it).
+fn reads(workload: &dyn Workload, path: &str) -> bool {
+    match OPTIONAL_SHARED.iter().find(|k| path == **k || path.starts_with(&format!("{k}."))) {
+        Some(k) => workload.reads_shared().contains(k),
+        None => true,
+    }
+}
+
+/// Checks a parameter path set by a `[[variant]]`, a `[sweep]` key or a
+/// `[scenario] quick` key (`what` says which, for the message).
+pub fn check_override(path: &str, what: &str, workload: &dyn Workload, registry: &[&dyn Workload]) -> Result<(), ParamError> {
+    let head = path.split(['.', '[']).next().unwrap_or("");
+    if workload.sections().contains(&head) {
+        return Ok(());
+    }
+    if SHARED_SECTIONS.contains(&head) {
+        let allowed = head == "machine" || path == "workload.threads" || path == "scenario.ops" || path == "scenario.time_ms";
+        if !allowed {
+            return Err(ParamError::new(path, format!("`{path}` cannot be set by {what}")));
+        }
+        if !reads(workload, path) {
+            return Err(not_read(path, workload));
+        }
+        return Ok(());
+    }
+    if let Some(owner) = owner_of(registry, head) {
+        return Err(ParamError::new(
+            path,
+            format!(
+                "`{head}` is read by workload `{}`, not by this scenario's `{}`",
+                owner.kind(),
+                workload.kind()
+            ),
+        ));
+    }
+    let mut known: Vec<&str> = vec!["machine", "workload.threads", "scenario.ops", "scenario.time_ms"];
+    known.extend(workload.sections());
+    Err(
+        ParamError::new(path, format!("no parameter `{path}`; {what} may set: {}", known.join(", ")))
+            .suggest(closest(path, known.iter().copied())),
+    )
+}
+
+fn not_read(path: &str, workload: &dyn Workload) -> ParamError {
+    ParamError::new(path, format!("workload `{}` does not read `{path}`; remove it", workload.kind()))
+}
+
+/// Checks the base document: shared parameters the workload does not read
+/// must not be written.
+pub fn check_base(table: &toml::Table, workload: &dyn Workload) -> Result<(), ParamError> {
+    for path in OPTIONAL_SHARED {
+        if super::overrides::get_path(table, path).is_some() && !reads(workload, path) {
+            return Err(not_read(path, workload));
+        }
+    }
+    Ok(())
+}
+
+/// Every leaf parameter path of an override table (`a.b.c`).
+pub fn leaf_paths(table: &toml::Table) -> Vec<String> {
+    let mut out = Vec::new();
+    walk("", table, &mut out);
+    out
+}
+
+fn walk(prefix: &str, table: &toml::Table, out: &mut Vec<String>) {
+    for (k, v) in table {
+        let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        match v {
+            toml::Value::Table(t) if !t.is_empty() => walk(&path, t, out),
+            _ => out.push(path),
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! A scenario means what it says: each silent no-op a reviewer could be
+//! fooled by is now an error with file:line:col (and a suggestion where a
+//! name was misspelt).
+
+use fsmeta::{LoadOptions, Study};
+use std::path::Path;
+
+const CASE1: &str = r#"[scenario]
+name = "m"
+ops = 1000
+
+[machine]
+profile = "ideal"
+
+[workload]
+kind = "path"
+threads = 2
+
+[lines.xfs_mount_hot]
+fields = ["m_flags"]
+
+[counters.m_active_trans]
+kind = "atomic"
+line = "xfs_mount_hot"
+
+[[path]]
+counter = "m_active_trans"
+op = "inc"
+[[path]]
+work = { dist = "fixed", mean_ns = 100.0 }
+read = "xfs_mount_hot"
+count = 4
+[[path]]
+counter = "m_active_trans"
+op = "dec"
+
+[[variant]]
+name = "atomic"
+
+[[variant]]
+name = "percpu"
+counters.m_active_trans.kind = "percpu"
+"#;
+
+const BTRFS: &str = r#"[scenario]
+name = "b"
+
+[workload]
+kind = "btrfs-dir"
+
+[btrfs_dir]
+files = 100
+"#;
+
+fn error(text: &str, opts: &LoadOptions) -> String {
+    match Study::from_text(Path::new("s.toml"), text, opts) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn err(text: &str) -> String {
+    error(text, &LoadOptions::default())
+}
+
+#[test]
+fn the_good_scenarios_load() {
+    for t in [CASE1, BTRFS] {
+        if let Err(e) = Study::from_text(Path::new("s.toml"), t, &LoadOptions::default()) {
+            panic!("{e}");
+        }
+    }
+}
+
+#[test]
+fn a_variant_overriding_an_undeclared_counter_is_an_error() {
+    let e = err(&CASE1.replace("counters.m_active_trans.kind = \"percpu\"", "counters.m_active.kind = \"percpu\""));
+    assert!(e.starts_with("s.toml:35:10: counters.m_active:"), "{e}");
+    assert!(e.contains("declared but no [[path]] step uses it"), "{e}");
+    assert!(e.contains("did you mean `m_active_trans`"), "{e}");
+}
+
+#[test]
+fn a_misspelt_line_in_a_step_is_an_error() {
+    let e = err(&CASE1.replace("read = \"xfs_mount_hot\"", "read = \"xfs_mount_hoot\""));
+    assert!(e.starts_with("s.toml:24:1: path[1].read:"), "{e}");
+    assert!(e.contains("did you mean `xfs_mount_hot`"), "{e}");
+}
+
+#[test]
+fn a_declared_line_nobody_uses_is_an_error() {
+    let e = err(&CASE1.replace("fields = [\"m_flags\"]", "fields = [\"m_flags\"]\n[lines.spare]"));
+    assert!(e.contains("lines.spare") && e.contains("declared but nothing reads"), "{e}");
+}
+
+#[test]
+fn sweeping_a_parameter_the_workload_does_not_read_is_an_error() {
+    let e = err(&format!("{BTRFS}\n[sweep]\n\"xfs_alloc.fragmentation\" = [0.1, 0.5]\n"));
+    assert!(e.starts_with("s.toml:11:1: xfs_alloc.fragmentation:"), "{e}");
+    assert!(
+        e.contains("read by workload `xfs-alloc`, not by this scenario's `btrfs-dir`"),
+        "{e}"
+    );
+    let e = err(&format!("{BTRFS}\n[sweep]\n\"btrfs_dir.filez\" = [10, 20]\n"));
+    assert!(e.contains("s.toml:11:1") && e.contains("did you mean `files`"), "{e}");
+    let e = err(&format!("{BTRFS}\n[sweep]\n\"workload.threads\" = [1, 2]\n"));
+    assert!(e.contains("does not read `workload.threads`"), "{e}");
+}
+
+#[test]
+fn sweeping_the_workload_kind_and_foreign_sections_are_errors() {
+    let e = err(&format!("{BTRFS}\n[sweep]\n\"workload.kind\" = [\"btrfs-dir\", \"xfs-alloc\"]\n"));
+    assert!(e.starts_with("s.toml:11:1") && e.contains("cannot be set by [sweep]"), "{e}");
+    let e = err(&format!("{BTRFS}\n[xfs_alloc]\ncalls = 3\n"));
+    assert!(e.starts_with("s.toml:10:2:") && e.contains("read by workload `xfs-alloc`"), "{e}");
+    let e = err(&BTRFS.replace("kind = \"btrfs-dir\"", "kind = \"btrfs-dir\"\nthreads = 4"));
+    assert!(e.starts_with("s.toml:6:1") && e.contains("does not read `workload.threads`"), "{e}");
+    let e = err(&BTRFS.replace("[workload]", "[machine]\nprofile = \"host-a\"\n\n[workload]"));
+    assert!(e.contains("does not read `machine`"), "{e}");
+}
+
+#[test]
+fn quick_overrides_get_located_errors() {
+    let text = BTRFS.replace("name = \"b\"", "name = \"b\"\nquick = { \"btrfs_dir.files\" = -1 }");
+    let quick = LoadOptions {
+        quick: true,
+        ..LoadOptions::default()
+    };
+    let e = error(&text, &quick);
+    assert!(e.starts_with("s.toml:3:11: btrfs_dir"), "{e}");
+    let text = BTRFS.replace("name = \"b\"", "name = \"b\"\nquick = { \"scenario.replications\" = -1 }");
+    let e = error(&text, &quick);
+    assert!(e.starts_with("s.toml:3:11: scenario.replications"), "{e}");
+}
