@@ -137,6 +137,14 @@ impl Ctx<'_> {
         } else {
             e.field
         };
+        // A misspelt key is suggested with its full path (`workload.threads`).
+        let suggestion = match (&e.span, e.suggestion) {
+            (Some(_), Some(sug)) if e.message.starts_with("unknown field") => match field.rsplit_once('.') {
+                Some((parent, _)) => Some(format!("{parent}.{sug}")),
+                None => Some(sug),
+            },
+            (_, sug) => sug,
+        };
         ScenarioError {
             location: match e.span {
                 Some(s) => Some(self.spans.location(self.file, s.start)),
@@ -145,7 +153,7 @@ impl Ctx<'_> {
             file: self.file.to_path_buf(),
             field,
             message: e.message,
-            suggestion: e.suggestion,
+            suggestion,
         }
     }
 }

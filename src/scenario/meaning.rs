@@ -31,7 +31,13 @@ pub fn check_override(path: &str, what: &str, workload: &dyn Workload, registry:
     if SHARED_SECTIONS.contains(&head) {
         let allowed = head == "machine" || path == "workload.threads" || path == "scenario.ops" || path == "scenario.time_ms";
         if !allowed {
-            return Err(ParamError::new(path, format!("`{path}` cannot be set by {what}")));
+            let settable: Vec<&str> = OPTIONAL_SHARED.iter().copied().filter(|k| reads(workload, k)).collect();
+            let hint = closest(path, settable.iter().copied());
+            let message = match &hint {
+                Some(_) => format!("no parameter `{path}`"),
+                None => format!("`{path}` cannot be set by {what}"),
+            };
+            return Err(ParamError::new(path, message).suggest(hint));
         }
         if !reads(workload, path) {
             return Err(not_read(path, workload));

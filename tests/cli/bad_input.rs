@@ -61,7 +61,7 @@ fn unknown_key_suggests_the_closest() {
     let e = run_bad("unknown", "threads = 2", "thraeds = 2");
     assert!(e.contains("s.toml:7:1"), "{e}");
     assert!(e.contains("unknown field `thraeds`"), "{e}");
-    assert!(e.contains("did you mean `threads`"), "{e}");
+    assert!(e.contains("did you mean `workload.threads`"), "{e}");
 }
 
 #[test]
@@ -87,7 +87,7 @@ fn out_of_range_values_are_rejected_with_their_field() {
 fn sweep_over_missing_parameter_is_rejected() {
     let e = run_bad("sweep", "\"workload.threads\" = [1, 2]", "\"workload.thread\" = [1, 2]");
     assert!(e.contains("s.toml:23:"), "{e}");
-    assert!(e.contains("did you mean `threads`"), "{e}");
+    assert!(e.contains("did you mean `workload.threads`"), "{e}");
 }
 
 #[test]

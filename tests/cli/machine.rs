@@ -25,6 +25,7 @@ profile = "machines/scaling-1s.toml"
 [workload]
 kind = "path"
 threads = 32
+[lines.hot]
 [[path]]
 atomic = "hot"
 "#;

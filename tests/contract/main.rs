@@ -114,7 +114,7 @@ fn the_toy_workload_gets_located_errors_and_metric_checks() {
     };
     let e = err(&TOY.replace("flips = 1000", "flipz = 1000"));
     assert!(e.starts_with("coin.toml:10:1"), "{e}");
-    assert!(e.contains("did you mean `flips`"), "{e}");
+    assert!(e.contains("did you mean `coin.flips`"), "{e}");
     let e = err(&TOY.replace("flips = 1000", "flips = 0"));
     assert!(e.starts_with("coin.toml:10:1") && e.contains("at least 1 flip"), "{e}");
     let e = err(&TOY.replace("metric = \"heads\"", "metric = \"head\""));

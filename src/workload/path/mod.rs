@@ -101,8 +101,8 @@ impl PreparedPath {
             stop: input.stop,
             metric_names: Default::default(),
         };
-        p.check_all_used()?;
         let spec = p.spec(None)?;
+        p.check_all_used()?;
         let lines = spec.lines.names().iter().take(spec.reported_lines).cloned().collect();
         let counters = spec.counters.iter().map(|(n, _)| n.clone()).collect();
         p.metric_names = (lines, spec.lock_names, counters);
