@@ -151,18 +151,32 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
 fn run(files: &[PathBuf], out: &std::path::Path, jobs: usize, opts: &LoadOptions, silent: bool) -> Result<Status, CliError> {
     // Validate everything first: a bad file anywhere means nothing is written.
     let studies = files.iter().map(|f| Study::load(f, opts)).collect::<Result<Vec<_>, _>>()?;
+    if opts.quick {
+        for study in &studies {
+            if study.scenario.doc.scenario.quick.is_none() {
+                eprintln!(
+                    "fsmeta: warning: {} declares no `quick` settings; --quick runs it at full scale (write `quick = {{}}` to say that is intended)",
+                    study.scenario.file.display()
+                );
+            }
+        }
+    }
     let mut status = Status::Ok;
     for study in &studies {
         let s = &study.scenario;
         let plan = study.plan();
-        let bar = progress(plan.len() as u64, &s.doc.scenario.name);
+        let bar = if silent {
+            None
+        } else {
+            progress(plan.len() as u64, &s.doc.scenario.name)
+        };
         let done = AtomicUsize::new(0);
         let total = plan.len();
         let tick = || {
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
             match &bar {
                 Some(b) => b.inc(1),
-                None if total >= 20 && n.is_multiple_of(total.div_ceil(10)) => {
+                None if !silent && total >= 20 && n.is_multiple_of(total.div_ceil(10)) => {
                     eprintln!("fsmeta: {}: {n}/{total} runs", s.doc.scenario.name)
                 }
                 None => {}

@@ -27,7 +27,6 @@ pub fn plan(s: &Scenario) -> Vec<RunPlan> {
                 let key = RunKey {
                     seed: doc.scenario.seed,
                     point: pi as u64,
-                    variant: vi as u64,
                     replication: u64::from(r),
                 };
                 out.push(RunPlan {

@@ -362,7 +362,7 @@ fn check_overrides(ctx: &Ctx<'_>, doc: &Document, workload: &dyn Workload, regis
         meaning::check_override(path, "[sweep]", workload, registry)
             .map_err(|e| ctx.error_at(&format!("sweep.{path}"), &e.field, e.message, e.suggestion))?;
     }
-    for key in doc.scenario.quick.keys() {
+    for key in doc.scenario.quick.iter().flat_map(|q| q.keys()) {
         let path = key.strip_prefix("sweep.").unwrap_or(key);
         if path == "scenario.replications" {
             continue;
@@ -375,7 +375,7 @@ fn check_overrides(ctx: &Ctx<'_>, doc: &Document, workload: &dyn Workload, regis
 
 /// Applies `[scenario.quick]` to the base table.
 fn apply_quick(ctx: &Ctx<'_>, parsed: &Document, base: &mut toml::Table) -> Result<(), ScenarioError> {
-    for (key, value) in &parsed.scenario.quick {
+    for (key, value) in parsed.scenario.quick.iter().flatten() {
         let span = format!("scenario.quick.{key}");
         let res = match key.strip_prefix("sweep.") {
             Some(p) => {

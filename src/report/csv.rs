@@ -72,11 +72,17 @@ pub fn runs_csv(s: &Scenario, results: &[RunResult]) -> String {
 
 /// Long format: one row per (point, variant, metric).
 pub fn summary_csv(s: &Scenario, rows: &[Summary]) -> String {
-    let mut out = format!("scenario,variant{},metric,mean,stddev,ci95_lo,ci95_hi,n\n", header_params(s));
+    let mut out = format!(
+        "scenario,variant{},metric,mean,stddev,ci95_lo,ci95_hi,n,diff_vs_first,diff_ci95_lo,diff_ci95_hi,ratio_vs_first\n",
+        header_params(s)
+    );
     for r in rows {
+        let paired = r.paired.map_or(",,,".to_string(), |p| {
+            format!("{},{},{},{}", num(p.diff_mean), num(p.diff_lo), num(p.diff_hi), num(p.ratio))
+        });
         let _ = writeln!(
             out,
-            "{},{}{},{},{},{},{},{},{}",
+            "{},{}{},{},{},{},{},{},{},{paired}",
             field(&s.doc.scenario.name),
             field(&s.variants[r.variant].name),
             params(s, r.point),

@@ -25,6 +25,40 @@ pub struct Summary {
     pub ci95_hi: f64,
     /// Number of replications.
     pub n: usize,
+    /// This variant against the first one at the same point, paired by
+    /// replication (common random numbers); `None` for the first variant.
+    pub paired: Option<Paired>,
+}
+
+/// A variant's difference from the first variant, replication by
+/// replication: `d_r = x_r - first_r`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Paired {
+    /// Mean of the paired differences.
+    pub diff_mean: f64,
+    /// Lower end of the 95 % CI of the mean difference (Student's t, n-1 df).
+    pub diff_lo: f64,
+    /// Upper end of that CI.
+    pub diff_hi: f64,
+    /// Ratio of the means, this variant over the first.
+    pub ratio: f64,
+}
+
+/// The paired comparison of `xs` against `first` (same length, same
+/// replications), or `None` when the lengths differ.
+pub fn paired(xs: &[f64], first: &[f64]) -> Option<Paired> {
+    if xs.len() != first.len() || xs.is_empty() {
+        return None;
+    }
+    let d: Vec<f64> = xs.iter().zip(first).map(|(a, b)| a - b).collect();
+    let (diff_mean, _, half) = mean_ci(&d, 0.95);
+    let (m, m0) = (mean_ci(xs, 0.95).0, mean_ci(first, 0.95).0);
+    Some(Paired {
+        diff_mean,
+        diff_lo: diff_mean - half,
+        diff_hi: diff_mean + half,
+        ratio: m / m0,
+    })
 }
 
 /// Two-sided Student's t quantile for a `level` CI with `n` samples.
@@ -61,9 +95,10 @@ pub fn summarise(s: &Scenario, results: &[RunResult]) -> Vec<Summary> {
     }
     let _ = s;
     groups
-        .into_iter()
-        .map(|((point, variant, metric), xs)| {
-            let (mean, stddev, half) = mean_ci(&xs, 0.95);
+        .iter()
+        .map(|(&(point, variant, metric), xs)| {
+            let (mean, stddev, half) = mean_ci(xs, 0.95);
+            let first = groups.get(&(point, 0, metric));
             Summary {
                 point,
                 variant,
@@ -73,6 +108,7 @@ pub fn summarise(s: &Scenario, results: &[RunResult]) -> Vec<Summary> {
                 ci95_lo: mean - half,
                 ci95_hi: mean + half,
                 n: xs.len(),
+                paired: if variant == 0 { None } else { first.and_then(|f| paired(xs, f)) },
             }
         })
         .collect()
@@ -92,6 +128,16 @@ mod tests {
         // Student's t, 97.5 % quantile: 4 df -> 2.776, 9 df -> 2.262.
         assert!((t_quantile(0.95, 5) - 2.776).abs() < 1e-3);
         assert!((t_quantile(0.95, 10) - 2.262).abs() < 1e-3);
+    }
+
+    #[test]
+    fn paired_ci_of_known_samples() {
+        // Differences 1, 2, 3: mean 2, sd 1, half-width t(2 df) / sqrt(3) = 4.303 / 1.732.
+        let p = paired(&[11.0, 22.0, 33.0], &[10.0, 20.0, 30.0]).expect("same length");
+        assert_eq!(p.diff_mean, 2.0);
+        assert!((p.diff_hi - p.diff_lo - 2.0 * 4.303 / 3f64.sqrt()).abs() < 1e-3);
+        assert!((p.ratio - 1.1).abs() < 1e-12);
+        assert!(paired(&[1.0], &[1.0, 2.0]).is_none());
     }
 
     #[test]

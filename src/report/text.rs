@@ -33,6 +33,11 @@ pub fn human(x: f64) -> String {
     format!("{v:.digits$}{suffix}")
 }
 
+/// A signed human number (`+1.2k`, `-3.40`).
+fn signed(x: f64) -> String {
+    if x >= 0.0 { format!("+{}", human(x)) } else { human(x) }
+}
+
 /// The resource with the highest utilisation in a summary, if any.
 fn bottleneck(rows: &[Summary], point: usize, variant: usize) -> Option<(String, f64)> {
     rows.iter()
@@ -46,6 +51,12 @@ pub fn report(s: &Scenario, rows: &[Summary], checks: &[Check]) -> String {
     let mut out = String::new();
     let d = &s.doc.scenario;
     let _ = writeln!(out, "fsmeta: {} (seed {}, {} replication(s))", d.name, d.seed, d.replications);
+    if d.replications > 1 {
+        let _ = writeln!(
+            out,
+            "  ± is the 95% confidence half-width of the mean over replications (Student's t); variants share random numbers, so \"paired diff\" is the CI of the per-replication difference from the first variant"
+        );
+    }
     if !d.about.is_empty() {
         let _ = writeln!(out, "  {}", d.about);
     }
@@ -57,7 +68,7 @@ pub fn report(s: &Scenario, rows: &[Summary], checks: &[Check]) -> String {
         for m in metrics {
             let _ = write!(out, " {:>24}", m);
         }
-        let _ = writeln!(out, " {:>10}", "vs first");
+        let _ = writeln!(out, " {:>10} {:>28}", "vs first", "paired diff [95% CI]");
         for (vi, v) in s.variants.iter().enumerate() {
             let _ = write!(out, "{:<16}", v.name);
             for m in metrics {
@@ -77,10 +88,24 @@ pub fn report(s: &Scenario, rows: &[Summary], checks: &[Check]) -> String {
                 (Some(a), Some(b)) if a != 0.0 => format!("{:.3}x", b / a),
                 _ => "-".into(),
             };
-            let _ = writeln!(out, " {ratio:>10}");
+            let diff = find(rows, point, vi, metrics[0])
+                .and_then(|r| r.paired.filter(|_| r.n > 1))
+                .map_or("-".into(), |p| {
+                    format!("{} [{}, {}]", signed(p.diff_mean), signed(p.diff_lo), signed(p.diff_hi))
+                });
+            let _ = writeln!(out, " {ratio:>10} {diff:>28}");
         }
         for (vi, v) in s.variants.iter().enumerate() {
             if let Some((name, u)) = bottleneck(rows, point, vi) {
+                if u < 0.05 {
+                    let _ = writeln!(
+                        out,
+                        "  bottleneck [{}]: none (busiest shared resource {name} at {:.1}% utilisation; the CPUs bound the rate)",
+                        v.name,
+                        u * 100.0
+                    );
+                    continue;
+                }
                 let wait = find(rows, point, vi, &format!("{name}.wait_mean_ns")).map_or(0.0, |r| r.mean);
                 let _ = writeln!(
                     out,

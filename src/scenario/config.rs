@@ -66,8 +66,9 @@ pub struct ScenarioMeta {
     pub time_ms: Option<f64>,
     /// Overrides applied by `--quick` (parameter path -> value; a
     /// `sweep.PATH` key replaces that sweep's list).
-    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
-    pub quick: toml::Table,
+    /// `quick = {}` says the full scale is already quick enough (no warning).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quick: Option<toml::Table>,
 }
 
 /// `[workload]`.

@@ -3,6 +3,7 @@
 //! `machine` (the machine model through scenarios), `theory` (M/M/1//N).
 
 mod bad_input;
+mod crn;
 mod determinism;
 mod machine;
 mod meaning;
