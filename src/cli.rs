@@ -44,15 +44,20 @@ pub enum Command {
         /// Reduced scale declared by the scenario ([scenario.quick]), for CI.
         #[arg(long)]
         quick: bool,
-        /// Do not print the report (files are still written).
+        /// Do not print the report or progress (files are still written).
         #[arg(long)]
         silent: bool,
+        #[command(flatten)]
+        limits: Limits,
     },
-    /// Validate scenarios without running them.
+    /// Validate scenarios (every point, variant and data file) without
+    /// running them.
     Check {
         /// Scenario files (TOML).
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        #[command(flatten)]
+        limits: Limits,
     },
     /// Measure the engine's speed on a fixed path; the last line is
     /// `events_per_sec: <integer>`.
@@ -63,6 +68,32 @@ pub enum Command {
     },
     /// List the built-in machine profiles.
     Machines,
+}
+
+/// Limits that refuse a scenario before it runs.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct Limits {
+    /// Refuse a scenario planning more runs than this.
+    #[arg(long, default_value_t = fsmeta::scenario::DEFAULT_MAX_RUNS)]
+    pub max_runs: u64,
+    /// Memory budget in GiB for the runs in flight (default: half the RAM).
+    #[arg(long, value_name = "GIB")]
+    pub max_memory: Option<f64>,
+}
+
+impl Limits {
+    /// Load options with these limits and `jobs` runs in flight.
+    fn options(self, jobs: usize) -> LoadOptions {
+        let d = LoadOptions::default();
+        LoadOptions {
+            max_runs: self.max_runs,
+            max_memory_bytes: self
+                .max_memory
+                .map_or(d.max_memory_bytes, |g| (g.max(0.0) * (1u64 << 30) as f64) as u64),
+            jobs: jobs as u64,
+            ..d
+        }
+    }
 }
 
 /// Errors of a CLI command.
@@ -102,23 +133,25 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             seed,
             quick,
             silent,
+            limits,
         } => {
             let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             let opts = LoadOptions {
                 quick,
                 seed,
-                ..LoadOptions::default()
+                ..limits.options(jobs)
             };
             run(&files, &out, jobs, &opts, silent)
         }
-        Command::Check { files } => {
+        Command::Check { files, limits } => {
+            let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
             for f in &files {
-                let study = Study::load(f, &LoadOptions::default())?;
+                let study = Study::load(f, &limits.options(jobs))?;
                 Study::load(
                     f,
                     &LoadOptions {
                         quick: true,
-                        ..LoadOptions::default()
+                        ..limits.options(jobs)
                     },
                 )?;
                 let s = &study.scenario;

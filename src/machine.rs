@@ -14,7 +14,7 @@ pub mod lock;
 pub mod profile;
 pub mod topology;
 
-pub use build::Machine;
+pub use build::{Machine, MachineCache};
 pub use config::MachineConfig;
 
 /// Why a machine could not be built.

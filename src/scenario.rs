@@ -13,6 +13,7 @@ pub mod config;
 pub mod error;
 pub mod meaning;
 pub mod overrides;
+pub mod source;
 pub mod spans;
 pub mod validate;
 
@@ -38,6 +39,27 @@ pub struct LoadOptions {
     /// The workloads `workload.kind` may name (default: the built-in
     /// [`REGISTRY`]).
     pub registry: &'static [&'static dyn Workload],
+    /// The most runs (points x variants x replications) a scenario may
+    /// plan (default [`DEFAULT_MAX_RUNS`]).
+    pub max_runs: u64,
+    /// The memory one run may be estimated to need, in bytes, times the
+    /// number of runs in flight (default: half of this machine's RAM).
+    pub max_memory_bytes: u64,
+    /// Runs in flight at once (`--jobs`), for the memory check.
+    pub jobs: u64,
+}
+
+/// Default cap on the runs of one scenario.
+pub const DEFAULT_MAX_RUNS: u64 = 100_000;
+
+/// Half of this machine's RAM (from `/proc/meminfo`), or 8 GiB when unknown.
+pub fn default_max_memory() -> u64 {
+    let total_kib = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+        t.lines()
+            .find(|l| l.starts_with("MemTotal:"))
+            .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
+    });
+    total_kib.map_or(8 << 30, |k| k.saturating_mul(1024) / 2)
 }
 
 impl Default for LoadOptions {
@@ -46,6 +68,9 @@ impl Default for LoadOptions {
             quick: false,
             seed: None,
             registry: REGISTRY,
+            max_runs: DEFAULT_MAX_RUNS,
+            max_memory_bytes: default_max_memory(),
+            jobs: 1,
         }
     }
 }
@@ -160,13 +185,7 @@ impl Ctx<'_> {
 
 /// Reads, parses and validates a scenario file.
 pub fn load(file: &Path, opts: &LoadOptions) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(file).map_err(|e| ScenarioError {
-        location: None,
-        file: file.to_path_buf(),
-        field: String::new(),
-        message: format!("cannot read the scenario file: {e}"),
-        suggestion: None,
-    })?;
+    let text = source::read_scenario(file)?;
     load_str(file, &text, opts)
 }
 
@@ -247,6 +266,8 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     let variants = variants(&ctx, &doc)?;
     let sweep = sweep(&ctx, &base)?;
     let dir = file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    check_run_count(&ctx, &doc, &variants, &sweep, opts)?;
+    let machines = crate::machine::MachineCache::default();
     let mut points = Vec::new();
     for values in grid(&sweep) {
         let mut configs = Vec::with_capacity(variants.len());
@@ -262,6 +283,7 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
             let input = Input {
                 sections: Sections::Table(&sections),
                 machine: &resolved.machine,
+                machines: &machines,
                 threads: resolved.workload.threads,
                 stop: StopConfig {
                     ops: resolved.scenario.ops,
@@ -270,8 +292,9 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
                 dir: &dir,
             };
             let prepared = workload.prepare(&input).map_err(|e| locate(&ctx, &layers, opts.quick, e))?;
+            check_memory(&ctx, prepared.memory_bytes(), opts, &layers)?;
             configs.push(Config {
-                doc: resolved,
+                doc: point_doc(resolved),
                 prepared: Arc::from(prepared),
             });
         }
@@ -345,6 +368,66 @@ fn join_toml(parts: &[&str]) -> String {
     }
     out.push('\n');
     out
+}
+
+/// A point's document without the scenario-wide lists (variants, sweep,
+/// plots, expectations): they live once in [`Scenario::doc`], so a large
+/// sweep does not hold a copy of itself per point.
+fn point_doc(mut d: Document) -> Document {
+    d.variant = Vec::new();
+    d.sweep = toml::Table::new();
+    d.plot = Vec::new();
+    d.expect = Vec::new();
+    d
+}
+
+/// Refuses a plan of more than `opts.max_runs` runs before building it.
+fn check_run_count(
+    ctx: &Ctx<'_>,
+    doc: &Document,
+    variants: &[Variant],
+    sweep: &[(String, Vec<toml::Value>)],
+    opts: &LoadOptions,
+) -> Result<(), ScenarioError> {
+    let points = sweep.iter().try_fold(1u64, |n, (_, v)| n.checked_mul(v.len() as u64));
+    let runs = points
+        .and_then(|p| p.checked_mul(variants.len() as u64))
+        .and_then(|p| p.checked_mul(u64::from(doc.scenario.replications)));
+    match runs {
+        Some(n) if n <= opts.max_runs => Ok(()),
+        _ => {
+            let n = runs.map_or("more than 2^64".to_string(), |n| n.to_string());
+            let message = format!(
+                "the plan has {n} runs (sweep points x variants x replications), over the limit of {} (--max-runs)",
+                opts.max_runs
+            );
+            let at = if sweep.is_empty() { "scenario.replications" } else { "sweep" };
+            Err(ctx.error_at(at, at, message, None))
+        }
+    }
+}
+
+/// Refuses a point whose runs, `opts.jobs` at a time, are estimated to need
+/// more memory than `opts.max_memory_bytes`.
+fn check_memory(ctx: &Ctx<'_>, per_run: u64, opts: &LoadOptions, layers: &[(String, toml::Table)]) -> Result<(), ScenarioError> {
+    let need = per_run.saturating_mul(opts.jobs.max(1));
+    if need <= opts.max_memory_bytes {
+        return Ok(());
+    }
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let message = format!(
+        "a run is estimated to need {:.2} GiB ({} at once: {:.2} GiB), over the memory budget of {:.2} GiB (--max-memory)",
+        gib(per_run),
+        opts.jobs.max(1),
+        gib(need),
+        gib(opts.max_memory_bytes)
+    );
+    let at = layers
+        .iter()
+        .rev()
+        .find(|(n, _)| n.starts_with("sweep."))
+        .map_or("workload", |(n, _)| n.as_str());
+    Err(ctx.error_at(at, at, message, None))
 }
 
 /// Every key a `[[variant]]`, `[sweep]` or `quick` sets must be read by the

@@ -46,6 +46,28 @@ impl Machine {
     }
 }
 
+/// Machines already built for a scenario, keyed by their configuration
+/// and thread count: the points of a sweep share one `Machine` per
+/// distinct (`[machine]`, threads), so a large sweep holds each pricing
+/// matrix once.
+#[derive(Debug, Default)]
+pub struct MachineCache {
+    built: std::cell::RefCell<Vec<(String, std::sync::Arc<Machine>)>>,
+}
+
+impl MachineCache {
+    /// The machine for `config` and `threads`, built on first use.
+    pub fn get(&self, config: &MachineConfig, threads: u32, dir: &Path) -> Result<std::sync::Arc<Machine>, MachineError> {
+        let key = format!("{threads}|{}|{config:?}", dir.display());
+        if let Some((_, m)) = self.built.borrow().iter().find(|(k, _)| *k == key) {
+            return Ok(m.clone());
+        }
+        let m = std::sync::Arc::new(Machine::build(config, threads, dir)?);
+        self.built.borrow_mut().push((key, m.clone()));
+        Ok(m)
+    }
+}
+
 /// Resolves `[machine]` to a profile with the scenario's topology override.
 pub fn resolve_profile(config: &MachineConfig, dir: &Path) -> Result<MachineProfile, MachineError> {
     let name = &config.profile;

@@ -12,6 +12,14 @@ fn fail(field: impl Into<String>, message: impl Into<String>) -> ParamError {
     ParamError::new(field, message)
 }
 
+/// The most operations one run may simulate: 10^10 is hours of wall time
+/// at the engine's tens of millions of events per second.
+pub const MAX_OPS: u64 = 10_000_000_000;
+
+/// The longest simulated time one run may cover, in ms (10^7 ms, about
+/// 2.8 simulated hours; far below the u64 picosecond clock's 2^64 ps).
+pub const MAX_TIME_MS: f64 = 1e7;
+
 /// Checks one resolved document.
 pub fn validate(doc: &Document) -> Result<(), ParamError> {
     let s = &doc.scenario;
@@ -24,13 +32,21 @@ pub fn validate(doc: &Document) -> Result<(), ParamError> {
     if s.replications == 0 {
         return Err(fail("scenario.replications", "expected an integer >= 1, found 0"));
     }
-    if s.ops == Some(0) {
-        return Err(fail("scenario.ops", "expected an integer >= 1, found 0"));
+    if let Some(n) = s.ops
+        && !(1..=MAX_OPS).contains(&n)
+    {
+        return Err(fail(
+            "scenario.ops",
+            format!("expected a whole number from 1 to {MAX_OPS}, found {n}"),
+        ));
     }
     if let Some(t) = s.time_ms
-        && !(t.is_finite() && t > 0.0)
+        && !(t.is_finite() && t > 0.0 && t <= MAX_TIME_MS)
     {
-        return Err(fail("scenario.time_ms", format!("expected a time > 0 ms, found {t}")));
+        return Err(fail(
+            "scenario.time_ms",
+            format!("expected a time above 0 and at most {MAX_TIME_MS} ms, found {t}"),
+        ));
     }
     if doc.workload.threads == 0 {
         return Err(fail("workload.threads", "expected an integer >= 1, found 0"));

@@ -7,7 +7,7 @@
 use super::sections::Sections;
 use crate::engine::Metrics;
 use crate::engine::rng::RunKey;
-use crate::machine::MachineConfig;
+use crate::machine::{MachineCache, MachineConfig};
 use crate::param::ParamError;
 use std::fmt;
 use std::path::Path;
@@ -54,6 +54,8 @@ pub struct Input<'a> {
     pub sections: Sections<'a>,
     /// `[machine]`.
     pub machine: &'a MachineConfig,
+    /// Machines already built for this scenario (shared between points).
+    pub machines: &'a MachineCache,
     /// `workload.threads`.
     pub threads: u32,
     /// `[scenario]` stop condition.

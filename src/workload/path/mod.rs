@@ -57,7 +57,7 @@ impl Workload for PathWorkload {
 #[derive(Debug)]
 pub struct PreparedPath {
     sections: PathSections,
-    machine: Machine,
+    machine: std::sync::Arc<Machine>,
     threads: u32,
     stop: StopConfig,
     metric_names: (Vec<String>, Vec<String>, Vec<String>),
@@ -93,7 +93,7 @@ impl PreparedPath {
                 "a `path` workload needs a stop condition: scenario.ops or scenario.time_ms",
             ));
         }
-        let machine = Machine::build(input.machine, input.threads, input.dir).map_err(machine_param)?;
+        let machine = input.machines.get(input.machine, input.threads, input.dir).map_err(machine_param)?;
         let mut p = PreparedPath {
             sections,
             machine,
