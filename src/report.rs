@@ -61,20 +61,16 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
     }
 }
 
-/// Writes every output of scenario `s` under `out/<name>/`.
+/// Writes every output of scenario `s` as the set `out/<name>/`, all or
+/// nothing: `out/<name>` keeps naming the complete previous set until the
+/// new one is complete and on disk (see [`write::Staging`]).
 pub fn write_outputs(s: &Scenario, results: &[RunResult], out: &Path) -> Result<Outcome, ReportError> {
-    let dir = out.join(&s.doc.scenario.name);
-    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
     let rows = stats::summarise(s, results);
     let checks = expect::check_all(s, &rows);
     let text = text::report(s, &rows, &checks);
-    let mut staged = write::Staged::default();
-    let res = stage_all(s, results, &rows, &text, &dir, &mut staged);
-    if let Err(e) = res {
-        staged.abort();
-        return Err(e);
-    }
-    staged.commit().map_err(io(&dir))?;
+    let mut set = write::Staging::begin(out, &s.doc.scenario.name)?;
+    stage_all(s, results, &rows, &text, &mut set)?;
+    let dir = set.commit()?;
     Ok(Outcome { text, checks, dir })
 }
 
@@ -83,33 +79,23 @@ fn stage_all(
     results: &[RunResult],
     rows: &[stats::Summary],
     text: &str,
-    dir: &Path,
-    staged: &mut write::Staged,
+    set: &mut write::Staging,
 ) -> Result<(), ReportError> {
-    let put = |name: &str, body: String, staged: &mut write::Staged| -> Result<(), ReportError> {
-        let p = dir.join(name);
-        staged.write(&p, body.as_bytes()).map_err(io(&p))
-    };
-    put("runs.csv", csv::runs_csv(s, results), staged)?;
-    put("summary.csv", csv::summary_csv(s, rows), staged)?;
-    put("summary.json", json::summary_json(s, rows), staged)?;
-    put("report.txt", text.to_string(), staged)?;
-    put("scenario.resolved.toml", s.resolved_toml.clone(), staged)?;
+    set.write("runs.csv", csv::runs_csv(s, results).as_bytes())?;
+    set.write("summary.csv", csv::summary_csv(s, rows).as_bytes())?;
+    set.write("summary.json", json::summary_json(s, rows).as_bytes())?;
+    set.write("report.txt", text.as_bytes())?;
+    set.write("scenario.resolved.toml", s.resolved_toml.as_bytes())?;
     for p in &s.doc.plot {
         let spec = plots::spec(s, p, rows);
         let stem = plots::stem(p);
-        let svg_path = dir.join(format!("{stem}.svg"));
-        let svg = plot::render_svg(&spec).map_err(|source| ReportError::Plot {
-            path: svg_path.clone(),
-            source,
-        })?;
-        put(&format!("{stem}.svg"), svg, staged)?;
-        let png_path = dir.join(format!("{stem}.png"));
-        plot::render_png(&spec, &write::temp_name(&png_path)).map_err(|source| ReportError::Plot {
-            path: png_path.clone(),
-            source,
-        })?;
-        staged.adopt(&png_path);
+        let (svg_name, png_name) = (format!("{stem}.svg"), format!("{stem}.png"));
+        let plot_err = |path: PathBuf| move |source| ReportError::Plot { path, source };
+        let svg = plot::render_svg(&spec).map_err(plot_err(set.path(&svg_name)))?;
+        set.write(&svg_name, svg.as_bytes())?;
+        let png = set.path(&png_name);
+        plot::render_png(&spec, &png).map_err(plot_err(png.clone()))?;
+        set.adopt(&png_name)?;
     }
     Ok(())
 }
