@@ -21,6 +21,7 @@ use crate::param::ParamError;
 use crate::workload::registry::{self, REGISTRY};
 use crate::workload::{Input, Prepared, Sections, StopConfig, Workload};
 use config::{Document, SHARED_SECTIONS};
+use error::Location;
 pub use error::ScenarioError;
 use overrides::set_path;
 use spans::SpanIndex;
@@ -139,9 +140,19 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Where `path` is written, else (a missing section or key that the
+    /// workload requires) the `workload.kind` that requires it, else the
+    /// top of the file.
+    fn place(&self, path: &str) -> Location {
+        self.spans
+            .locate(self.file, path)
+            .or_else(|| self.spans.locate(self.file, "workload.kind"))
+            .unwrap_or_else(|| self.spans.location(self.file, 0))
+    }
+
     fn error_at(&self, path: &str, field: &str, message: String, suggestion: Option<String>) -> ScenarioError {
         ScenarioError {
-            location: self.spans.locate(self.file, path),
+            location: Some(self.place(path)),
             file: self.file.to_path_buf(),
             field: field.to_string(),
             message,
@@ -171,10 +182,10 @@ impl Ctx<'_> {
             (_, sug) => sug,
         };
         ScenarioError {
-            location: match e.span {
-                Some(s) => Some(self.spans.location(self.file, s.start)),
-                None => self.spans.locate(self.file, &field),
-            },
+            location: Some(match e.span {
+                Some(s) => self.spans.location(self.file, s.start),
+                None => self.place(&field),
+            }),
             file: self.file.to_path_buf(),
             field,
             message: e.message,

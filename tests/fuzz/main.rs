@@ -1,0 +1,189 @@
+//! A mutation fuzzer over every shipped scenario, through the library's
+//! `Study::from_text` (what `fsmeta check` does): deleted, duplicated and
+//! swapped lines, extreme numbers, wrong types, unknown keys, truncation,
+//! unicode, deep nesting, huge sweeps and bad data-file paths. Every
+//! mutant must load or fail with a located message; none may panic.
+//!
+//! `cargo test --release --test fuzz` runs a fixed budget (3,000 mutants);
+//! `cargo test --release --test fuzz -- --ignored fuzz_long` runs 100,000.
+
+use fsmeta::{LoadOptions, Study};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+
+/// Values that replace a number or a string.
+const EXTREMES: &[&str] = &[
+    "0",
+    "-1",
+    "1e300",
+    "-1e300",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "18446744073709551615",
+    "4294967296",
+    "1e-300",
+    "nan",
+    "inf",
+    "-inf",
+    "0.5",
+    "\"x\"",
+    "true",
+    "[1, 2, 3]",
+    "{ a = 1 }",
+    "\"\"",
+    "\"/dev/zero\"",
+    "\"/dev/urandom\"",
+    "\"machines\"",
+    "\"no-such-file.toml\"",
+    "\"data/case4.freesp\"",
+    "\"é✓\u{202e}\"",
+];
+
+/// One mutant of `text`, drawn from `rng`.
+fn mutate(text: &str, rng: &mut ChaCha8Rng) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    if lines.is_empty() {
+        lines.push(String::new());
+    }
+    let n = lines.len();
+    let i = rng.random_range(0..n);
+    let j = rng.random_range(0..n);
+    match rng.random_range(0..10u32) {
+        0 => {
+            lines.remove(i);
+        }
+        1 => {
+            let l = lines[i].clone();
+            lines.insert(j, l);
+        }
+        2 => lines.swap(i, j),
+        3 | 4 => {
+            let v = EXTREMES[rng.random_range(0..EXTREMES.len())];
+            if let Some((k, _)) = lines[i].split_once('=') {
+                lines[i] = format!("{k}= {v}");
+            } else {
+                lines.insert(i, format!("threads = {v}"));
+            }
+        }
+        5 => lines.insert(
+            i,
+            format!(
+                "{} = 1",
+                ["thraeds", "filez", "kind", "seed", "ops", "x.y", "sweep"][rng.random_range(0..7)]
+            ),
+        ),
+        6 => {
+            let cut = rng.random_range(0..text.len().max(1));
+            let cut = (0..=cut).rev().find(|&c| text.is_char_boundary(c)).unwrap_or(0);
+            return text[..cut].to_string();
+        }
+        7 => {
+            let depth = rng.random_range(1..200);
+            lines.insert(i, format!("deep = {}1{}", "[".repeat(depth), "]".repeat(depth)));
+        }
+        8 => {
+            let len = rng.random_range(1..5000);
+            let list: Vec<String> = (0..len).map(|k| k.to_string()).collect();
+            let key = [
+                "workload.threads",
+                "scenario.ops",
+                "btrfs_dir.files",
+                "xfs_alloc.fragmentation",
+                "machine.profile",
+            ][rng.random_range(0..5)];
+            lines.push(format!("[sweep]\n\"{key}\" = [{}]", list.join(", ")));
+        }
+        _ => {
+            let at = rng.random_range(0..lines[i].len().max(1) + 1).min(lines[i].len());
+            let at = (0..=at).rev().find(|&c| lines[i].is_char_boundary(c)).unwrap_or(0);
+            lines[i].insert_str(
+                at,
+                ["\u{0}", "é", "\"", "[", "]", "=", "#", "\u{feff}", "{", "'"][rng.random_range(0..10)],
+            );
+        }
+    }
+    lines.join("\n")
+}
+
+/// How a mutant ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Outcome {
+    Ok,
+    LocatedError,
+    UnlocatedError,
+    Panic,
+}
+
+fn check(file: &Path, text: &str) -> (Outcome, String) {
+    let opts = LoadOptions {
+        max_runs: 2_000,
+        max_memory_bytes: 4 << 30,
+        ..LoadOptions::default()
+    };
+    match catch_unwind(AssertUnwindSafe(|| Study::from_text(file, text, &opts))) {
+        Ok(Ok(_)) => (Outcome::Ok, String::new()),
+        Ok(Err(e)) if e.location.is_some() => (Outcome::LocatedError, String::new()),
+        Ok(Err(e)) => (Outcome::UnlocatedError, e.to_string()),
+        Err(_) => (Outcome::Panic, String::new()),
+    }
+}
+
+fn scenarios() -> Vec<(PathBuf, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|x| x == "toml"));
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| (p.clone(), std::fs::read_to_string(&p).unwrap_or_default()))
+        .collect()
+}
+
+/// Runs `count` mutants and returns the outcome counts; fails on a panic or
+/// an unlocated error, printing the mutant.
+fn fuzz(count: u64, seed: u64) -> BTreeMap<Outcome, u64> {
+    let files = scenarios();
+    assert!(!files.is_empty(), "no shipped scenarios found");
+    let mut counts = BTreeMap::new();
+    std::panic::set_hook(Box::new(|info| {
+        let _ = std::fs::write(std::env::temp_dir().join("fsmeta-fuzz-panic.txt"), info.to_string());
+    }));
+    for k in 0..count {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ k.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let (file, text) = &files[(k as usize) % files.len()];
+        let mut mutant = mutate(text, &mut rng);
+        if rng.random_bool(0.3) {
+            mutant = mutate(&mutant, &mut rng);
+        }
+        let (outcome, message) = check(file, &mutant);
+        *counts.entry(outcome).or_insert(0) += 1;
+        if matches!(outcome, Outcome::Panic | Outcome::UnlocatedError) {
+            let _ = std::panic::take_hook();
+            let report = format!("mutant {k} of {} gave {outcome:?}: {message}\n---\n{mutant}\n---", file.display());
+            eprintln!("{report}");
+            let _ = std::fs::write(std::env::temp_dir().join("fsmeta-fuzz-failure.txt"), &report);
+            panic!("{report}");
+        }
+    }
+    let _ = std::panic::take_hook();
+    eprintln!("fuzz: {count} mutants: {counts:?}");
+    counts
+}
+
+#[test]
+fn fuzz_ci_budget() {
+    let counts = fuzz(3_000, 1);
+    assert!(counts.get(&Outcome::LocatedError).copied().unwrap_or(0) > 1_000, "{counts:?}");
+    assert!(counts.get(&Outcome::Ok).copied().unwrap_or(0) > 100, "{counts:?}");
+}
+
+#[test]
+#[ignore = "long: 100,000 mutants"]
+fn fuzz_long() {
+    fuzz(100_000, 2);
+}
