@@ -7,6 +7,8 @@
 //! `cargo test --release --test fuzz` runs a fixed budget (3,000 mutants);
 //! `cargo test --release --test fuzz -- --ignored fuzz_long` runs 100,000.
 
+#![allow(clippy::result_large_err)]
+
 use fsmeta::{LoadOptions, Study};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
