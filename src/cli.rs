@@ -68,6 +68,12 @@ pub enum Command {
     },
     /// List the built-in machine profiles.
     Machines,
+    /// Print every scenario parameter (type, allowed values, default,
+    /// meaning) and every metric, for all workloads or one.
+    Keys {
+        /// Only this workload (`path`, `btrfs-dir`, `xfs-alloc`).
+        workload: Option<String>,
+    },
 }
 
 /// Limits that refuse a scenario before it runs.
@@ -109,8 +115,8 @@ pub enum CliError {
     /// Outputs could not be written (exit 2).
     #[error(transparent)]
     Report(#[from] ReportError),
-    /// The benchmark could not run.
-    #[error("bench: {0}")]
+    /// A command could not run (exit 2).
+    #[error("{0}")]
     Bench(anyhow::Error),
 }
 
@@ -170,6 +176,14 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             println!("events: {}", r.events);
             println!("wall_s: {:.3}", r.wall_s);
             println!("events_per_sec: {}", r.events_per_sec);
+            Ok(Status::Ok)
+        }
+        Command::Keys { workload } => {
+            let registry = fsmeta::workload::registry::REGISTRY;
+            if let Some(k) = &workload {
+                fsmeta::workload::registry::find(registry, k).map_err(|e| CliError::Bench(anyhow::anyhow!("{e}")))?;
+            }
+            print!("{}", fsmeta::scenario::reference::reference(registry, workload.as_deref()));
             Ok(Status::Ok)
         }
         Command::Machines => {

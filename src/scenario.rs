@@ -13,6 +13,7 @@ pub mod config;
 pub mod error;
 pub mod meaning;
 pub mod overrides;
+pub mod reference;
 pub mod source;
 pub mod spans;
 pub mod validate;

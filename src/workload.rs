@@ -10,5 +10,5 @@ pub mod registry;
 pub mod sections;
 pub mod xfs_alloc;
 
-pub use contract::{Input, MetricSpec, Prepared, RunFailure, StopConfig, Workload};
+pub use contract::{Input, MetricSpec, ParamSpec, Prepared, RunFailure, StopConfig, Workload};
 pub use sections::Sections;

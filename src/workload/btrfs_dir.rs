@@ -4,6 +4,8 @@
 //! script, as the published bpftrace measurement did; the time of the
 //! delayed-deletion function comes from its counts priced by ns costs.
 
+mod keys;
+
 use std::collections::BTreeMap;
 
 use rand::RngExt;
@@ -299,6 +301,14 @@ impl Workload for BtrfsDir {
 
     fn sections(&self) -> &'static [&'static str] {
         &["btrfs_dir"]
+    }
+
+    fn params(&self) -> Vec<crate::workload::ParamSpec> {
+        keys::PARAMS.to_vec()
+    }
+
+    fn metric_docs(&self) -> Vec<MetricSpec> {
+        METRICS.iter().map(|&(n, u, m)| MetricSpec::new(n, u, m)).collect()
     }
 
     fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {

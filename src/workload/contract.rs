@@ -37,6 +37,21 @@ impl MetricSpec {
     }
 }
 
+/// One parameter a scenario may set, for `fsmeta keys` and
+/// `docs/scenario-reference.md`. The default is not written here: the
+/// reference takes it from the workload's own defaults, so it cannot drift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamSpec {
+    /// Dotted path, e.g. `btrfs_dir.files` (`NAME` for a user-chosen name).
+    pub path: &'static str,
+    /// The type in plain words (`a whole number`, `a time in ns`, ...).
+    pub kind: &'static str,
+    /// Allowed values in plain words (`1 to 50,000,000`).
+    pub range: &'static str,
+    /// One line on what it sets.
+    pub meaning: &'static str,
+}
+
 /// Stop condition of a time-driven run (`[scenario] ops` / `time_ms`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct StopConfig {
@@ -89,6 +104,15 @@ pub trait Workload: Sync + fmt::Debug {
     /// it does not read is an error. Default: none.
     fn reads_shared(&self) -> &'static [&'static str] {
         &[]
+    }
+    /// Every parameter of its sections (for the reference).
+    fn params(&self) -> Vec<ParamSpec> {
+        Vec::new()
+    }
+    /// Its metrics as documented in the reference (names may hold a
+    /// placeholder such as `LINE.`).
+    fn metric_docs(&self) -> Vec<MetricSpec> {
+        Vec::new()
     }
     /// Its sections with every default filled, as TOML text (empty when
     /// the document has none), for `scenario.resolved.toml`.

@@ -7,6 +7,8 @@
 //! per-unit costs: blocks visited x `block_visit_ns` + records examined x
 //! `record_ns` + tree updates x `tree_update_ns` + `call_ns`.
 
+mod keys;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -324,6 +326,14 @@ impl Workload for XfsAlloc {
 
     fn sections(&self) -> &'static [&'static str] {
         &["xfs_alloc"]
+    }
+
+    fn params(&self) -> Vec<crate::workload::ParamSpec> {
+        keys::PARAMS.to_vec()
+    }
+
+    fn metric_docs(&self) -> Vec<MetricSpec> {
+        METRICS.iter().map(|&(n, u, m)| MetricSpec::new(n, u, m)).collect()
     }
 
     fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {

@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod config;
+pub mod keys;
 pub mod metrics;
 pub mod sim;
 
@@ -41,6 +42,14 @@ impl Workload for PathWorkload {
 
     fn reads_shared(&self) -> &'static [&'static str] {
         &["machine", "workload.threads", "scenario.ops", "scenario.time_ms"]
+    }
+
+    fn params(&self) -> Vec<crate::workload::ParamSpec> {
+        keys::PARAMS.to_vec()
+    }
+
+    fn metric_docs(&self) -> Vec<MetricSpec> {
+        metrics::schema(&["LINE".into()], &["LOCK".into()], &["COUNTER".into()])
     }
 
     fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {

@@ -1,0 +1,207 @@
+//! The scenario reference: every parameter (path, type in plain words,
+//! range, default, meaning) and every metric (name, unit, meaning) of the
+//! shared sections and of each workload, from the schema the workloads
+//! declare. `fsmeta keys` prints it; `docs/scenario-reference.md` is the
+//! same text (a test keeps it current).
+
+use super::config::{MachineConfig, ScenarioMeta, WorkloadConfig};
+use crate::workload::{ParamSpec, Sections, Workload};
+use std::fmt::Write;
+
+const fn p(path: &'static str, kind: &'static str, range: &'static str, meaning: &'static str) -> ParamSpec {
+    ParamSpec {
+        path,
+        kind,
+        range,
+        meaning,
+    }
+}
+
+/// The keys every scenario may write.
+pub const SHARED: &[ParamSpec] = &[
+    p(
+        "scenario.name",
+        "a word",
+        "letters, digits, - _ .",
+        "the study's name and output folder",
+    ),
+    p("scenario.about", "text", "any", "one line on what the study shows"),
+    p(
+        "scenario.seed",
+        "a whole number",
+        "0 to 2^63 - 1",
+        "master seed: same seed, same bytes",
+    ),
+    p("scenario.replications", "a whole number", "1 or more", "runs per point and variant"),
+    p(
+        "scenario.ops",
+        "a whole number",
+        "1 to 10^10 (path)",
+        "stop a run after this many operations",
+    ),
+    p(
+        "scenario.time_ms",
+        "a time in ms",
+        "above 0, at most 10^7 (path)",
+        "stop a run at this simulated time",
+    ),
+    p(
+        "scenario.quick",
+        "a table",
+        "parameter path -> value; sweep.PATH -> list",
+        "what --quick changes ({} = already quick)",
+    ),
+    p(
+        "machine.profile",
+        "a name or a path",
+        "a built-in (fsmeta machines) or NAME.toml relative to the scenario",
+        "the machine (path)",
+    ),
+    p(
+        "machine.topology",
+        "a table",
+        "sockets, cores_per_socket, smt, llc_per_socket",
+        "replaces the profile's topology (path)",
+    ),
+    p(
+        "machine.placement",
+        "a word",
+        "spread, compact, interleave",
+        "threads on CPUs: spread = CPU i for thread i (Linux numbering); compact = fill SMT siblings first; interleave = alternate sockets",
+    ),
+    p(
+        "machine.wakeup_ns",
+        "a time in ns",
+        "0 or more",
+        "wake-up latency of a sleeping mutex waiter (path)",
+    ),
+    p(
+        "workload.kind",
+        "a word",
+        "a registered workload (see below)",
+        "the kind of study; cannot be overridden",
+    ),
+    p(
+        "workload.threads",
+        "a whole number",
+        "1 to the machine's CPUs (path)",
+        "simulated threads, one per CPU",
+    ),
+    p(
+        "variant[].name",
+        "a word",
+        "unique",
+        "a named set of overrides of any parameter path",
+    ),
+    p(
+        "sweep.PATH",
+        "a list",
+        "values of PATH",
+        "the what-if grid: the cross product of every list",
+    ),
+    p(
+        "plot[].x / y / series",
+        "names",
+        "a swept path / a metric / variant or a swept path",
+        "a metric against a swept parameter",
+    ),
+    p(
+        "expect[].metric",
+        "a metric name",
+        "a metric of the workload",
+        "checked after the run; a failure exits 1",
+    ),
+    p(
+        "expect[].within / target + tolerance_pct",
+        "bounds",
+        "[lo, hi] or a value and a percentage",
+        "the accepted range",
+    ),
+    p(
+        "expect[].ratio",
+        "a table",
+        "{ of = VARIANT, over = VARIANT }",
+        "check the ratio of means between two variants",
+    ),
+];
+
+fn table_row(out: &mut String, spec: &ParamSpec, default: &str) {
+    let _ = writeln!(
+        out,
+        "| `{}` | {} | {} | {} | {} |",
+        spec.path, spec.kind, spec.range, default, spec.meaning
+    );
+}
+
+/// The default of `path` in `defaults`, as TOML text, or `-`.
+fn default_of(defaults: &toml::Table, path: &str) -> String {
+    let mut v: Option<&toml::Value> = None;
+    for (i, part) in path.split('.').enumerate() {
+        v = if i == 0 { defaults.get(part) } else { v.and_then(|x| x.get(part)) };
+    }
+    v.map_or("-".into(), |x| format!("`{x}`"))
+}
+
+/// The shared defaults as a table.
+fn shared_defaults() -> toml::Table {
+    let text = "[scenario]\nname = \"x\"\n[workload]\nkind = \"path\"\n";
+    let meta: Result<toml::Table, _> = toml::from_str(text);
+    let mut t = meta.unwrap_or_default();
+    let scenario: Option<ScenarioMeta> = t.get("scenario").cloned().and_then(|v| v.try_into().ok());
+    let workload: Option<WorkloadConfig> = t.get("workload").cloned().and_then(|v| v.try_into().ok());
+    for (k, v) in [
+        ("scenario", scenario.and_then(|s| toml::Value::try_from(s).ok())),
+        ("workload", workload.and_then(|w| toml::Value::try_from(w).ok())),
+        ("machine", toml::Value::try_from(MachineConfig::default()).ok()),
+    ] {
+        if let Some(v) = v {
+            t.insert(k.into(), v);
+        }
+    }
+    t
+}
+
+/// A workload's defaults: its sections resolved from empty tables.
+fn workload_defaults(w: &dyn Workload) -> toml::Table {
+    let empty: toml::Table = w
+        .sections()
+        .iter()
+        .map(|s| (s.to_string(), toml::Value::Table(toml::Table::new())))
+        .collect();
+    w.resolved_toml(&Sections::Table(&empty))
+        .ok()
+        .and_then(|t| toml::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+/// The reference as Markdown, for every workload in `registry` (or only
+/// `only`).
+pub fn reference(registry: &[&dyn Workload], only: Option<&str>) -> String {
+    let mut out = String::from("# Scenario reference\n\nGenerated by `fsmeta keys > docs/scenario-reference.md`; do not edit by hand.\n");
+    out.push_str("`±` in reports is the 95% confidence half-width of a mean over replications (Student's t).\n");
+    if only.is_none() {
+        out.push_str("\n## Shared sections\n\n| key | type | allowed | default | meaning |\n| --- | --- | --- | --- | --- |\n");
+        let d = shared_defaults();
+        for spec in SHARED {
+            table_row(&mut out, spec, &default_of(&d, spec.path));
+        }
+    }
+    for w in registry.iter().filter(|w| only.is_none_or(|k| k == w.kind())) {
+        let _ = writeln!(out, "\n## Workload `{}`\n\n{}.\n", w.kind(), w.about());
+        let _ = writeln!(
+            out,
+            "Sections: {}.\n",
+            w.sections().iter().map(|s| format!("`[{s}]`")).collect::<Vec<_>>().join(", ")
+        );
+        out.push_str("| key | type | allowed | default | meaning |\n| --- | --- | --- | --- | --- |\n");
+        let d = workload_defaults(*w);
+        for spec in w.params() {
+            table_row(&mut out, &spec, &default_of(&d, spec.path));
+        }
+        out.push_str("\n| metric | unit | meaning |\n| --- | --- | --- |\n");
+        for m in w.metric_docs() {
+            let _ = writeln!(out, "| `{}` | {} | {} |", m.name, m.unit, m.meaning);
+        }
+    }
+    out
+}

@@ -1,0 +1,98 @@
+//! The parameters of a `path` workload, for the reference.
+
+use crate::workload::ParamSpec;
+
+const fn p(path: &'static str, kind: &'static str, range: &'static str, meaning: &'static str) -> ParamSpec {
+    ParamSpec {
+        path,
+        kind,
+        range,
+        meaning,
+    }
+}
+
+/// Every key of `[[path]]`, `[lines.NAME]`, `[locks.NAME]`, `[counters.NAME]`.
+pub const PARAMS: &[ParamSpec] = &[
+    p("path[].work", "a duration distribution", "see work.*", "CPU work of the step"),
+    p(
+        "path[].work.dist",
+        "a word",
+        "fixed, exp, uniform, normal, lognormal",
+        "the distribution family",
+    ),
+    p(
+        "path[].work.mean_ns",
+        "a time in ns",
+        "0 or more",
+        "mean (fixed, exp, normal, lognormal)",
+    ),
+    p(
+        "path[].work.sd_ns",
+        "a time in ns",
+        "0 or more",
+        "standard deviation (normal; clamped at 0)",
+    ),
+    p("path[].work.min_ns", "a time in ns", "0 or more", "lower bound (uniform)"),
+    p("path[].work.max_ns", "a time in ns", "above min_ns", "upper bound (uniform)"),
+    p(
+        "path[].work.sigma",
+        "a number",
+        "0 or more",
+        "shape of the underlying normal (lognormal)",
+    ),
+    p(
+        "path[].read",
+        "a line name",
+        "a line declared under [lines]",
+        "read this line (with work: spread over the work)",
+    ),
+    p("path[].count", "a whole number", "1 or more", "how many reads the step stands for"),
+    p("path[].write", "a line name", "a line declared under [lines]", "store to this line"),
+    p(
+        "path[].atomic",
+        "a line name",
+        "a line declared under [lines]",
+        "atomic read-modify-write of this line",
+    ),
+    p("path[].lock", "a lock name", "a lock declared under [locks]", "acquire this lock"),
+    p("path[].unlock", "a lock name", "a lock declared under [locks]", "release this lock"),
+    p(
+        "path[].counter",
+        "a counter name",
+        "a counter declared under [counters]",
+        "operate on this counter (with op)",
+    ),
+    p("path[].op", "a word", "inc, dec, sum, read", "the counter operation"),
+    p(
+        "lines.NAME.fields",
+        "a list of words",
+        "any",
+        "the fields that share this cache line (documentation)",
+    ),
+    p("locks.NAME.kind", "a word", "ticket, queued, mutex", "the lock design"),
+    p(
+        "locks.NAME.line",
+        "a line name",
+        "a line declared under [lines]",
+        "the line holding the lock word (default its own)",
+    ),
+    p("counters.NAME.kind", "a word", "atomic, percpu, hierarchical", "the counter design"),
+    p(
+        "counters.NAME.batch",
+        "a whole number",
+        "1 or more (percpu, hierarchical)",
+        "per-CPU fold threshold (default max(32, 2 x CPUs))",
+    ),
+    p(
+        "counters.NAME.socket_batch",
+        "a whole number",
+        "1 or more (hierarchical)",
+        "per-socket fold threshold (default batch x CPUs per socket)",
+    ),
+    p(
+        "counters.NAME.line",
+        "a line name",
+        "a line declared under [lines]",
+        "the line of the global count (default its own)",
+    ),
+];

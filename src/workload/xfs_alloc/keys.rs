@@ -1,0 +1,163 @@
+//! The parameters of the `xfs-alloc` workload, for the reference.
+
+use crate::workload::ParamSpec;
+
+const fn p(path: &'static str, kind: &'static str, range: &'static str, meaning: &'static str) -> ParamSpec {
+    ParamSpec {
+        path,
+        kind,
+        range,
+        meaning,
+    }
+}
+
+/// Every key of `[xfs_alloc]`.
+pub const PARAMS: &[ParamSpec] = &[
+    p(
+        "xfs_alloc.agblocks",
+        "a whole number of blocks",
+        "2 to 4,294,967,295",
+        "allocation group size (sb_agblocks)",
+    ),
+    p(
+        "xfs_alloc.block_size",
+        "bytes",
+        "at least 4 records per block",
+        "filesystem block size",
+    ),
+    p(
+        "xfs_alloc.btree_header_bytes",
+        "bytes",
+        "below block_size",
+        "btree block header: 56 (v5, CRC) or 16 (v4)",
+    ),
+    p("xfs_alloc.btree_fill", "a fraction", "0.5 to 1", "fill of bulk-loaded btree blocks"),
+    p(
+        "xfs_alloc.source",
+        "a word",
+        "freesp_file, histogram, fragmentation, aging",
+        "where the AG's free space comes from",
+    ),
+    p(
+        "xfs_alloc.freesp_file",
+        "a path",
+        "an xfs_db -c freesp file, relative to the scenario",
+        "free space as xfs_db printed it",
+    ),
+    p(
+        "xfs_alloc.histogram",
+        "a list of tables",
+        "{ from, to, extents } with 1 <= from <= to",
+        "buckets of free extents (lengths uniform per bucket)",
+    ),
+    p(
+        "xfs_alloc.fragmentation",
+        "a fraction",
+        "0 to 1",
+        "share of free blocks in small extents, the rest one extent",
+    ),
+    p(
+        "xfs_alloc.free_blocks",
+        "a whole number of blocks",
+        "1 to agblocks - 1",
+        "free blocks (fragmentation source)",
+    ),
+    p(
+        "xfs_alloc.small_extent_blocks",
+        "a whole number of blocks",
+        "1 or more",
+        "length of the small extents (fragmentation source)",
+    ),
+    p(
+        "xfs_alloc.aging.alloc_max_blocks",
+        "a whole number of blocks",
+        "1 or more",
+        "longest extent a write allocates (aging)",
+    ),
+    p(
+        "xfs_alloc.aging.punch_max_blocks",
+        "a whole number of blocks",
+        "1 or more",
+        "longest hole punched (aging)",
+    ),
+    p(
+        "xfs_alloc.aging.punch_share",
+        "a fraction",
+        "0 to 1",
+        "share of releases that punch a hole rather than free an extent",
+    ),
+    p(
+        "xfs_alloc.aging.target_used",
+        "a fraction",
+        "0 to 1",
+        "allocate while the used share is below this",
+    ),
+    p(
+        "xfs_alloc.aging.short_below_blocks",
+        "a whole number of blocks",
+        "1 or more",
+        "extents shorter than this count as short",
+    ),
+    p(
+        "xfs_alloc.aging.target_short_share",
+        "a fraction",
+        "0 to 1",
+        "stop once this share of free blocks is in short extents",
+    ),
+    p(
+        "xfs_alloc.aging.max_steps",
+        "a whole number",
+        "1 to 1,000,000,000",
+        "give up after this many steps",
+    ),
+    p("xfs_alloc.minlen", "a whole number of blocks", "1 or more", "request minlen"),
+    p("xfs_alloc.maxlen", "a whole number of blocks", "minlen or more", "request maxlen"),
+    p(
+        "xfs_alloc.alignment",
+        "a whole number of blocks",
+        "1 or more",
+        "request start alignment (1 = none)",
+    ),
+    p(
+        "xfs_alloc.calls",
+        "a whole number",
+        "1 or more (and within the memory budget)",
+        "timed xfs_alloc_ag_vextent_size calls",
+    ),
+    p(
+        "xfs_alloc.free_prob",
+        "a probability",
+        "0 to 1",
+        "after each call, chance of freeing an earlier allocation",
+    ),
+    p(
+        "xfs_alloc.strategy",
+        "a word",
+        "lt, le, budget:N",
+        "backward-walk cutoff (flen < bestrlen, flen <= bestrlen, or N records)",
+    ),
+    p(
+        "xfs_alloc.block_visit_ns",
+        "a time in ns",
+        "0 or more",
+        "cost of reading one btree block",
+    ),
+    p(
+        "xfs_alloc.record_ns",
+        "a time in ns",
+        "0 or more",
+        "cost of examining one record (calibrated, case 4 lt)",
+    ),
+    p(
+        "xfs_alloc.tree_update_ns",
+        "a time in ns",
+        "0 or more",
+        "cost of one record insert/delete/update",
+    ),
+    p(
+        "xfs_alloc.call_ns",
+        "a time in ns",
+        "0 or more",
+        "fixed cost of one call (calibrated, case 4 le)",
+    ),
+];
