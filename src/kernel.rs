@@ -16,6 +16,11 @@ pub enum ModelError {
     /// An input file (e.g. `xfs_db freesp` text) is unreadable or malformed.
     #[error(transparent)]
     Input(#[from] crate::param::InputError),
+    /// A count times a cost (or a sum of them) does not fit the integer
+    /// type it is computed in; names the quantity. Parameter bounds should
+    /// make this unreachable: it is the backstop, never a silent wrap.
+    #[error("{0} overflows")]
+    Overflow(&'static str),
 }
 
 pub mod btrfs;
