@@ -21,6 +21,14 @@ pub enum ModelError {
     /// make this unreachable: it is the backstop, never a silent wrap.
     #[error("{0} overflows")]
     Overflow(&'static str),
+    /// A buffer sized from the parameters could not be reserved.
+    #[error("cannot allocate {what}: {bytes} bytes")]
+    OutOfMemory {
+        /// What the buffer holds.
+        what: &'static str,
+        /// Bytes asked for.
+        bytes: u128,
+    },
 }
 
 pub mod btrfs;
