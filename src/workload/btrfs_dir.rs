@@ -102,6 +102,25 @@ pub const DEFAULT_DELETE_EVERY: u64 = 2;
 /// so the time computed in `u128` cannot overflow.
 pub const MAX_COST_NS: f64 = 1e9;
 
+/// Upper bound on the bytes one file costs a run, before its name: tree
+/// items (inode item, inode ref, dir item, dir index) in leaf vectors,
+/// the directory entry map, pending delayed items. Measured with
+/// `/usr/bin/time -v` (maximum RSS, 200,000 against 1,000,000 files): 292
+/// bytes per file with the defaults (12-byte names); 408 with 4 KiB nodes
+/// and no deletions (the worst layout measured); 886 with 255-byte names
+/// on that layout, and 905 at 1M files (absolute, whole process) with
+/// every delayed item pending (`delayed_writeback = 2e9`). See
+/// [`BtrfsDirParams::memory_bytes`].
+pub const FILE_BYTES: u64 = 512;
+
+/// Upper bound on the bytes per byte of file name (each name is kept
+/// about twice: the directory map and the delayed item or the `rm -fr`
+/// list); measured 2.0.
+pub const NAME_BYTE_BYTES: u64 = 3;
+
+/// Fixed bytes of one run besides the files (the empty tree, thresholds).
+pub const RUN_BASE_BYTES: u64 = 256 * 1024;
+
 /// Which files the script deletes before the `sync`, resolved from
 /// `delete_every` / `delete_fraction`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -208,6 +227,21 @@ impl BtrfsDirParams {
             (Some(f), _) => DeletePattern::Fraction(f),
             (None, k) => DeletePattern::Every(k.unwrap_or(DEFAULT_DELETE_EVERY)),
         }
+    }
+
+    /// Length of the longest file name, bytes: `name_len`, or `file_`
+    /// plus the digits of `files`.
+    pub fn longest_name(&self) -> u64 {
+        self.name_len.map_or(5 + self.files.to_string().len() as u64, u64::from)
+    }
+
+    /// Upper bound on one run's peak memory, bytes:
+    /// `RUN_BASE_BYTES + files x (FILE_BYTES + NAME_BYTE_BYTES x name
+    /// length)`, e.g. 548 bytes per file with the default names, 1,277 with
+    /// 255-byte names (measured at most 408 and 905).
+    pub fn memory_bytes(&self) -> u64 {
+        let per_file = FILE_BYTES.saturating_add(NAME_BYTE_BYTES.saturating_mul(self.longest_name()));
+        RUN_BASE_BYTES.saturating_add(self.files.saturating_mul(per_file))
     }
 
     /// The name of file number `i` (1-based).
@@ -385,6 +419,11 @@ impl Prepared for PreparedBtrfsDir {
 
     fn key_metrics(&self) -> &'static [&'static str] {
         &["batches", "searches", "delete_delayed_us", "leaves", "tree_height"]
+    }
+
+    /// See [`BtrfsDirParams::memory_bytes`].
+    fn memory_bytes(&self) -> u64 {
+        self.params.memory_bytes()
     }
 
     fn run(&self, key: RunKey) -> Result<Metrics, RunFailure> {

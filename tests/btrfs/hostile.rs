@@ -112,3 +112,36 @@ fn delayed_deletion_time_does_not_wrap() {
     let want = 1_000_000_000u128 * 1_000_000_000_000 + u128::from(u64::MAX) * 4_800_000;
     assert_eq!(ps, want);
 }
+
+#[test]
+fn the_memory_estimate_covers_the_measured_bytes() {
+    let est = |files: u64| {
+        let text = SCENARIO.replace("files = 100", &format!("files = {files}"));
+        match Study::from_text(Path::new("dir.toml"), &text, &LoadOptions::default()) {
+            Ok(s) => s.scenario.first().map_or(0, |p| p.memory_bytes()),
+            Err(e) => panic!("{e}"),
+        }
+    };
+    // Measured at most 408 bytes per file with 12-byte names (4 KiB nodes,
+    // no deletions) and 905 with 255-byte names.
+    let short = BtrfsDirParams {
+        files: 1_000_000,
+        ..Default::default()
+    };
+    assert_eq!(short.longest_name(), 12);
+    assert!(short.memory_bytes() >= 1_000_000 * 408, "{}", short.memory_bytes());
+    let long = BtrfsDirParams {
+        name_len: Some(255),
+        ..short.clone()
+    };
+    assert!(long.memory_bytes() >= 1_000_000 * 905, "{}", long.memory_bytes());
+    assert!(long.memory_bytes() < 1_000_000 * 2000, "{}", long.memory_bytes());
+    // The workload reports it, and the 50M-file maximum stays a finite figure.
+    assert_eq!(est(short.files), short.memory_bytes());
+    let most = BtrfsDirParams {
+        files: 50_000_000,
+        name_len: Some(255),
+        ..Default::default()
+    };
+    assert!(most.validate().is_ok() && most.memory_bytes() < 100 << 30);
+}
