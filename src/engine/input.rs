@@ -49,7 +49,7 @@ pub fn read_text_file_capped(path: &Path, max_bytes: u64) -> Result<String, Inpu
 }
 
 fn too_large(max: u64) -> String {
-    if max >= 1 << 20 && max % (1 << 20) == 0 {
+    if max >= 1 << 20 && max.is_multiple_of(1 << 20) {
         format!("larger than the {} MiB limit for a data file", max >> 20)
     } else {
         format!("larger than the {max}-byte limit for a data file")
