@@ -155,6 +155,16 @@ fn the_memory_estimate_covers_the_measured_bytes_and_grows_with_the_run() {
         ..case4.params().clone()
     };
     assert!(more_calls.memory_bytes(case4.freesp()) >= est + 1_000_000 * 8);
+    // Unaligned allocations without frees add no extent; frees add one per
+    // call, aligned allocations one more, up to what the AG can hold.
+    assert_eq!(more_calls.extents_bound(case4.freesp()), 994_691);
+    let frees = XfsAllocParams {
+        free_prob: 0.5,
+        ..more_calls.clone()
+    };
+    assert_eq!(frees.extents_bound(case4.freesp()), 1_994_691);
+    let aligned = XfsAllocParams { alignment: 4, ..frees };
+    assert_eq!(aligned.extents_bound(case4.freesp()), 2_000_001);
     // Tiny blocks: 3 records per leaf measured 153 bytes per extent.
     let tiny = XfsAllocParams {
         block_size: 104,

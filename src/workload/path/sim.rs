@@ -288,9 +288,14 @@ impl State {
         Ok(match *step {
             Step::Work { ref dur, reads } => {
                 let d = dur.sample(&mut self.rngs[p as usize]);
-                let scaled = u128::from(d.0) * u128::from(self.slowdown[p as usize]) / 1000;
-                let d = match u64::try_from(scaled) {
-                    Ok(v) if !d.is_out_of_range() && v != u64::MAX => SimTimePs(v),
+                let slow = u64::from(self.slowdown[p as usize]);
+                // u64 when the product fits (the common case), else exact in u128.
+                let scaled = match d.0.checked_mul(slow) {
+                    Some(x) => Some(x / 1000),
+                    None => u64::try_from(u128::from(d.0) * u128::from(slow) / 1000).ok(),
+                };
+                let d = match scaled {
+                    Some(v) if !d.is_out_of_range() && v != u64::MAX => SimTimePs(v),
                     _ => return Err(SimError::DurationOutOfRange { step: i }),
                 };
                 let mut t = now.checked_add(d).ok_or(SimError::TimeOverflow(now))?;
