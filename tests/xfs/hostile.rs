@@ -251,3 +251,20 @@ fn a_bad_freesp_file_is_a_located_error_when_the_scenario_loads() {
         Ok(_) => panic!("loaded a scenario whose freesp file does not exist"),
     }
 }
+
+#[test]
+fn aging_steps_are_bounded() {
+    let aging = |max_steps: u64| XfsAllocParams {
+        source: FreeSpaceSource::Aging,
+        aging: fsmeta::kernel::xfs::aging::AgingParams {
+            max_steps,
+            target_short_share: 1.0,
+            ..Default::default()
+        },
+        ..XfsAllocParams::default()
+    };
+    // An unreachable target with u64::MAX steps used to run for ever.
+    refused(aging(u64::MAX), "aging.max_steps", "1000000000");
+    refused(aging(0), "aging.max_steps", "1..=");
+    assert!(prepare(aging(1_000_000_000)).is_ok());
+}
