@@ -16,6 +16,19 @@ pub enum ModelError {
     /// An input file (e.g. `xfs_db freesp` text) is unreadable or malformed.
     #[error(transparent)]
     Input(#[from] crate::param::InputError),
+    /// A count times a cost (or a sum of them) does not fit the integer
+    /// type it is computed in; names the quantity. Parameter bounds should
+    /// make this unreachable: it is the backstop, never a silent wrap.
+    #[error("{0} overflows")]
+    Overflow(&'static str),
+    /// A buffer sized from the parameters could not be reserved.
+    #[error("cannot allocate {what}: {bytes} bytes")]
+    OutOfMemory {
+        /// What the buffer holds.
+        what: &'static str,
+        /// Bytes asked for.
+        bytes: u128,
+    },
 }
 
 pub mod btrfs;

@@ -22,7 +22,7 @@ pub struct RunResult {
 pub enum RunError {
     /// A run failed; the message says which and how to reproduce it.
     #[error(
-        "run (point {point}, variant {variant}, replication {replication}) failed: {source}; note: rerun with --seed {seed} to reproduce"
+        "run (point {point}, variant {variant}, replication {replication}) failed: {failure}; note: rerun with --seed {seed} to reproduce"
     )]
     Failed {
         /// Point index.
@@ -33,8 +33,8 @@ pub enum RunError {
         replication: u32,
         /// The scenario seed.
         seed: u64,
-        /// The error.
-        source: RunFailure,
+        /// The error (in the message, not chained, so it prints once).
+        failure: RunFailure,
     },
     /// The thread pool could not be created.
     #[error("cannot start {0} worker threads")]
@@ -44,12 +44,12 @@ pub enum RunError {
 /// Runs one planned run.
 pub fn run_one(s: &Scenario, p: &RunPlan) -> Result<Metrics, RunError> {
     let config = &s.points[p.point].configs[p.variant];
-    config.prepared.run(p.key).map_err(|source| RunError::Failed {
+    config.prepared.run(p.key).map_err(|failure| RunError::Failed {
         point: p.point,
         variant: s.variants[p.variant].name.clone(),
         replication: p.replication,
         seed: config.doc.scenario.seed,
-        source,
+        failure,
     })
 }
 

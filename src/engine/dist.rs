@@ -22,7 +22,9 @@ pub enum Duration {
 }
 
 impl Duration {
-    /// Draws one duration.
+    /// Draws one duration. A draw (or a fixed value) beyond the clock's
+    /// range is [`SimTimePs::MAX`] (see [`SimTimePs::from_ns_f64`]); the
+    /// interpreter turns it into an error.
     #[inline]
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> SimTimePs {
         match self {

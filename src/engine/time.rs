@@ -5,7 +5,13 @@ use std::fmt;
 /// A point in simulated time, or a duration, in picoseconds.
 ///
 /// Integer so that event order never depends on floating-point rounding.
-/// `u64` picoseconds cover about 213 days of simulated time.
+/// `u64` picoseconds cover about 213 days of simulated time. The largest
+/// value, [`SimTimePs::MAX`], is reserved to mean "out of range": the
+/// saturating operations return it for a result that does not fit, and
+/// the checked ones ([`SimTimePs::checked_add`],
+/// [`SimTimePs::try_from_ns_f64`]) never return it, so a model or the
+/// interpreter can turn it into an error instead of a time that silently
+/// stopped moving.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SimTimePs(pub u64);
 
@@ -13,11 +19,19 @@ impl SimTimePs {
     /// Time zero, the start of every run.
     pub const ZERO: SimTimePs = SimTimePs(0);
 
+    /// `u64::MAX` ps: "out of range", never a valid time (see the type).
+    /// No `f64` rounds to it (the largest `f64` below 2^64 is 2^64 - 2048),
+    /// so [`SimTimePs::from_ns_f64`] returns it only when it saturates.
+    pub const MAX: SimTimePs = SimTimePs(u64::MAX);
+
     /// Converts a duration in nanoseconds to picoseconds.
     ///
     /// Rounding rule (the only `f64 -> time` conversion in the crate):
-    /// round to the nearest picosecond, halves away from zero; negative,
-    /// NaN and infinite inputs become zero, values beyond `u64::MAX` saturate.
+    /// round to the nearest picosecond, halves away from zero; negative
+    /// and NaN inputs become zero; values of 2^64 ps or more (and +inf)
+    /// saturate to [`SimTimePs::MAX`], the "out of range" value, which the
+    /// interpreter refuses. Use [`SimTimePs::try_from_ns_f64`] to get an
+    /// error instead.
     pub fn from_ns_f64(ns: f64) -> SimTimePs {
         let ps = (ns * 1000.0).round();
         if ps.is_nan() || ps <= 0.0 {
@@ -26,6 +40,33 @@ impl SimTimePs {
             SimTimePs(u64::MAX)
         } else {
             SimTimePs(ps as u64)
+        }
+    }
+
+    /// Converts a duration in nanoseconds to picoseconds, rounded as
+    /// [`SimTimePs::from_ns_f64`] does, or fails when it is NaN or does not
+    /// fit below [`SimTimePs::MAX`] (about 1.8e10 ms, 213 days). Negative
+    /// values become zero, as there.
+    pub fn try_from_ns_f64(ns: f64) -> Result<SimTimePs, TimeOverflow> {
+        let t = SimTimePs::from_ns_f64(ns);
+        if ns.is_nan() || t == SimTimePs::MAX {
+            return Err(TimeOverflow { ns });
+        }
+        Ok(t)
+    }
+
+    /// True for [`SimTimePs::MAX`], the "out of range" value.
+    #[inline]
+    pub fn is_out_of_range(self) -> bool {
+        self == SimTimePs::MAX
+    }
+
+    /// `self + d`, or `None` when the sum would reach [`SimTimePs::MAX`].
+    #[inline]
+    pub fn checked_add(self, d: SimTimePs) -> Option<SimTimePs> {
+        match self.0.checked_add(d.0) {
+            Some(t) if t != u64::MAX => Some(SimTimePs(t)),
+            _ => None,
         }
     }
 
@@ -39,7 +80,8 @@ impl SimTimePs {
         self.0 as f64 / 1e12
     }
 
-    /// Sum of two times, saturating at the largest representable time.
+    /// Sum of two times, saturating at [`SimTimePs::MAX`] ("out of range";
+    /// see [`SimTimePs::checked_add`] for the checked sum).
     #[inline]
     pub fn saturating_add(self, d: SimTimePs) -> SimTimePs {
         SimTimePs(self.0.saturating_add(d.0))
@@ -50,6 +92,15 @@ impl SimTimePs {
     pub fn since(self, earlier: SimTimePs) -> SimTimePs {
         SimTimePs(self.0.saturating_sub(earlier.0))
     }
+}
+
+/// A duration in ns that has no [`SimTimePs`] value: NaN, or at least
+/// 2^64 ps (about 1.8e16 ns, 213 days of simulated time).
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[error("{ns} ns is beyond the simulated clock's range (at most about 1.8e16 ns, 213 days)")]
+pub struct TimeOverflow {
+    /// The duration asked for, ns.
+    pub ns: f64,
 }
 
 impl fmt::Display for SimTimePs {
@@ -70,5 +121,21 @@ mod tests {
         assert_eq!(SimTimePs::from_ns_f64(-3.0), SimTimePs(0));
         assert_eq!(SimTimePs::from_ns_f64(f64::NAN), SimTimePs(0));
         assert_eq!(SimTimePs::from_ns_f64(f64::INFINITY), SimTimePs(u64::MAX));
+    }
+
+    #[test]
+    fn out_of_range_times_are_errors_not_saturated_values() {
+        assert_eq!(SimTimePs::try_from_ns_f64(1.0), Ok(SimTimePs(1000)));
+        assert_eq!(SimTimePs::try_from_ns_f64(-1.0), Ok(SimTimePs::ZERO));
+        assert!(SimTimePs::try_from_ns_f64(1e300).is_err());
+        assert!(SimTimePs::try_from_ns_f64(f64::INFINITY).is_err());
+        assert!(SimTimePs::try_from_ns_f64(f64::NAN).is_err());
+        // 1.85e10 ms, the fuzzer's stop time, saturates the lenient conversion.
+        assert!(SimTimePs::from_ns_f64(1.85e16).is_out_of_range());
+        assert!(SimTimePs::try_from_ns_f64(1.8e16).is_ok());
+        assert_eq!(SimTimePs(5).checked_add(SimTimePs(7)), Some(SimTimePs(12)));
+        assert_eq!(SimTimePs(u64::MAX - 1).checked_add(SimTimePs(1)), None);
+        assert_eq!(SimTimePs(u64::MAX - 1).checked_add(SimTimePs(u64::MAX)), None);
+        assert_eq!(SimTimePs(u64::MAX - 2).checked_add(SimTimePs(1)), Some(SimTimePs(u64::MAX - 1)));
     }
 }

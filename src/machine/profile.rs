@@ -214,10 +214,7 @@ fn bytes(n: u64) -> String {
 /// failed [`MachineProfile::validate`] gives `InputFile` at the line of the
 /// offending key when it can be found (else line 1), message `field: why`.
 pub fn load_profile(path: &Path) -> Result<MachineProfile, MachineError> {
-    let text = std::fs::read_to_string(path).map_err(|source| crate::param::InputError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = crate::engine::input::read_text_file(path)?;
     let profile: MachineProfile = toml::from_str(&text).map_err(|e| {
         let (line, col) = e.span().map_or((1, 1), |span| line_col(&text, span.start));
         input_error(path, line, format!("column {col}: {}", e.message().trim_end()))

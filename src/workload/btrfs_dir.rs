@@ -27,11 +27,15 @@ pub struct BtrfsDirParams {
     /// Files created in `testdir` (count). Default 1000.
     pub files: u64,
     /// Delete every k-th file starting with `file_1` (k = 2 deletes
-    /// `file_1`, `file_3`, ...). Count, at least 1. Default 2. Ignored when
-    /// `delete_fraction` is set.
-    pub delete_every: u64,
+    /// `file_1`, `file_3`, ...). Count, at least 1. Default unset, which
+    /// means every 2nd ([`DEFAULT_DELETE_EVERY`]) when `delete_fraction`
+    /// is unset too; setting both is an error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delete_every: Option<u64>,
     /// Delete each file independently with this probability (0..=1), drawn
-    /// from the run's random stream, instead of every k-th. Default unset.
+    /// from the run's random stream, instead of every k-th. Default unset;
+    /// setting it together with `delete_every` is an error.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub delete_fraction: Option<f64>,
     /// Name length in bytes for every file (`f` then the zero-padded file
     /// number). Default unset: the real names `file_1`, `file_2`, ...
@@ -91,11 +95,48 @@ pub struct BtrfsDirParams {
 /// tests and the scenario's `[[expect]]` checks.
 pub const CALIBRATION_NOTE: &str = "del_items_ns and item_release_ns solved from case 3 (two rules, two times)";
 
+/// The deletion pattern when neither `delete_every` nor `delete_fraction`
+/// is set: every 2nd file (`file_1`, `file_3`, ...), as in case 3.
+pub const DEFAULT_DELETE_EVERY: u64 = 2;
+
+/// Largest accepted value of every `*_ns` cost, ns (1 s). With counts
+/// below 2^64, a cost of at most 1e12 ps times a count stays below 2^104,
+/// so the time computed in `u128` cannot overflow.
+pub const MAX_COST_NS: f64 = 1e9;
+
+/// Upper bound on the bytes one file costs a run, before its name: tree
+/// items (inode item, inode ref, dir item, dir index) in leaf vectors,
+/// the directory entry map, pending delayed items. Measured with
+/// `/usr/bin/time -v` (maximum RSS, 200,000 against 1,000,000 files): 292
+/// bytes per file with the defaults (12-byte names); 408 with 4 KiB nodes
+/// and no deletions (the worst layout measured); 886 with 255-byte names
+/// on that layout, and 905 at 1M files (absolute, whole process) with
+/// every delayed item pending (`delayed_writeback = 2e9`). See
+/// [`BtrfsDirParams::memory_bytes`].
+pub const FILE_BYTES: u64 = 512;
+
+/// Upper bound on the bytes per byte of file name (each name is kept
+/// about twice: the directory map and the delayed item or the `rm -fr`
+/// list); measured 2.0.
+pub const NAME_BYTE_BYTES: u64 = 3;
+
+/// Fixed bytes of one run besides the files (the empty tree, thresholds).
+pub const RUN_BASE_BYTES: u64 = 256 * 1024;
+
+/// Which files the script deletes before the `sync`, resolved from
+/// `delete_every` / `delete_fraction`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DeletePattern {
+    /// Every k-th file, starting with `file_1`.
+    Every(u64),
+    /// Each file independently with this probability.
+    Fraction(f64),
+}
 impl Default for BtrfsDirParams {
     fn default() -> Self {
         BtrfsDirParams {
             files: 1000,
-            delete_every: 2,
+            delete_every: None,
             delete_fraction: None,
             name_len: None,
             nodesize: 16384,
@@ -131,7 +172,14 @@ impl BtrfsDirParams {
         if self.files == 0 || self.files > 50_000_000 {
             return Err(invalid("files", "expected 1..=50000000 files"));
         }
-        if self.delete_every == 0 {
+        if self.delete_every.is_some() && self.delete_fraction.is_some() {
+            return Err(invalid(
+                "delete_every",
+                "`delete_every` and `delete_fraction` are both set; set one of them \
+                 (every k-th file, or each file with a probability)",
+            ));
+        }
+        if self.delete_every == Some(0) {
             return Err(invalid("delete_every", "expected at least 1"));
         }
         if let Some(f) = self.delete_fraction
@@ -155,8 +203,8 @@ impl BtrfsDirParams {
             return Err(invalid("delayed_background", "expected 2 <= background < writeback and batch >= 1"));
         }
         for (field, v) in self.costs() {
-            if !v.is_finite() || v < 0.0 {
-                return Err(invalid(field, "expected a finite cost >= 0 ns"));
+            if !(0.0..=MAX_COST_NS).contains(&v) {
+                return Err(invalid(field, format!("expected a cost in 0..=1e9 ns (1 s), found {v}")));
             }
         }
         Ok(())
@@ -174,6 +222,30 @@ impl BtrfsDirParams {
         ]
     }
 
+    /// The deletion pattern these parameters ask for (every 2nd file when
+    /// neither key is set).
+    pub fn delete_pattern(&self) -> DeletePattern {
+        match (self.delete_fraction, self.delete_every) {
+            (Some(f), _) => DeletePattern::Fraction(f),
+            (None, k) => DeletePattern::Every(k.unwrap_or(DEFAULT_DELETE_EVERY)),
+        }
+    }
+
+    /// Length of the longest file name, bytes: `name_len`, or `file_`
+    /// plus the digits of `files`.
+    pub fn longest_name(&self) -> u64 {
+        self.name_len.map_or(5 + self.files.to_string().len() as u64, u64::from)
+    }
+
+    /// Upper bound on one run's peak memory, bytes:
+    /// `RUN_BASE_BYTES + files x (FILE_BYTES + NAME_BYTE_BYTES x name
+    /// length)`, e.g. 548 bytes per file with the default names, 1,277 with
+    /// 255-byte names (measured at most 408 and 905).
+    pub fn memory_bytes(&self) -> u64 {
+        let per_file = FILE_BYTES.saturating_add(NAME_BYTE_BYTES.saturating_mul(self.longest_name()));
+        RUN_BASE_BYTES.saturating_add(self.files.saturating_mul(per_file))
+    }
+
     /// The name of file number `i` (1-based).
     pub fn file_name(&self, i: u64) -> Vec<u8> {
         match self.name_len {
@@ -182,16 +254,27 @@ impl BtrfsDirParams {
         }
     }
 
-    /// Time of the delayed-deletion function for these counts, in ps.
-    pub fn delete_delayed_ps(&self, s: &DeleteRunStats) -> u64 {
-        let visits = s.node_visits + s.leaf_visits;
-        visits * ns_to_ps(self.node_visit_ns)
-            + s.key_compares * ns_to_ps(self.key_compare_ns)
-            + s.cow_blocks * ns_to_ps(self.cow_block_ns)
-            + s.bytes_moved * ns_to_ps(self.byte_moved_ns)
-            + s.leaves_freed * ns_to_ps(self.leaf_free_ns)
-            + s.batches * ns_to_ps(self.del_items_ns)
-            + s.items_released * ns_to_ps(self.item_release_ns)
+    /// Time of the delayed-deletion function for these counts, in ps:
+    /// each count times its cost, summed in `u128`. With costs validated
+    /// to at most [`MAX_COST_NS`] this cannot overflow; the checked
+    /// arithmetic is a backstop that fails with [`ModelError::Overflow`].
+    pub fn delete_delayed_ps(&self, s: &DeleteRunStats) -> Result<u128, ModelError> {
+        let visits = u128::from(s.node_visits) + u128::from(s.leaf_visits);
+        let terms = [
+            (visits, self.node_visit_ns),
+            (u128::from(s.key_compares), self.key_compare_ns),
+            (u128::from(s.cow_blocks), self.cow_block_ns),
+            (u128::from(s.bytes_moved), self.byte_moved_ns),
+            (u128::from(s.leaves_freed), self.leaf_free_ns),
+            (u128::from(s.batches), self.del_items_ns),
+            (u128::from(s.items_released), self.item_release_ns),
+        ];
+        terms.iter().try_fold(0u128, |sum, &(count, ns)| {
+            count
+                .checked_mul(u128::from(ns_to_ps(ns)))
+                .and_then(|t| sum.checked_add(t))
+                .ok_or(ModelError::Overflow("btrfs_dir: time of the delayed-deletion function in ps"))
+        })
     }
 }
 
@@ -217,10 +300,11 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, rng: &mut ChaCha8Rng) -> Result<BTreeMa
         fs.create(testdir, &p.file_name(i));
     }
     let mut deleted = 0u64;
+    let pattern = p.delete_pattern();
     for i in 1..=p.files {
-        let hit = match p.delete_fraction {
-            Some(f) => rng.random_bool(f),
-            None => (i - 1) % p.delete_every == 0,
+        let hit = match pattern {
+            DeletePattern::Fraction(f) => rng.random_bool(f),
+            DeletePattern::Every(k) => (i - 1) % k == 0,
         };
         if hit && fs.unlink(testdir, &p.file_name(i)) {
             deleted += 1;
@@ -241,7 +325,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, rng: &mut ChaCha8Rng) -> Result<BTreeMa
     put("searches", s.searches as f64);
     put("leaves_touched", s.leaf_visits as f64);
     put("bytes_moved", s.bytes_moved as f64);
-    put("delete_delayed_us", p.delete_delayed_ps(&s) as f64 / 1e6);
+    put("delete_delayed_us", p.delete_delayed_ps(&s)? as f64 / 1e6);
     put("leaves", leaves as f64);
     put("tree_height", height as f64);
     put("cow_blocks", s.cow_blocks as f64);
@@ -311,8 +395,18 @@ impl Workload for BtrfsDir {
         METRICS.iter().map(|&(n, u, m)| MetricSpec::new(n, u, m)).collect()
     }
 
+    /// `[btrfs_dir]` with every default filled; the deletion pattern is
+    /// shown as the one that applies (`delete_every = 2` when neither key
+    /// is set).
     fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {
-        sections.resolved::<BtrfsDirParams>("btrfs_dir")
+        let Some(mut p) = sections.get_opt::<BtrfsDirParams>("btrfs_dir")? else {
+            return Ok(String::new());
+        };
+        if let DeletePattern::Every(k) = p.delete_pattern() {
+            p.delete_every = Some(k);
+        }
+        let table = BTreeMap::from([("btrfs_dir", p)]);
+        toml::to_string_pretty(&table).map_err(|e| ParamError::new("btrfs_dir", e.to_string()))
     }
 
     fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError> {
@@ -335,6 +429,11 @@ impl Prepared for PreparedBtrfsDir {
 
     fn key_metrics(&self) -> &'static [&'static str] {
         &["batches", "searches", "delete_delayed_us", "leaves", "tree_height"]
+    }
+
+    /// See [`BtrfsDirParams::memory_bytes`].
+    fn memory_bytes(&self) -> u64 {
+        self.params.memory_bytes()
     }
 
     fn run(&self, key: RunKey) -> Result<Metrics, RunFailure> {

@@ -22,9 +22,10 @@ use crate::kernel::ModelError;
 use crate::kernel::xfs::aging::{AgingParams, age};
 use crate::kernel::xfs::alloc::{AllocArgs, CutoffStrategy, xfs_alloc_ag_vextent_size, xfs_free_ag_extent};
 use crate::kernel::xfs::freespace::source::{
-    HistogramBucket, lay_out, lengths_from_buckets, lengths_from_fragmentation, lengths_from_freesp,
+    FragmentationShape, HistogramBucket, buckets_footprint, freesp_footprint, lay_out, lengths_from_buckets, lengths_from_fragmentation,
+    lengths_from_freesp,
 };
-use crate::kernel::xfs::freespace::{AllocRec, BtreeGeometry, FreeSpace, FreespHistogram};
+use crate::kernel::xfs::freespace::{AllocRec, BtreeGeometry, BtreeStats, FreeSpace, FreespHistogram};
 use crate::param::ParamError;
 use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, Workload};
 
@@ -149,6 +150,36 @@ fn invalid(field: &str, message: impl Into<String>) -> ParamError {
     ParamError::new(field, message)
 }
 
+/// Largest accepted value of every `*_ns` cost, ns (1 s). A cost of at
+/// most 1e12 ps times counts below 2^64 stays below 2^104, so a call's
+/// time is computed in `u128` without overflow; a call longer than 2^64 ps
+/// (213 days) is an error ([`ModelError::Overflow`]).
+pub const MAX_COST_NS: f64 = 1e9;
+
+/// Upper bound on the bytes one free extent takes at the peak of building
+/// the two btrees (lengths, layout, sorted copy, both trees), before the
+/// per-leaf share: [`XfsAllocParams::memory_bytes`] charges
+/// `EXTENT_BYTES + LEAF_BYTES / leaf_minrecs` per extent. Measured with
+/// `/usr/bin/time -v` (maximum RSS, 1M against 5M extents from
+/// `fragmentation = 1.0`): 32.5 bytes per extent with 4 KiB v5 blocks at
+/// fill 0.75, 34.5 with 1 KiB blocks at fill 0.5, 153 with 104-byte blocks
+/// at fill 0.5 (3 records per leaf); the formula gives 50, 56 and 218.
+pub const EXTENT_BYTES: u64 = 48;
+
+/// Upper bound on the bytes per btree leaf (block arena slot, record
+/// vector header and allocator slack, the nodes above it, in both trees),
+/// spread over the leaf's records; see [`EXTENT_BYTES`].
+pub const LEAF_BYTES: u64 = 512;
+
+/// Upper bound on the bytes per timed call: its time (8) and, for a call
+/// that allocated, the live extent it may free later (8, doubled for
+/// vector growth). Measured 16.1 bytes per call with every call
+/// allocating and none freeing (1M against 5M calls), 8.9 when most fail.
+pub const CALL_BYTES: u64 = 24;
+
+/// Fixed bytes of one run besides extents and calls (structures, stats).
+pub const RUN_BASE_BYTES: u64 = 64 * 1024;
+
 impl XfsAllocParams {
     /// Checks ranges and that the chosen source has what it needs.
     pub fn validate(&self) -> Result<(), ParamError> {
@@ -169,6 +200,9 @@ impl XfsAllocParams {
         if self.calls == 0 {
             return Err(invalid("calls", "must be >= 1"));
         }
+        if !usize::try_from(self.calls).is_ok_and(|c| c <= isize::MAX as usize / 8) {
+            return Err(invalid("calls", "too many calls to hold their times in memory"));
+        }
         if !(0.0..=1.0).contains(&self.free_prob) {
             return Err(invalid("free_prob", "must be in [0, 1]"));
         }
@@ -179,8 +213,8 @@ impl XfsAllocParams {
             ("call_ns", self.call_ns),
         ];
         for (name, v) in costs {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(invalid(name, "must be a finite number >= 0"));
+            if !(0.0..=MAX_COST_NS).contains(&v) {
+                return Err(invalid(name, format!("must be a cost in 0..=1e9 ns (1 s), found {v}")));
             }
         }
         Ok(())
@@ -198,7 +232,8 @@ impl XfsAllocParams {
                 if self.histogram.iter().any(|b| b.from == 0 || b.to < b.from) {
                     return Err(invalid("histogram", "each bucket needs 1 <= from <= to"));
                 }
-                Ok(())
+                let f = buckets_footprint(&self.histogram).ok_or_else(|| invalid("histogram", "extent counts overflow"))?;
+                f.check(self.agblocks).map_err(|m| invalid("histogram", m))
             }
             FreeSpaceSource::Fragmentation => {
                 if !(0.0..=1.0).contains(&self.fragmentation) {
@@ -210,23 +245,40 @@ impl XfsAllocParams {
                 if self.free_blocks == 0 || self.free_blocks >= u64::from(self.agblocks) {
                     return Err(invalid("free_blocks", "must be in [1, agblocks)"));
                 }
-                Ok(())
+                let shape = FragmentationShape::new(self.fragmentation, self.free_blocks, self.small_extent_blocks);
+                shape.footprint().check(self.agblocks).map_err(|m| invalid("free_blocks", m))
             }
             FreeSpaceSource::Aging => self.aging.validate("aging."),
             FreeSpaceSource::FreespFile => Ok(()),
         }
     }
 
-    /// Builds the AG's free space from the configured source.
-    pub fn build_free_space(&self, base_dir: &Path, rng: &mut ChaCha8Rng) -> Result<FreeSpace, ModelError> {
+    /// Reads `freesp_file` (relative to `base_dir`) when it is the
+    /// source, and checks that its extents fit the AG; `None` for the
+    /// other sources. Errors are on field `freesp_file`.
+    pub fn read_freesp(&self, base_dir: &Path) -> Result<Option<FreespHistogram>, ParamError> {
+        if self.source != FreeSpaceSource::FreespFile {
+            return Ok(None);
+        }
+        let h = FreespHistogram::read_file(&base_dir.join(&self.freesp_file)).map_err(|e| invalid("freesp_file", e.to_string()))?;
+        let f = freesp_footprint(&h).ok_or_else(|| invalid("freesp_file", "the histogram's totals overflow"))?;
+        f.check(self.agblocks).map_err(|m| invalid("freesp_file", m))?;
+        Ok(Some(h))
+    }
+
+    /// Builds the AG's free space from the configured source; `freesp` is
+    /// the histogram [`XfsAllocParams::read_freesp`] returned.
+    pub fn build_free_space(&self, freesp: Option<&FreespHistogram>, rng: &mut ChaCha8Rng) -> Result<FreeSpace, ModelError> {
         let geo = BtreeGeometry::new(self.block_size, self.btree_header_bytes)?;
         let lengths = match self.source {
             FreeSpaceSource::FreespFile => {
-                let h = FreespHistogram::read_file(&base_dir.join(&self.freesp_file))?;
-                lengths_from_freesp(&h, rng)
+                let h = freesp.ok_or_else(|| invalid("freesp_file", "the freesp histogram was not read"))?;
+                lengths_from_freesp(h, self.agblocks, rng)?
             }
-            FreeSpaceSource::Histogram => lengths_from_buckets(&self.histogram, rng),
-            FreeSpaceSource::Fragmentation => lengths_from_fragmentation(self.fragmentation, self.free_blocks, self.small_extent_blocks),
+            FreeSpaceSource::Histogram => lengths_from_buckets(&self.histogram, self.agblocks, rng)?,
+            FreeSpaceSource::Fragmentation => {
+                lengths_from_fragmentation(self.fragmentation, self.free_blocks, self.small_extent_blocks, self.agblocks)?
+            }
             FreeSpaceSource::Aging => {
                 let whole = [AllocRec::new(0, self.agblocks)];
                 let mut fs = FreeSpace::from_extents(self.agblocks, geo, &whole, self.btree_fill)?;
@@ -237,6 +289,47 @@ impl XfsAllocParams {
         let extents = lay_out(lengths, self.agblocks, rng)?;
         FreeSpace::from_extents(self.agblocks, geo, &extents, self.btree_fill)
     }
+
+    /// Upper bound on the free extents of a run: those the source builds
+    /// (for aging, one per step at most), plus per call one if
+    /// `alignment > 1` (an aligned allocation may leave a remainder on
+    /// each side; unaligned ones take the start of an extent) and one if
+    /// `free_prob > 0` (a free adds at most one), never more than an AG
+    /// can hold apart (`agblocks / 2 + 1`).
+    pub fn extents_bound(&self, freesp: Option<&FreespHistogram>) -> u64 {
+        let built = match self.source {
+            FreeSpaceSource::FreespFile => freesp.map_or(0, FreespHistogram::total_extents),
+            FreeSpaceSource::Histogram => buckets_footprint(&self.histogram).map_or(u64::MAX, |f| f.extents),
+            FreeSpaceSource::Fragmentation => {
+                FragmentationShape::new(self.fragmentation, self.free_blocks, self.small_extent_blocks)
+                    .footprint()
+                    .extents
+            }
+            FreeSpaceSource::Aging => self.aging.max_steps.saturating_add(1),
+        };
+        let most = u64::from(self.agblocks) / 2 + 1;
+        let per_call = u64::from(self.alignment > 1) + u64::from(self.free_prob > 0.0);
+        built.saturating_add(self.calls.saturating_mul(per_call)).min(most)
+    }
+
+    /// Upper bound on one run's peak memory, bytes: [`RUN_BASE_BYTES`],
+    /// plus `extents_bound x (EXTENT_BYTES + LEAF_BYTES / leaf_minrecs)`,
+    /// plus `calls x CALL_BYTES`; aging adds 8 bytes per extent (the record
+    /// list it scans) and 16 per step for its live extents (at most one per
+    /// step, and one per AG block).
+    pub fn memory_bytes(&self, freesp: Option<&FreespHistogram>) -> u64 {
+        let minrecs = BtreeGeometry::new(self.block_size, self.btree_header_bytes).map_or(1, |g| g.leaf_minrecs.max(1));
+        let mut per_extent = EXTENT_BYTES + LEAF_BYTES / minrecs as u64;
+        let mut total = RUN_BASE_BYTES.saturating_add(self.calls.saturating_mul(CALL_BYTES));
+        if self.source == FreeSpaceSource::Aging {
+            per_extent += 8;
+            let live = self.aging.max_steps.min(u64::from(self.agblocks));
+            total = total.saturating_add(live.saturating_mul(16));
+        }
+        total
+            .saturating_add(self.extents_bound(freesp).saturating_mul(per_extent))
+            .saturating_add(freesp.map_or(0, FreespHistogram::memory_bytes))
+    }
 }
 
 /// Converts a cost in ns to integer picoseconds, rounding to the nearest.
@@ -244,58 +337,19 @@ fn ns_to_ps(ns: f64) -> u64 {
     crate::machine::ns_to_ps(ns)
 }
 
-/// Runs the workload: validate, build the free space, then `calls` timed
-/// `xfs_alloc_ag_vextent_size` calls with `strategy`, freeing an earlier
-/// allocation with probability `free_prob` after each. Metrics:
-/// `alloc_us` (mean per call, µs), `alloc_us_p50`, `alloc_us_p99`,
-/// `records_walked` and `blocks_visited` (means per call), `alloc_len`
-/// (mean blocks allocated, 0 for a failed call), `free_extents` and
-/// `largest_free` (after the run, blocks), `calls`.
+/// One call's time in ps: what it counted times the per-unit costs, plus
+/// the fixed cost; summed in `u128`, an error past `u64::MAX` ps.
+fn call_time_ps(s: &BtreeStats, costs: &[u64; 4]) -> Result<u64, ModelError> {
+    let [block_ps, rec_ps, upd_ps, call_ps] = costs.map(u128::from);
+    let t = u128::from(s.blocks_visited) * block_ps + u128::from(s.records_examined) * rec_ps + u128::from(s.updates) * upd_ps + call_ps;
+    u64::try_from(t).map_err(|_| ModelError::Overflow("xfs_alloc: time of one call in ps (more than 213 days)"))
+}
+
+/// Runs the workload: validate, read the free-space file if that is the
+/// source, build the free space, then `calls` timed
+/// `xfs_alloc_ag_vextent_size` calls (see [`PreparedXfsAlloc::simulate`]).
 pub fn run_xfs_alloc(p: &XfsAllocParams, base_dir: &Path, rng: &mut ChaCha8Rng) -> Result<BTreeMap<String, f64>, ModelError> {
-    p.validate()?;
-    let mut fs = p.build_free_space(base_dir, rng)?;
-    let (block_ps, rec_ps) = (ns_to_ps(p.block_visit_ns), ns_to_ps(p.record_ns));
-    let (upd_ps, call_ps) = (ns_to_ps(p.tree_update_ns), ns_to_ps(p.call_ns));
-    let args = AllocArgs {
-        alignment: p.alignment,
-        ..AllocArgs::new(p.minlen, p.maxlen)
-    };
-    let mut times_ps = Vec::with_capacity(p.calls as usize);
-    let (mut records, mut blocks, mut len_sum) = (0u64, 0u64, 0u64);
-    let mut live: Vec<(u32, u32)> = Vec::new();
-    for _ in 0..p.calls {
-        fs.reset_stats();
-        let got = xfs_alloc_ag_vextent_size(&mut fs, &args, p.strategy, None);
-        let s = fs.stats();
-        times_ps.push(s.blocks_visited * block_ps + s.records_examined * rec_ps + s.updates * upd_ps + call_ps);
-        records += s.records_examined;
-        blocks += s.blocks_visited;
-        if let Some(r) = got {
-            len_sum += u64::from(r.len);
-            live.push((r.agbno, r.len));
-        }
-        if !live.is_empty() && rng.random_bool(p.free_prob) {
-            let (bno, len) = live.swap_remove(rng.random_range(0..live.len()));
-            xfs_free_ag_extent(&mut fs, bno, len);
-        }
-    }
-    let n = p.calls as f64;
-    times_ps.sort_unstable();
-    let pct = |q: f64| {
-        let rank = ((q * times_ps.len() as f64).ceil() as usize).clamp(1, times_ps.len());
-        times_ps[rank - 1] as f64 / 1e6
-    };
-    let mut m = BTreeMap::new();
-    m.insert("alloc_us".into(), times_ps.iter().sum::<u64>() as f64 / 1e6 / n);
-    m.insert("alloc_us_p50".into(), pct(0.50));
-    m.insert("alloc_us_p99".into(), pct(0.99));
-    m.insert("records_walked".into(), records as f64 / n);
-    m.insert("blocks_visited".into(), blocks as f64 / n);
-    m.insert("alloc_len".into(), len_sum as f64 / n);
-    m.insert("free_extents".into(), fs.extent_count() as f64);
-    m.insert("largest_free".into(), f64::from(fs.longest()));
-    m.insert("calls".into(), n);
-    Ok(m)
+    PreparedXfsAlloc::new(p.clone(), base_dir)?.simulate(rng)
 }
 
 /// The metrics [`run_xfs_alloc`] reports: (name, unit, meaning).
@@ -340,21 +394,110 @@ impl Workload for XfsAlloc {
         sections.resolved::<XfsAllocParams>("xfs_alloc")
     }
 
+    /// Validates `[xfs_alloc]` and reads its freesp file, so that
+    /// `fsmeta check` opens data files and a bad one is a parameter error
+    /// on `xfs_alloc.freesp_file`.
     fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError> {
         let params: XfsAllocParams = input.sections.get("xfs_alloc")?;
-        params.validate().map_err(|e| e.under("xfs_alloc"))?;
-        Ok(Box::new(PreparedXfsAlloc {
-            params,
-            dir: input.dir.to_path_buf(),
-        }))
+        let prepared = PreparedXfsAlloc::new(params, input.dir).map_err(|e| e.under("xfs_alloc"))?;
+        Ok(Box::new(prepared))
     }
 }
 
-/// An `xfs-alloc` study ready to run.
-#[derive(Debug)]
-struct PreparedXfsAlloc {
+/// An `xfs-alloc` study ready to run: validated parameters and the freesp
+/// histogram read once (when `source = "freesp_file"`), used by every run.
+#[derive(Debug, Clone)]
+pub struct PreparedXfsAlloc {
     params: XfsAllocParams,
-    dir: std::path::PathBuf,
+    freesp: Option<FreespHistogram>,
+}
+
+impl PreparedXfsAlloc {
+    /// Validates `params` and reads the freesp file (relative to
+    /// `base_dir`) if it is the source. Field names are relative to
+    /// `[xfs_alloc]`.
+    pub fn new(params: XfsAllocParams, base_dir: &Path) -> Result<Self, ParamError> {
+        params.validate()?;
+        let freesp = params.read_freesp(base_dir)?;
+        Ok(PreparedXfsAlloc { params, freesp })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &XfsAllocParams {
+        &self.params
+    }
+
+    /// The freesp histogram read at preparation, if that is the source.
+    pub fn freesp(&self) -> Option<&FreespHistogram> {
+        self.freesp.as_ref()
+    }
+
+    /// One run: build the free space, then `calls` timed
+    /// `xfs_alloc_ag_vextent_size` calls with `strategy`, freeing an
+    /// earlier allocation with probability `free_prob` after each.
+    /// Metrics: `alloc_us` (mean per call, µs), `alloc_us_p50`,
+    /// `alloc_us_p99`, `records_walked` and `blocks_visited` (means per
+    /// call), `alloc_len` (mean blocks allocated, 0 for a failed call),
+    /// `free_extents` and `largest_free` (after the run, blocks), `calls`.
+    pub fn simulate(&self, rng: &mut ChaCha8Rng) -> Result<BTreeMap<String, f64>, ModelError> {
+        let p = &self.params;
+        let mut fs = p.build_free_space(self.freesp.as_ref(), rng)?;
+        let costs = [p.block_visit_ns, p.record_ns, p.tree_update_ns, p.call_ns].map(ns_to_ps);
+        let args = AllocArgs {
+            alignment: p.alignment,
+            ..AllocArgs::new(p.minlen, p.maxlen)
+        };
+        let mut times_ps: Vec<u64> = Vec::new();
+        // Exactly `calls` times (counted in `memory_bytes`); an error, not
+        // an abort, if even that cannot be reserved.
+        times_ps
+            .try_reserve_exact(usize::try_from(p.calls).unwrap_or(usize::MAX))
+            .map_err(|_| ModelError::OutOfMemory {
+                what: "the per-call times",
+                bytes: u128::from(p.calls) * 8,
+            })?;
+        let (mut records, mut blocks, mut len_sum) = (0u64, 0u64, 0u64);
+        let mut live: Vec<(u32, u32)> = Vec::new();
+        for _ in 0..p.calls {
+            fs.reset_stats();
+            let got = xfs_alloc_ag_vextent_size(&mut fs, &args, p.strategy, None);
+            let s = fs.stats();
+            times_ps.push(call_time_ps(&s, &costs)?);
+            records = records.saturating_add(s.records_examined);
+            blocks = blocks.saturating_add(s.blocks_visited);
+            if let Some(r) = got {
+                len_sum = len_sum.saturating_add(u64::from(r.len));
+                live.push((r.agbno, r.len));
+            }
+            if !live.is_empty() && rng.random_bool(p.free_prob) {
+                let (bno, len) = live.swap_remove(rng.random_range(0..live.len()));
+                xfs_free_ag_extent(&mut fs, bno, len);
+            }
+        }
+        Ok(summarise(&mut times_ps, records, blocks, len_sum, &fs))
+    }
+}
+
+/// The metrics of a run from its call times (sorted here) and totals.
+fn summarise(times_ps: &mut [u64], records: u64, blocks: u64, len_sum: u64, fs: &FreeSpace) -> BTreeMap<String, f64> {
+    let n = times_ps.len().max(1) as f64;
+    times_ps.sort_unstable();
+    let pct = |q: f64| {
+        let rank = ((q * times_ps.len() as f64).ceil() as usize).clamp(1, times_ps.len().max(1));
+        times_ps.get(rank - 1).map_or(0.0, |&t| t as f64 / 1e6)
+    };
+    let total: u128 = times_ps.iter().map(|&t| u128::from(t)).sum();
+    let mut m = BTreeMap::new();
+    m.insert("alloc_us".into(), total as f64 / 1e6 / n);
+    m.insert("alloc_us_p50".into(), pct(0.50));
+    m.insert("alloc_us_p99".into(), pct(0.99));
+    m.insert("records_walked".into(), records as f64 / n);
+    m.insert("blocks_visited".into(), blocks as f64 / n);
+    m.insert("alloc_len".into(), len_sum as f64 / n);
+    m.insert("free_extents".into(), fs.extent_count() as f64);
+    m.insert("largest_free".into(), f64::from(fs.longest()));
+    m.insert("calls".into(), n);
+    m
 }
 
 impl Prepared for PreparedXfsAlloc {
@@ -366,7 +509,12 @@ impl Prepared for PreparedXfsAlloc {
         &["alloc_us", "records_walked", "blocks_visited", "alloc_len"]
     }
 
+    /// See [`XfsAllocParams::memory_bytes`].
+    fn memory_bytes(&self) -> u64 {
+        self.params.memory_bytes(self.freesp.as_ref())
+    }
+
     fn run(&self, key: RunKey) -> Result<Metrics, RunFailure> {
-        Ok(run_xfs_alloc(&self.params, &self.dir, &mut key.stream("xfs_alloc"))?)
+        Ok(self.simulate(&mut key.stream("xfs_alloc"))?)
     }
 }

@@ -119,7 +119,7 @@ fn bad_parameters_name_their_field() {
         ),
         (
             BtrfsDirParams {
-                delete_every: 0,
+                delete_every: Some(0),
                 ..Default::default()
             },
             "delete_every",

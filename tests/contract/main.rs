@@ -130,9 +130,15 @@ fn the_generated_scenario_reference_is_current() {
     let want = fsmeta::scenario::reference::reference(fsmeta::workload::registry::REGISTRY, None);
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/scenario-reference.md");
     let have = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(have == want, "docs/scenario-reference.md is stale: run `cargo run --release -- keys > docs/scenario-reference.md`");
+    assert!(
+        have == want,
+        "docs/scenario-reference.md is stale: run `cargo run --release -- keys > docs/scenario-reference.md`"
+    );
     for kind in ["path", "btrfs-dir", "xfs-alloc"] {
         assert!(want.contains(&format!("## Workload `{kind}`")), "{kind} missing");
     }
-    assert!(want.contains("`btrfs_dir.files`") && want.contains("`1000`"), "defaults come from the workload");
+    assert!(
+        want.contains("`btrfs_dir.files`") && want.contains("`1000`"),
+        "defaults come from the workload"
+    );
 }

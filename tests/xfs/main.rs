@@ -2,10 +2,12 @@
 //! `case4` (the published allocation group), `freesp_text` (`xfs_db freesp`
 //! round trip and malformed text), `freespace_props` (proptest: the two
 //! free-space btrees against a `BTreeSet`), `workload` (the `xfs-alloc`
-//! workload's parameters, sources and streams).
+//! workload's parameters, sources and streams), `hostile` (counts beyond
+//! the AG, cost overflow, bad data files, the memory estimate).
 
 mod alloc_walk;
 mod case4;
 mod freesp_text;
 mod freespace_props;
+mod hostile;
 mod workload;

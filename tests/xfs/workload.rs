@@ -46,22 +46,23 @@ fn validate_names_the_field() {
 }
 
 #[test]
-fn missing_freesp_file_is_an_io_error() {
+fn missing_freesp_file_is_a_parameter_error_on_the_file() {
     let p = XfsAllocParams {
         source: FreeSpaceSource::FreespFile,
         freesp_file: "data/none.freesp".into(),
         ..XfsAllocParams::default()
     };
-    assert!(matches!(run(&p), Err(ModelError::Input(fsmeta::param::InputError::Io { .. }))));
+    assert!(matches!(run(&p), Err(ModelError::InvalidParam(e)) if e.field == "freesp_file" && e.message.contains("cannot read")));
 }
 
 #[test]
 fn fragmentation_level_sets_the_small_share() {
-    assert_eq!(lengths_from_fragmentation(0.0, 1000, 2), vec![1000]);
-    let half = lengths_from_fragmentation(0.5, 1000, 2);
+    let lengths = |level: f64| lengths_from_fragmentation(level, 1000, 2, 2000).unwrap_or_default();
+    assert_eq!(lengths(0.0), vec![1000]);
+    let half = lengths(0.5);
     assert_eq!(half.iter().filter(|&&l| l == 2).count(), 250);
     assert_eq!(half.iter().map(|&l| u64::from(l)).sum::<u64>(), 1000);
-    assert_eq!(lengths_from_fragmentation(1.0, 1000, 2), vec![2; 500]);
+    assert_eq!(lengths(1.0), vec![2; 500]);
 }
 
 #[test]

@@ -31,9 +31,15 @@ pub struct AgingParams {
     /// Stop once this share of the free blocks is in short extents.
     /// Default 0.9.
     pub target_short_share: f64,
-    /// Give up (error) after this many steps. Default 20,000,000.
+    /// Give up (error) after this many steps, at most [`MAX_AGING_STEPS`].
+    /// Default 20,000,000.
     pub max_steps: u64,
 }
+
+/// Largest accepted `max_steps`: a billion steps of the real allocator
+/// already take many minutes, and an unreachable target would otherwise
+/// keep a run going for as long as the count allows.
+pub const MAX_AGING_STEPS: u64 = 1_000_000_000;
 
 impl Default for AgingParams {
     fn default() -> Self {
@@ -67,6 +73,9 @@ impl AgingParams {
         }
         if !(0.0..=1.0).contains(&self.target_short_share) {
             return bad("target_short_share", "must be in [0, 1]");
+        }
+        if !(1..=MAX_AGING_STEPS).contains(&self.max_steps) {
+            return bad("max_steps", "must be in 1..=1000000000");
         }
         Ok(())
     }

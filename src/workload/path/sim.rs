@@ -85,7 +85,8 @@ pub struct SimSpec {
     pub stop: Stop,
 }
 
-/// Errors of the interpreter (all are internal inconsistencies).
+/// Errors of the interpreter: internal inconsistencies, and simulated
+/// time that would leave the clock's range (never a silent saturation).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SimError {
@@ -98,7 +99,39 @@ pub enum SimError {
     /// Every process is blocked and no event is pending.
     #[error("deadlock: every process waits on a lock at {0}")]
     Deadlock(SimTimePs),
+    /// The stop time is beyond the clock's range (it saturated to
+    /// [`SimTimePs::MAX`] when converted from ms).
+    #[error("the stop time is beyond the simulated clock's range (at most about 1.8e10 ms, 213 days)")]
+    StopTimeOutOfRange,
+    /// A `work` step drew (or was fixed at) a duration beyond the clock's
+    /// range, or one that overflows once scaled by the SMT slowdown.
+    #[error("path[{step}]: a work duration is beyond the simulated clock's range (at most about 1.8e16 ns, 213 days)")]
+    DurationOutOfRange {
+        /// Index of the step in the path.
+        step: usize,
+    },
+    /// A step would end past the end of the clock's range.
+    #[error("simulated time overflows the clock's range (about 213 days) after {0}")]
+    TimeOverflow(SimTimePs),
+    /// A run stopped only by time made [`NO_PROGRESS_OPS`] operations
+    /// without the clock moving: every step of the path costs nothing, so
+    /// the stop time would never be reached.
+    #[error(
+        "no progress: {ops} operations completed at {at} without the clock moving; the path costs no time, so time_ms is never reached"
+    )]
+    NoProgress {
+        /// The time the clock is stuck at.
+        at: SimTimePs,
+        /// Operations completed at that time.
+        ops: u64,
+    },
 }
+
+/// Operations that may complete at one simulated time, in a run with no
+/// operation limit, before the run is declared stuck
+/// ([`SimError::NoProgress`]). Ten million: far more than the threads of
+/// any machine completing zero-length operations at one instant.
+pub const NO_PROGRESS_OPS: u64 = 10_000_000;
 
 #[derive(Debug, Default)]
 struct Proc {
@@ -129,12 +162,17 @@ struct State {
     ops: u64,
     events: u64,
     scratch: Vec<MicroOp>,
+    /// Latest time an operation completed at, and `ops` then.
+    progress: (SimTimePs, u64),
 }
 
 /// Runs the interpreter to its stop condition and returns its metrics.
 pub fn run(spec: SimSpec) -> Result<Metrics, SimError> {
     if spec.stop.ops.is_none() && spec.stop.time.is_none() {
         return Err(SimError::NoStop);
+    }
+    if spec.stop.time.is_some_and(SimTimePs::is_out_of_range) {
+        return Err(SimError::StopTimeOutOfRange);
     }
     let n = spec.rngs.len();
     let (names, counters): (Vec<String>, Vec<Counter>) = spec.counters.into_iter().unzip();
@@ -151,6 +189,7 @@ pub fn run(spec: SimSpec) -> Result<Metrics, SimError> {
         ops: 0,
         events: 0,
         scratch: Vec::new(),
+        progress: (SimTimePs::ZERO, 0),
     };
     for p in 0..n as u32 {
         st.queue.schedule_at(SimTimePs::ZERO, p)?;
@@ -162,9 +201,14 @@ pub fn run(spec: SimSpec) -> Result<Metrics, SimError> {
 impl State {
     fn main_loop(&mut self, path: &[Step], stop: Stop) -> Result<SimTimePs, SimError> {
         let limit_ops = stop.ops.unwrap_or(u64::MAX);
-        let limit_time = stop.time.unwrap_or(SimTimePs(u64::MAX));
+        // Checked in `run`: a stop time is below `SimTimePs::MAX`, and so is
+        // every event time (`advance` refuses the rest), so `>` is reached.
+        let limit_time = stop.time.unwrap_or(SimTimePs::MAX);
         while let Some(ev) = self.queue.pop() {
             self.events += 1;
+            if ev.time.is_out_of_range() {
+                return Err(SimError::TimeOverflow(self.progress.0));
+            }
             if ev.time > limit_time {
                 return Ok(limit_time);
             }
@@ -180,7 +224,7 @@ impl State {
         if let Some((line, count, since)) = self.procs[p as usize].spread_reads.take() {
             let a = self.lines.settle_reads(line, p, count, since, now, &self.pricing);
             if a.done > now {
-                self.queue.schedule_at(a.done, p)?;
+                self.schedule(a.done, p, now)?;
                 return Ok(false);
             }
         }
@@ -195,17 +239,19 @@ impl State {
                     if self.ops >= limit {
                         return Ok(true);
                     }
+                    self.check_progress(now, limit)?;
+                    let proc = &mut self.procs[p as usize];
                     proc.next = 0;
                     proc.op_start = now;
                 }
                 let i = self.procs[p as usize].next;
                 self.procs[p as usize].next += 1;
-                self.exec(p, &path[i], now)
+                self.exec(p, i, &path[i], now)?
             };
             match next {
                 Next::At(t) if t == now => {}
                 Next::At(t) => {
-                    self.queue.schedule_at(t, p)?;
+                    self.schedule(t, p, now)?;
                     return Ok(false);
                 }
                 Next::Blocked => return Ok(false),
@@ -213,12 +259,46 @@ impl State {
         }
     }
 
-    fn exec(&mut self, p: u32, step: &Step, now: SimTimePs) -> Next {
-        match *step {
+    /// Schedules `p` at `t`, refusing a time the clock cannot hold (a
+    /// saturated [`SimTimePs::MAX`] from a step's arithmetic).
+    fn schedule(&mut self, t: SimTimePs, p: u32, now: SimTimePs) -> Result<(), SimError> {
+        if t.is_out_of_range() {
+            return Err(SimError::TimeOverflow(now));
+        }
+        self.queue.schedule_at(t, p)?;
+        Ok(())
+    }
+
+    /// With no operation limit, fails once [`NO_PROGRESS_OPS`] operations
+    /// have completed without the clock moving (the stop time would never
+    /// come). One comparison per operation.
+    fn check_progress(&mut self, now: SimTimePs, limit: u64) -> Result<(), SimError> {
+        if now > self.progress.0 {
+            self.progress = (now, self.ops);
+        } else if limit == u64::MAX && self.ops - self.progress.1 >= NO_PROGRESS_OPS {
+            return Err(SimError::NoProgress {
+                at: now,
+                ops: self.ops - self.progress.1,
+            });
+        }
+        Ok(())
+    }
+
+    fn exec(&mut self, p: u32, i: usize, step: &Step, now: SimTimePs) -> Result<Next, SimError> {
+        Ok(match *step {
             Step::Work { ref dur, reads } => {
-                let d = dur.sample(&mut self.rngs[p as usize]).0;
-                let d = d * u64::from(self.slowdown[p as usize]) / 1000;
-                let mut t = now.saturating_add(SimTimePs(d));
+                let d = dur.sample(&mut self.rngs[p as usize]);
+                let slow = u64::from(self.slowdown[p as usize]);
+                // u64 when the product fits (the common case), else exact in u128.
+                let scaled = match d.0.checked_mul(slow) {
+                    Some(x) => Some(x / 1000),
+                    None => u64::try_from(u128::from(d.0) * u128::from(slow) / 1000).ok(),
+                };
+                let d = match scaled {
+                    Some(v) if !d.is_out_of_range() && v != u64::MAX => SimTimePs(v),
+                    _ => return Err(SimError::DurationOutOfRange { step: i }),
+                };
+                let mut t = now.checked_add(d).ok_or(SimError::TimeOverflow(now))?;
                 if let Some((line, count)) = reads {
                     // The first read now; the rest are settled when the work ends.
                     let a = self.lines.read(line, p, 1, now, &self.pricing);
@@ -237,7 +317,7 @@ impl State {
                 self.procs[p as usize].micro.extend(self.scratch.drain(..));
                 Next::At(now)
             }
-        }
+        })
     }
 
     fn exec_micro(&mut self, p: u32, m: MicroOp, now: SimTimePs) -> Next {
@@ -319,5 +399,131 @@ fn fill(m: &mut Metrics, owner: &str, decls: &[metrics::Decl], values: &[f64]) {
             format!("{owner}.{name}")
         };
         m.insert(key, v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::lock::LockTable;
+    use rand::SeedableRng;
+    use std::sync::mpsc;
+
+    /// One thread on the ideal machine running `path`.
+    fn spec(path: Vec<Step>, stop: Stop) -> SimSpec {
+        SimSpec {
+            pricing: Pricing::ideal(1),
+            slowdown_permille: vec![1000],
+            rngs: vec![ChaCha8Rng::seed_from_u64(1)],
+            path,
+            lines: LineTable::new(Vec::new(), 1),
+            reported_lines: 0,
+            locks: LockTable::default(),
+            lock_names: Vec::new(),
+            counters: Vec::new(),
+            stop,
+        }
+    }
+
+    fn fixed_work(ns: f64) -> Step {
+        Step::Work {
+            dur: Duration::Fixed(SimTimePs::from_ns_f64(ns)),
+            reads: None,
+        }
+    }
+
+    fn time_stop(ms: f64) -> Stop {
+        Stop {
+            ops: None,
+            time: Some(SimTimePs::from_ns_f64(ms * 1e6)),
+        }
+    }
+
+    /// Runs on another thread and fails the test (instead of hanging it)
+    /// if the run takes more than 20 s.
+    fn run_with_deadline(spec: SimSpec) -> Result<Metrics, SimError> {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(run(spec));
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(20)).expect("the run hung")
+    }
+
+    #[test]
+    fn fuzzer_reproducer_stops_with_an_error() {
+        // time_ms = 1.85e10 saturates the stop time; a fixed 1e300 ns work
+        // then saturated the clock too and the run never ended.
+        let r = run_with_deadline(spec(vec![fixed_work(1e300)], time_stop(1.85e10)));
+        assert!(matches!(r, Err(SimError::StopTimeOutOfRange)), "{r:?}");
+    }
+
+    #[test]
+    fn out_of_range_work_is_an_error() {
+        for stop in [time_stop(1.8e10), Stop { ops: Some(10), time: None }] {
+            let r = run_with_deadline(spec(vec![fixed_work(1e300)], stop));
+            assert!(matches!(r, Err(SimError::DurationOutOfRange { step: 0 })), "{r:?}");
+        }
+    }
+
+    #[test]
+    fn clock_overflow_is_an_error_not_a_saturation() {
+        // 1e15 ns = 1e18 ps per operation: the 19th passes 2^64 ps.
+        let stop = Stop {
+            ops: Some(100),
+            time: None,
+        };
+        let r = run_with_deadline(spec(vec![fixed_work(1e15)], stop));
+        assert!(
+            matches!(r, Err(SimError::TimeOverflow(t)) if t.0 == 18_000_000_000_000_000_000),
+            "{r:?}"
+        );
+        let r = run_with_deadline(spec(vec![fixed_work(1e15)], time_stop(1.8e10)));
+        assert!(matches!(r, Err(SimError::TimeOverflow(_))), "{r:?}");
+        // Just inside the range, the same run stops at its limit.
+        let m = run_with_deadline(spec(vec![fixed_work(1e15)], Stop { ops: Some(18), time: None })).unwrap();
+        assert_eq!(m["ops"], 18.0);
+    }
+
+    #[test]
+    fn a_time_stop_with_a_free_path_is_an_error_not_a_hang() {
+        let r = run_with_deadline(spec(vec![fixed_work(0.0)], time_stop(1.0)));
+        assert!(matches!(r, Err(SimError::NoProgress { ops: NO_PROGRESS_OPS, .. })), "{r:?}");
+        // With an operation limit the same path ends normally.
+        let m = run_with_deadline(spec(
+            vec![fixed_work(0.0)],
+            Stop {
+                ops: Some(1000),
+                time: None,
+            },
+        ))
+        .unwrap();
+        assert_eq!(m["ops"], 1000.0);
+    }
+
+    #[test]
+    fn study_with_the_reproducer_fails_quickly() {
+        let text = r#"
+[scenario]
+name = "hang"
+time_ms = 1.85e10
+replications = 1
+[workload]
+kind = "path"
+threads = 1
+[[path]]
+work = { dist = "fixed", mean_ns = 1e300 }
+"#;
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let opts = crate::scenario::LoadOptions::default();
+            // Either the scenario layer refuses the stop time or the run does.
+            let failed = match crate::Study::from_text(std::path::Path::new("hang.toml"), text, &opts) {
+                Err(_) => true,
+                Ok(study) => study.run(1, &|| {}).is_err(),
+            };
+            let _ = tx.send(failed);
+        });
+        let failed = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("the study hung");
+        assert!(failed, "the study ran to completion");
     }
 }

@@ -62,14 +62,21 @@ impl FreespHistogram {
         Self { bins }
     }
 
-    /// Total free extents.
+    /// Total free extents (saturating at `u64::MAX`; a parsed histogram
+    /// never gets there).
     pub fn total_extents(&self) -> u64 {
-        self.bins.iter().map(|b| b.extents).sum()
+        self.bins.iter().fold(0u64, |t, b| t.saturating_add(b.extents))
     }
 
-    /// Total free blocks.
+    /// Total free blocks (saturating at `u64::MAX`; a parsed histogram
+    /// never gets there).
     pub fn total_blocks(&self) -> u64 {
-        self.bins.iter().map(|b| b.blocks).sum()
+        self.bins.iter().fold(0u64, |t, b| t.saturating_add(b.blocks))
+    }
+
+    /// Bytes this histogram occupies in memory (for memory estimates).
+    pub fn memory_bytes(&self) -> u64 {
+        (self.bins.capacity() * std::mem::size_of::<FreespBin>()) as u64
     }
 
     /// The text `xfs_db -c freesp` prints (with `-s` if `summary`).
@@ -90,19 +97,18 @@ impl FreespHistogram {
         s
     }
 
-    /// Reads a freesp file (see [`FreespHistogram::parse`]).
+    /// Reads a freesp file (see [`FreespHistogram::parse`]): a regular
+    /// file of at most 16 MiB ([`crate::engine::input::read_text_file`]).
     pub fn read_file(path: &Path) -> Result<Self, ModelError> {
-        let text = std::fs::read_to_string(path).map_err(|source| crate::param::InputError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = crate::engine::input::read_text_file(path)?;
         Self::parse(&text, path)
     }
 
     /// Parses `xfs_db -c freesp` output as printed: blank lines are
     /// skipped, the first line must be the header, then rows of five
     /// fields, then optional `-s` summary lines (checked against the rows).
-    /// Errors name `path` and the 1-based line.
+    /// Errors name `path` and the 1-based line; so do rows whose extent or
+    /// block totals would pass `u64::MAX`.
     pub fn parse(text: &str, path: &Path) -> Result<Self, ModelError> {
         let err = |line: usize, message: String| -> ModelError {
             crate::param::InputError::Malformed {
@@ -114,6 +120,7 @@ impl FreespHistogram {
         };
         let mut header = false;
         let mut h = Self::default();
+        let (mut extents, mut blocks) = (0u64, 0u64);
         for (i, raw) in text.lines().enumerate() {
             let line = i + 1;
             let fields: Vec<&str> = raw.split_whitespace().collect();
@@ -132,6 +139,10 @@ impl FreespHistogram {
                 if h.bins.last().is_some_and(|p| p.to >= bin.from) {
                     return Err(err(line, "bins out of order or overlapping".into()));
                 }
+                (extents, blocks) = extents
+                    .checked_add(bin.extents)
+                    .zip(blocks.checked_add(bin.blocks))
+                    .ok_or_else(|| err(line, "the rows add up to more than 2^64 extents or blocks".into()))?;
                 h.bins.push(bin);
             }
         }
@@ -182,7 +193,10 @@ fn parse_row(f: &[&str]) -> Result<FreespBin, String> {
     if from == 0 || to < from || to > u64::from(u32::MAX) {
         return Err(format!("bad bin bounds {from}..{to}"));
     }
-    if blocks < from * extents || blocks > to * extents {
+    // `to * extents` may pass u64::MAX (then any u64 block count is below
+    // it); `from * extents` may not, as the blocks must reach it.
+    let fits = from.checked_mul(extents).is_some_and(|lo| blocks >= lo) && to.checked_mul(extents).is_none_or(|hi| blocks <= hi);
+    if !fits {
         return Err(format!("{extents} extents of {from}..{to} blocks cannot hold {blocks} blocks"));
     }
     Ok(FreespBin { from, to, extents, blocks })

@@ -24,31 +24,107 @@ pub struct HistogramBucket {
     pub extents: u64,
 }
 
+/// The least AG space a population of free extents takes: `extents`
+/// free extents holding `blocks` blocks, kept apart by at least one
+/// allocated block each ([`lay_out`]'s rule).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Footprint {
+    /// Free extents.
+    pub extents: u64,
+    /// Free blocks they hold (at least).
+    pub blocks: u64,
+}
+
+impl Footprint {
+    /// AG blocks needed: `blocks + extents - 1`, or `None` past `u64::MAX`.
+    pub fn ag_blocks(&self) -> Option<u64> {
+        self.blocks.checked_add(self.extents.saturating_sub(1))
+    }
+
+    /// Checks that the population fits an AG of `agblocks` blocks; the
+    /// message says what it needs. Bounds the extents to `agblocks / 2 + 1`
+    /// (every extent takes a block and a gap), so the vectors built from a
+    /// population that passes are at most a few bytes per AG block.
+    pub fn check(&self, agblocks: u32) -> Result<(), String> {
+        match self.ag_blocks() {
+            Some(need) if need <= u64::from(agblocks) => Ok(()),
+            need => Err(format!(
+                "{} free extents of {} blocks need at least {} AG blocks (one allocated block between \
+                 neighbours), the AG has {agblocks}",
+                self.extents,
+                self.blocks,
+                need.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string())
+            )),
+        }
+    }
+}
+
+/// The least footprint of a bucket histogram (every extent at its
+/// bucket's `from`), or `None` if the counts overflow `u64`.
+pub fn buckets_footprint(buckets: &[HistogramBucket]) -> Option<Footprint> {
+    buckets.iter().try_fold(Footprint { extents: 0, blocks: 0 }, |f, b| {
+        Some(Footprint {
+            extents: f.extents.checked_add(b.extents)?,
+            blocks: f.blocks.checked_add(u64::from(b.from).checked_mul(b.extents)?)?,
+        })
+    })
+}
+
+/// The footprint of a freesp histogram (its totals, which the lengths
+/// built from it match exactly), or `None` if they overflow `u64`.
+pub fn freesp_footprint(h: &FreespHistogram) -> Option<Footprint> {
+    h.bins.iter().try_fold(Footprint { extents: 0, blocks: 0 }, |f, b| {
+        Some(Footprint {
+            extents: f.extents.checked_add(b.extents)?,
+            blocks: f.blocks.checked_add(b.blocks)?,
+        })
+    })
+}
+
+/// A parameter error on `agblocks` (the AG cannot hold the population).
+fn too_small(message: String) -> ModelError {
+    ModelError::InvalidParam(crate::param::ParamError::new("agblocks", message))
+}
+
 /// Lengths for a bucket histogram: each drawn uniformly in its bucket.
-pub fn lengths_from_buckets(buckets: &[HistogramBucket], rng: &mut ChaCha8Rng) -> Vec<u32> {
-    let mut out = Vec::with_capacity(buckets.iter().map(|b| b.extents as usize).sum());
+/// Fails (field `agblocks`, nothing allocated) if a bucket is not
+/// `1 <= from <= to` or the extents cannot fit an AG of `agblocks` blocks
+/// even at their shortest.
+pub fn lengths_from_buckets(buckets: &[HistogramBucket], agblocks: u32, rng: &mut ChaCha8Rng) -> Result<Vec<u32>, ModelError> {
+    if let Some(b) = buckets.iter().find(|b| b.from == 0 || b.to < b.from) {
+        return Err(too_small(format!("bucket {}..{} needs 1 <= from <= to", b.from, b.to)));
+    }
+    let f = buckets_footprint(buckets).ok_or_else(|| too_small("the buckets' extent counts overflow".into()))?;
+    f.check(agblocks).map_err(too_small)?;
+    let mut out = Vec::with_capacity(f.extents as usize);
     for b in buckets {
         for _ in 0..b.extents {
             out.push(rng.random_range(b.from..=b.to));
         }
     }
-    out
+    Ok(out)
 }
 
 /// Lengths for a freesp histogram. Each bin's lengths are drawn uniformly
 /// in `from..=to`, then nudged (in a random order, within the bin) until
 /// they add up to the bin's block total exactly, so the histogram read
 /// back equals the input. A bin whose total forces one length (e.g. N
-/// extents holding 2N blocks in bin 2..3) yields exactly that.
-pub fn lengths_from_freesp(h: &FreespHistogram, rng: &mut ChaCha8Rng) -> Vec<u32> {
-    let mut out = Vec::with_capacity(h.total_extents() as usize);
+/// extents holding 2N blocks in bin 2..3) yields exactly that. Fails
+/// (field `agblocks`, nothing allocated) if the totals cannot fit an AG
+/// of `agblocks` blocks.
+pub fn lengths_from_freesp(h: &FreespHistogram, agblocks: u32, rng: &mut ChaCha8Rng) -> Result<Vec<u32>, ModelError> {
+    let f = freesp_footprint(h).ok_or_else(|| too_small("the histogram's totals overflow".into()))?;
+    f.check(agblocks).map_err(too_small)?;
+    let mut out = Vec::with_capacity(f.extents as usize);
     for b in &h.bins {
-        let (lo, hi) = (b.from as u32, b.to as u32);
-        let mut lens: Vec<u32> = (0..b.extents).map(|_| rng.random_range(lo..=hi)).collect();
-        fit_sum(&mut lens, lo, hi, b.blocks, rng);
-        out.extend(lens);
+        // Within the AG, so `from` fits u32; a `to` past it is capped.
+        let lo = u32::try_from(b.from).unwrap_or(u32::MAX);
+        let hi = u32::try_from(b.to).unwrap_or(u32::MAX).max(lo);
+        let start = out.len();
+        out.extend((0..b.extents).map(|_| rng.random_range(lo..=hi)));
+        fit_sum(&mut out[start..], lo, hi, b.blocks, rng);
     }
-    out
+    Ok(out)
 }
 
 /// Adjusts lengths in `lo..=hi` so that they sum to `target` (which must
@@ -78,21 +154,61 @@ fn fit_sum(lens: &mut [u32], lo: u32, hi: u32, target: u64, rng: &mut ChaCha8Rng
     }
 }
 
+/// The extents a fragmentation level makes: `small` extents of
+/// `small_len` blocks and, if blocks are left, one extent of `rest`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FragmentationShape {
+    /// Number of small extents.
+    pub small: u64,
+    /// Length of each small extent, blocks.
+    pub small_len: u32,
+    /// Blocks of the contiguous extent (0: none).
+    pub rest: u64,
+}
+
+impl FragmentationShape {
+    /// The shape for level `level` in [0, 1] over `free_blocks` free
+    /// blocks with small extents of `small_blocks` blocks (see
+    /// [`lengths_from_fragmentation`]).
+    pub fn new(level: f64, free_blocks: u64, small_blocks: u32) -> Self {
+        let small_len = small_blocks.max(1);
+        let small = ((level.clamp(0.0, 1.0) * free_blocks as f64) / f64::from(small_len)).floor() as u64;
+        let small = small.min(free_blocks / u64::from(small_len));
+        FragmentationShape {
+            small,
+            small_len,
+            rest: free_blocks - small * u64::from(small_len),
+        }
+    }
+
+    /// Its extents and blocks.
+    pub fn footprint(&self) -> Footprint {
+        Footprint {
+            extents: self.small + u64::from(self.rest > 0),
+            blocks: self.small * u64::from(self.small_len) + self.rest,
+        }
+    }
+}
+
 /// Lengths for a fragmentation level `level` in [0, 1] over `free_blocks`
 /// free blocks: a share `level` of the free blocks sits in extents of
 /// `small_blocks` blocks each, the rest in one contiguous extent. Level 0
 /// is one free extent; level 1 is all free space in small extents (the
 /// shape of case 4 with `small_blocks = 2`). Between, the share of free
-/// blocks in small extents grows linearly with the level.
-pub fn lengths_from_fragmentation(level: f64, free_blocks: u64, small_blocks: u32) -> Vec<u32> {
-    let small = u64::from(small_blocks.max(1));
-    let n_small = ((level.clamp(0.0, 1.0) * free_blocks as f64) / small as f64).floor() as u64;
-    let rest = free_blocks - n_small * small;
-    let mut out = vec![small as u32; n_small as usize];
-    if rest > 0 {
-        out.push(rest.min(u64::from(u32::MAX)) as u32);
+/// blocks in small extents grows linearly with the level. Fails (field
+/// `agblocks`, nothing allocated) if they cannot fit an AG of `agblocks`
+/// blocks.
+pub fn lengths_from_fragmentation(level: f64, free_blocks: u64, small_blocks: u32, agblocks: u32) -> Result<Vec<u32>, ModelError> {
+    let shape = FragmentationShape::new(level, free_blocks, small_blocks);
+    let f = shape.footprint();
+    f.check(agblocks).map_err(too_small)?;
+    let mut out = Vec::with_capacity(f.extents as usize);
+    out.resize(shape.small as usize, shape.small_len);
+    if shape.rest > 0 {
+        // Below agblocks, so it fits u32.
+        out.push(u32::try_from(shape.rest).unwrap_or(u32::MAX));
     }
-    out
+    Ok(out)
 }
 
 /// Places extents of the given lengths (in a random order) in an AG of
