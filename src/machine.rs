@@ -15,7 +15,7 @@ pub mod profile;
 pub mod topology;
 
 pub use build::{Machine, MachineCache};
-pub use config::MachineConfig;
+pub use config::{MachineConfig, Threads};
 
 /// Why a machine could not be built.
 #[derive(Debug, thiserror::Error)]

@@ -16,6 +16,7 @@ pub mod overrides;
 pub mod reference;
 pub mod source;
 pub mod spans;
+pub mod sweep;
 pub mod validate;
 
 use crate::param::ParamError;
@@ -276,19 +277,22 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     let doc = resolve(&ctx, &base, &[])?.0;
     let resolved_toml = resolved_text(&doc, workload, &split(&base).1).map_err(|e| locate(&ctx, &[], opts.quick, e))?;
     let variants = variants(&ctx, &doc)?;
-    let sweep = sweep(&ctx, &base)?;
+    let axes = sweep::axes(base.get("sweep")).map_err(|(at, m)| ctx.error_at(&at, &at, m, None))?;
+    let swept = sweep::flatten(&axes);
+    let sweep: Vec<(String, Vec<toml::Value>)> = swept.iter().map(|(p, _, v)| (p.clone(), v.clone())).collect();
     let dir = file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    check_run_count(&ctx, &doc, &variants, &sweep, opts)?;
+    check_run_count(&ctx, &doc, &variants, &axes, opts)?;
     let machines = crate::machine::MachineCache::default();
     let mut points = Vec::new();
-    for values in grid(&sweep) {
+    for index in 0..sweep::count(&axes).unwrap_or(0) {
+        let values = sweep::point(&axes, index);
         let mut configs = Vec::with_capacity(variants.len());
         for (vi, v) in variants.iter().enumerate() {
             let mut layers: Vec<(String, toml::Table)> = vec![(format!("variant[{vi}]"), v.overrides.clone())];
-            for ((path, _), value) in sweep.iter().zip(&values) {
+            for ((path, at, _), value) in swept.iter().zip(&values) {
                 let mut t = toml::Table::new();
-                set_path(&mut t, path, value.clone()).map_err(|m| ctx.error_at(&format!("sweep.{path}"), path, m, None))?;
-                layers.push((format!("sweep.{path}"), t));
+                set_path(&mut t, path, value.clone()).map_err(|m| ctx.error_at(at, path, m, None))?;
+                layers.push((at.clone(), t));
             }
             let (resolved, sections) = resolve(&ctx, &base, &layers)?;
             validate::validate(&resolved).map_err(|e| locate(&ctx, &layers, opts.quick, e))?;
@@ -398,10 +402,10 @@ fn check_run_count(
     ctx: &Ctx<'_>,
     doc: &Document,
     variants: &[Variant],
-    sweep: &[(String, Vec<toml::Value>)],
+    axes: &[sweep::Axis],
     opts: &LoadOptions,
 ) -> Result<(), ScenarioError> {
-    let points = sweep.iter().try_fold(1u64, |n, (_, v)| n.checked_mul(v.len() as u64));
+    let points = sweep::count(axes);
     let runs = points
         .and_then(|p| p.checked_mul(variants.len() as u64))
         .and_then(|p| p.checked_mul(u64::from(doc.scenario.replications)));
@@ -413,7 +417,7 @@ fn check_run_count(
                 "the plan has {n} runs (sweep points x variants x replications), over the limit of {} (--max-runs)",
                 opts.max_runs
             );
-            let at = if sweep.is_empty() { "scenario.replications" } else { "sweep" };
+            let at = if axes.is_empty() { "scenario.replications" } else { "sweep" };
             Err(ctx.error_at(at, at, message, None))
         }
     }
@@ -453,9 +457,9 @@ fn check_overrides(ctx: &Ctx<'_>, doc: &Document, workload: &dyn Workload, regis
                 .map_err(|e| ctx.error_at(&format!("variant[{i}].{path}"), &e.field, e.message, e.suggestion))?;
         }
     }
-    for path in doc.sweep.keys() {
-        meaning::check_override(path, "[sweep]", workload, registry)
-            .map_err(|e| ctx.error_at(&format!("sweep.{path}"), &e.field, e.message, e.suggestion))?;
+    let axes = sweep::axes(Some(&toml::Value::Table(doc.sweep.clone()))).map_err(|(at, m)| ctx.error_at(&at, &at, m, None))?;
+    for (path, at, _) in sweep::flatten(&axes) {
+        meaning::check_override(&path, "[sweep]", workload, registry).map_err(|e| ctx.error_at(&at, &e.field, e.message, e.suggestion))?;
     }
     for key in doc.scenario.quick.iter().flat_map(|q| q.keys()) {
         let path = key.strip_prefix("sweep.").unwrap_or(key);
@@ -561,33 +565,6 @@ fn variants(ctx: &Ctx<'_>, doc: &Document) -> Result<Vec<Variant>, ScenarioError
         });
     }
     Ok(out)
-}
-
-fn sweep(ctx: &Ctx<'_>, base: &toml::Table) -> Result<Vec<(String, Vec<toml::Value>)>, ScenarioError> {
-    let Some(toml::Value::Table(t)) = base.get("sweep") else {
-        return Ok(Vec::new());
-    };
-    let mut out = Vec::new();
-    for (path, values) in t {
-        let at = format!("sweep.{path}");
-        match values {
-            toml::Value::Array(a) if !a.is_empty() => out.push((path.clone(), a.clone())),
-            _ => return Err(ctx.error_at(&at, path, "a sweep takes a non-empty list of values".into(), None)),
-        }
-    }
-    Ok(out)
-}
-
-/// The cartesian product of the sweep lists, first list slowest.
-fn grid(sweep: &[(String, Vec<toml::Value>)]) -> Vec<Vec<toml::Value>> {
-    let mut out: Vec<Vec<toml::Value>> = vec![Vec::new()];
-    for (_, values) in sweep {
-        out = out
-            .into_iter()
-            .flat_map(|prefix| values.iter().map(move |v| [prefix.clone(), vec![v.clone()]].concat()))
-            .collect();
-    }
-    out
 }
 
 /// Turns a semantic error on field `e.field` into a located one: the sweep

@@ -2,7 +2,7 @@
 //! threads are placed on, the transfer-cost matrix between them and the SMT
 //! slowdown of each. Built once per point; every run of the point shares it.
 
-use super::config::MachineConfig;
+use super::config::{MachineConfig, Threads};
 use super::profile::{MachineProfile, closest_builtin, find_builtin, load_profile, ns_to_ps};
 use super::topology::{CpuId, Distance, Topology};
 use super::{MachineError, Pricing};
@@ -25,10 +25,12 @@ pub struct Machine {
 impl Machine {
     /// Resolves `[machine]` (profile paths relative to `dir`) and places
     /// `threads` threads on its CPUs.
-    pub fn build(config: &MachineConfig, threads: u32, dir: &Path) -> Result<Machine, MachineError> {
+    pub fn build(config: &MachineConfig, threads: Threads, dir: &Path) -> Result<Machine, MachineError> {
         let profile = resolve_profile(config, dir)?;
         let topo = &profile.topology;
-        let cpus = topo.place(threads, config.placement).map_err(|e| e.under("workload"))?;
+        let cpus = topo
+            .place(threads.on(topo.cpus()), config.placement)
+            .map_err(|e| e.under("workload"))?;
         let mut pricing = pricing(&profile, topo, &cpus);
         pricing.wakeup_ps = ns_to_ps(config.wakeup_ns);
         let slowdown_permille = smt_slowdown(&profile, topo, &cpus);
@@ -57,8 +59,8 @@ pub struct MachineCache {
 
 impl MachineCache {
     /// The machine for `config` and `threads`, built on first use.
-    pub fn get(&self, config: &MachineConfig, threads: u32, dir: &Path) -> Result<std::sync::Arc<Machine>, MachineError> {
-        let key = format!("{threads}|{}|{config:?}", dir.display());
+    pub fn get(&self, config: &MachineConfig, threads: Threads, dir: &Path) -> Result<std::sync::Arc<Machine>, MachineError> {
+        let key = format!("{threads:?}|{}|{config:?}", dir.display());
         if let Some((_, m)) = self.built.borrow().iter().find(|(k, _)| *k == key) {
             return Ok(m.clone());
         }
@@ -83,7 +85,7 @@ pub fn resolve_profile(config: &MachineConfig, dir: &Path) -> Result<MachineProf
         })?
     };
     if let Some(t) = &config.topology {
-        profile.topology = t.clone();
+        profile.topology = t.apply(&profile.topology);
     }
     profile.validate().map_err(|e| e.under("machine"))?;
     Ok(profile)
@@ -100,7 +102,7 @@ fn pricing(profile: &MachineProfile, topo: &Topology, cpus: &[CpuId]) -> Pricing
             xfer.push(if d == Distance::SameCpu {
                 profile.atomic_ps()
             } else {
-                profile.transfer_ps(d)
+                profile.transfer_between_ps(d, topo.socket_of(a), topo.socket_of(b))
             });
             class.push(d.index() as u8);
         }

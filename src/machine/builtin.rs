@@ -167,6 +167,7 @@ impl Row {
             same_llc_ns: same_llc,
             same_socket_ns: same_socket,
             cross_socket_ns: cross_socket,
+            socket_distance_ns: None,
             memory_ns: memory,
             l1d_bytes: self.cache[0],
             l2_bytes: self.cache[1],

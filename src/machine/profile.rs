@@ -57,6 +57,12 @@ pub struct MachineProfile {
     pub same_socket_ns: f64,
     /// ns to move a line between sockets (unused on one-socket machines).
     pub cross_socket_ns: f64,
+    /// Per pair of sockets, ns to move a line between them, for machines
+    /// whose sockets are not all one hop apart (a NUMA distance matrix:
+    /// `socket_distance_ns[a][b]`, square over the sockets, symmetric; the
+    /// diagonal is unused). Default: `cross_socket_ns` for every pair.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket_distance_ns: Option<Vec<Vec<f64>>>,
     /// ns for a load that misses every cache and goes to local DRAM.
     pub memory_ns: f64,
     /// L1 data cache per core, bytes.
@@ -93,6 +99,7 @@ impl MachineProfile {
             }
         }
         self.validate_order()?;
+        self.validate_distances()?;
         let sizes = [
             ("l1d_bytes", self.l1d_bytes),
             ("l2_bytes", self.l2_bytes),
@@ -122,6 +129,43 @@ impl MachineProfile {
             ("cross_socket_ns", self.cross_socket_ns),
             ("memory_ns", self.memory_ns),
         ]
+    }
+
+    /// A distance matrix must be square over the sockets, symmetric, and
+    /// no nearer than one socket's own transfers.
+    fn validate_distances(&self) -> Result<(), ParamError> {
+        let Some(m) = &self.socket_distance_ns else {
+            return Ok(());
+        };
+        let n = self.topology.sockets as usize;
+        if m.len() != n || m.iter().any(|row| row.len() != n) {
+            return Err(invalid(
+                "socket_distance_ns",
+                format!("expected a {n} x {n} matrix (one row and column per socket)"),
+            ));
+        }
+        for a in 0..n {
+            for b in 0..n {
+                let (x, y) = (m[a][b], m[b][a]);
+                if a != b && (x != y || !(self.same_socket_ns..=MAX_LATENCY_NS).contains(&x)) {
+                    let msg = format!("[{a}][{b}] = {x} ns: expected a symmetric matrix of values from same_socket_ns to {MAX_LATENCY_NS}");
+                    return Err(invalid("socket_distance_ns", msg));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Transfer cost between two CPUs at distance `d` on sockets `a` and
+    /// `b`, in ps: the distance matrix where one is given for two sockets.
+    pub fn transfer_between_ps(&self, d: Distance, a: u32, b: u32) -> u64 {
+        match (&self.socket_distance_ns, d) {
+            (Some(m), Distance::CrossSocket) => m
+                .get(a as usize)
+                .and_then(|row| row.get(b as usize))
+                .map_or_else(|| self.transfer_ps(d), |&ns| ns_to_ps(ns)),
+            _ => self.transfer_ps(d),
+        }
     }
 
     /// Transfer latencies must not decrease as the distance grows.

@@ -79,8 +79,8 @@ pub struct WorkloadConfig {
     /// `btrfs-dir`, `xfs-alloc`, ...).
     pub kind: String,
     /// Number of threads (kind `path`), default 1.
-    #[serde(default = "one")]
-    pub threads: u32,
+    #[serde(default)]
+    pub threads: crate::machine::Threads,
 }
 
 /// `[[plot]]`: a metric against a swept parameter, one series per variant

@@ -48,9 +48,6 @@ pub fn validate(doc: &Document) -> Result<(), ParamError> {
             format!("expected a time above 0 and at most {MAX_TIME_MS} ms, found {t}"),
         ));
     }
-    if doc.workload.threads == 0 {
-        return Err(fail("workload.threads", "expected an integer >= 1, found 0"));
-    }
     if !(doc.machine.wakeup_ns.is_finite() && doc.machine.wakeup_ns >= 0.0) {
         return Err(fail("machine.wakeup_ns", "expected a time >= 0 ns"));
     }

@@ -72,7 +72,7 @@ pub struct Input<'a> {
     /// Machines already built for this scenario (shared between points).
     pub machines: &'a MachineCache,
     /// `workload.threads`.
-    pub threads: u32,
+    pub threads: crate::machine::Threads,
     /// `[scenario]` stop condition.
     pub stop: StopConfig,
     /// The scenario's folder: relative data-file paths resolve from here.

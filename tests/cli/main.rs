@@ -9,6 +9,7 @@ mod determinism;
 mod kill;
 mod machine;
 mod meaning;
+mod sweeps;
 mod theory;
 
 use std::path::{Path, PathBuf};

@@ -103,10 +103,11 @@ impl PreparedPath {
             ));
         }
         let machine = input.machines.get(input.machine, input.threads, input.dir).map_err(machine_param)?;
+        let threads = machine.cpus.len() as u32;
         let mut p = PreparedPath {
             sections,
+            threads,
             machine,
-            threads: input.threads,
             stop: input.stop,
             metric_names: Default::default(),
         };

@@ -1,0 +1,85 @@
+//! Sweeps for real what-ifs: zipped lists, `threads = "all"`, partial
+//! topology overrides and a NUMA distance matrix.
+
+use fsmeta::{LoadOptions, Study};
+
+const BASE: &str = r#"[scenario]
+name = "w"
+ops = 20000
+
+[machine]
+profile = "machines/scaling-1s.toml"
+
+[workload]
+kind = "path"
+threads = "all"
+
+[lines.hot]
+
+[[path]]
+atomic = "hot"
+"#;
+
+fn study(text: &str) -> Study {
+    match Study::from_text(&super::root().join("scenarios/w.toml"), text, &LoadOptions::default()) {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn a_partial_topology_override_and_threads_all_follow_the_point() {
+    let text = format!("{BASE}\n[sweep]\n\"machine.topology.sockets\" = [1, 2]\n\"machine.topology.cores_per_socket\" = [4]\n");
+    let s = study(&text);
+    let r = s.run(2, &|| {}).expect("runs");
+    let cross = |i: usize| r.runs[i].metrics["hot.transfers_cross_socket"];
+    assert_eq!(cross(0), 0.0, "one socket: no cross-socket transfers");
+    assert!(cross(1) > 0.0, "two sockets of 4 cores, 8 threads: cross-socket transfers");
+}
+
+#[test]
+fn zipped_lists_advance_together() {
+    let text = format!(
+        "{}\n[[sweep.zip]]\n\"machine.profile\" = [\"machines/scaling-1s.toml\", \"machines/scaling-2s.toml\"]\n\"workload.threads\" = [2, 4]\n",
+        BASE.replace("threads = \"all\"", "threads = 1")
+    );
+    let s = study(&text);
+    assert_eq!(s.scenario.points.len(), 2, "zipped: 2 points, not 4");
+    let threads: Vec<String> = s.scenario.points.iter().map(|p| p.values[1].to_string()).collect();
+    assert_eq!(threads, ["2", "4"]);
+    let bad = format!("{BASE}\n[[sweep.zip]]\n\"machine.placement\" = [\"spread\", \"compact\"]\n\"scenario.ops\" = [1000]\n");
+    let e = Study::from_text(&super::root().join("scenarios/w.toml"), &bad, &LoadOptions::default()).expect_err("unequal");
+    assert!(e.to_string().contains("same length") && e.location.is_some(), "{e}");
+}
+
+#[test]
+fn a_numa_distance_matrix_prices_each_pair_of_sockets() {
+    // Two threads interleaved over sockets 0 and 1 ping-pong one line: the
+    // rate is 1 / (transfer between sockets 0 and 1), whatever the others.
+    let dir = super::temp_dir("numa");
+    let profile = std::fs::read_to_string(super::root().join("scenarios/machines/scaling-4s.toml")).expect("profile");
+    let scenario = BASE
+        .replace("machines/scaling-1s.toml", "numa.toml")
+        .replace("threads = \"all\"", "threads = 2")
+        .replace("[machine]", "[machine]\nplacement = \"interleave\"");
+    let rate = |d01: f64| -> f64 {
+        let matrix = format!(
+            "socket_distance_ns = [[0, {d01}, 300, 300], [{d01}, 0, 300, 300], [300, 300, 0, 108], [300, 300, 108, 0]]\n\n[topology]"
+        );
+        std::fs::write(dir.join("numa.toml"), profile.replace("[topology]", &matrix)).expect("write");
+        let s = Study::from_text(&dir.join("w.toml"), &scenario, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        s.run(1, &|| {}).expect("runs").runs[0].metrics["ops_per_sec"]
+    };
+    let ratio = rate(108.0) / rate(300.0);
+    assert!(
+        (ratio / (300.0 / 108.0) - 1.0).abs() < 0.1,
+        "rate scales with the pair's distance: {ratio}"
+    );
+    std::fs::write(
+        dir.join("numa.toml"),
+        profile.replace("[topology]", "socket_distance_ns = [[0, 1], [1, 0]]\n[topology]"),
+    )
+    .expect("write");
+    let e = Study::from_text(&dir.join("w.toml"), &scenario, &LoadOptions::default()).expect_err("not 4 x 4");
+    assert!(e.to_string().contains("4 x 4 matrix"), "{e}");
+}
