@@ -144,9 +144,9 @@ impl MachineProfile {
                 format!("expected a {n} x {n} matrix (one row and column per socket)"),
             ));
         }
-        for a in 0..n {
-            for b in 0..n {
-                let (x, y) = (m[a][b], m[b][a]);
+        for (a, row) in m.iter().enumerate() {
+            for (b, &x) in row.iter().enumerate() {
+                let y = m[b][a];
                 if a != b && (x != y || !(self.same_socket_ns..=MAX_LATENCY_NS).contains(&x)) {
                     let msg = format!("[{a}][{b}] = {x} ns: expected a symmetric matrix of values from same_socket_ns to {MAX_LATENCY_NS}");
                     return Err(invalid("socket_distance_ns", msg));

@@ -69,13 +69,13 @@ fn wrong_type_says_what_was_expected() {
     let e = run_bad("type", "threads = 2", "threads = \"two\"");
     assert!(e.contains("s.toml:7:"), "{e}");
     assert!(e.contains("workload.threads"), "{e}");
-    assert!(e.contains("integer") || e.contains("u32"), "{e}");
+    assert!(e.contains("a whole number of threads"), "plain words: {e}");
 }
 
 #[test]
 fn out_of_range_values_are_rejected_with_their_field() {
     let e = run_bad("zero-threads", "\"workload.threads\" = [1, 2]", "\"workload.threads\" = [0, 2]");
-    assert!(e.contains("workload.threads") && e.contains(">= 1"), "{e}");
+    assert!(e.contains("workload.threads") && e.contains("from 1"), "{e}");
     assert!(e.contains("s.toml:23:"), "blames the sweep key: {e}");
     let e = run_bad("negative-time", "mean_ns = 100.0", "mean_ns = -5.0");
     assert!(e.contains("path[0].work.mean_ns") && e.contains("s.toml:13:"), "{e}");
