@@ -51,11 +51,11 @@ impl ParamError {
     /// From a toml/serde error while reading section `field`: keeps the
     /// span and the closest candidate of an "unknown field" message.
     pub fn from_toml(field: &str, e: &toml::de::Error) -> Self {
-        let message = e.message().trim().to_string();
-        let suggestion = crate::text::suggestion_from_serde(&message).map(|(_, c)| c);
+        let raw = e.message().trim().to_string();
+        let suggestion = crate::text::suggestion_from_serde(&raw).map(|(_, c)| c);
         ParamError {
             field: field.to_string(),
-            message,
+            message: crate::text::plain(&raw),
             suggestion,
             span: e.span(),
         }

@@ -493,7 +493,7 @@ fn apply_quick(ctx: &Ctx<'_>, parsed: &Document, base: &mut toml::Table) -> Resu
         if let Err(e) = toml::Value::Table(split(base).0).try_into::<Document>() {
             let message = e.message().trim().to_string();
             let suggestion = crate::text::suggestion_from_serde(&message).map(|(_, c)| c);
-            return Err(ctx.error_at(&span, key, message, suggestion));
+            return Err(ctx.error_at(&span, key, crate::text::plain(&message), suggestion));
         }
     }
     Ok(())
@@ -514,7 +514,7 @@ fn resolve(ctx: &Ctx<'_>, base: &toml::Table, layers: &[(String, toml::Table)]) 
             let (path, message) = blame(base, layers, &e);
             let suggestion = crate::text::suggestion_from_serde(&message).map(|(_, c)| c);
             let field = path.split_once('.').map_or(path.as_str(), |(_, f)| f).to_string();
-            Err(ctx.error_at(&path, &field, message, suggestion))
+            Err(ctx.error_at(&path, &field, crate::text::plain(&message), suggestion))
         }
     }
 }

@@ -51,3 +51,64 @@ pub fn write_field_message(f: &mut std::fmt::Formatter<'_>, field: &str, message
     }
     Ok(())
 }
+
+/// A serde/toml message in plain words: Rust type names become what a
+/// scenario writer types (`u32` -> "a whole number from 0 to
+/// 4,294,967,295"), and an enum's "variant" becomes a "value" (so it is
+/// not confused with a `[[variant]]`).
+pub fn plain(message: &str) -> String {
+    const WORDS: &[(&str, &str)] = &[
+        ("expected u64", "expected a whole number from 0 to 18,446,744,073,709,551,615"),
+        ("expected u32", "expected a whole number from 0 to 4,294,967,295"),
+        ("expected u16", "expected a whole number from 0 to 65,535"),
+        ("expected u8", "expected a whole number from 0 to 255"),
+        ("expected usize", "expected a whole number of 0 or more"),
+        ("expected i64", "expected a whole number"),
+        ("expected i32", "expected a whole number"),
+        ("expected f64", "expected a number"),
+        ("expected a boolean", "expected true or false"),
+        ("expected a sequence", "expected a list [a, b, ...]"),
+        ("expected a map", "expected a table { key = value, ... }"),
+        ("expected a borrowed string", "expected a string in quotes"),
+        ("unknown variant", "unknown value"),
+        ("invalid type: integer", "found the whole number"),
+        ("invalid type: floating point", "found the number"),
+        ("invalid type: string", "found the string"),
+        ("invalid type: sequence", "found a list"),
+        ("invalid type: map", "found a table"),
+        ("invalid type: boolean", "found"),
+        ("invalid value: integer", "found the whole number"),
+        (
+            "invalid length 3, expected an array of length 2",
+            "expected two values [lo, hi], found three",
+        ),
+        ("invalid length", "wrong number of values:"),
+    ];
+    let mut out = message.to_string();
+    for (from, to) in WORDS {
+        out = out.replace(from, to);
+    }
+    if let Some(i) = out.find("expected struct ") {
+        let end = out[i..].find(|c: char| c == ',' || c == '\n').map_or(out.len(), |e| i + e);
+        out.replace_range(i..end, "expected a table of settings");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_type_names_become_plain_words() {
+        assert_eq!(
+            plain("invalid value: integer `-1`, expected u64"),
+            "found the whole number `-1`, expected a whole number from 0 to 18,446,744,073,709,551,615"
+        );
+        assert_eq!(
+            plain("invalid type: integer `3`, expected struct AgingParams"),
+            "found the whole number `3`, expected a table of settings"
+        );
+        assert!(plain("unknown variant `percpus`, expected one of `atomic`").starts_with("unknown value"));
+    }
+}
