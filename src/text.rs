@@ -89,7 +89,7 @@ pub fn plain(message: &str) -> String {
         out = out.replace(from, to);
     }
     if let Some(i) = out.find("expected struct ") {
-        let end = out[i..].find(|c: char| c == ',' || c == '\n').map_or(out.len(), |e| i + e);
+        let end = out[i..].find([',', '\n']).map_or(out.len(), |e| i + e);
         out.replace_range(i..end, "expected a table of settings");
     }
     out
