@@ -235,6 +235,9 @@ fn run(files: &[PathBuf], out: &std::path::Path, jobs: usize, opts: &LoadOptions
         }
         let outcome = study.write(&results, out)?;
         if !silent {
+            for w in &outcome.warnings {
+                eprintln!("fsmeta: {}: warning: {w}", s.doc.scenario.name);
+            }
             println!("{}", outcome.text);
             println!("outputs: {}", outcome.dir.display());
         }

@@ -8,6 +8,7 @@ pub mod plot;
 pub mod plots;
 pub mod stats;
 pub mod text;
+pub mod warnings;
 pub mod write;
 
 use crate::runner::RunResult;
@@ -45,6 +46,8 @@ pub struct Outcome {
     pub checks: Vec<expect::Check>,
     /// The folder the outputs went to.
     pub dir: PathBuf,
+    /// Warnings about degenerate results (also in the text).
+    pub warnings: Vec<String>,
 }
 
 impl Outcome {
@@ -71,7 +74,13 @@ pub fn write_outputs(s: &Scenario, results: &[RunResult], out: &Path) -> Result<
     let mut set = write::Staging::begin(out, &s.doc.scenario.name)?;
     stage_all(s, results, &rows, &text, &mut set)?;
     let dir = set.commit()?;
-    Ok(Outcome { text, checks, dir })
+    let warnings = warnings::warnings(s, &rows);
+    Ok(Outcome {
+        text,
+        checks,
+        dir,
+        warnings,
+    })
 }
 
 fn stage_all(

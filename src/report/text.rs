@@ -117,6 +117,13 @@ pub fn report(s: &Scenario, rows: &[Summary], checks: &[Check]) -> String {
             }
         }
     }
+    let warnings = super::warnings::warnings(s, rows);
+    if !warnings.is_empty() {
+        let _ = writeln!(out, "\nwarnings:");
+        for w in &warnings {
+            let _ = writeln!(out, "  warning: {w}");
+        }
+    }
     if !checks.is_empty() {
         let _ = writeln!(out, "\nexpectations:");
         for c in checks {

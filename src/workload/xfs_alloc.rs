@@ -360,6 +360,11 @@ pub const METRICS: &[(&str, &str, &str)] = &[
     ("records_walked", "count", "by-size btree records examined per call (mean)"),
     ("blocks_visited", "count", "btree blocks visited per call (mean)"),
     ("alloc_len", "blocks", "blocks allocated per call (mean; 0 for a failed call)"),
+    (
+        "failed_calls",
+        "count",
+        "calls that found no extent (the AG ran out of space); their time and length are averaged in",
+    ),
     ("free_extents", "count", "free extents in the AG after the run"),
     ("largest_free", "blocks", "longest free extent after the run"),
     ("calls", "count", "allocation calls made"),
@@ -456,7 +461,7 @@ impl PreparedXfsAlloc {
                 what: "the per-call times",
                 bytes: u128::from(p.calls) * 8,
             })?;
-        let (mut records, mut blocks, mut len_sum) = (0u64, 0u64, 0u64);
+        let (mut records, mut blocks, mut len_sum, mut failed) = (0u64, 0u64, 0u64, 0u64);
         let mut live: Vec<(u32, u32)> = Vec::new();
         for _ in 0..p.calls {
             fs.reset_stats();
@@ -465,16 +470,21 @@ impl PreparedXfsAlloc {
             times_ps.push(call_time_ps(&s, &costs)?);
             records = records.saturating_add(s.records_examined);
             blocks = blocks.saturating_add(s.blocks_visited);
-            if let Some(r) = got {
-                len_sum = len_sum.saturating_add(u64::from(r.len));
-                live.push((r.agbno, r.len));
+            match got {
+                Some(r) => {
+                    len_sum = len_sum.saturating_add(u64::from(r.len));
+                    live.push((r.agbno, r.len));
+                }
+                None => failed += 1,
             }
             if !live.is_empty() && rng.random_bool(p.free_prob) {
                 let (bno, len) = live.swap_remove(rng.random_range(0..live.len()));
                 xfs_free_ag_extent(&mut fs, bno, len);
             }
         }
-        Ok(summarise(&mut times_ps, records, blocks, len_sum, &fs))
+        let mut m = summarise(&mut times_ps, records, blocks, len_sum, &fs);
+        m.insert("failed_calls".into(), failed as f64);
+        Ok(m)
     }
 }
 

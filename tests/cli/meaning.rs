@@ -132,3 +132,37 @@ fn quick_overrides_get_located_errors() {
     let e = error(&text, &quick);
     assert!(e.starts_with("s.toml:3:11: scenario.replications"), "{e}");
 }
+
+#[test]
+fn degenerate_runs_are_warned_about() {
+    let text = r#"[scenario]
+name = "w"
+replications = 2
+
+[workload]
+kind = "xfs-alloc"
+
+[xfs_alloc]
+agblocks = 1000
+source = "fragmentation"
+fragmentation = 1.0
+free_blocks = 40
+calls = 50
+
+[sweep]
+"xfs_alloc.alignment" = [1, 1]
+"#;
+    let study = Study::from_text(Path::new("w.toml"), text, &LoadOptions::default()).expect("loads");
+    let r = study.run(1, &|| {}).expect("runs");
+    let rows = fsmeta::report::stats::summarise(&study.scenario, &r.runs);
+    let w = fsmeta::report::warnings::warnings(&study.scenario, &rows).join("\n");
+    assert!(w.contains("ran out of space"), "{w}");
+    assert!(w.contains("sweeping `xfs_alloc.alignment` changed no metric"), "{w}");
+    assert!(w.contains("replications gave identical results"), "{w}");
+    let ok = text.replace("free_blocks = 40", "free_blocks = 400").replace("[1, 1]", "[1, 4]");
+    let study = Study::from_text(Path::new("w.toml"), &ok, &LoadOptions::default()).expect("loads");
+    let r = study.run(1, &|| {}).expect("runs");
+    let rows = fsmeta::report::stats::summarise(&study.scenario, &r.runs);
+    let w = fsmeta::report::warnings::warnings(&study.scenario, &rows).join("\n");
+    assert!(!w.contains("ran out of space") && !w.contains("changed no metric"), "{w}");
+}
