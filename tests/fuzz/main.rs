@@ -177,6 +177,59 @@ fn fuzz(count: u64, seed: u64) -> BTreeMap<Outcome, u64> {
     counts
 }
 
+/// Whether a loaded mutant is small enough to run inside the fuzzer's
+/// budget: a path run of at most 200,000 operations (or 5 ms simulated),
+/// other workloads within 256 MiB (checked by the loader).
+fn small(study: &Study) -> bool {
+    study.scenario.points.iter().flat_map(|p| &p.configs).all(|c| {
+        let s = &c.doc.scenario;
+        s.ops.is_none_or(|n| n <= 200_000) && s.time_ms.is_none_or(|t| t <= 5.0)
+    }) && study.plan().len() <= 40
+}
+
+/// Runs `count` mutants in quick mode and returns the outcome counts
+/// (`Ok` = ran; `LocatedError` = refused when loading or failed with a
+/// run error; loads that are too large to run here count as skipped).
+fn fuzz_run(count: u64, seed: u64) -> BTreeMap<&'static str, u64> {
+    let files = scenarios();
+    let opts = LoadOptions {
+        quick: true,
+        max_runs: 40,
+        max_memory_bytes: 256 << 20,
+        ..LoadOptions::default()
+    };
+    let mut counts = BTreeMap::new();
+    for k in 0..count {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ k.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let (file, text) = &files[(k as usize) % files.len()];
+        let mutant = mutate(text, &mut rng);
+        let outcome = catch_unwind(AssertUnwindSafe(|| match Study::from_text(file, &mutant, &opts) {
+            Err(e) if e.location.is_some() => "refused, located",
+            Err(_) => "refused, unlocated",
+            Ok(study) if !small(&study) => "loaded, too large to run here",
+            Ok(study) => match study.run(2, &|| {}) {
+                Ok(_) => "ran",
+                Err(_) => "run error",
+            },
+        }));
+        let outcome = outcome.unwrap_or("panic");
+        *counts.entry(outcome).or_insert(0) += 1;
+        assert!(
+            outcome != "panic" && outcome != "refused, unlocated",
+            "mutant {k} of {}: {outcome}\n{mutant}",
+            file.display()
+        );
+    }
+    eprintln!("fuzz run: {count} mutants: {counts:?}");
+    counts
+}
+
+#[test]
+fn fuzz_run_ci_budget() {
+    let counts = fuzz_run(200, 3);
+    assert!(counts.get("ran").copied().unwrap_or(0) > 20, "{counts:?}");
+}
+
 #[test]
 fn fuzz_ci_budget() {
     let counts = fuzz(3_000, 1);
@@ -188,4 +241,10 @@ fn fuzz_ci_budget() {
 #[ignore = "long: 100,000 mutants"]
 fn fuzz_long() {
     fuzz(100_000, 2);
+}
+
+#[test]
+#[ignore = "long: 3,000 run-mode mutants"]
+fn fuzz_run_long() {
+    fuzz_run(3_000, 4);
 }
