@@ -1,5 +1,6 @@
 //! Kernel algorithms on real data structures, grouped by subsystem:
-//! [`sync`] (counters), [`btrfs`] (the ctree B+tree, delayed items and the
+//! [`sync`] (counters), [`mm`] (slab placement, touched lines), [`index`]
+//! (rb-tree and XArray), [`btrfs`] (the ctree B+tree, delayed items and the
 //! syscall-level filesystem model), [`xfs`] (free-space btrees, the
 //! allocator and the sources of free space).
 //!
@@ -32,5 +33,7 @@ pub enum ModelError {
 }
 
 pub mod btrfs;
+pub mod index;
+pub mod mm;
 pub mod sync;
 pub mod xfs;

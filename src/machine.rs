@@ -8,8 +8,10 @@
 
 pub mod build;
 pub mod builtin;
+pub mod cache;
 pub mod coherence;
 pub mod config;
+pub mod linemap;
 pub mod lock;
 pub mod profile;
 pub mod topology;

@@ -1,0 +1,465 @@
+//! Red-black tree of `lib/rbtree.c`, with nodes embedded in slab objects.
+//!
+//! This is the pre-2024 btrfs open-inode index: one `struct rb_node` inside
+//! each `struct btrfs_inode`, keyed by inode number, rooted in
+//! `btrfs_root::inode_tree`. The rebalancing cases are those of
+//! `__rb_insert()`, `__rb_erase_augmented()` and `____rb_erase_color()`
+//! (non-augmented), step for step, so the shape of the tree (and every node
+//! the kernel reads or writes) is the kernel's.
+//!
+//! Nodes live in a `Vec` arena; each node knows the byte address of the
+//! object that embeds it. Every operation appends the cache lines it touches
+//! to a caller-supplied `Vec<Touch>`: the `rb_node` fields at
+//! `object + node_offset` (`__rb_parent_color` at +0, `rb_right` at +8,
+//! `rb_left` at +16), the key at `object + key_offset`, and the
+//! `rb_root` pointer.
+
+mod balance;
+
+use crate::kernel::mm::touch::{Access, Touch, record};
+
+/// `sizeof(struct rb_node)` on 64-bit (include/linux/rbtree_types.h).
+pub const RB_NODE_BYTES: u64 = 24;
+const PC_OFF: u64 = 0;
+const RIGHT_OFF: u64 = 8;
+const LEFT_OFF: u64 = 16;
+const NIL: u32 = u32::MAX;
+const BLACK: bool = true;
+const RED: bool = false;
+
+/// Where the tree's fields sit inside each embedding object, bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RbLayout {
+    /// Offset of the embedded `struct rb_node` (btrfs: `btrfs_inode::rb_node`).
+    pub node_offset: u64,
+    /// Offset of the key the walk compares (btrfs: `btrfs_ino()` reads
+    /// `btrfs_inode::location.objectid`).
+    pub key_offset: u64,
+}
+
+/// Handle to a node (an arena index); valid until the node is erased.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(u32);
+
+/// Node colour (bit 0 of `__rb_parent_color`: RB_RED = 0, RB_BLACK = 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Color {
+    /// RB_RED.
+    Red,
+    /// RB_BLACK.
+    Black,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    Left,
+    Right,
+}
+
+impl Side {
+    fn flip(self) -> Self {
+        match self {
+            Side::Left => Side::Right,
+            Side::Right => Side::Left,
+        }
+    }
+
+    fn offset(self) -> u64 {
+        match self {
+            Side::Left => LEFT_OFF,
+            Side::Right => RIGHT_OFF,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    key: u64,
+    obj: u64,
+    parent: u32,
+    left: u32,
+    right: u32,
+    black: bool,
+}
+
+/// A red-black property that does not hold (see [`RbTree::check_invariants`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RbViolation {
+    /// The root is red.
+    RedRoot,
+    /// A red node has a red child (keys of both).
+    RedRed(u64, u64),
+    /// Two root-to-leaf paths have different black counts.
+    BlackHeight(u32, u32),
+    /// In-order keys are not strictly increasing (the pair found).
+    Order(u64, u64),
+    /// A child's parent pointer does not point back (child key).
+    Parent(u64),
+    /// The node count differs from `len()`.
+    Count(usize, usize),
+}
+
+/// The tree (`struct rb_root`) plus its arena of embedded nodes.
+#[derive(Clone, Debug)]
+pub struct RbTree {
+    nodes: Vec<Node>,
+    free: Vec<u32>,
+    root: u32,
+    root_addr: u64,
+    layout: RbLayout,
+    len: usize,
+    last_depth: u32,
+}
+
+impl RbTree {
+    /// An empty tree whose `rb_root` pointer sits at byte address `root_addr`
+    /// (btrfs: `&root->inode_tree`).
+    pub fn new(layout: RbLayout, root_addr: u64) -> Self {
+        Self {
+            nodes: Vec::new(),
+            free: Vec::new(),
+            root: NIL,
+            root_addr,
+            layout,
+            len: 0,
+            last_depth: 0,
+        }
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if the tree has no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Nodes whose key the last walk (insert, lookup, first-at-or-after)
+    /// compared: the levels it descended.
+    pub fn last_walk_depth(&self) -> u32 {
+        self.last_depth
+    }
+
+    /// Key of a node.
+    pub fn key(&self, id: NodeId) -> u64 {
+        self.nodes[id.0 as usize].key
+    }
+
+    /// Byte address of the object embedding a node.
+    pub fn object(&self, id: NodeId) -> u64 {
+        self.nodes[id.0 as usize].obj
+    }
+
+    /// Colour of a node.
+    pub fn color(&self, id: NodeId) -> Color {
+        if self.nodes[id.0 as usize].black {
+            Color::Black
+        } else {
+            Color::Red
+        }
+    }
+
+    /// Inserts `key`, embedded in the object at `obj`, as btrfs
+    /// `inode_tree_add()` does: walk from the root comparing keys,
+    /// `rb_link_node()`, then `rb_insert_color()` (`__rb_insert()`).
+    /// Returns `Err(existing)` and leaves the tree alone if the key is present.
+    pub fn insert(&mut self, key: u64, obj: u64, t: &mut Vec<Touch>) -> Result<NodeId, NodeId> {
+        let (parent, side) = match self.walk_to_slot(key, t) {
+            Ok(slot) => slot,
+            Err(found) => return Err(NodeId(found)),
+        };
+        let node = self.alloc_node(key, obj, parent);
+        // rb_link_node(): node->__rb_parent_color = parent; children NULL; *link = node.
+        for off in [PC_OFF, LEFT_OFF, RIGHT_OFF] {
+            record(t, self.field(node, off), Access::Write);
+        }
+        match parent {
+            NIL => self.set_root(node, t),
+            p => self.write_child(p, side, node, t),
+        }
+        self.len += 1;
+        self.insert_color(node, t);
+        Ok(NodeId(node))
+    }
+
+    /// Finds `key` by the same walk as an insert.
+    pub fn lookup(&mut self, key: u64, t: &mut Vec<Touch>) -> Option<NodeId> {
+        self.walk_to_slot(key, t).err().map(NodeId)
+    }
+
+    /// First node with key >= `key`, as btrfs `btrfs_find_first_inode()`
+    /// did before 2024: descend; if the key is absent, `rb_next()` from the
+    /// last node visited until a key >= `key`.
+    pub fn first_at_or_after(&mut self, key: u64, t: &mut Vec<Touch>) -> Option<NodeId> {
+        let (mut prev, _) = match self.walk_to_slot(key, t) {
+            Ok(slot) => slot,
+            Err(found) => return Some(NodeId(found)),
+        };
+        while prev != NIL {
+            record(t, self.key_addr(prev), Access::Read);
+            if key <= self.nodes[prev as usize].key {
+                return Some(NodeId(prev));
+            }
+            prev = self.next_raw(prev, t);
+        }
+        None
+    }
+
+    /// In-order successor (`rb_next()`).
+    pub fn next(&self, id: NodeId, t: &mut Vec<Touch>) -> Option<NodeId> {
+        let n = self.next_raw(id.0, t);
+        (n != NIL).then_some(NodeId(n))
+    }
+
+    /// Erases `key` if present (lookup walk, then [`RbTree::erase_node`]);
+    /// returns the embedding object's address.
+    pub fn erase(&mut self, key: u64, t: &mut Vec<Touch>) -> Option<u64> {
+        let id = self.lookup(key, t)?;
+        Some(self.erase_node(id, t))
+    }
+
+    /// Unlinks a node (`rb_erase()`: `__rb_erase_augmented()` then
+    /// `____rb_erase_color()`), as btrfs `inode_tree_del()` does with the
+    /// inode in hand (no walk). Returns the embedding object's address.
+    pub fn erase_node(&mut self, id: NodeId, t: &mut Vec<Touch>) -> u64 {
+        let node = id.0;
+        let child = self.read_child(node, Side::Right, t);
+        let left = self.read_child(node, Side::Left, t);
+        let rebalance = if left == NIL {
+            let (parent, black) = self.read_pc(node, t);
+            self.change_child(node, child, parent, t);
+            match (child, black) {
+                (NIL, BLACK) => parent,
+                (NIL, RED) => NIL,
+                (c, b) => {
+                    self.set_pc(c, parent, b, t);
+                    NIL
+                }
+            }
+        } else if child == NIL {
+            let (parent, black) = self.read_pc(node, t);
+            self.set_pc(left, parent, black, t);
+            self.change_child(node, left, parent, t);
+            NIL
+        } else {
+            self.erase_with_successor(node, child, t)
+        };
+        if rebalance != NIL {
+            self.erase_color(rebalance, t);
+        }
+        self.free.push(node);
+        self.len -= 1;
+        self.nodes[node as usize].obj
+    }
+
+    /// Moves a node into another object with the same key
+    /// (`rb_replace_node()`, btrfs's path for an inode being freed).
+    /// Returns the old object's address.
+    pub fn replace_object(&mut self, id: NodeId, new_obj: u64, t: &mut Vec<Touch>) -> u64 {
+        let n = id.0;
+        let (parent, _) = self.read_pc(n, t);
+        let (left, right) = (self.read_child(n, Side::Left, t), self.read_child(n, Side::Right, t));
+        let old = self.nodes[n as usize].obj;
+        self.nodes[n as usize].obj = new_obj; // *new = *victim
+        for off in [PC_OFF, RIGHT_OFF, LEFT_OFF] {
+            record(t, self.field(n, off), Access::Write);
+        }
+        for c in [left, right] {
+            if c != NIL {
+                self.set_parent(c, n, t);
+            }
+        }
+        if parent == NIL {
+            record(t, self.root_addr, Access::Write);
+        } else {
+            let side = if self.read_child(parent, Side::Left, t) == n {
+                Side::Left
+            } else {
+                Side::Right
+            };
+            self.write_child(parent, side, n, t);
+        }
+        old
+    }
+
+    // ----- untracked queries (oracles, reports, tests) -----
+
+    /// Node with `key`, without recording touches.
+    pub fn find(&self, key: u64) -> Option<NodeId> {
+        self.depth_and_node(key).map(|(_, n)| NodeId(n))
+    }
+
+    /// Depth of `key`'s node (root = 1), without recording touches.
+    pub fn depth_of(&self, key: u64) -> Option<u32> {
+        self.depth_and_node(key).map(|(d, _)| d)
+    }
+
+    /// Height: nodes on the longest root-to-leaf path (empty = 0, root = 1).
+    pub fn height(&self) -> u32 {
+        self.depths().into_iter().max().unwrap_or(0)
+    }
+
+    /// Sum of all node depths (root = 1); mean depth = this / `len()`.
+    pub fn depth_sum(&self) -> u64 {
+        self.depths().into_iter().map(u64::from).sum()
+    }
+
+    /// Black nodes on the leftmost path (the black height, if the tree is valid).
+    pub fn black_height(&self) -> u32 {
+        let (mut n, mut h) = (self.root, 0);
+        while n != NIL {
+            h += u32::from(self.nodes[n as usize].black);
+            n = self.nodes[n as usize].left;
+        }
+        h
+    }
+
+    /// `(key, object address)` pairs in key order.
+    pub fn in_order(&self) -> Vec<(u64, u64)> {
+        let mut out = Vec::with_capacity(self.len);
+        let (mut stack, mut n) = (Vec::new(), self.root);
+        while n != NIL || !stack.is_empty() {
+            while n != NIL {
+                stack.push(n);
+                n = self.nodes[n as usize].left;
+            }
+            let top = stack.pop().expect("loop condition");
+            out.push((self.nodes[top as usize].key, self.nodes[top as usize].obj));
+            n = self.nodes[top as usize].right;
+        }
+        out
+    }
+
+    /// Checks the red-black properties and the links: root black, no red
+    /// node with a red child, equal black count on every root-to-leaf path,
+    /// keys strictly increasing in order, parent pointers consistent, count.
+    pub fn check_invariants(&self) -> Result<(), RbViolation> {
+        if self.root != NIL && !self.nodes[self.root as usize].black {
+            return Err(RbViolation::RedRoot);
+        }
+        if self.root != NIL && self.nodes[self.root as usize].parent != NIL {
+            return Err(RbViolation::Parent(self.nodes[self.root as usize].key));
+        }
+        let mut leaf_black: Option<u32> = None;
+        let mut count = 0;
+        let mut stack = vec![(self.root, 0u32)];
+        while let Some((n, above)) = stack.pop() {
+            if n == NIL {
+                match leaf_black {
+                    Some(b) if b != above => return Err(RbViolation::BlackHeight(b, above)),
+                    _ => leaf_black = Some(above),
+                }
+                continue;
+            }
+            count += 1;
+            let node = self.nodes[n as usize];
+            for c in [node.left, node.right] {
+                self.check_child(n, c)?;
+                stack.push((c, above + u32::from(node.black)));
+            }
+        }
+        if count != self.len {
+            return Err(RbViolation::Count(count, self.len));
+        }
+        let keys = self.in_order();
+        match keys.windows(2).find(|w| w[0].0 >= w[1].0) {
+            Some(w) => Err(RbViolation::Order(w[0].0, w[1].0)),
+            None => Ok(()),
+        }
+    }
+
+    fn check_child(&self, n: u32, c: u32) -> Result<(), RbViolation> {
+        if c == NIL {
+            return Ok(());
+        }
+        let (node, child) = (self.nodes[n as usize], self.nodes[c as usize]);
+        if child.parent != n {
+            return Err(RbViolation::Parent(child.key));
+        }
+        if !node.black && !child.black {
+            return Err(RbViolation::RedRed(node.key, child.key));
+        }
+        Ok(())
+    }
+
+    // ----- walks -----
+
+    /// Descends from the root comparing `key` (btrfs `inode_tree_add()`'s
+    /// loop). `Err(node)` if found; else `Ok((parent, side))` of the empty link.
+    fn walk_to_slot(&mut self, key: u64, t: &mut Vec<Touch>) -> Result<(u32, Side), u32> {
+        record(t, self.root_addr, Access::Read);
+        let (mut parent, mut side, mut n, mut depth) = (NIL, Side::Left, self.root, 0);
+        while n != NIL {
+            depth += 1;
+            record(t, self.key_addr(n), Access::Read);
+            let k = self.nodes[n as usize].key;
+            if key == k {
+                self.last_depth = depth;
+                return Err(n);
+            }
+            side = if key < k { Side::Left } else { Side::Right };
+            parent = n;
+            n = self.read_child(n, side, t);
+        }
+        self.last_depth = depth;
+        Ok((parent, side))
+    }
+
+    fn next_raw(&self, mut n: u32, t: &mut Vec<Touch>) -> u32 {
+        record(t, self.field(n, PC_OFF), Access::Read); // RB_EMPTY_NODE()
+        let right = self.read_child(n, Side::Right, t);
+        if right != NIL {
+            n = right;
+            loop {
+                let l = self.read_child(n, Side::Left, t);
+                if l == NIL {
+                    return n;
+                }
+                n = l;
+            }
+        }
+        loop {
+            let (p, _) = self.read_pc(n, t);
+            if p == NIL || self.read_child(p, Side::Right, t) != n {
+                return p;
+            }
+            n = p;
+        }
+    }
+
+    fn depth_and_node(&self, key: u64) -> Option<(u32, u32)> {
+        let (mut n, mut d) = (self.root, 0);
+        while n != NIL {
+            d += 1;
+            let k = self.nodes[n as usize].key;
+            if key == k {
+                return Some((d, n));
+            }
+            n = if key < k {
+                self.nodes[n as usize].left
+            } else {
+                self.nodes[n as usize].right
+            };
+        }
+        None
+    }
+
+    fn depths(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.len);
+        let mut stack = vec![(self.root, 1u32)];
+        while let Some((n, d)) = stack.pop() {
+            if n != NIL {
+                out.push(d);
+                stack.push((self.nodes[n as usize].left, d + 1));
+                stack.push((self.nodes[n as usize].right, d + 1));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;

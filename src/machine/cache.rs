@@ -1,0 +1,392 @@
+//! Set-associative LRU cache hierarchy with write-invalidate coherence.
+//!
+//! Per core a private L1d and L2, per socket a shared last-level cache,
+//! 64-byte lines. An access says which level served it; latencies live in
+//! the machine profile, not here. The model answers one question exactly
+//! and deterministically: given the sizes and the access sequence, does a
+//! tree node's line hit or miss, and where does it come from?
+//!
+//! Policy (documented choices, not any one CPU):
+//! - LRU replacement in every set; set index = line address mod sets
+//!   (power-of-two set counts; no LLC slice hashing).
+//! - Non-inclusive: a miss fills every level it missed in (L1 and L2, and
+//!   the requester's LLC when the line came from memory or another core).
+//!   Evictions never back-invalidate and never fill other levels (no victim
+//!   fills).
+//! - Coherence: a write by core c invalidates the line in every other
+//!   core's L1 and L2 and makes c its dirty owner. Another core's next
+//!   access misses privately and is served by c's cache (a *coherence
+//!   miss*, [`Served::Peer`]); after that the line is shared and clean
+//!   (written back), so later misses are served by the LLC or memory. When
+//!   the owner evicts the line from both private levels it is written back
+//!   and the ownership ends. LLC copies are not invalidated: the LLC is
+//!   treated as the place a written-back line lands.
+
+use crate::machine::linemap::LineMap;
+
+/// Size and associativity of one cache level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LevelConfig {
+    /// Capacity, bytes.
+    pub size_bytes: u64,
+    /// Ways per set; O(ways) work per access, so keep it small (<= 16 or so).
+    pub ways: u32,
+}
+
+/// Shape of the hierarchy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CacheConfig {
+    /// Private L1 data cache, per core.
+    pub l1d: LevelConfig,
+    /// Private L2, per core.
+    pub l2: LevelConfig,
+    /// Shared last-level cache, one per socket.
+    pub llc: LevelConfig,
+    /// Socket of each core (`core_socket[core]`); sockets are numbered from 0.
+    pub core_socket: Vec<u32>,
+}
+
+/// A configuration the model cannot build.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CacheError {
+    /// Size / (64 * ways) is not a power of two >= 1 (which level, bytes, ways).
+    BadGeometry(&'static str, u64, u32),
+    /// No cores.
+    NoCores,
+}
+
+impl std::fmt::Display for CacheError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::BadGeometry(level, bytes, ways) => {
+                write!(f, "{level}: {bytes} B / (64 B x {ways} ways) is not a power-of-two number of sets")
+            }
+            Self::NoCores => write!(f, "the hierarchy has no cores"),
+        }
+    }
+}
+
+impl std::error::Error for CacheError {}
+
+/// Where an access was served from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Served {
+    /// The core's L1d.
+    L1,
+    /// The core's L2.
+    L2,
+    /// The socket's LLC.
+    Llc,
+    /// DRAM.
+    Memory,
+    /// Another core's private cache, because that core wrote the line last
+    /// (a coherence miss).
+    Peer {
+        /// The core that held the line modified.
+        from_core: u32,
+        /// True if that core is on another socket.
+        cross_socket: bool,
+    },
+}
+
+/// Result of one access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// Where the data came from.
+    pub served: Served,
+    /// Other cores whose private copies this access invalidated (writes only).
+    pub invalidated_cores: u32,
+}
+
+/// Event counts, per core or summed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Accesses.
+    pub accesses: u64,
+    /// L1 hits.
+    pub l1_hits: u64,
+    /// L1 misses.
+    pub l1_misses: u64,
+    /// L2 hits (lookups after an L1 miss).
+    pub l2_hits: u64,
+    /// L2 misses.
+    pub l2_misses: u64,
+    /// LLC hits (lookups after an L2 miss not served by a peer).
+    pub llc_hits: u64,
+    /// LLC misses: served by memory.
+    pub llc_misses: u64,
+    /// L2 misses served by another core's modified copy.
+    pub coherence_misses: u64,
+    /// Other cores' copies invalidated by this core's writes (cores).
+    pub invalidations: u64,
+}
+
+impl Counters {
+    fn add(&mut self, o: &Counters) {
+        self.accesses += o.accesses;
+        self.l1_hits += o.l1_hits;
+        self.l1_misses += o.l1_misses;
+        self.l2_hits += o.l2_hits;
+        self.l2_misses += o.l2_misses;
+        self.llc_hits += o.llc_hits;
+        self.llc_misses += o.llc_misses;
+        self.coherence_misses += o.coherence_misses;
+        self.invalidations += o.invalidations;
+    }
+}
+
+const EMPTY: u64 = u64::MAX;
+
+/// One set-associative LRU array: per set, `ways` tags, most recent first.
+#[derive(Clone, Debug)]
+struct SetAssoc {
+    ways: usize,
+    set_mask: u64,
+    tags: Vec<u64>,
+}
+
+impl SetAssoc {
+    fn new(level: &'static str, cfg: LevelConfig) -> Result<Self, CacheError> {
+        let bad = CacheError::BadGeometry(level, cfg.size_bytes, cfg.ways);
+        let per_way = 64 * u64::from(cfg.ways);
+        if cfg.ways == 0 || !cfg.size_bytes.is_multiple_of(per_way) || !(cfg.size_bytes / per_way).is_power_of_two() {
+            return Err(bad);
+        }
+        let sets = cfg.size_bytes / per_way;
+        Ok(Self {
+            ways: cfg.ways as usize,
+            set_mask: sets - 1,
+            tags: vec![EMPTY; (sets * u64::from(cfg.ways)) as usize],
+        })
+    }
+
+    fn set(&mut self, line: u64) -> &mut [u64] {
+        let start = (line & self.set_mask) as usize * self.ways;
+        &mut self.tags[start..start + self.ways]
+    }
+
+    fn contains(&self, line: u64) -> bool {
+        let start = (line & self.set_mask) as usize * self.ways;
+        self.tags[start..start + self.ways].contains(&line)
+    }
+
+    /// On a hit, moves the line to most-recent and returns true.
+    fn probe(&mut self, line: u64) -> bool {
+        let set = self.set(line);
+        match set.iter().position(|&t| t == line) {
+            Some(i) => {
+                set.copy_within(0..i, 1);
+                set[0] = line;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Inserts an absent line as most-recent; returns the evicted line.
+    fn fill(&mut self, line: u64) -> Option<u64> {
+        let set = self.set(line);
+        let last = set.len() - 1;
+        let victim = set[last];
+        set.copy_within(0..last, 1);
+        set[0] = line;
+        (victim != EMPTY).then_some(victim)
+    }
+
+    /// Drops a line; returns true if it was present.
+    fn remove(&mut self, line: u64) -> bool {
+        let set = self.set(line);
+        match set.iter().position(|&t| t == line) {
+            Some(i) => {
+                let last = set.len() - 1;
+                set.copy_within(i + 1.., i);
+                set[last] = EMPTY;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Coherence state of a line held in at least one private cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LineState {
+    /// Private (core, level) copies.
+    copies: u32,
+    /// Core holding it modified, or `NO_OWNER`.
+    owner: u32,
+}
+
+const NO_OWNER: u32 = u32::MAX;
+
+impl Default for LineState {
+    fn default() -> Self {
+        Self {
+            copies: 0,
+            owner: NO_OWNER,
+        }
+    }
+}
+
+/// The cache hierarchy of one machine.
+#[derive(Clone, Debug)]
+pub struct Hierarchy {
+    l1: Vec<SetAssoc>,
+    l2: Vec<SetAssoc>,
+    llc: Vec<SetAssoc>,
+    core_socket: Vec<u32>,
+    lines: LineMap<LineState>,
+    counters: Vec<Counters>,
+}
+
+impl Hierarchy {
+    /// Builds empty (cold) caches for `config`.
+    pub fn new(config: &CacheConfig) -> Result<Self, CacheError> {
+        let cores = config.core_socket.len();
+        if cores == 0 {
+            return Err(CacheError::NoCores);
+        }
+        let sockets = config.core_socket.iter().max().map_or(0, |&s| s as usize + 1);
+        let l1 = SetAssoc::new("l1d", config.l1d)?;
+        let l2 = SetAssoc::new("l2", config.l2)?;
+        let llc = SetAssoc::new("llc", config.llc)?;
+        Ok(Self {
+            l1: vec![l1; cores],
+            l2: vec![l2; cores],
+            llc: vec![llc; sockets],
+            core_socket: config.core_socket.clone(),
+            lines: LineMap::new(),
+            counters: vec![Counters::default(); cores],
+        })
+    }
+
+    /// Number of cores.
+    pub fn cores(&self) -> usize {
+        self.core_socket.len()
+    }
+
+    /// Counters of one core.
+    pub fn counters(&self, core: usize) -> Counters {
+        self.counters[core]
+    }
+
+    /// Counters summed over all cores.
+    pub fn totals(&self) -> Counters {
+        let mut sum = Counters::default();
+        self.counters.iter().for_each(|c| sum.add(c));
+        sum
+    }
+
+    /// Whether `core`'s (L1d, L2) hold `line`.
+    pub fn private_holds(&self, core: usize, line: u64) -> (bool, bool) {
+        (self.l1[core].contains(line), self.l2[core].contains(line))
+    }
+
+    /// Whether `socket`'s LLC holds `line`.
+    pub fn llc_holds(&self, socket: usize, line: u64) -> bool {
+        self.llc[socket].contains(line)
+    }
+
+    /// One access by `core` to line address `line` (byte address / 64).
+    pub fn access(&mut self, core: usize, line: u64, is_write: bool) -> Outcome {
+        self.counters[core].accesses += 1;
+        let served = if self.l1[core].probe(line) {
+            self.counters[core].l1_hits += 1;
+            Served::L1
+        } else {
+            self.counters[core].l1_misses += 1;
+            self.miss_l1(core, line)
+        };
+        let invalidated_cores = if is_write { self.take_ownership(core, line) } else { 0 };
+        Outcome { served, invalidated_cores }
+    }
+
+    fn miss_l1(&mut self, core: usize, line: u64) -> Served {
+        if self.l2[core].probe(line) {
+            self.counters[core].l2_hits += 1;
+            self.fill_private(core, line, false);
+            return Served::L2;
+        }
+        self.counters[core].l2_misses += 1;
+        let served = self.fetch(core, line);
+        let victims = [self.l2[core].fill(line), self.l1[core].fill(line)];
+        self.lines.entry(line).copies += 2;
+        for v in victims.into_iter().flatten() {
+            self.drop_copy(core, v);
+        }
+        served
+    }
+
+    /// Beyond the private caches: a peer's modified copy, the LLC, or memory.
+    fn fetch(&mut self, core: usize, line: u64) -> Served {
+        let socket = self.core_socket[core] as usize;
+        let owner = self.lines.get(line).map_or(NO_OWNER, |s| s.owner);
+        if owner != NO_OWNER && owner as usize != core {
+            self.counters[core].coherence_misses += 1;
+            state_mut(&mut self.lines, line).owner = NO_OWNER; // shared now, written back
+            if !self.llc[socket].probe(line) {
+                self.llc[socket].fill(line);
+            }
+            let cross_socket = self.core_socket[owner as usize] as usize != socket;
+            return Served::Peer {
+                from_core: owner,
+                cross_socket,
+            };
+        }
+        if self.llc[socket].probe(line) {
+            self.counters[core].llc_hits += 1;
+            return Served::Llc;
+        }
+        self.counters[core].llc_misses += 1;
+        self.llc[socket].fill(line);
+        Served::Memory
+    }
+
+    /// Fills `line` into `core`'s L2 (`l2`) or L1d, accounting the eviction.
+    fn fill_private(&mut self, core: usize, line: u64, l2: bool) {
+        let level = if l2 { &mut self.l2[core] } else { &mut self.l1[core] };
+        let victim = level.fill(line);
+        self.lines.entry(line).copies += 1;
+        if let Some(v) = victim {
+            self.drop_copy(core, v);
+        }
+    }
+
+    /// One private copy of `line` at `core` is gone (evicted or invalidated).
+    fn drop_copy(&mut self, core: usize, line: u64) {
+        let state = self.lines.get_mut(line).expect("a cached line has a state entry");
+        state.copies -= 1;
+        let (copies, owner) = (state.copies, state.owner);
+        if copies == 0 {
+            self.lines.remove(line);
+        } else if owner as usize == core && !self.l1[core].contains(line) && !self.l2[core].contains(line) {
+            state_mut(&mut self.lines, line).owner = NO_OWNER; // written back
+        }
+    }
+
+    /// A write: invalidate other cores' private copies, become the owner.
+    fn take_ownership(&mut self, core: usize, line: u64) -> u32 {
+        let mine = u32::from(self.l1[core].contains(line)) + u32::from(self.l2[core].contains(line));
+        let mut invalidated = 0;
+        if self.lines.get(line).map_or(0, |s| s.copies) > mine {
+            for other in (0..self.cores()).filter(|&o| o != core) {
+                let (a, b) = (self.l1[other].remove(line), self.l2[other].remove(line));
+                for _ in 0..u32::from(a) + u32::from(b) {
+                    self.drop_copy(other, line);
+                }
+                invalidated += u32::from(a || b);
+            }
+        }
+        self.lines.entry(line).owner = core as u32;
+        self.counters[core].invalidations += u64::from(invalidated);
+        invalidated
+    }
+}
+
+fn state_mut(lines: &mut LineMap<LineState>, line: u64) -> &mut LineState {
+    lines.get_mut(line).expect("a cached line has a state entry")
+}
+
+#[cfg(test)]
+mod tests;

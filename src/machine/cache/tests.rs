@@ -1,0 +1,159 @@
+use super::*;
+
+fn level(size_bytes: u64, ways: u32) -> LevelConfig {
+    LevelConfig { size_bytes, ways }
+}
+
+fn hier(l1: LevelConfig, l2: LevelConfig, llc: LevelConfig, core_socket: Vec<u32>) -> Hierarchy {
+    Hierarchy::new(&CacheConfig {
+        l1d: l1,
+        l2,
+        llc,
+        core_socket,
+    })
+    .unwrap()
+}
+
+fn reads(h: &mut Hierarchy, core: usize, lines: &[u64]) -> Vec<Served> {
+    lines.iter().map(|&l| h.access(core, l, false).served).collect()
+}
+
+#[test]
+fn direct_mapped_conflict_always_misses() {
+    // 4 sets x 1 way at every level: lines 0 and 4 share set 0.
+    let dm = level(4 * 64, 1);
+    let mut h = hier(dm, dm, dm, vec![0]);
+    let served = reads(&mut h, 0, &[0, 4, 0, 4, 0, 4]);
+    assert!(served.iter().all(|s| *s == Served::Memory), "{served:?}");
+    let c = h.totals();
+    assert_eq!((c.l1_hits, c.l1_misses, c.l2_hits, c.llc_hits, c.llc_misses), (0, 6, 0, 0, 6));
+    // Two ways per set: the same pair fits.
+    let two = level(8 * 64, 2);
+    let mut h = hier(two, two, two, vec![0]);
+    reads(&mut h, 0, &[0, 4, 0, 4, 0, 4]);
+    assert_eq!((h.totals().l1_hits, h.totals().l1_misses), (4, 2));
+}
+
+#[test]
+fn two_way_lru_evicts_least_recent() {
+    // L1: one set, 2 ways. L2 and LLC large, so L1 victims come back from L2.
+    let mut h = hier(level(128, 2), level(64 * 1024, 8), level(1 << 20, 16), vec![0]);
+    // A B A C B C: C evicts B (A was used more recently), B evicts A, C still hits.
+    let served = reads(&mut h, 0, &[10, 11, 10, 12, 11, 12]);
+    use Served::*;
+    assert_eq!(served, vec![Memory, Memory, L1, Memory, L2, L1]);
+    assert_eq!(h.private_holds(0, 10), (false, true));
+    assert_eq!((h.totals().l1_hits, h.totals().l1_misses, h.totals().l2_hits), (2, 4, 1));
+}
+
+#[test]
+fn working_set_smaller_than_cache_hits_after_warm_up() {
+    // L1: 8 sets x 2 ways = 16 lines; 16 distinct lines, 10 rounds.
+    let mut h = hier(level(1024, 2), level(8192, 4), level(65536, 8), vec![0]);
+    for _ in 0..10 {
+        reads(&mut h, 0, &(0..16).collect::<Vec<_>>());
+    }
+    let c = h.totals();
+    assert_eq!((c.l1_misses, c.l1_hits, c.llc_misses), (16, 144, 16));
+}
+
+#[test]
+fn cyclic_ways_plus_one_lines_in_a_set_always_miss() {
+    // L1: 4 sets x 4 ways. Lines 0, 4, 8, 12, 16 all map to set 0: five
+    // lines cycled through four LRU ways evict each other every time.
+    let mut h = hier(level(1024, 4), level(64 * 1024, 8), level(1 << 20, 16), vec![0]);
+    for _ in 0..10 {
+        reads(&mut h, 0, &[0, 4, 8, 12, 16]);
+    }
+    let c = h.totals();
+    assert_eq!((c.l1_hits, c.l1_misses), (0, 50));
+    assert_eq!((c.l2_hits, c.llc_misses), (45, 5), "after the first round L2 serves them");
+}
+
+#[test]
+fn write_by_another_core_is_a_coherence_miss() {
+    let big = level(32 * 1024, 8);
+    let mut h = hier(big, level(256 * 1024, 8), level(1 << 20, 16), vec![0, 0]);
+    assert_eq!(h.access(0, 7, false).served, Served::Memory);
+    assert_eq!(h.access(1, 7, false).served, Served::Llc);
+    let w = h.access(0, 7, true);
+    assert_eq!(
+        w,
+        Outcome {
+            served: Served::L1,
+            invalidated_cores: 1
+        }
+    );
+    assert_eq!(h.private_holds(1, 7), (false, false));
+    assert_eq!(
+        h.access(1, 7, false).served,
+        Served::Peer {
+            from_core: 0,
+            cross_socket: false
+        }
+    );
+    assert_eq!(h.access(1, 7, false).served, Served::L1);
+    assert_eq!(h.access(0, 7, false).served, Served::L1, "the writer keeps a shared copy");
+    // Now core 1 writes: core 0 loses its copy and misses to core 1.
+    assert_eq!(h.access(1, 7, true).invalidated_cores, 1);
+    assert_eq!(
+        h.access(0, 7, false).served,
+        Served::Peer {
+            from_core: 1,
+            cross_socket: false
+        }
+    );
+    let (c0, c1) = (h.counters(0), h.counters(1));
+    assert_eq!((c0.coherence_misses, c1.coherence_misses), (1, 1));
+    assert_eq!((c0.invalidations, c1.invalidations), (1, 1));
+    // A second write by the owner with no other copy invalidates nobody.
+    assert_eq!(h.access(0, 7, true).invalidated_cores, 1);
+    assert_eq!(h.access(0, 7, true).invalidated_cores, 0);
+}
+
+#[test]
+fn coherence_miss_across_sockets() {
+    let l = level(32 * 1024, 8);
+    let mut h = hier(l, l, level(1 << 20, 16), vec![0, 1]);
+    h.access(0, 99, true);
+    assert_eq!(
+        h.access(1, 99, false).served,
+        Served::Peer {
+            from_core: 0,
+            cross_socket: true
+        }
+    );
+    assert!(h.llc_holds(1, 99) && h.llc_holds(0, 99));
+}
+
+#[test]
+fn ownership_ends_when_the_writer_evicts() {
+    // Core 0's L1 and L2 are tiny (1 set x 2 ways): two more lines evict 5.
+    let tiny = level(128, 2);
+    let mut h = hier(tiny, tiny, level(1 << 20, 16), vec![0, 0]);
+    h.access(0, 5, true);
+    reads(&mut h, 0, &[6, 7]);
+    assert_eq!(h.private_holds(0, 5), (false, false));
+    assert_eq!(h.access(1, 5, false).served, Served::Llc, "written back: no peer transfer");
+    assert_eq!(h.totals().coherence_misses, 0);
+}
+
+#[test]
+fn bad_geometry_is_rejected() {
+    let ok = level(1024, 2);
+    let cfg = |l1: LevelConfig, cores: Vec<u32>| CacheConfig {
+        l1d: l1,
+        l2: ok,
+        llc: ok,
+        core_socket: cores,
+    };
+    assert_eq!(
+        Hierarchy::new(&cfg(level(3 * 64, 1), vec![0])).unwrap_err(),
+        CacheError::BadGeometry("l1d", 192, 1)
+    );
+    assert!(Hierarchy::new(&cfg(level(1000, 2), vec![0])).is_err());
+    assert!(Hierarchy::new(&cfg(level(1024, 0), vec![0])).is_err());
+    assert_eq!(Hierarchy::new(&cfg(ok, vec![])).unwrap_err(), CacheError::NoCores);
+    // 48 KiB, 12 ways: 64 sets, fine.
+    assert!(Hierarchy::new(&cfg(level(48 * 1024, 12), vec![0])).is_ok());
+}
