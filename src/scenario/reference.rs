@@ -5,17 +5,9 @@
 //! same text (a test keeps it current).
 
 use super::config::{MachineConfig, ScenarioMeta, WorkloadConfig};
+use crate::workload::contract::param as p;
 use crate::workload::{ParamSpec, Sections, Workload};
 use std::fmt::Write;
-
-const fn p(path: &'static str, kind: &'static str, range: &'static str, meaning: &'static str) -> ParamSpec {
-    ParamSpec {
-        path,
-        kind,
-        range,
-        meaning,
-    }
-}
 
 /// The keys every scenario may write.
 pub const SHARED: &[ParamSpec] = &[

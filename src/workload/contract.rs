@@ -52,6 +52,16 @@ pub struct ParamSpec {
     pub meaning: &'static str,
 }
 
+/// A [`ParamSpec`], in a form short enough for tables of them.
+pub const fn param(path: &'static str, kind: &'static str, range: &'static str, meaning: &'static str) -> ParamSpec {
+    ParamSpec {
+        path,
+        kind,
+        range,
+        meaning,
+    }
+}
+
 /// Stop condition of a time-driven run (`[scenario] ops` / `time_ms`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct StopConfig {

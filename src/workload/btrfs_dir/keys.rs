@@ -1,15 +1,7 @@
 //! The parameters of the `btrfs-dir` workload, for the reference.
 
 use crate::workload::ParamSpec;
-
-const fn p(path: &'static str, kind: &'static str, range: &'static str, meaning: &'static str) -> ParamSpec {
-    ParamSpec {
-        path,
-        kind,
-        range,
-        meaning,
-    }
-}
+use crate::workload::contract::param as p;
 
 /// Every key of `[btrfs_dir]`.
 pub const PARAMS: &[ParamSpec] = &[

@@ -1,15 +1,7 @@
 //! The parameters of a `path` workload, for the reference.
 
 use crate::workload::ParamSpec;
-
-const fn p(path: &'static str, kind: &'static str, range: &'static str, meaning: &'static str) -> ParamSpec {
-    ParamSpec {
-        path,
-        kind,
-        range,
-        meaning,
-    }
-}
+use crate::workload::contract::param as p;
 
 /// Every key of `[[path]]`, `[lines.NAME]`, `[locks.NAME]`, `[counters.NAME]`.
 pub const PARAMS: &[ParamSpec] = &[

@@ -1,15 +1,7 @@
 //! The parameters of the `xfs-alloc` workload, for the reference.
 
 use crate::workload::ParamSpec;
-
-const fn p(path: &'static str, kind: &'static str, range: &'static str, meaning: &'static str) -> ParamSpec {
-    ParamSpec {
-        path,
-        kind,
-        range,
-        meaning,
-    }
-}
+use crate::workload::contract::param as p;
 
 /// Every key of `[xfs_alloc]`.
 pub const PARAMS: &[ParamSpec] = &[
