@@ -25,8 +25,8 @@ pub struct Check {
 
 /// Bounds of an expectation.
 pub fn bounds(e: &ExpectConfig) -> (f64, f64) {
-    match (e.within, e.target, e.tolerance_pct) {
-        (Some([lo, hi]), _, _) => (lo, hi),
+    match (e.within.as_deref(), e.target, e.tolerance_pct) {
+        (Some(&[lo, hi]), _, _) => (lo, hi),
         (None, Some(t), Some(pct)) => {
             let d = (t * pct / 100.0).abs();
             (t - d, t + d)

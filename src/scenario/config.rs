@@ -143,7 +143,7 @@ pub struct ExpectConfig {
     pub at: toml::Table,
     /// Inclusive bounds `[lo, hi]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub within: Option<[f64; 2]>,
+    pub within: Option<Vec<f64>>,
     /// A reference value, with `tolerance_pct`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<f64>,

@@ -119,8 +119,8 @@ pub fn validate_outputs(
                 ));
             }
         }
-        match (e.within, e.target, e.tolerance_pct) {
-            (Some([lo, hi]), None, None) if lo <= hi => {}
+        match (e.within.as_deref(), e.target, e.tolerance_pct) {
+            (Some(&[lo, hi]), None, None) if lo <= hi => {}
             (Some(_), None, None) => return Err(fail(format!("expect[{i}].within"), "expected [lo, hi] with lo <= hi")),
             (None, Some(_), Some(t)) if t >= 0.0 => {}
             _ => {
