@@ -14,6 +14,7 @@ pub mod error;
 pub mod meaning;
 pub mod overrides;
 pub mod reference;
+pub mod resolved;
 pub mod source;
 pub mod spans;
 pub mod sweep;
@@ -275,7 +276,7 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         set_path(&mut base, "scenario.seed", toml::Value::Integer(seed)).ok();
     }
     let doc = resolve(&ctx, &base, &[])?.0;
-    let resolved_toml = resolved_text(&doc, workload, &split(&base).1).map_err(|e| locate(&ctx, &[], opts.quick, e))?;
+    let resolved_toml = resolved::resolved_text(&doc, workload, &split(&base).1).map_err(|e| locate(&ctx, &[], opts.quick, e))?;
     let variants = variants(&ctx, &doc)?;
     let axes = sweep::axes(base.get("sweep")).map_err(|(at, m)| ctx.error_at(&at, &at, m, None))?;
     let swept = sweep::flatten(&axes);
@@ -332,58 +333,6 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         sweep,
         points,
     })
-}
-
-/// The base document with every default filled: the shared sections
-/// before the workload's (`[scenario]`, `[machine]`, `[workload]`), the
-/// workload's own, then the rest (`[[variant]]`, `[sweep]`, `[[plot]]`,
-/// `[[expect]]`).
-fn resolved_text(doc: &Document, workload: &dyn Workload, sections: &toml::Table) -> Result<String, ParamError> {
-    #[derive(serde::Serialize)]
-    struct Head<'a> {
-        scenario: &'a config::ScenarioMeta,
-        machine: &'a config::MachineConfig,
-        workload: &'a config::WorkloadConfig,
-    }
-    let head = Head {
-        scenario: &doc.scenario,
-        machine: &doc.machine,
-        workload: &doc.workload,
-    };
-    #[derive(serde::Serialize)]
-    struct Tail<'a> {
-        #[serde(skip_serializing_if = "<[_]>::is_empty")]
-        variant: &'a [toml::Table],
-        #[serde(skip_serializing_if = "toml::Table::is_empty")]
-        sweep: &'a toml::Table,
-        #[serde(skip_serializing_if = "<[_]>::is_empty")]
-        plot: &'a [config::PlotConfig],
-        #[serde(skip_serializing_if = "<[_]>::is_empty")]
-        expect: &'a [config::ExpectConfig],
-    }
-    let tail = Tail {
-        variant: &doc.variant,
-        sweep: &doc.sweep,
-        plot: &doc.plot,
-        expect: &doc.expect,
-    };
-    let own = workload.resolved_toml(&Sections::Table(sections))?;
-    let head_text = toml::to_string_pretty(&head).unwrap_or_default();
-    let rest = toml::to_string_pretty(&tail).unwrap_or_default();
-    Ok(join_toml(&[&head_text, &own, &rest]))
-}
-
-/// Joins TOML documents made of tables, one blank line between them.
-fn join_toml(parts: &[&str]) -> String {
-    let mut out = String::new();
-    for p in parts.iter().map(|p| p.trim_matches('\n')).filter(|p| !p.is_empty()) {
-        if !out.is_empty() {
-            out.push_str("\n\n");
-        }
-        out.push_str(p);
-    }
-    out.push('\n');
-    out
 }
 
 /// A point's document without the scenario-wide lists (variants, sweep,

@@ -1,0 +1,58 @@
+//! `scenario.resolved.toml`: the base document with every default filled,
+//! shared sections and the workload's own in the order a reader expects.
+
+use super::config::{self, Document};
+use crate::param::ParamError;
+use crate::workload::{Sections, Workload};
+
+/// The base document with every default filled: the shared sections
+/// before the workload's (`[scenario]`, `[machine]`, `[workload]`), the
+/// workload's own, then the rest (`[[variant]]`, `[sweep]`, `[[plot]]`,
+/// `[[expect]]`).
+pub fn resolved_text(doc: &Document, workload: &dyn Workload, sections: &toml::Table) -> Result<String, ParamError> {
+    #[derive(serde::Serialize)]
+    struct Head<'a> {
+        scenario: &'a config::ScenarioMeta,
+        machine: &'a config::MachineConfig,
+        workload: &'a config::WorkloadConfig,
+    }
+    let head = Head {
+        scenario: &doc.scenario,
+        machine: &doc.machine,
+        workload: &doc.workload,
+    };
+    #[derive(serde::Serialize)]
+    struct Tail<'a> {
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        variant: &'a [toml::Table],
+        #[serde(skip_serializing_if = "toml::Table::is_empty")]
+        sweep: &'a toml::Table,
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        plot: &'a [config::PlotConfig],
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        expect: &'a [config::ExpectConfig],
+    }
+    let tail = Tail {
+        variant: &doc.variant,
+        sweep: &doc.sweep,
+        plot: &doc.plot,
+        expect: &doc.expect,
+    };
+    let own = workload.resolved_toml(&Sections::Table(sections))?;
+    let head_text = toml::to_string_pretty(&head).unwrap_or_default();
+    let rest = toml::to_string_pretty(&tail).unwrap_or_default();
+    Ok(join_toml(&[&head_text, &own, &rest]))
+}
+
+/// Joins TOML documents made of tables, one blank line between them.
+fn join_toml(parts: &[&str]) -> String {
+    let mut out = String::new();
+    for p in parts.iter().map(|p| p.trim_matches('\n')).filter(|p| !p.is_empty()) {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(p);
+    }
+    out.push('\n');
+    out
+}
