@@ -13,13 +13,25 @@ pub fn resolved_text(doc: &Document, workload: &dyn Workload, sections: &toml::T
     #[derive(serde::Serialize)]
     struct Head<'a> {
         scenario: &'a config::ScenarioMeta,
-        machine: &'a config::MachineConfig,
-        workload: &'a config::WorkloadConfig,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        machine: Option<&'a config::MachineConfig>,
+        workload: WorkloadHead<'a>,
     }
+    #[derive(serde::Serialize)]
+    struct WorkloadHead<'a> {
+        kind: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        threads: Option<crate::machine::Threads>,
+    }
+    // Only what the workload reads, so the resolved file loads again.
+    let reads = workload.reads_shared();
     let head = Head {
         scenario: &doc.scenario,
-        machine: &doc.machine,
-        workload: &doc.workload,
+        machine: reads.contains(&"machine").then_some(&doc.machine),
+        workload: WorkloadHead {
+            kind: &doc.workload.kind,
+            threads: reads.contains(&"workload.threads").then_some(doc.workload.threads),
+        },
     };
     #[derive(serde::Serialize)]
     struct Tail<'a> {
