@@ -53,7 +53,7 @@ pub struct Outcome {
 impl Outcome {
     /// True when every expectation held.
     pub fn passed(&self) -> bool {
-        self.checks.iter().all(|c| c.pass)
+        !self.checks.iter().any(expect::Check::fails)
     }
 }
 

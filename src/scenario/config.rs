@@ -153,6 +153,11 @@ pub struct ExpectConfig {
     /// Free text printed with the check (e.g. the published figure's source).
     #[serde(default)]
     pub note: String,
+    /// Why the model cannot reach this figure with physical values: the
+    /// check is reported as a known gap (with its actual value), never as a
+    /// pass, and does not fail the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_gap: Option<String>,
 }
 
 /// Variants of a ratio expectation.

@@ -119,6 +119,9 @@ pub fn validate_outputs(
                 ));
             }
         }
+        if e.known_gap.as_deref().is_some_and(|w| w.trim().is_empty()) {
+            return Err(fail(format!("expect[{i}].known_gap"), "say why the model cannot reach the figure"));
+        }
         match (e.within.as_deref(), e.target, e.tolerance_pct) {
             (Some(&[lo, hi]), None, None) if lo <= hi => {}
             (Some(_), None, None) => return Err(fail(format!("expect[{i}].within"), "expected [lo, hi] with lo <= hi")),

@@ -142,3 +142,25 @@ fn the_generated_scenario_reference_is_current() {
         "defaults come from the workload"
     );
 }
+
+#[test]
+fn a_known_gap_is_reported_as_a_gap_never_a_pass_and_does_not_fail() {
+    let out = std::env::temp_dir().join(format!("fsmeta-gap-{}", std::process::id()));
+    let outcome = |extra: &str| {
+        let text = TOY.replace("within = [400, 600]", &format!("within = [0, 1]{extra}"));
+        let study = Study::from_text(Path::new("coin.toml"), &text, &opts()).expect("loads");
+        let r = study.run(1, &|| {}).expect("runs");
+        study.write(&r, &out).expect("writes")
+    };
+    let missed = outcome("");
+    assert!(!missed.passed(), "an honest miss fails");
+    let gap = outcome("\nknown_gap = \"a coin has no memory\"");
+    assert!(gap.passed(), "a known gap does not fail the run");
+    assert!(
+        gap.text.contains("[gap] heads") && gap.text.contains("known gap: a coin has no memory"),
+        "{}",
+        gap.text
+    );
+    assert!(gap.text.contains("0 passed, 0 failed, 1 known gap(s)"), "{}", gap.text);
+    let _ = std::fs::remove_dir_all(out);
+}
