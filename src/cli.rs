@@ -117,7 +117,7 @@ pub enum CliError {
     Report(#[from] ReportError),
     /// A command could not run (exit 2).
     #[error("{0}")]
-    Bench(anyhow::Error),
+    Other(anyhow::Error),
 }
 
 /// What a command ended with.
@@ -172,7 +172,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             Ok(Status::Ok)
         }
         Command::Bench { ops } => {
-            let r = crate::bench::engine_bench(ops).map_err(CliError::Bench)?;
+            let r = crate::bench::engine_bench(ops).map_err(CliError::Other)?;
             println!("events: {}", r.events);
             println!("wall_s: {:.3}", r.wall_s);
             println!("events_per_sec: {}", r.events_per_sec);
@@ -181,7 +181,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
         Command::Keys { workload } => {
             let registry = fsmeta::workload::registry::REGISTRY;
             if let Some(k) = &workload {
-                fsmeta::workload::registry::find(registry, k).map_err(|e| CliError::Bench(anyhow::anyhow!("{e}")))?;
+                fsmeta::workload::registry::find(registry, k).map_err(|e| CliError::Other(anyhow::anyhow!("{e}")))?;
             }
             print!("{}", fsmeta::scenario::reference::reference(registry, workload.as_deref()));
             Ok(Status::Ok)

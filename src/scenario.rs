@@ -213,18 +213,21 @@ fn split(table: &toml::Table) -> (toml::Table, toml::Table) {
 
 /// Every top-level key must be a shared section or a section of the
 /// scenario's workload.
-fn check_top_level(ctx: &Ctx<'_>, table: &toml::Table, opts: &LoadOptions, workload: Option<&dyn Workload>) -> Result<(), ScenarioError> {
+fn check_top_level(ctx: &Ctx<'_>, table: &toml::Table, opts: &LoadOptions, workload: &dyn Workload) -> Result<(), ScenarioError> {
     for key in table.keys() {
-        if SHARED_SECTIONS.contains(&key.as_str()) || workload.is_some_and(|w| w.sections().contains(&key.as_str())) {
+        if SHARED_SECTIONS.contains(&key.as_str()) || workload.sections().contains(&key.as_str()) {
             continue;
         }
         if let Some(owner) = registry::owner_of(opts.registry, key) {
-            let kind = workload.map_or("?", |w| w.kind());
-            let message = format!("`[{key}]` is read by workload `{}`, not by this scenario's `{kind}`", owner.kind());
+            let message = format!(
+                "`[{key}]` is read by workload `{}`, not by this scenario's `{}`",
+                owner.kind(),
+                workload.kind()
+            );
             return Err(ctx.error_at(key, key, message, None));
         }
         let mut known: Vec<&str> = SHARED_SECTIONS.to_vec();
-        known.extend(workload.map_or(&[][..], |w| w.sections()));
+        known.extend(workload.sections());
         let message = format!("unknown section `{key}`; sections are: {}", known.join(", "));
         return Err(ctx.error_at(key, key, message, crate::text::closest(key, known.iter().copied())));
     }
@@ -252,18 +255,9 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     };
     let de = DeTable::parse(text).map_err(|e| ctx.toml_error(&e))?;
     let mut base: toml::Table = toml::from_str(text).map_err(|e| ctx.toml_error(&e))?;
-    let kind = base
-        .get("workload")
-        .and_then(|w| w.get("kind"))
-        .and_then(|k| k.as_str())
-        .map(str::to_string);
-    let workload = match &kind {
-        Some(k) => Some(registry::find(opts.registry, k).map_err(|e| ctx.param_error(e))?),
-        None => None,
-    };
-    check_top_level(&ctx, &base, opts, workload)?;
     let parsed = parse_shared(&ctx, &de)?;
     let workload = registry::find(opts.registry, &parsed.workload.kind).map_err(|e| ctx.param_error(e))?;
+    check_top_level(&ctx, &base, opts, workload)?;
     workload.resolved_toml(&Sections::Text(&de)).map_err(|e| ctx.param_error(e))?;
     meaning::check_base(&base, workload).map_err(|e| ctx.param_error(e))?;
     check_overrides(&ctx, &parsed, workload, opts.registry)?;

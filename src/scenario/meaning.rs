@@ -29,7 +29,7 @@ pub fn check_override(path: &str, what: &str, workload: &dyn Workload, registry:
         return Ok(());
     }
     if SHARED_SECTIONS.contains(&head) {
-        let allowed = head == "machine" || path == "workload.threads" || path == "scenario.ops" || path == "scenario.time_ms";
+        let allowed = OPTIONAL_SHARED.iter().any(|k| path == *k || path.starts_with(&format!("{k}.")));
         if !allowed {
             let settable: Vec<&str> = OPTIONAL_SHARED.iter().copied().filter(|k| reads(workload, k)).collect();
             let hint = closest(path, settable.iter().copied());
@@ -54,7 +54,7 @@ pub fn check_override(path: &str, what: &str, workload: &dyn Workload, registry:
             ),
         ));
     }
-    let mut known: Vec<&str> = vec!["machine", "workload.threads", "scenario.ops", "scenario.time_ms"];
+    let mut known: Vec<&str> = OPTIONAL_SHARED.to_vec();
     known.extend(workload.sections());
     Err(
         ParamError::new(path, format!("no parameter `{path}`; {what} may set: {}", known.join(", ")))

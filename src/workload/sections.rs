@@ -19,14 +19,6 @@ pub enum Sections<'a> {
 }
 
 impl Sections<'_> {
-    /// Whether the document has section `name`.
-    pub fn has(&self, name: &str) -> bool {
-        match self {
-            Sections::Text(t) => t.get_ref().get(name).is_some(),
-            Sections::Table(t) => t.contains_key(name),
-        }
-    }
-
     /// Reads section `name` as `T`, or `T::default()` when absent.
     pub fn get<T: DeserializeOwned + Default>(&self, name: &str) -> Result<T, ParamError> {
         Ok(self.get_opt(name)?.unwrap_or_default())
