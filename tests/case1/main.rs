@@ -48,15 +48,13 @@ fn run_text(file: &Path, text: &str) -> BTreeMap<(String, String), Metrics> {
 fn shipped(name: &str, ops: u64) -> (std::path::PathBuf, String) {
     let file = manifest(&format!("scenarios/{name}"));
     let text = std::fs::read_to_string(&file).expect("scenario file");
-    let text = text.replace(
-        "quick = { \"scenario.ops\" = 2_000_000 }",
-        &format!("quick = {{ \"scenario.ops\" = {ops}, \"scenario.replications\" = 1 }}"),
-    );
-    assert!(
-        text.contains(&format!("\"scenario.ops\" = {ops}")),
-        "quick line not found in {name}"
-    );
-    (file, text)
+    let quick = format!("quick = {{ \"scenario.ops\" = {ops}, \"scenario.replications\" = 1 }}");
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| if l.starts_with("quick = ") { quick.clone() } else { l.to_string() })
+        .collect();
+    assert!(lines.contains(&quick), "no `quick = ` line in {name}");
+    (file, lines.join("\n"))
 }
 
 fn at<'a>(m: &'a BTreeMap<(String, String), Metrics>, host: &str, count: u32, variant: &str) -> &'a Metrics {
@@ -270,4 +268,40 @@ work = { dist = "fixed", mean_ns = 100.0 }
 "#;
     let e = Study::from_text(Path::new("bad.toml"), text, &LoadOptions::default()).expect_err("refused");
     assert!(e.to_string().contains("online_cpus"), "{e}");
+}
+
+/// A path scenario with a `[work.create]` and one step naming `step_work`.
+fn named_work(step_work: &str, extra: &str) -> Result<Study, String> {
+    let text = format!(
+        r#"
+[scenario]
+name = "named"
+ops = 10
+[workload]
+kind = "path"
+[work.create]
+dist = "fixed"
+mean_ns = 100.0
+[[path]]
+work = {step_work}
+{extra}
+"#
+    );
+    Study::from_text(Path::new("named.toml"), &text, &LoadOptions::default()).map_err(|e| e.to_string())
+}
+
+#[test]
+fn named_work_resolves_or_is_refused_with_the_closest_name() {
+    assert!(named_work("\"create\"", "").is_ok());
+    let e = named_work("\"craete\"", "").expect_err("unknown name");
+    assert!(e.contains("no work named `craete`") && e.contains("create"), "{e}");
+    // Declared but never named by a step: a silent no-op, refused.
+    let e = named_work("{ dist = \"fixed\", mean_ns = 5.0 }", "").expect_err("unused");
+    assert!(e.contains("work `create` is declared but no [[path]] step names it"), "{e}");
+    // Reads belong to the named work, not the step.
+    let e = named_work("\"create\"", "count = 3").expect_err("count on the step");
+    assert!(e.contains("takes its reads from [work.create]"), "{e}");
+    // every = 0 would never run the step.
+    let e = named_work("\"create\"", "every = 0").expect_err("every 0");
+    assert!(e.contains("every"), "{e}");
 }
