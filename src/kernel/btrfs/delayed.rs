@@ -13,7 +13,7 @@
 //! batch, the batch rules being an [`InsertStrategy`] and a
 //! [`BatchStrategy`].
 
-mod run;
+pub mod run;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
