@@ -20,6 +20,12 @@ fn root(delete: BatchStrategy, insert: InsertStrategy) -> DelayedRoot {
 /// Deletion batches for `pending` over the leaves `leaves` (a tree of
 /// dir-index items built by inserting `present`).
 fn delete_batches(present: &BTreeMap<u64, u32>, pending: &BTreeSet<u64>, rule: BatchStrategy, nodesize: u32) -> (u64, Tree) {
+    let (batches, _, tree) = delete_run(present, pending, rule, nodesize);
+    (batches, tree)
+}
+
+/// (batches, searches, tree) of a deletion flush.
+fn delete_run(present: &BTreeMap<u64, u32>, pending: &BTreeSet<u64>, rule: BatchStrategy, nodesize: u32) -> (u64, u64, Tree) {
     let mut tree = Tree::new(nodesize);
     for (&i, &size) in present {
         tree.insert_items(&[Item::new(Key::new(DIR, DIR_INDEX_KEY, i), size)]);
@@ -30,7 +36,7 @@ fn delete_batches(present: &BTreeMap<u64, u32>, pending: &BTreeSet<u64>, rule: B
         d.delete_dir_index(DIR, i);
     }
     d.commit_node(&mut tree, DIR);
-    (d.delete_stats().batches, tree)
+    (d.delete_stats().batches, d.delete_stats().searches, tree)
 }
 
 fn insert_flush(base: &BTreeMap<u64, u32>, pending: &BTreeMap<u64, u32>, rule: InsertStrategy, nodesize: u32) -> (u64, u64, Tree) {
@@ -67,6 +73,10 @@ proptest! {
         prop_assert!(lm <= seq, "leaf-match {lm} > sequential {seq}");
         prop_assert_eq!(t1.all_items(), t2.all_items());
         prop_assert!(t1.check().is_ok() && t2.check().is_ok());
+        let (_, lm_searches, _) = delete_run(&present, &pending, BatchStrategy::LeafMatch, nodesize);
+        let (_, lw_searches, t3) = delete_run(&present, &pending, BatchStrategy::LeafWalk, nodesize);
+        prop_assert!(lw_searches <= lm_searches, "leaf-walk searched {lw_searches} > {lm_searches}");
+        prop_assert_eq!(t3.all_items(), t2.all_items());
     }
 
     #[test]
