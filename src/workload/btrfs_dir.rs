@@ -78,7 +78,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     }
     let s = fs.delayed.delete_stats();
     let ins = fs.delayed.insert_stats();
-    let sync_ins = since(&after_sync, &before_sync);
+    let sync_ins = after_sync.since(&before_sync);
     let mut m = BTreeMap::new();
     let mut put = |k: &str, v: f64| {
         m.insert(k.to_string(), v);
@@ -113,26 +113,6 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
 /// `a / b`, 0 when `b` is 0.
 fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 { 0.0 } else { a as f64 / b as f64 }
-}
-
-/// Field-wise difference of insertion counts.
-fn since(
-    a: &crate::kernel::btrfs::delayed::InsertRunStats,
-    b: &crate::kernel::btrfs::delayed::InsertRunStats,
-) -> crate::kernel::btrfs::delayed::InsertRunStats {
-    crate::kernel::btrfs::delayed::InsertRunStats {
-        runs: a.runs - b.runs,
-        batches: a.batches - b.batches,
-        searches: a.searches - b.searches,
-        node_visits: a.node_visits - b.node_visits,
-        leaf_visits: a.leaf_visits - b.leaf_visits,
-        key_compares: a.key_compares - b.key_compares,
-        cow_blocks: a.cow_blocks - b.cow_blocks,
-        bytes_moved: a.bytes_moved - b.bytes_moved,
-        leaf_splits: a.leaf_splits - b.leaf_splits,
-        items: a.items - b.items,
-        bytes_inserted: a.bytes_inserted - b.bytes_inserted,
-    }
 }
 
 /// The metrics [`run_btrfs_dir`] reports: (name, unit, meaning).

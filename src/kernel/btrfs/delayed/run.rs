@@ -76,6 +76,25 @@ pub struct InsertRunStats {
     pub bytes_inserted: u64,
 }
 
+impl InsertRunStats {
+    /// Field-wise difference `self - earlier`.
+    pub fn since(&self, earlier: &InsertRunStats) -> InsertRunStats {
+        InsertRunStats {
+            runs: self.runs - earlier.runs,
+            batches: self.batches - earlier.batches,
+            searches: self.searches - earlier.searches,
+            node_visits: self.node_visits - earlier.node_visits,
+            leaf_visits: self.leaf_visits - earlier.leaf_visits,
+            key_compares: self.key_compares - earlier.key_compares,
+            cow_blocks: self.cow_blocks - earlier.cow_blocks,
+            bytes_moved: self.bytes_moved - earlier.bytes_moved,
+            leaf_splits: self.leaf_splits - earlier.leaf_splits,
+            items: self.items - earlier.items,
+            bytes_inserted: self.bytes_inserted - earlier.bytes_inserted,
+        }
+    }
+}
+
 impl DelayedRoot {
     /// `btrfs_balance_delayed_items`, called after a syscall ends its
     /// transaction: below `background` nothing; at or above `writeback`
