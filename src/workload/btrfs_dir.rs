@@ -1,164 +1,30 @@
-//! The btrfs directory script of case 3: a new filesystem, `mkdir testdir`,
-//! create `file_1 .. file_N`, delete a pattern of them, `sync`, then
-//! `rm -fr testdir` and unmount. Everything is counted over the whole
-//! script, as the published bpftrace measurement did; the time of the
-//! delayed-deletion function comes from its counts priced by ns costs.
+//! The btrfs directory script of cases 3 and issue 16: a new filesystem,
+//! `mkdir testdir`, create `file_1 .. file_N`, delete a pattern of them,
+//! `sync`, then (unless `rm_rf = false`) `rm -fr testdir` and unmount.
+//! Everything is counted over the whole script, as the published bpftrace
+//! measurement did; the time of the delayed-item functions comes from
+//! their counts priced by the machine profile ([`cost`]) plus one fitted
+//! per-batch cost.
 
+pub mod cost;
 mod keys;
+mod params;
 
 use std::collections::BTreeMap;
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use crate::kernel::btrfs::fs::{Fs, ROOT_DIR_INO, dir_index_leaf_count, rm_rf};
-
 use crate::engine::Metrics;
 use crate::engine::rng::RunKey;
 use crate::kernel::ModelError;
-use crate::kernel::btrfs::delayed::{BatchStrategy, DeleteRunStats, Thresholds};
+use crate::kernel::btrfs::fs::{Fs, ROOT_DIR_INO, dir_index_leaf_count, rm_rf};
+use crate::machine::{MachineError, MachineProfile};
 use crate::param::ParamError;
 use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, Workload};
+use cost::{DelayedCost, LinePrices};
 
-/// Parameters of the `btrfs-dir` workload (scenario section keys).
-#[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct BtrfsDirParams {
-    /// Files created in `testdir` (count). Default 1000.
-    pub files: u64,
-    /// Delete every k-th file starting with `file_1` (k = 2 deletes
-    /// `file_1`, `file_3`, ...). Count, at least 1. Default unset, which
-    /// means every 2nd ([`DEFAULT_DELETE_EVERY`]) when `delete_fraction`
-    /// is unset too; setting both is an error.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub delete_every: Option<u64>,
-    /// Delete each file independently with this probability (0..=1), drawn
-    /// from the run's random stream, instead of every k-th. Default unset;
-    /// setting it together with `delete_every` is an error.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub delete_fraction: Option<f64>,
-    /// Name length in bytes for every file (`f` then the zero-padded file
-    /// number). Default unset: the real names `file_1`, `file_2`, ...
-    pub name_len: Option<u32>,
-    /// Tree block size in bytes, a power of two in 4096..=65536. Default
-    /// 16384 (mkfs.btrfs default).
-    pub nodesize: u32,
-    /// Batch rule for delayed deletions. Default `leaf-match`.
-    pub strategy: BatchStrategy,
-    /// Whether evicting the removed directory drops its still-pending
-    /// delayed deletions (`btrfs_kill_delayed_inode_items`, as current
-    /// kernel source reads) instead of running them at the next commit.
-    /// Default false: the published old-rule count shows every deletion of
-    /// the script reached `btrfs_del_items`, which only happens if they ran.
-    pub evict_kills_pending: bool,
-    /// `BTRFS_DELAYED_BACKGROUND` (items). Default 128.
-    pub delayed_background: usize,
-    /// `BTRFS_DELAYED_WRITEBACK` (items). Default 512.
-    pub delayed_writeback: usize,
-    /// `BTRFS_DELAYED_BATCH` (delayed nodes per worker run). Default 16.
-    pub delayed_batch: usize,
-    /// ns per tree block (node or leaf) visited by a search: lock, buffer
-    /// lookup, header read. Default 150 (a few cache misses and a lock
-    /// round trip; an estimate, not calibrated).
-    pub node_visit_ns: f64,
-    /// ns per key comparison in a binary search (`btrfs_comp_keys` on a
-    /// mapped extent buffer). Default 4 (estimate).
-    pub key_compare_ns: f64,
-    /// ns per block copied on write: 16 KiB copy plus tree-block allocation.
-    /// Default 2500 (estimate: ~1 us copy + extent reservation).
-    pub cow_block_ns: f64,
-    /// ns per byte memmoved inside a leaf. Default 0.1 (~10 GB/s).
-    pub byte_moved_ns: f64,
-    /// ns per leaf freed (`btrfs_del_leaf`: parent pointer removal and
-    /// `btrfs_free_tree_block`). Default 2000 (estimate).
-    pub leaf_free_ns: f64,
-    /// ns of fixed work per `btrfs_del_items` call in the delayed-deletion
-    /// loop (path setup and release, mutex round trip, batch list, item
-    /// offset fix-ups). Default 3800: CALIBRATED, see [`CALIBRATION_NOTE`].
-    pub del_items_ns: f64,
-    /// ns per delayed item released (`btrfs_delayed_item_release_metadata`,
-    /// rb-tree erase, atomic dec, `kfree`, waking waiters). Default 4800:
-    /// CALIBRATED, see [`CALIBRATION_NOTE`].
-    pub item_release_ns: f64,
-}
-
-/// How the two calibrated costs were chosen: with the estimated costs
-/// above fixed, the model's own counts for case 3 under `sequential` and
-/// `leaf-match` give two linear equations in `del_items_ns` and
-/// `item_release_ns` (the item count is the same under both rules, so the
-/// difference of the two published times fixes the per-batch cost and the
-/// rest fixes the per-item cost). The solution was rounded to two
-/// significant figures. With the defaults the uncalibrated part of the
-/// function's time is about 0.91 ms (old rule) and 0.54 ms (new rule) for
-/// the model's own batch counts on the case-3 script; the helper that
-/// built this printed these parts. The published figures live only in the
-/// tests and the scenario's `[[expect]]` checks.
-pub const CALIBRATION_NOTE: &str = "del_items_ns and item_release_ns solved from case 3 (two rules, two times)";
-
-/// The deletion pattern when neither `delete_every` nor `delete_fraction`
-/// is set: every 2nd file (`file_1`, `file_3`, ...), as in case 3.
-pub const DEFAULT_DELETE_EVERY: u64 = 2;
-
-/// Largest accepted value of every `*_ns` cost, ns (1 s). With counts
-/// below 2^64, a cost of at most 1e12 ps times a count stays below 2^104,
-/// so the time computed in `u128` cannot overflow.
-pub const MAX_COST_NS: f64 = 1e9;
-
-/// Upper bound on the bytes one file costs a run, before its name: tree
-/// items (inode item, inode ref, dir item, dir index) in leaf vectors,
-/// the directory entry map, pending delayed items. Measured with
-/// `/usr/bin/time -v` (maximum RSS, 200,000 against 1,000,000 files): 292
-/// bytes per file with the defaults (12-byte names); 408 with 4 KiB nodes
-/// and no deletions (the worst layout measured); 886 with 255-byte names
-/// on that layout, and 905 at 1M files (absolute, whole process) with
-/// every delayed item pending (`delayed_writeback = 2e9`). See
-/// [`BtrfsDirParams::memory_bytes`].
-pub const FILE_BYTES: u64 = 512;
-
-/// Upper bound on the bytes per byte of file name (each name is kept
-/// about twice: the directory map and the delayed item or the `rm -fr`
-/// list); measured 2.0.
-pub const NAME_BYTE_BYTES: u64 = 3;
-
-/// Fixed bytes of one run besides the files (the empty tree, thresholds).
-pub const RUN_BASE_BYTES: u64 = 256 * 1024;
-
-/// Which files the script deletes before the `sync`, resolved from
-/// `delete_every` / `delete_fraction`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum DeletePattern {
-    /// Every k-th file, starting with `file_1`.
-    Every(u64),
-    /// Each file independently with this probability.
-    Fraction(f64),
-}
-impl Default for BtrfsDirParams {
-    fn default() -> Self {
-        BtrfsDirParams {
-            files: 1000,
-            delete_every: None,
-            delete_fraction: None,
-            name_len: None,
-            nodesize: 16384,
-            strategy: BatchStrategy::LeafMatch,
-            evict_kills_pending: false,
-            delayed_background: 128,
-            delayed_writeback: 512,
-            delayed_batch: 16,
-            node_visit_ns: 150.0,
-            key_compare_ns: 4.0,
-            cow_block_ns: 2500.0,
-            byte_moved_ns: 0.1,
-            leaf_free_ns: 2000.0,
-            del_items_ns: 3800.0,
-            item_release_ns: 4800.0,
-        }
-    }
-}
-
-fn invalid(field: &str, message: impl Into<String>) -> ParamError {
-    ParamError::new(field, message)
-}
+pub use params::{BtrfsDirParams, DEFAULT_DELETE_EVERY, DeletePattern, FILE_BYTES, FIT_NOTE, MAX_COST_NS, NAME_BYTE_BYTES, RUN_BASE_BYTES};
 
 /// Converts a cost in ns (validated finite and non-negative) to integer
 /// picoseconds, rounding to the nearest picosecond.
@@ -166,136 +32,26 @@ pub fn ns_to_ps(ns: f64) -> u64 {
     crate::machine::ns_to_ps(ns)
 }
 
-impl BtrfsDirParams {
-    /// Checks ranges; the error names the offending key.
-    pub fn validate(&self) -> Result<(), ParamError> {
-        if self.files == 0 || self.files > 50_000_000 {
-            return Err(invalid("files", "expected 1..=50000000 files"));
-        }
-        if self.delete_every.is_some() && self.delete_fraction.is_some() {
-            return Err(invalid(
-                "delete_every",
-                "`delete_every` and `delete_fraction` are both set; set one of them \
-                 (every k-th file, or each file with a probability)",
-            ));
-        }
-        if self.delete_every == Some(0) {
-            return Err(invalid("delete_every", "expected at least 1"));
-        }
-        if let Some(f) = self.delete_fraction
-            && !(0.0..=1.0).contains(&f)
-        {
-            return Err(invalid("delete_fraction", "expected a probability in 0..=1"));
-        }
-        if let Some(len) = self.name_len {
-            let digits = self.files.to_string().len() as u32;
-            if len > 255 || len < digits + 1 {
-                return Err(invalid(
-                    "name_len",
-                    format!("expected {}..=255 bytes for {} files", digits + 1, self.files),
-                ));
-            }
-        }
-        if !self.nodesize.is_power_of_two() || !(4096..=65536).contains(&self.nodesize) {
-            return Err(invalid("nodesize", "expected a power of two in 4096..=65536"));
-        }
-        if self.delayed_background < 2 || self.delayed_writeback <= self.delayed_background || self.delayed_batch == 0 {
-            return Err(invalid("delayed_background", "expected 2 <= background < writeback and batch >= 1"));
-        }
-        for (field, v) in self.costs() {
-            if !(0.0..=MAX_COST_NS).contains(&v) {
-                return Err(invalid(field, format!("expected a cost in 0..=1e9 ns (1 s), found {v}")));
-            }
-        }
-        Ok(())
-    }
-
-    fn costs(&self) -> [(&'static str, f64); 7] {
-        [
-            ("node_visit_ns", self.node_visit_ns),
-            ("key_compare_ns", self.key_compare_ns),
-            ("cow_block_ns", self.cow_block_ns),
-            ("byte_moved_ns", self.byte_moved_ns),
-            ("leaf_free_ns", self.leaf_free_ns),
-            ("del_items_ns", self.del_items_ns),
-            ("item_release_ns", self.item_release_ns),
-        ]
-    }
-
-    /// The deletion pattern these parameters ask for (every 2nd file when
-    /// neither key is set).
-    pub fn delete_pattern(&self) -> DeletePattern {
-        match (self.delete_fraction, self.delete_every) {
-            (Some(f), _) => DeletePattern::Fraction(f),
-            (None, k) => DeletePattern::Every(k.unwrap_or(DEFAULT_DELETE_EVERY)),
-        }
-    }
-
-    /// Length of the longest file name, bytes: `name_len`, or `file_`
-    /// plus the digits of `files`.
-    pub fn longest_name(&self) -> u64 {
-        self.name_len.map_or(5 + self.files.to_string().len() as u64, u64::from)
-    }
-
-    /// Upper bound on one run's peak memory, bytes:
-    /// `RUN_BASE_BYTES + files x (FILE_BYTES + NAME_BYTE_BYTES x name
-    /// length)`, e.g. 548 bytes per file with the default names, 1,277 with
-    /// 255-byte names (measured at most 408 and 905).
-    pub fn memory_bytes(&self) -> u64 {
-        let per_file = FILE_BYTES.saturating_add(NAME_BYTE_BYTES.saturating_mul(self.longest_name()));
-        RUN_BASE_BYTES.saturating_add(self.files.saturating_mul(per_file))
-    }
-
-    /// The name of file number `i` (1-based).
-    pub fn file_name(&self, i: u64) -> Vec<u8> {
-        match self.name_len {
-            Some(len) => format!("f{:0>w$}", i, w = len as usize - 1).into_bytes(),
-            None => format!("file_{i}").into_bytes(),
-        }
-    }
-
-    /// Time of the delayed-deletion function for these counts, in ps:
-    /// each count times its cost, summed in `u128`. With costs validated
-    /// to at most [`MAX_COST_NS`] this cannot overflow; the checked
-    /// arithmetic is a backstop that fails with [`ModelError::Overflow`].
-    pub fn delete_delayed_ps(&self, s: &DeleteRunStats) -> Result<u128, ModelError> {
-        let visits = u128::from(s.node_visits) + u128::from(s.leaf_visits);
-        let terms = [
-            (visits, self.node_visit_ns),
-            (u128::from(s.key_compares), self.key_compare_ns),
-            (u128::from(s.cow_blocks), self.cow_block_ns),
-            (u128::from(s.bytes_moved), self.byte_moved_ns),
-            (u128::from(s.leaves_freed), self.leaf_free_ns),
-            (u128::from(s.batches), self.del_items_ns),
-            (u128::from(s.items_released), self.item_release_ns),
-        ];
-        terms.iter().try_fold(0u128, |sum, &(count, ns)| {
-            count
-                .checked_mul(u128::from(ns_to_ps(ns)))
-                .and_then(|t| sum.checked_add(t))
-                .ok_or(ModelError::Overflow("btrfs_dir: time of the delayed-deletion function in ps"))
-        })
+/// The price list of a run: the machine's line prices and the fitted
+/// per-batch cost.
+pub fn delayed_cost(p: &BtrfsDirParams, machine: &MachineProfile) -> DelayedCost {
+    DelayedCost {
+        prices: LinePrices::from_profile(machine),
+        nodesize: p.nodesize,
+        batch_overhead_ps: ns_to_ps(p.batch_overhead_ns),
     }
 }
 
-/// Runs the case-3 script and returns its metrics:
-/// `batches`, `searches`, `leaves_touched`, `bytes_moved`,
-/// `delete_delayed_us` (all inside the delayed-deletion function, whole
-/// script), `leaves` and `tree_height` (the fs tree after the `sync`,
-/// before `rm -fr`), plus `cow_blocks`, `key_compares`, `leaf_walks`,
-/// `items_released`, `delete_runs`, `batches_rm` (batches during `rm -fr`
-/// and unmount), `dir_index_leaves` (leaves holding testdir's dir index
-/// items after the `sync`) and `files_deleted`.
-pub fn run_btrfs_dir(p: &BtrfsDirParams, rng: &mut ChaCha8Rng) -> Result<BTreeMap<String, f64>, ModelError> {
+/// Runs the script and returns its metrics ([`METRICS`]); times are the
+/// counts priced by `machine` ([`cost`]).
+pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut ChaCha8Rng) -> Result<BTreeMap<String, f64>, ModelError> {
     p.validate()?;
-    let thresholds = Thresholds {
-        background: p.delayed_background,
-        writeback: p.delayed_writeback,
-        batch: p.delayed_batch,
-    };
-    let mut fs = Fs::new(p.nodesize, thresholds, p.strategy);
+    let cost = delayed_cost(p, machine);
+    let mut fs = Fs::new(p.nodesize, p.thresholds(), p.rules());
     fs.evict_kills_pending = p.evict_kills_pending;
-    let testdir = fs.mkdir(ROOT_DIR_INO, b"testdir").ok_or_else(|| invalid("files", "mkdir failed"))?;
+    let testdir = fs
+        .mkdir(ROOT_DIR_INO, b"testdir")
+        .ok_or_else(|| ParamError::new("files", "mkdir failed"))?;
     for i in 1..=p.files {
         fs.create(testdir, &p.file_name(i));
     }
@@ -310,13 +66,19 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, rng: &mut ChaCha8Rng) -> Result<BTreeMa
             deleted += 1;
         }
     }
+    let before_sync = fs.delayed.insert_stats();
     fs.sync();
+    let after_sync = fs.delayed.insert_stats();
     let leaves = fs.tree.leaf_count();
     let height = fs.tree.height();
     let dir_index_leaves = dir_index_leaf_count(&fs, testdir);
     let before_rm = fs.delayed.delete_stats();
-    rm_rf(&mut fs, testdir);
+    if p.rm_rf {
+        rm_rf(&mut fs, testdir);
+    }
     let s = fs.delayed.delete_stats();
+    let ins = fs.delayed.insert_stats();
+    let sync_ins = after_sync.since(&before_sync);
     let mut m = BTreeMap::new();
     let mut put = |k: &str, v: f64| {
         m.insert(k.to_string(), v);
@@ -325,7 +87,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, rng: &mut ChaCha8Rng) -> Result<BTreeMa
     put("searches", s.searches as f64);
     put("leaves_touched", s.leaf_visits as f64);
     put("bytes_moved", s.bytes_moved as f64);
-    put("delete_delayed_us", p.delete_delayed_ps(&s)? as f64 / 1e6);
+    put("delete_delayed_us", cost.delete_ps(&s)? as f64 / 1e6);
     put("leaves", leaves as f64);
     put("tree_height", height as f64);
     put("cow_blocks", s.cow_blocks as f64);
@@ -336,7 +98,21 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, rng: &mut ChaCha8Rng) -> Result<BTreeMa
     put("batches_rm", (s.batches - before_rm.batches) as f64);
     put("dir_index_leaves", dir_index_leaves as f64);
     put("files_deleted", deleted as f64);
+    put("killed_at_evict", fs.killed_at_evict as f64);
+    put("worker_runs", fs.delayed.worker_runs() as f64);
+    put("insert_batches", ins.batches as f64);
+    put("insert_searches", ins.searches as f64);
+    put("insert_delayed_us", cost.insert_ps(&ins)? as f64 / 1e6);
+    put("items_per_insert_batch", ratio(ins.items, ins.batches));
+    put("insert_batches_sync", sync_ins.batches as f64);
+    put("insert_items_sync", sync_ins.items as f64);
+    put("insert_sync_us", cost.insert_ps(&sync_ins)? as f64 / 1e6);
     Ok(m)
+}
+
+/// `a / b`, 0 when `b` is 0.
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 { 0.0 } else { a as f64 / b as f64 }
 }
 
 /// The metrics [`run_btrfs_dir`] reports: (name, unit, meaning).
@@ -368,6 +144,27 @@ pub const METRICS: &[(&str, &str, &str)] = &[
         "leaves holding testdir's dir index items after the sync",
     ),
     ("files_deleted", "count", "files unlinked before the sync"),
+    (
+        "killed_at_evict",
+        "count",
+        "pending dir-index items dropped by evictions (never run)",
+    ),
+    ("worker_runs", "count", "async worker runs queued by balance checks"),
+    (
+        "insert_batches",
+        "count",
+        "btrfs_insert_empty_items calls made while running delayed insertions (whole script)",
+    ),
+    (
+        "insert_searches",
+        "count",
+        "root-to-leaf searches made while running delayed insertions",
+    ),
+    ("insert_delayed_us", "us", "time in the delayed-insertion function, whole script"),
+    ("items_per_insert_batch", "items", "delayed insertions per batch, whole script"),
+    ("insert_batches_sync", "count", "insertion batches of the sync's flush alone"),
+    ("insert_items_sync", "count", "delayed insertions still pending at the sync"),
+    ("insert_sync_us", "us", "time in the delayed-insertion function during the sync"),
 ];
 
 /// The `btrfs-dir` workload (case 3's script).
@@ -380,11 +177,17 @@ impl Workload for BtrfsDir {
     }
 
     fn about(&self) -> &'static str {
-        "btrfs: create files in one directory, delete a pattern, sync, rm -fr; delayed dir-index deletion batches"
+        "btrfs: create files in one directory, delete a pattern, sync, rm -fr; delayed dir-index insertion and deletion batches"
     }
 
     fn sections(&self) -> &'static [&'static str] {
         &["btrfs_dir"]
+    }
+
+    /// `[machine]`: its profile prices the cache lines the delayed-item
+    /// functions touch.
+    fn reads_shared(&self) -> &'static [&'static str] {
+        &["machine"]
     }
 
     fn params(&self) -> Vec<crate::workload::ParamSpec> {
@@ -412,7 +215,11 @@ impl Workload for BtrfsDir {
     fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError> {
         let params: BtrfsDirParams = input.sections.get("btrfs_dir")?;
         params.validate().map_err(|e| e.under("btrfs_dir"))?;
-        Ok(Box::new(PreparedBtrfsDir { params }))
+        let profile = crate::machine::build::resolve_profile(input.machine, input.dir).map_err(|e| match e {
+            MachineError::Param(p) => p,
+            other => ParamError::new("machine.profile", other.to_string()),
+        })?;
+        Ok(Box::new(PreparedBtrfsDir { params, profile }))
     }
 }
 
@@ -420,6 +227,7 @@ impl Workload for BtrfsDir {
 #[derive(Debug)]
 struct PreparedBtrfsDir {
     params: BtrfsDirParams,
+    profile: MachineProfile,
 }
 
 impl Prepared for PreparedBtrfsDir {
@@ -428,7 +236,17 @@ impl Prepared for PreparedBtrfsDir {
     }
 
     fn key_metrics(&self) -> &'static [&'static str] {
-        &["batches", "searches", "delete_delayed_us", "leaves", "tree_height"]
+        if self.params.rm_rf {
+            &["batches", "searches", "delete_delayed_us", "leaves", "tree_height"]
+        } else {
+            &[
+                "insert_batches_sync",
+                "insert_searches",
+                "insert_sync_us",
+                "items_per_insert_batch",
+                "leaves",
+            ]
+        }
     }
 
     /// See [`BtrfsDirParams::memory_bytes`].
@@ -437,6 +255,6 @@ impl Prepared for PreparedBtrfsDir {
     }
 
     fn run(&self, key: RunKey) -> Result<Metrics, RunFailure> {
-        Ok(run_btrfs_dir(&self.params, &mut key.stream("btrfs_dir"))?)
+        Ok(run_btrfs_dir(&self.params, &self.profile, &mut key.stream("btrfs_dir"))?)
     }
 }

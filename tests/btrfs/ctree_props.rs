@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use fsmeta::kernel::btrfs::ctree::*;
-use fsmeta::kernel::btrfs::delayed::{BatchStrategy, Thresholds};
+use fsmeta::kernel::btrfs::delayed::{BatchStrategy, InsertStrategy, Rules, Thresholds};
 use fsmeta::kernel::btrfs::fs::{Fs, ROOT_DIR_INO, name_hash};
 use proptest::prelude::*;
 
@@ -89,10 +89,13 @@ proptest! {
     fn tree_matches_shadow(
         nodesize in prop_oneof![Just(1024u32), Just(4096u32)],
         strategy in prop_oneof![Just(BatchStrategy::Sequential), Just(BatchStrategy::LeafMatch), Just(BatchStrategy::LeafWalk)],
+        insert in prop_oneof![Just(InsertStrategy::Contiguous), Just(InsertStrategy::LeafFit)],
+        kill in any::<bool>(),
         ops in prop::collection::vec((any::<u8>(), any::<u16>(), any::<u16>()), 1..1500),
     ) {
         let small = Thresholds { background: 8, writeback: 32, batch: 2 };
-        let mut fs = Fs::new(nodesize, small, strategy);
+        let mut fs = Fs::new(nodesize, small, Rules { delete: strategy, insert });
+        fs.evict_kills_pending = kill;
         let mut sh = Shadow::default();
         sh.add(Key::new(ROOT_DIR_INO, INODE_ITEM_KEY, 0), INODE_ITEM_SIZE);
         sh.add(Key::new(ROOT_DIR_INO, INODE_REF_KEY, ROOT_DIR_INO), INODE_REF_SIZE + 2);

@@ -4,7 +4,8 @@
 
 use fsmeta::kernel::ModelError;
 use fsmeta::kernel::btrfs::delayed::DeleteRunStats;
-use fsmeta::workload::btrfs_dir::{BtrfsDir, BtrfsDirParams, DeletePattern, run_btrfs_dir};
+use fsmeta::machine::find_builtin;
+use fsmeta::workload::btrfs_dir::{BtrfsDir, BtrfsDirParams, DeletePattern, delayed_cost, run_btrfs_dir};
 use fsmeta::workload::{Sections, Workload};
 use fsmeta::{LoadOptions, Study};
 use rand::SeedableRng;
@@ -29,7 +30,8 @@ fn load(extra: &str) -> Result<Study, String> {
 }
 
 fn run(p: &BtrfsDirParams) -> Result<std::collections::BTreeMap<String, f64>, ModelError> {
-    run_btrfs_dir(p, &mut ChaCha8Rng::seed_from_u64(7))
+    let machine = find_builtin("icelake-2s").expect("built-in profile");
+    run_btrfs_dir(p, &machine, &mut ChaCha8Rng::seed_from_u64(7))
 }
 
 #[test]
@@ -76,14 +78,16 @@ fn the_default_pattern_is_every_second_file_and_resolves_as_such() {
 #[test]
 fn costs_above_one_second_are_refused() {
     let huge = BtrfsDirParams {
-        del_items_ns: 1e16,
+        batch_overhead_ns: 1e16,
         ..Default::default()
     };
-    assert!(matches!(huge.validate(), Err(e) if e.field == "del_items_ns" && e.message.contains("1e9")));
-    let e = load("del_items_ns = 1e16\n").err().unwrap_or_default();
-    assert!(e.contains("btrfs_dir.del_items_ns"), "{e}");
+    assert!(matches!(huge.validate(), Err(e) if e.field == "batch_overhead_ns" && e.message.contains("1e9")));
+    let e = load("batch_overhead_ns = 1e16\n").err().unwrap_or_default();
+    assert!(e.contains("btrfs_dir.batch_overhead_ns"), "{e}");
+    let e = load("del_items_ns = 3800.0\n").err().unwrap_or_default();
+    assert!(e.contains("del_items_ns"), "a removed cost key is refused: {e}");
     let max = BtrfsDirParams {
-        del_items_ns: 1e9,
+        batch_overhead_ns: 1e9,
         ..Default::default()
     };
     assert!(max.validate().is_ok());
@@ -92,9 +96,9 @@ fn costs_above_one_second_are_refused() {
 #[test]
 fn delayed_deletion_time_does_not_wrap() {
     // The fuzzer's case: 1,001 batches at 1e16 ns gave 1.19e13 us (a wrap).
-    // At the largest accepted cost the time is the exact product.
+    // At the largest accepted cost the time is at least the product.
     let p = BtrfsDirParams {
-        del_items_ns: 1e9,
+        batch_overhead_ns: 1e9,
         ..Default::default()
     };
     let m = match run(&p) {
@@ -103,14 +107,17 @@ fn delayed_deletion_time_does_not_wrap() {
     };
     assert!(m["delete_delayed_us"] >= m["batches"] * 1e6, "{m:?}");
     // Counts beyond what u64 ps could hold times a 1 s cost.
+    let machine = find_builtin("ideal").expect("built-in profile");
+    let cost = delayed_cost(&p, &machine);
     let s = DeleteRunStats {
         batches: 1_000_000_000,
         items_released: u64::MAX,
         ..Default::default()
     };
-    let ps = p.delete_delayed_ps(&s).unwrap_or_default();
-    let want = 1_000_000_000u128 * 1_000_000_000_000 + u128::from(u64::MAX) * 4_800_000;
-    assert_eq!(ps, want);
+    let ps = cost.delete_ps(&s).unwrap_or_default();
+    assert_eq!(ps, 1_000_000_000u128 * 1_000_000_000_000);
+    let icelake = delayed_cost(&p, &find_builtin("icelake-2s").expect("built-in profile"));
+    assert!(icelake.delete_ps(&s).is_ok_and(|t| t > ps));
 }
 
 #[test]

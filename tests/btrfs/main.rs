@@ -1,9 +1,15 @@
 //! btrfs model tests, one binary: `ctree_props` (proptest: random
 //! create/unlink/mkdir/rmdir/sync keep leaf budgets, key order, parent keys
-//! and equal a `BTreeMap`), `case3` (the case-3 script's exact counts,
-//! parameter validation, deep trees), `hostile` (conflicting keys, cost
-//! overflow, the memory estimate).
+//! and equal a `BTreeMap`), `delayed_props` (proptest: new batch rules
+//! never exceed the old, insertion flushes equal a `BTreeMap`),
+//! `accounting` (the kernel's delayed-item count unlink by unlink),
+//! `case3` (the case-3 script's exact counts, eviction, parameter
+//! validation, deep trees), `insert` (issue 16's script), `hostile`
+//! (conflicting keys, cost overflow, the memory estimate).
 
+mod accounting;
 mod case3;
 mod ctree_props;
+mod delayed_props;
 mod hostile;
+mod insert;

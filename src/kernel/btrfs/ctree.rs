@@ -392,6 +392,30 @@ impl Tree {
         n
     }
 
+    /// Deletes the first item of `objectid` with type `item_type` (one
+    /// delete search, stepping to the next leaf as `btrfs_next_leaf` would,
+    /// and one `btrfs_del_items`), as `__btrfs_update_delayed_inode` does
+    /// for an INODE_REF that is not next to its inode item. Returns whether
+    /// one was deleted.
+    pub fn delete_first_of_type(&mut self, objectid: u64, item_type: u8) -> bool {
+        let (_, mut path) = self.search_slot(&Key::new(objectid, item_type, 0), SearchMode::Delete);
+        if path.slots[0] >= self.blocks[path.nodes[0]].nritems() {
+            let Some(next) = self.next_leaf_key(&path) else {
+                return false;
+            };
+            path = self.search_slot(&next, SearchMode::Delete).1;
+        }
+        let slot = path.slots[0];
+        let hit = self.blocks[path.nodes[0]]
+            .items()
+            .get(slot)
+            .is_some_and(|i| i.key.objectid == objectid && i.key.item_type == item_type);
+        if hit {
+            self.del_items(&mut path, slot, 1);
+        }
+        hit
+    }
+
     /// The first key of the leaf after the path's leaf (what
     /// `btrfs_next_leaf` searches for), if there is one.
     fn next_leaf_key(&self, path: &Path) -> Option<Key> {

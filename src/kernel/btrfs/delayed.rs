@@ -1,20 +1,23 @@
-//! btrfs delayed items (`fs/btrfs/delayed-inode.c`): per directory inode, the
-//! pending dir-index insertions and deletions sorted by index, plus a dirty
-//! delayed inode item; a global pending-item count with the background /
+//! btrfs delayed items (`fs/btrfs/delayed-inode.c`): per inode, the pending
+//! dir-index insertions and deletions sorted by index, a dirty delayed inode
+//! item and a pending inode-ref deletion (`BTRFS_DELAYED_NODE_DEL_IREF`); a
+//! global pending-item count (`delayed_root->items`) with the background /
 //! writeback thresholds; and the runs that apply them to the tree.
 //!
 //! Runs happen at transaction commit (`btrfs_run_delayed_items`), and after
 //! each syscall through `btrfs_balance_delayed_items`. The kernel's async
 //! worker runs concurrently; here it runs, deterministically, at the end of
-//! the syscall that queued it. Deletions run through the
-//! `btrfs_delete_delayed_items` loop: one search per batch, one
-//! `btrfs_del_items` per batch, the batch rule being a [`BatchStrategy`].
+//! the syscall that queued it (see `run.rs` for what that changes).
+//! Insertions run through the `btrfs_insert_delayed_items` loop and
+//! deletions through the `btrfs_delete_delayed_items` loop: one search per
+//! batch, the batch rules being an [`InsertStrategy`] and a
+//! [`BatchStrategy`].
 
-mod run;
+pub mod run;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-pub use run::DeleteRunStats;
+pub use run::{DeleteRunStats, InsertRunStats};
 
 /// How `btrfs_batch_delete_items` grows a batch of deletions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
@@ -33,6 +36,32 @@ pub enum BatchStrategy {
     /// next leaf under the same parent, step sideways to it instead of a new
     /// root-to-leaf search (still one `btrfs_del_items` per leaf).
     LeafWalk,
+}
+
+/// How `btrfs_insert_delayed_item` grows a batch of insertions (one
+/// `btrfs_insert_empty_items` call per batch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InsertStrategy {
+    /// 5.15 to 5.19 (`btrfs_is_continuous_delayed_item`): the next pending
+    /// index must be the previous one plus one, and the batch's
+    /// `data_len + sizeof(struct btrfs_item)` total must stay within
+    /// `BTRFS_LEAF_DATA_SIZE`.
+    Contiguous,
+    /// 6.0 on ("btrfs: improve batch insertion of delayed dir index
+    /// items"): pending items in key order while the total fits
+    /// `BTRFS_LEAF_DATA_SIZE`, whatever the gaps between indexes.
+    #[default]
+    LeafFit,
+}
+
+/// The two batch rules a flush applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Rules {
+    /// Rule for dir-index deletions.
+    pub delete: BatchStrategy,
+    /// Rule for dir-index insertions.
+    pub insert: InsertStrategy,
 }
 
 /// The thresholds of `btrfs_balance_delayed_items` and the async worker.
@@ -58,7 +87,7 @@ impl Default for Thresholds {
     }
 }
 
-/// `struct btrfs_delayed_node`: one directory inode's pending work.
+/// `struct btrfs_delayed_node`: one inode's pending work.
 #[derive(Debug, Clone, Default)]
 pub struct DelayedNode {
     /// `ins_root`: pending dir-index insertions, index -> item data bytes.
@@ -67,13 +96,25 @@ pub struct DelayedNode {
     pub del: BTreeSet<u64>,
     /// `BTRFS_DELAYED_NODE_INODE_DIRTY`: a pending inode item update.
     pub inode_dirty: bool,
+    /// `BTRFS_DELAYED_NODE_DEL_IREF`: the inode's INODE_REF is to be
+    /// deleted together with the inode item update.
+    pub del_iref: bool,
 }
 
 impl DelayedNode {
     /// `node->count`: pending items of this node.
     pub fn count(&self) -> usize {
-        self.ins.len() + self.del.len() + usize::from(self.inode_dirty)
+        self.ins.len() + self.del.len() + usize::from(self.inode_dirty) + usize::from(self.del_iref)
     }
+}
+
+/// What one `btrfs_balance_delayed_items` call saw and did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BalanceCheck {
+    /// `delayed_root->items` when the check ran.
+    pub items: usize,
+    /// Whether it queued the async worker (items at or above background).
+    pub fired: bool,
 }
 
 /// `struct btrfs_delayed_root` plus the fs-wide counters of delayed work.
@@ -87,16 +128,31 @@ pub struct DelayedRoot {
     /// `delayed_root->items`.
     items: usize,
     thresholds: Thresholds,
+    rules: Rules,
     stats: DeleteRunStats,
+    ins_stats: InsertRunStats,
+    last_check: BalanceCheck,
+    worker_runs: u64,
 }
 
 impl DelayedRoot {
-    /// An empty delayed root with the given thresholds.
+    /// An empty delayed root with the given thresholds and the default
+    /// batch rules (`leaf-match`, `leaf-fit`).
     pub fn new(thresholds: Thresholds) -> Self {
         DelayedRoot {
             thresholds,
             ..Default::default()
         }
+    }
+
+    /// Sets the batch rules used by every later flush.
+    pub fn set_rules(&mut self, rules: Rules) {
+        self.rules = rules;
+    }
+
+    /// The batch rules in force.
+    pub fn rules(&self) -> Rules {
+        self.rules
     }
 
     /// `delayed_root->items`: pending items over all nodes.
@@ -109,7 +165,22 @@ impl DelayedRoot {
         self.stats
     }
 
-    /// Pending work of a directory, if any.
+    /// Counts of everything the delayed-insertion function has done so far.
+    pub fn insert_stats(&self) -> InsertRunStats {
+        self.ins_stats
+    }
+
+    /// The most recent `btrfs_balance_delayed_items` check.
+    pub fn last_check(&self) -> BalanceCheck {
+        self.last_check
+    }
+
+    /// Async worker runs queued by balance checks so far.
+    pub fn worker_runs(&self) -> u64 {
+        self.worker_runs
+    }
+
+    /// Pending work of an inode, if any.
     pub fn node(&self, ino: u64) -> Option<&DelayedNode> {
         self.nodes.get(&ino)
     }
@@ -124,7 +195,8 @@ impl DelayedRoot {
     }
 
     /// `btrfs_delete_delayed_dir_index`: a pending insertion of the same
-    /// index is dropped (returns true); otherwise a deletion is queued.
+    /// index is dropped (`btrfs_delete_delayed_insertion_item`, returns
+    /// true); otherwise a deletion is queued.
     pub fn delete_dir_index(&mut self, dir: u64, index: u64) -> bool {
         let node = self.node_mut(dir);
         let cancelled = node.ins.remove(&index).is_some();
@@ -138,7 +210,8 @@ impl DelayedRoot {
         cancelled
     }
 
-    /// `btrfs_delayed_update_inode`: mark the inode item dirty.
+    /// `btrfs_delayed_update_inode`: mark the inode item dirty (one item,
+    /// counted only when the node was clean).
     pub fn update_inode(&mut self, ino: u64) {
         let node = self.node_mut(ino);
         if !node.inode_dirty {
@@ -148,15 +221,30 @@ impl DelayedRoot {
         self.queue(ino);
     }
 
-    /// `btrfs_kill_delayed_inode_items`: drop the pending dir-index work of
-    /// an inode being evicted (its items go with the inode's truncation).
-    pub fn kill_inode_items(&mut self, ino: u64) {
+    /// `btrfs_delayed_delete_inode_ref`: set DEL_IREF on the inode's node
+    /// (one item, counted only when it was not set).
+    pub fn delete_inode_ref(&mut self, ino: u64) {
+        let node = self.node_mut(ino);
+        if !node.del_iref {
+            node.del_iref = true;
+            self.items += 1;
+        }
+        self.queue(ino);
+    }
+
+    /// `btrfs_kill_delayed_inode_items` (`__btrfs_kill_delayed_node`): drop
+    /// every pending item of an inode being evicted (insertions,
+    /// deletions, DEL_IREF, the inode update) without touching the tree.
+    /// Returns how many dir-index items were dropped.
+    pub fn kill_inode_items(&mut self, ino: u64) -> usize {
+        let mut dropped = 0;
         if let Some(node) = self.nodes.get_mut(&ino) {
-            self.items -= node.ins.len() + node.del.len();
-            node.ins.clear();
-            node.del.clear();
+            dropped = node.ins.len() + node.del.len();
+            self.items -= node.count();
+            *node = DelayedNode::default();
         }
         self.dequeue_if_idle(ino);
+        dropped
     }
 
     fn node_mut(&mut self, ino: u64) -> &mut DelayedNode {

@@ -7,21 +7,37 @@
 //!   at once (or extended, if another name has the same hash), the
 //!   DIR_INDEX queued as a delayed insertion, the parent's inode item
 //!   dirtied; then `btrfs_balance_delayed_items`.
-//! - unlink (`__btrfs_unlink_inode`): the DIR_ITEM deleted (or truncated)
-//!   at once, the DIR_INDEX deletion delayed, the parent dirtied; balance;
-//!   then eviction of the unlinked inode deletes its INODE_ITEM and
-//!   INODE_REF (`btrfs_evict_inode`, one search and one `del_items`).
+//! - unlink (`btrfs_unlink` -> `btrfs_unlink_inode` ->
+//!   `__btrfs_unlink_inode`): the DIR_ITEM deleted (or truncated) at once;
+//!   the INODE_REF deletion delayed on the *file's* node
+//!   (`btrfs_delayed_delete_inode_ref`, taken because the file's
+//!   `dir_index` is cached: every file here was created in this mount); the
+//!   DIR_INDEX deletion delayed on the directory's node
+//!   (`btrfs_delete_delayed_dir_index`); the directory's inode update
+//!   (`btrfs_update_inode(dir)`), then the file's
+//!   (`btrfs_update_inode(inode)` after `drop_nlink`); then the balance
+//!   check of `btrfs_btree_balance_dirty`, which sees all four kinds.
+//! - eviction (`btrfs_evict_inode`, in the same syscall: `do_unlinkat`'s
+//!   final `iput`): `btrfs_commit_inode_delayed_inode` writes the inode
+//!   item and deletes the INODE_REF, releasing the file's two items; a
+//!   balance check; `btrfs_kill_delayed_inode_items` drops whatever
+//!   dir-index work the inode still has pending (since 5.17, "btrfs: move
+//!   btrfs_kill_delayed_inode_items into evict"); the truncate removes the
+//!   inode's remaining items; a balance check.
 //! - rmdir: as unlink in the parent, then eviction of the directory.
+//! - readdir (the first `getdents` of `rm -fr`): the atime update dirties
+//!   the directory's inode (`btrfs_dirty_inode`, which also balances).
 //! - sync / umount: `btrfs_commit_transaction` runs every delayed node.
 //!
-//! Not modelled: orphan items, the free-space and extent trees, xattrs.
+//! Not modelled: orphan items (`btrfs_orphan_add` / `_del`, at the far end
+//! of the key space), the free-space and extent trees, xattrs.
 
 use std::collections::BTreeMap;
 
 use crate::kernel::btrfs::ctree::{
     DIR_ITEM_KEY, DIR_ITEM_SIZE, INODE_ITEM_KEY, INODE_ITEM_SIZE, INODE_REF_KEY, INODE_REF_SIZE, Item, Key, Tree,
 };
-use crate::kernel::btrfs::delayed::{BatchStrategy, DelayedRoot, Thresholds};
+use crate::kernel::btrfs::delayed::{BalanceCheck, DelayedRoot, Rules, Thresholds};
 
 /// `BTRFS_FIRST_FREE_OBJECTID`: the subvolume's top directory.
 pub const ROOT_DIR_INO: u64 = 256;
@@ -46,12 +62,15 @@ pub struct Fs {
     pub delayed: DelayedRoot,
     /// Directories by inode number.
     pub dirs: BTreeMap<u64, Dir>,
-    /// Batch rule used when delayed deletions run.
-    pub strategy: BatchStrategy,
-    /// Eviction drops a removed directory's pending delayed items (kernel
-    /// `btrfs_kill_delayed_inode_items`) instead of leaving them for the
-    /// next commit.
+    /// Eviction drops an inode's pending delayed dir-index items (kernel
+    /// `btrfs_kill_delayed_inode_items`, since 5.17) instead of leaving
+    /// them for the next commit. Default true.
     pub evict_kills_pending: bool,
+    /// Dir-index items dropped by evictions so far (never reached the
+    /// delayed-item functions; the truncate removed their tree items).
+    pub killed_at_evict: u64,
+    /// The balance check at the end of the last unlink or rmdir.
+    pub last_unlink_check: BalanceCheck,
     next_ino: u64,
     deferred_evictions: Vec<u64>,
 }
@@ -72,7 +91,7 @@ pub fn name_hash(name: &[u8]) -> u64 {
 
 impl Fs {
     /// A new filesystem: an fs tree holding the top directory (inode 256).
-    pub fn new(nodesize: u32, thresholds: Thresholds, strategy: BatchStrategy) -> Self {
+    pub fn new(nodesize: u32, thresholds: Thresholds, rules: Rules) -> Self {
         let mut tree = Tree::new(nodesize);
         let root = [
             Item::new(Key::new(ROOT_DIR_INO, INODE_ITEM_KEY, 0), INODE_ITEM_SIZE),
@@ -88,12 +107,15 @@ impl Fs {
                 ..Dir::default()
             },
         );
+        let mut delayed = DelayedRoot::new(thresholds);
+        delayed.set_rules(rules);
         Fs {
             tree,
-            delayed: DelayedRoot::new(thresholds),
+            delayed,
             dirs,
-            strategy,
-            evict_kills_pending: false,
+            evict_kills_pending: true,
+            killed_at_evict: 0,
+            last_unlink_check: BalanceCheck::default(),
             next_ino: ROOT_DIR_INO + 1,
             deferred_evictions: Vec::new(),
         }
@@ -135,8 +157,16 @@ impl Fs {
         }
         self.delayed.insert_dir_index(parent, index, DIR_ITEM_SIZE + len);
         self.delayed.update_inode(parent);
-        self.delayed.balance(&mut self.tree, self.strategy);
+        self.delayed.balance(&mut self.tree);
         Some(ino)
+    }
+
+    /// `getdents` with an atime update (relatime, the directory changed
+    /// since its last access): `btrfs_dirty_inode` dirties the directory's
+    /// delayed inode and calls `btrfs_balance_delayed_items`.
+    pub fn readdir_atime(&mut self, dir: u64) {
+        self.delayed.update_inode(dir);
+        self.delayed.balance(&mut self.tree);
     }
 
     /// unlink of a regular file, then its eviction. False if absent or the
@@ -168,7 +198,7 @@ impl Fs {
     /// `sync`: commit the transaction, running all delayed items first;
     /// deferred evictions happen once their delayed work has run.
     pub fn sync(&mut self) {
-        self.delayed.run_all(&mut self.tree, self.strategy);
+        self.delayed.run_all(&mut self.tree);
         for ino in std::mem::take(&mut self.deferred_evictions) {
             self.truncate_inode_items(ino);
         }
@@ -188,26 +218,33 @@ impl Fs {
         if !self.tree.truncate_item(&key, DIR_ITEM_SIZE + len) {
             self.tree.delete_item(&key);
         }
+        self.delayed.delete_inode_ref(ino);
         self.delayed.delete_dir_index(parent, index);
         self.delayed.update_inode(parent);
-        self.delayed.balance(&mut self.tree, self.strategy);
+        self.delayed.update_inode(ino);
+        self.last_unlink_check = self.delayed.balance(&mut self.tree);
         Some(ino)
     }
 
-    /// `btrfs_evict_inode` of an inode with no links. With
-    /// `evict_kills_pending`, pending delayed dir-index work is dropped
-    /// (`btrfs_kill_delayed_inode_items`) and the inode's items are removed
-    /// now; otherwise an inode that still has pending delayed work is
-    /// evicted after the next commit has run it.
+    /// `btrfs_evict_inode` of an inode with no links:
+    /// `btrfs_commit_inode_delayed_inode` (the inode item and the INODE_REF
+    /// go to the tree) and its balance check; then with
+    /// `evict_kills_pending` the pending dir-index work is dropped
+    /// (`btrfs_kill_delayed_inode_items`) and the inode's items are
+    /// truncated now; otherwise an inode that still has pending dir-index
+    /// work is truncated after the next commit has run it.
     fn evict(&mut self, ino: u64) {
+        self.delayed.commit_delayed_inode(&mut self.tree, ino);
+        self.delayed.balance(&mut self.tree);
         if self.evict_kills_pending {
-            self.delayed.kill_inode_items(ino);
+            self.killed_at_evict += self.delayed.kill_inode_items(ino) as u64;
         }
         if self.delayed.node(ino).is_some_and(|n| !n.del.is_empty() || !n.ins.is_empty()) {
             self.deferred_evictions.push(ino);
             return;
         }
         self.truncate_inode_items(ino);
+        self.delayed.balance(&mut self.tree);
     }
 
     /// `btrfs_truncate_inode_items` to size 0: every item of the inode, one
@@ -225,6 +262,7 @@ pub fn rm_rf(fs: &mut Fs, dir: u64) {
         None => return,
     };
     names.sort();
+    fs.readdir_atime(dir);
     for (_, name) in &names {
         fs.unlink(dir, name);
     }

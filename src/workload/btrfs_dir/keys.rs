@@ -42,10 +42,22 @@ pub const PARAMS: &[ParamSpec] = &[
         "batch rule for delayed dir-index deletions",
     ),
     p(
+        "btrfs_dir.insert_strategy",
+        "a word",
+        "contiguous, leaf-fit",
+        "batch rule for delayed dir-index insertions",
+    ),
+    p(
         "btrfs_dir.evict_kills_pending",
         "true or false",
         "true, false",
-        "evicting the removed directory drops its pending deletions",
+        "evicting an inode drops its pending dir-index items (kernel since 5.17)",
+    ),
+    p(
+        "btrfs_dir.rm_rf",
+        "true or false",
+        "true, false",
+        "end the script with rm -fr testdir and unmount after the sync",
     ),
     p(
         "btrfs_dir.delayed_background",
@@ -66,35 +78,9 @@ pub const PARAMS: &[ParamSpec] = &[
         "BTRFS_DELAYED_BATCH: delayed nodes per worker run",
     ),
     p(
-        "btrfs_dir.node_visit_ns",
+        "btrfs_dir.batch_overhead_ns",
         "a time in ns",
         "0 to 1e9",
-        "cost of one tree block visited by a search",
-    ),
-    p("btrfs_dir.key_compare_ns", "a time in ns", "0 to 1e9", "cost of one key comparison"),
-    p(
-        "btrfs_dir.cow_block_ns",
-        "a time in ns",
-        "0 to 1e9",
-        "cost of copying one block on write",
-    ),
-    p(
-        "btrfs_dir.byte_moved_ns",
-        "a time in ns",
-        "0 to 1e9",
-        "cost per byte memmoved inside a leaf",
-    ),
-    p("btrfs_dir.leaf_free_ns", "a time in ns", "0 to 1e9", "cost of freeing one leaf"),
-    p(
-        "btrfs_dir.del_items_ns",
-        "a time in ns",
-        "0 to 1e9",
-        "fixed cost of one btrfs_del_items call (calibrated, case 3)",
-    ),
-    p(
-        "btrfs_dir.item_release_ns",
-        "a time in ns",
-        "0 to 1e9",
-        "cost of releasing one delayed item (calibrated, case 3)",
+        "per-batch cost beyond the counted cache lines (fitted once, case 3 old rule)",
     ),
 ];

@@ -1,4 +1,5 @@
-//! Hand-checked batch counts of `btrfs_delete_delayed_items`.
+//! Hand-checked batch counts of `btrfs_delete_delayed_items` and
+//! `btrfs_insert_delayed_items`.
 
 use super::*;
 use crate::kernel::btrfs::ctree::{DIR_INDEX_KEY, Item, Key, Tree};
@@ -9,15 +10,23 @@ fn dir_index_leaf(indexes: &[u64]) -> Vec<Item> {
     indexes.iter().map(|&i| Item::new(Key::new(DIR, DIR_INDEX_KEY, i), 38)).collect()
 }
 
+fn rules(delete: BatchStrategy) -> Rules {
+    Rules {
+        delete,
+        insert: InsertStrategy::LeafFit,
+    }
+}
+
 /// Runs the pending deletions of `pending` on a tree of `leaves` and
 /// returns (batches, searches, leaf walks, items left in the tree).
 fn run(leaves: Vec<Vec<Item>>, pending: &[u64], strategy: BatchStrategy) -> (u64, u64, u64, usize) {
     let mut tree = Tree::from_leaves(16384, leaves);
     let mut delayed = DelayedRoot::new(Thresholds::default());
+    delayed.set_rules(rules(strategy));
     for &i in pending {
         delayed.delete_dir_index(DIR, i);
     }
-    delayed.commit_node(&mut tree, DIR, strategy);
+    delayed.commit_node(&mut tree, DIR);
     let s = delayed.delete_stats();
     assert_eq!(delayed.items(), 0);
     assert!(tree.check().is_ok());
@@ -71,6 +80,7 @@ fn deletion_of_pending_insertion_cancels_it() {
     d.insert_dir_index(DIR, 2, 38);
     assert!(d.delete_dir_index(DIR, 2));
     assert_eq!(d.items(), 0);
+    assert!(d.node(DIR).is_none_or(|n| n.del.is_empty()));
 }
 
 #[test]
@@ -82,11 +92,84 @@ fn background_threshold_runs_the_worker_and_stops_below_half() {
     for i in 2..129 {
         d.insert_dir_index(DIR, i, 38);
         d.update_inode(DIR);
-        d.balance(&mut tree, BatchStrategy::LeafMatch);
-        if i < 128 {
-            assert_eq!(d.items(), (i - 1) as usize + 1);
-        }
+        let check = d.balance(&mut tree);
+        assert_eq!(check.items, (i - 1) as usize + 1);
+        assert_eq!(check.fired, i == 128);
     }
     assert_eq!(d.items(), 0);
     assert_eq!(tree.all_items().len(), 127);
+}
+
+#[test]
+fn iref_and_inode_update_count_once_each_and_kill_drops_everything() {
+    let mut d = DelayedRoot::new(Thresholds::default());
+    d.delete_inode_ref(300);
+    d.delete_inode_ref(300);
+    d.update_inode(300);
+    d.update_inode(300);
+    assert_eq!(d.items(), 2);
+    d.delete_dir_index(DIR, 5);
+    d.delete_dir_index(DIR, 7);
+    d.update_inode(DIR);
+    assert_eq!(d.items(), 5);
+    assert_eq!(d.kill_inode_items(DIR), 2);
+    assert_eq!(d.items(), 2);
+    assert!(d.node(DIR).is_none());
+}
+
+/// Inserts `pending` (index, data bytes) into an empty tree under `rule`
+/// and returns (batches, searches, items in the tree).
+fn insert(pending: &[(u64, u32)], rule: InsertStrategy) -> (u64, u64, usize) {
+    let mut tree = Tree::new(16384);
+    let mut d = DelayedRoot::new(Thresholds::default());
+    d.set_rules(Rules {
+        delete: BatchStrategy::LeafMatch,
+        insert: rule,
+    });
+    for &(i, size) in pending {
+        d.insert_dir_index(DIR, i, size);
+    }
+    d.commit_node(&mut tree, DIR);
+    let s = d.insert_stats();
+    assert_eq!(d.items(), 0);
+    assert_eq!(s.items, pending.len() as u64);
+    assert!(tree.check().is_ok(), "{:?}", tree.check());
+    (s.batches, s.searches, tree.all_items().len())
+}
+
+#[test]
+fn insert_contiguous_run_is_one_batch_under_both_rules() {
+    let pending: Vec<(u64, u32)> = (2..=10).map(|i| (i, 38)).collect();
+    assert_eq!(insert(&pending, InsertStrategy::Contiguous), (1, 1, 9));
+    assert_eq!(insert(&pending, InsertStrategy::LeafFit), (1, 1, 9));
+}
+
+#[test]
+fn insert_changelog_example_three_batches_then_one() {
+    // "btrfs: improve batch insertion of delayed dir index items": keys
+    // 10, 11, 12, 15, 16, 20, 21 went in three batches, now in one.
+    let pending: Vec<(u64, u32)> = [10, 11, 12, 15, 16, 20, 21].iter().map(|&i| (i, 38)).collect();
+    assert_eq!(insert(&pending, InsertStrategy::Contiguous), (3, 3, 7));
+    assert_eq!(insert(&pending, InsertStrategy::LeafFit), (1, 1, 7));
+}
+
+#[test]
+fn insert_leaf_boundary_closes_a_batch_under_both_rules() {
+    // 4000-byte items take 4025 bytes each: four fit 16,283 bytes
+    // (16,100), a fifth does not.
+    let run: Vec<(u64, u32)> = (2..=9).map(|i| (i, 4000)).collect();
+    assert_eq!(insert(&run, InsertStrategy::Contiguous), (2, 2, 8));
+    assert_eq!(insert(&run, InsertStrategy::LeafFit), (2, 2, 8));
+    // Every other index: one batch per item, or one per four items.
+    let gaps: Vec<(u64, u32)> = (1..=8).map(|i| (2 * i, 4000)).collect();
+    assert_eq!(insert(&gaps, InsertStrategy::Contiguous), (8, 8, 8));
+    assert_eq!(insert(&gaps, InsertStrategy::LeafFit), (2, 2, 8));
+}
+
+#[test]
+fn insert_batch_takes_the_first_item_even_when_it_alone_is_large() {
+    let ins = std::collections::BTreeMap::from([(2u64, 16_230u32), (3, 38)]);
+    let b = run::insert_batch(&ins, DIR, 16_283, InsertStrategy::LeafFit);
+    assert_eq!(b.len(), 1);
+    assert_eq!(b[0].key, Key::new(DIR, DIR_INDEX_KEY, 2));
 }
