@@ -211,7 +211,7 @@ pub struct AllocBtree {
     pub stats: BtreeStats,
     /// Lines (block << 16 | line) touched since the last reset, to tell
     /// `lines_cold` from `lines_warm`.
-    pub(crate) touched: std::collections::HashSet<u64>,
+    pub(crate) touched: std::collections::BTreeSet<u64>,
 }
 
 impl AllocBtree {
@@ -231,7 +231,7 @@ impl AllocBtree {
             height: 1,
             nrecs: 0,
             stats: BtreeStats::default(),
-            touched: std::collections::HashSet::new(),
+            touched: std::collections::BTreeSet::new(),
         }
     }
 
