@@ -20,6 +20,8 @@ pub struct Machine {
     pub pricing: Pricing,
     /// Per-thread work slowdown in permille (1000 = a core of its own).
     pub slowdown_permille: Vec<u32>,
+    /// CPUs the kernel under test sees (`num_online_cpus()`).
+    pub online_cpus: u32,
 }
 
 impl Machine {
@@ -34,11 +36,23 @@ impl Machine {
         let mut pricing = pricing(&profile, topo, &cpus);
         pricing.wakeup_ps = ns_to_ps(config.wakeup_ns);
         let slowdown_permille = smt_slowdown(&profile, topo, &cpus);
+        let online_cpus = match config.online_cpus {
+            Some(n) if n == 0 || (n as usize) < cpus.len() => {
+                return Err(ParamError::new(
+                    "machine.online_cpus",
+                    format!("expected at least as many online CPUs as threads ({}), found {n}", cpus.len()),
+                )
+                .into());
+            }
+            Some(n) => n,
+            None => topo.cpus(),
+        };
         Ok(Machine {
             profile,
             cpus,
             pricing,
             slowdown_permille,
+            online_cpus,
         })
     }
 

@@ -22,6 +22,12 @@ pub struct MachineConfig {
     /// Scheduler wake-up latency for a sleeping mutex waiter, ns (default 0).
     #[serde(default)]
     pub wakeup_ns: f64,
+    /// CPUs the kernel under test sees (`num_online_cpus()`): a virtual
+    /// machine's vCPU count when the threads run in a guest. Sizes what
+    /// depends on it, such as the default `percpu_counter` batch
+    /// (`compute_batch_value`). Default: every CPU of the topology.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub online_cpus: Option<u32>,
 }
 
 /// Fields of a [`Topology`] to replace; absent fields keep the profile's.
@@ -121,6 +127,7 @@ impl Default for MachineConfig {
             topology: None,
             placement: default_placement(),
             wakeup_ns: 0.0,
+            online_cpus: None,
         }
     }
 }

@@ -68,6 +68,12 @@ pub const SHARED: &[ParamSpec] = &[
         "wake-up latency of a sleeping mutex waiter (path)",
     ),
     p(
+        "machine.online_cpus",
+        "a whole number",
+        "at least the thread count",
+        "CPUs the kernel under test sees (a VM's vCPUs); sizes the default percpu_counter batch (path; default all CPUs)",
+    ),
+    p(
         "workload.kind",
         "a word",
         "a registered workload (see below)",

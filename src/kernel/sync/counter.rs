@@ -145,7 +145,11 @@ impl Counter {
                 out.push(MicroOp::Write(self.at.main_line));
             }
             CounterKind::Percpu { batch } => {
+                // percpu_counter_add_batch: `__this_cpu_read(*fbc->counters)`
+                // loads the per-CPU pointer from the counter's own line
+                // (written only by folds), then adds to this CPU's slot.
                 let local = self.slots[pi] + amount;
+                out.push(MicroOp::Read(self.at.main_line));
                 out.push(MicroOp::Write(self.at.slot_lines[pi]));
                 if local.abs() >= batch {
                     self.folds += 1;
@@ -158,6 +162,7 @@ impl Counter {
             }
             CounterKind::Hierarchical { batch, socket_batch } => {
                 let local = self.slots[pi] + amount;
+                out.push(MicroOp::Read(self.at.main_line));
                 out.push(MicroOp::Write(self.at.slot_lines[pi]));
                 if local.abs() < batch {
                     self.slots[pi] = local;
@@ -242,6 +247,7 @@ mod tests {
         }
         assert_eq!(c.folds, 0);
         assert!(!out.contains(&MicroOp::Lock(0)));
+        assert!(!out.contains(&MicroOp::Write(0)), "the shared line is only read");
     }
 
     #[test]

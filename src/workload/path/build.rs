@@ -2,7 +2,7 @@
 //! distributions, interned line names, lock and counter references (every
 //! name must resolve), and counter placement on the machine's CPUs.
 
-use super::config::{CounterConfig, CounterKindName, DistConfig, DistKind, StepConfig};
+use super::config::{CounterConfig, CounterKindName, DistConfig, DistKind, StepConfig, WorkConfig, WorkRef};
 use super::sim::Step;
 use crate::engine::dist::Duration;
 use crate::engine::time::SimTimePs;
@@ -68,6 +68,8 @@ pub struct Names<'a> {
     pub locks: &'a BTreeMap<String, u32>,
     /// Declared counters -> index.
     pub counters: &'a BTreeMap<String, u32>,
+    /// Named work, `[work.NAME]`.
+    pub works: &'a BTreeMap<String, WorkConfig>,
 }
 
 /// The action of a step: exactly one must be set.
@@ -107,14 +109,7 @@ pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -
         return Err(err(format!("{field}.count"), "expected a count >= 1"));
     }
     Ok(match step_action(s, field)? {
-        "work" => {
-            let dur = duration(s.work.as_ref().ok_or_else(|| err(field, "missing work"))?, &format!("{field}.work"))?;
-            let reads = match s.read.as_deref() {
-                Some(l) => Some((lines.named(l, &format!("{field}.read"))?, count)),
-                None => None,
-            };
-            Step::Work { dur, reads }
-        }
+        "work" => work_step(s, field, count, lines, names)?,
         "read" => Step::Read {
             line: lines.named(s.read.as_deref().unwrap_or_default(), &format!("{field}.read"))?,
             count,
@@ -134,6 +129,55 @@ pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -
             Step::Counter { id, op }
         }
     })
+}
+
+/// A work step: its duration and the reads spread over it, written in
+/// the step or taken from the `[work.NAME]` it names.
+fn work_step(s: &StepConfig, field: &str, count: u32, lines: &mut Lines, names: &Names<'_>) -> Result<Step, BuildError> {
+    match s.work.as_ref().ok_or_else(|| err(field, "missing work"))? {
+        WorkRef::Inline(d) => {
+            let dur = duration(d, &format!("{field}.work"))?;
+            let reads = match s.read.as_deref() {
+                Some(l) => Some((lines.named(l, &format!("{field}.read"))?, count)),
+                None => None,
+            };
+            Ok(Step::Work { dur, reads })
+        }
+        WorkRef::Named(name) => {
+            let w = names.works.get(name).ok_or_else(|| {
+                err(format!("{field}.work"), format!("no work named `{name}` is declared under [work]"))
+                    .suggest(crate::text::closest(name, names.works.keys().map(String::as_str)))
+            })?;
+            if s.read.is_some() || s.count.is_some() {
+                let key = if s.read.is_some() { "read" } else { "count" };
+                return Err(err(
+                    format!("{field}.{key}"),
+                    format!("a step naming work `{name}` takes its reads from [work.{name}]: set read and count there"),
+                ));
+            }
+            let at = format!("work.{name}");
+            let dur = duration(&w.dist(), &at)?;
+            let reads = match (w.read.as_deref(), w.count) {
+                (Some(l), n) => {
+                    let line = lines.named(l, &format!("{at}.read"))?;
+                    let n = n.unwrap_or(1);
+                    (n > 0).then_some((line, n))
+                }
+                (None, Some(_)) => return Err(err(format!("{at}.count"), "count needs `read`: the line the work reads")),
+                (None, None) => None,
+            };
+            Ok(Step::Work { dur, reads })
+        }
+    }
+}
+
+/// How often step `s` runs: on every `every`-th operation of its thread.
+pub fn every(s: &StepConfig, field: &str) -> Result<u32, BuildError> {
+    match s.every {
+        Some(0) => Err(err(format!("{field}.every"), "expected every >= 1 (1 = every operation)")),
+        Some(n) => Ok(n),
+        None => Ok(1),
+    }
 }
 
 /// Builds a duration distribution from its config.
@@ -184,17 +228,19 @@ pub fn default_batch(cpus: u32) -> i64 {
 }
 
 /// Places counter `name` on the threads' CPUs: its main line and lock, one
-/// slot line per thread, one line and lock per socket.
+/// slot line per thread, one line and lock per socket. `online_cpus` is
+/// what the kernel under test sees (it sizes the default batch).
 pub fn counter(
     name: &str,
     c: &CounterConfig,
+    online_cpus: u32,
     topo: &Topology,
     cpus: &[CpuId],
     lines: &mut Lines,
     locks: &mut LockTable,
 ) -> Result<Counter, BuildError> {
     let field = format!("counters.{name}");
-    let batch = c.batch.unwrap_or_else(|| default_batch(topo.cpus()));
+    let batch = c.batch.unwrap_or_else(|| default_batch(online_cpus));
     if batch < 1 {
         return Err(err(format!("{field}.batch"), "expected a batch >= 1"));
     }

@@ -1,5 +1,6 @@
-//! The sections a `path` workload reads: `[[path]]` steps, `[lines.NAME]`,
-//! `[locks.NAME]` and `[counters.NAME]`, parsed with unknown keys denied.
+//! The sections a `path` workload reads: `[[path]]` steps, `[work.NAME]`,
+//! `[lines.NAME]`, `[locks.NAME]` and `[counters.NAME]`, parsed with
+//! unknown keys denied.
 
 use crate::kernel::sync::counter::CounterOp;
 use crate::machine::lock::LockKind;
@@ -15,6 +16,10 @@ pub struct PathSections {
     /// `[[path]]`: the steps each thread runs per operation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub path: Vec<StepConfig>,
+    /// `[work.NAME]`: named CPU work (with its reads), used by steps as
+    /// `work = "NAME"`; a sweep or variant can set `work.NAME.mean_ns`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub work: BTreeMap<String, WorkConfig>,
     /// `[lines.NAME]`: optional notes on named shared cache lines.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub lines: BTreeMap<String, LineConfig>,
@@ -31,6 +36,7 @@ impl PathSections {
     pub fn read(sections: &Sections<'_>) -> Result<Self, ParamError> {
         Ok(PathSections {
             path: sections.get("path")?,
+            work: sections.get("work")?,
             lines: sections.get("lines")?,
             locks: sections.get("locks")?,
             counters: sections.get("counters")?,
@@ -61,6 +67,84 @@ pub struct DistConfig {
     pub sigma: Option<f64>,
 }
 
+/// `[work.NAME]`: CPU work a step names with `work = "NAME"`: a duration
+/// distribution (the keys of [`DistConfig`]) and the reads of one line
+/// spread over it. Naming the work lets a sweep or a variant address it
+/// (`work.NAME.mean_ns`, `work.NAME.count`), e.g. to zip a fitted work with
+/// the host it was fitted on.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkConfig {
+    /// `fixed`, `exp`, `uniform`, `normal` or `lognormal`.
+    pub dist: DistKind,
+    /// Mean in ns (fixed, exp, normal, lognormal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_ns: Option<f64>,
+    /// Standard deviation in ns (normal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sd_ns: Option<f64>,
+    /// Lower bound in ns (uniform).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_ns: Option<f64>,
+    /// Upper bound in ns (uniform).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ns: Option<f64>,
+    /// Shape sigma of the underlying normal (lognormal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sigma: Option<f64>,
+    /// A line read during the work, `count` times at evenly spaced points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<String>,
+    /// How many reads of `read` the work makes (0 = none; default 1 when
+    /// `read` is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+}
+
+impl WorkConfig {
+    /// The duration distribution of this work.
+    pub fn dist(&self) -> DistConfig {
+        DistConfig {
+            dist: self.dist,
+            mean_ns: self.mean_ns,
+            sd_ns: self.sd_ns,
+            min_ns: self.min_ns,
+            max_ns: self.max_ns,
+            sigma: self.sigma,
+        }
+    }
+}
+
+/// The `work` of a step: a distribution written in place, or the name of
+/// a `[work.NAME]` table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum WorkRef {
+    /// `work = { dist = "exp", mean_ns = 100.0 }`.
+    Inline(DistConfig),
+    /// `work = "NAME"`.
+    Named(String),
+}
+
+impl<'de> Deserialize<'de> for WorkRef {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = WorkRef;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a distribution table such as { dist = \"exp\", mean_ns = 100.0 }, or the name of a [work.NAME] table")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<WorkRef, E> {
+                Ok(WorkRef::Named(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<WorkRef, A::Error> {
+                DistConfig::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(WorkRef::Inline)
+            }
+        }
+        d.deserialize_any(Visit)
+    }
+}
+
 /// Distribution families for `work` steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -82,9 +166,9 @@ pub enum DistKind {
 #[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StepConfig {
-    /// CPU work of this duration.
+    /// CPU work of this duration (in place, or a `[work.NAME]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub work: Option<DistConfig>,
+    pub work: Option<WorkRef>,
     /// Read this line (`count` times; with `work`, spread over the work).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read: Option<String>,
@@ -109,6 +193,10 @@ pub struct StepConfig {
     /// The counter operation: `inc`, `dec`, `sum`, `read`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op: Option<CounterOp>,
+    /// Run the step only on every `every`-th operation of its thread (the
+    /// `every`-th, `2 x every`-th, ...); default 1, every operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<u32>,
 }
 
 /// `[lines.NAME]`: documentation of what shares a line.

@@ -3,9 +3,15 @@
 use crate::workload::ParamSpec;
 use crate::workload::contract::param as p;
 
-/// Every key of `[[path]]`, `[lines.NAME]`, `[locks.NAME]`, `[counters.NAME]`.
+/// Every key of `[[path]]`, `[work.NAME]`, `[lines.NAME]`, `[locks.NAME]`,
+/// `[counters.NAME]`.
 pub const PARAMS: &[ParamSpec] = &[
-    p("path[].work", "a duration distribution", "see work.*", "CPU work of the step"),
+    p(
+        "path[].work",
+        "a duration distribution, or a name",
+        "see work.*; or a [work.NAME]",
+        "CPU work of the step",
+    ),
     p(
         "path[].work.dist",
         "a word",
@@ -55,6 +61,36 @@ pub const PARAMS: &[ParamSpec] = &[
         "operate on this counter (with op)",
     ),
     p("path[].op", "a word", "inc, dec, sum, read", "the counter operation"),
+    p(
+        "path[].every",
+        "a whole number",
+        "1 or more",
+        "run the step only on every N-th operation of its thread (default 1)",
+    ),
+    p(
+        "work.NAME.dist",
+        "a word",
+        "fixed, exp, uniform, normal, lognormal",
+        "named CPU work (path[].work = \"NAME\"): the distribution family",
+    ),
+    p(
+        "work.NAME.mean_ns",
+        "a time in ns",
+        "0 or more",
+        "mean (fixed, exp, normal, lognormal); also sd_ns, min_ns, max_ns, sigma as in path[].work",
+    ),
+    p(
+        "work.NAME.read",
+        "a line name",
+        "a line declared under [lines]",
+        "a line read during the work, at evenly spaced points",
+    ),
+    p(
+        "work.NAME.count",
+        "a whole number",
+        "0 or more",
+        "reads of `read` during the work (0 = none; default 1)",
+    ),
     p(
         "lines.NAME.fields",
         "a list of words",

@@ -24,6 +24,11 @@ pub const RUN: &[Decl] = &[
 /// Per shared line `NAME.` + these, in fill order.
 pub const LINE: &[Decl] = &[
     ("utilisation", "fraction", "share of time the line was busy with transfers"),
+    (
+        "read_misses",
+        "count",
+        "reads that needed a transfer (the line was written by another CPU since)",
+    ),
     ("wait_mean_ns", "ns", "mean wait for the line per miss"),
     ("transfers", "count", "cache-line transfers between CPUs"),
     ("transfers_smt", "count", "transfers between SMT siblings"),
@@ -44,6 +49,11 @@ pub const LOCK: &[Decl] = &[
 /// Per counter `NAME.` + these, in fill order.
 pub const COUNTER: &[Decl] = &[
     ("folds", "count", "per-CPU deltas folded into the shared count"),
+    (
+        "inc_per_sec",
+        "1/s",
+        "increments per simulated second (m_active_trans: transaction handles per second)",
+    ),
     ("read_error_max", "count", "largest error of a rough read (`percpu_counter_read`)"),
 ];
 

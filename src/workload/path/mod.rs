@@ -37,7 +37,7 @@ impl Workload for PathWorkload {
     }
 
     fn sections(&self) -> &'static [&'static str] {
-        &["path", "lines", "locks", "counters"]
+        &["path", "work", "lines", "locks", "counters"]
     }
 
     fn reads_shared(&self) -> &'static [&'static str] {
@@ -132,6 +132,19 @@ impl PreparedPath {
                 return Err(ParamError::new(format!("counters.{name}"), message).suggest(near(name, &used_counters)));
             }
         }
+        let used_works: Vec<&str> = steps
+            .iter()
+            .filter_map(|s| match &s.work {
+                Some(config::WorkRef::Named(n)) => Some(n.as_str()),
+                _ => None,
+            })
+            .collect();
+        for name in d.work.keys() {
+            if !used_works.contains(&name.as_str()) {
+                let message = format!("work `{name}` is declared but no [[path]] step names it (work = \"{name}\")");
+                return Err(ParamError::new(format!("work.{name}"), message).suggest(near(name, &used_works)));
+            }
+        }
         let used_locks: Vec<&str> = steps.iter().filter_map(|s| s.lock.as_deref()).collect();
         for name in d.locks.keys() {
             if !used_locks.contains(&name.as_str()) {
@@ -144,7 +157,9 @@ impl PreparedPath {
             let by_step = steps
                 .iter()
                 .any(|s| s.read.as_deref() == n || s.write.as_deref() == n || s.atomic.as_deref() == n);
-            let by_owner = d.locks.values().any(|l| l.line.as_deref() == n) || d.counters.values().any(|c| c.line.as_deref() == n);
+            let by_work = d.work.values().any(|w| w.read.as_deref() == n);
+            let by_owner =
+                by_work || d.locks.values().any(|l| l.line.as_deref() == n) || d.counters.values().any(|c| c.line.as_deref() == n);
             if !by_step && !by_owner {
                 return Err(ParamError::new(
                     format!("lines.{name}"),
@@ -182,6 +197,7 @@ impl PreparedPath {
         let names = Names {
             locks: &lock_ids,
             counters: &counter_ids,
+            works: &doc.work,
         };
         let path = doc
             .path
@@ -189,10 +205,19 @@ impl PreparedPath {
             .enumerate()
             .map(|(i, s)| build::step(s, &format!("path[{i}]"), &mut lines, &names))
             .collect::<Result<Vec<_>, _>>()?;
+        let every = doc
+            .path
+            .iter()
+            .enumerate()
+            .map(|(i, s)| build::every(s, &format!("path[{i}]")))
+            .collect::<Result<Vec<_>, _>>()?;
         let reported = lines.names.len();
         let mut counters = Vec::with_capacity(doc.counters.len());
         for (name, c) in &doc.counters {
-            counters.push((name.clone(), build::counter(name, c, topo, cpus, &mut lines, &mut locks)?));
+            counters.push((
+                name.clone(),
+                build::counter(name, c, self.machine.online_cpus, topo, cpus, &mut lines, &mut locks)?,
+            ));
         }
         let rngs = match key {
             Some(k) => (0..self.threads).map(|t| k.stream(&format!("thread{t}.work"))).collect(),
@@ -203,6 +228,7 @@ impl PreparedPath {
             slowdown_permille: self.machine.slowdown_permille.clone(),
             rngs,
             path,
+            every,
             lines: LineTable::new(lines.names, self.threads as usize),
             reported_lines: reported,
             locks,

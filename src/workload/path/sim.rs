@@ -71,6 +71,9 @@ pub struct SimSpec {
     pub rngs: Vec<ChaCha8Rng>,
     /// The path every process runs once per operation.
     pub path: Vec<Step>,
+    /// Per step of `path`: it runs only on every `every[i]`-th operation of
+    /// a process (empty: every step on every operation).
+    pub every: Vec<u32>,
     /// Shared lines (names; metrics are reported for the first `reported_lines`).
     pub lines: LineTable,
     /// Number of lines (from id 0) that get metrics of their own.
@@ -136,11 +139,37 @@ pub const NO_PROGRESS_OPS: u64 = 10_000_000;
 #[derive(Debug, Default)]
 struct Proc {
     next: usize,
-    /// Reads spread over the work step in progress: (line, count, line
-    /// version when the work began); settled when the work ends.
-    spread_reads: Option<(LineId, u32, u64)>,
+    /// Operations this process has completed.
+    ops_done: u64,
+    /// Reads spread over the work step in progress.
+    spread: Option<Spread>,
     op_start: SimTimePs,
     micro: VecDeque<MicroOp>,
+}
+
+/// A work step of `dur` ps with `n` reads of `line` at evenly spaced points:
+/// read `k` (1-based) comes after `dur x (2k - 1) / 2n` of the work, so
+/// the reads sit at the middles of `n` equal slices. Each read is its own
+/// event: a miss is a transfer at the time of the read, serialised on the
+/// line like any other, and it stalls the work that follows.
+#[derive(Debug, Clone, Copy)]
+struct Spread {
+    line: LineId,
+    n: u32,
+    /// Reads made so far.
+    done: u32,
+    dur: u64,
+}
+
+impl Spread {
+    /// Work done before read `k` (1-based); `k = n + 1` gives `dur`.
+    fn before(&self, k: u32) -> u64 {
+        if k > self.n {
+            return self.dur;
+        }
+        let num = u128::from(self.dur) * u128::from(2 * k - 1);
+        (num / (2 * u128::from(self.n))) as u64
+    }
 }
 
 /// Outcome of executing one step.
@@ -162,6 +191,8 @@ struct State {
     ops: u64,
     events: u64,
     scratch: Vec<MicroOp>,
+    /// Per counter: increments made (`inc` operations).
+    counter_incs: Vec<u64>,
     /// Latest time an operation completed at, and `ops` then.
     progress: (SimTimePs, u64),
 }
@@ -176,7 +207,10 @@ pub fn run(spec: SimSpec) -> Result<Metrics, SimError> {
     }
     let n = spec.rngs.len();
     let (names, counters): (Vec<String>, Vec<Counter>) = spec.counters.into_iter().unzip();
+    let mut every = spec.every;
+    every.resize(spec.path.len(), 1);
     let mut st = State {
+        counter_incs: vec![0; counters.len()],
         pricing: spec.pricing,
         slowdown: spec.slowdown_permille,
         rngs: spec.rngs,
@@ -194,12 +228,12 @@ pub fn run(spec: SimSpec) -> Result<Metrics, SimError> {
     for p in 0..n as u32 {
         st.queue.schedule_at(SimTimePs::ZERO, p)?;
     }
-    let end = st.main_loop(&spec.path, spec.stop)?;
+    let end = st.main_loop(&spec.path, &every, spec.stop)?;
     Ok(st.metrics(end, spec.reported_lines, &spec.lock_names, &names))
 }
 
 impl State {
-    fn main_loop(&mut self, path: &[Step], stop: Stop) -> Result<SimTimePs, SimError> {
+    fn main_loop(&mut self, path: &[Step], every: &[u32], stop: Stop) -> Result<SimTimePs, SimError> {
         let limit_ops = stop.ops.unwrap_or(u64::MAX);
         // Checked in `run`: a stop time is below `SimTimePs::MAX`, and so is
         // every event time (`advance` refuses the rest), so `>` is reached.
@@ -212,7 +246,7 @@ impl State {
             if ev.time > limit_time {
                 return Ok(limit_time);
             }
-            if self.advance(path, ev.target, ev.time, limit_ops)? {
+            if self.advance(path, every, ev.target, ev.time, limit_ops)? {
                 return Ok(ev.time);
             }
         }
@@ -220,16 +254,11 @@ impl State {
     }
 
     /// Runs process `p` from `now` until it waits; true when the run is over.
-    fn advance(&mut self, path: &[Step], p: u32, now: SimTimePs, limit: u64) -> Result<bool, SimError> {
-        if let Some((line, count, since)) = self.procs[p as usize].spread_reads.take() {
-            let a = self.lines.settle_reads(line, p, count, since, now, &self.pricing);
-            if a.done > now {
-                self.schedule(a.done, p, now)?;
-                return Ok(false);
-            }
-        }
+    fn advance(&mut self, path: &[Step], every: &[u32], p: u32, now: SimTimePs, limit: u64) -> Result<bool, SimError> {
         loop {
-            let next = if let Some(m) = self.procs[p as usize].micro.pop_front() {
+            let next = if let Some(sp) = self.procs[p as usize].spread {
+                Next::At(self.spread_read(p, sp, now)?)
+            } else if let Some(m) = self.procs[p as usize].micro.pop_front() {
                 self.exec_micro(p, m, now)
             } else {
                 let proc = &mut self.procs[p as usize];
@@ -242,10 +271,15 @@ impl State {
                     self.check_progress(now, limit)?;
                     let proc = &mut self.procs[p as usize];
                     proc.next = 0;
+                    proc.ops_done += 1;
                     proc.op_start = now;
                 }
-                let i = self.procs[p as usize].next;
-                self.procs[p as usize].next += 1;
+                let proc = &mut self.procs[p as usize];
+                let i = proc.next;
+                proc.next += 1;
+                if every[i] > 1 && !(proc.ops_done + 1).is_multiple_of(u64::from(every[i])) {
+                    continue;
+                }
                 self.exec(p, i, &path[i], now)?
             };
             match next {
@@ -257,6 +291,18 @@ impl State {
                 Next::Blocked => return Ok(false),
             }
         }
+    }
+
+    /// The next read of the spread-read work in progress, at `now`: one
+    /// read of the line (a transfer if another CPU wrote it since this
+    /// process last held it), then the slice of work up to the next read
+    /// or the end of the work. Returns when the process continues.
+    fn spread_read(&mut self, p: u32, mut sp: Spread, now: SimTimePs) -> Result<SimTimePs, SimError> {
+        let a = self.lines.read(sp.line, p, 1, now, &self.pricing);
+        sp.done += 1;
+        let slice = sp.before(sp.done + 1) - sp.before(sp.done);
+        self.procs[p as usize].spread = (sp.done < sp.n).then_some(sp);
+        a.done.checked_add(SimTimePs(slice)).ok_or(SimError::TimeOverflow(now))
     }
 
     /// Schedules `p` at `t`, refusing a time the clock cannot hold (a
@@ -298,20 +344,28 @@ impl State {
                     Some(v) if !d.is_out_of_range() && v != u64::MAX => SimTimePs(v),
                     _ => return Err(SimError::DurationOutOfRange { step: i }),
                 };
-                let mut t = now.checked_add(d).ok_or(SimError::TimeOverflow(now))?;
-                if let Some((line, count)) = reads {
-                    // The first read now; the rest are settled when the work ends.
-                    let a = self.lines.read(line, p, 1, now, &self.pricing);
-                    t = t.saturating_add(a.done.since(now));
-                    self.procs[p as usize].spread_reads = Some((line, count, self.lines.version(line)));
+                match reads {
+                    Some((line, n)) => {
+                        let sp = Spread {
+                            line,
+                            n,
+                            done: 0,
+                            dur: d.0,
+                        };
+                        self.procs[p as usize].spread = Some(sp);
+                        Next::At(now.checked_add(SimTimePs(sp.before(1))).ok_or(SimError::TimeOverflow(now))?)
+                    }
+                    None => Next::At(now.checked_add(d).ok_or(SimError::TimeOverflow(now))?),
                 }
-                Next::At(t)
             }
             Step::Read { line, count } => Next::At(self.lines.read(line, p, count, now, &self.pricing).done),
             Step::Write(line) => self.exec_micro(p, MicroOp::Write(line), now),
             Step::Lock(l) => self.exec_micro(p, MicroOp::Lock(l), now),
             Step::Unlock(l) => self.exec_micro(p, MicroOp::Unlock(l), now),
             Step::Counter { id, op } => {
+                if op == CounterOp::Inc {
+                    self.counter_incs[id as usize] += 1;
+                }
                 self.scratch.clear();
                 self.counters[id as usize].apply(p, op, &mut self.scratch);
                 self.procs[p as usize].micro.extend(self.scratch.drain(..));
@@ -362,6 +416,7 @@ impl State {
             let t = &s.transfers;
             let values = [
                 s.busy_ps as f64 / elapsed,
+                s.read_misses as f64,
                 s.wait_ps as f64 / s.misses.max(1) as f64 / 1000.0,
                 t[1..].iter().sum::<u64>() as f64,
                 t[1] as f64,
@@ -382,8 +437,9 @@ impl State {
             ];
             fill(&mut m, name, metrics::LOCK, &values);
         }
-        for (c, name) in self.counters.iter().zip(counters) {
-            fill(&mut m, name, metrics::COUNTER, &[c.folds as f64, c.read_error_max as f64]);
+        for ((c, name), &incs) in self.counters.iter().zip(counters).zip(&self.counter_incs) {
+            let inc_rate = if secs > 0.0 { incs as f64 / secs } else { 0.0 };
+            fill(&mut m, name, metrics::COUNTER, &[c.folds as f64, inc_rate, c.read_error_max as f64]);
         }
         m
     }
@@ -416,6 +472,7 @@ mod tests {
             slowdown_permille: vec![1000],
             rngs: vec![ChaCha8Rng::seed_from_u64(1)],
             path,
+            every: Vec::new(),
             lines: LineTable::new(Vec::new(), 1),
             reported_lines: 0,
             locks: LockTable::default(),
