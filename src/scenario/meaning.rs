@@ -10,13 +10,16 @@ use crate::workload::Workload;
 use crate::workload::registry::owner_of;
 
 /// Shared parameters that only some workloads read (see
-/// [`Workload::reads_shared`]).
-const OPTIONAL_SHARED: &[&str] = &["machine", "workload.threads", "scenario.ops", "scenario.time_ms"];
+/// [`Workload::reads_shared`]). `machine.profile` comes before `machine`
+/// so a workload may read the profile alone.
+const OPTIONAL_SHARED: &[&str] = &["machine.profile", "machine", "workload.threads", "scenario.ops", "scenario.time_ms"];
 
-/// Whether `workload` reads the shared parameter at `path` (or inside it).
+/// Whether `workload` reads the shared parameter at `path` (or inside it):
+/// it lists that key, or a section the key is in (`machine` covers
+/// `machine.profile`).
 fn reads(workload: &dyn Workload, path: &str) -> bool {
     match OPTIONAL_SHARED.iter().find(|k| path == **k || path.starts_with(&format!("{k}."))) {
-        Some(k) => workload.reads_shared().contains(k),
+        Some(k) => workload.reads_shared().iter().any(|r| r == k || k.starts_with(&format!("{r}."))),
         None => true,
     }
 }
@@ -67,11 +70,31 @@ fn not_read(path: &str, workload: &dyn Workload) -> ParamError {
 }
 
 /// Checks the base document: shared parameters the workload does not read
-/// must not be written.
+/// must not be written. A section it reads nothing of is named whole
+/// (`machine`); inside one it reads in part, each key written is checked
+/// (`machine.placement` for a workload reading `machine.profile` only).
 pub fn check_base(table: &toml::Table, workload: &dyn Workload) -> Result<(), ParamError> {
-    for path in OPTIONAL_SHARED {
-        if super::overrides::get_path(table, path).is_some() && !reads(workload, path) {
+    let tops = OPTIONAL_SHARED
+        .iter()
+        .filter(|k| !OPTIONAL_SHARED.iter().any(|p| k.starts_with(&format!("{p}."))));
+    for path in tops {
+        let Some(value) = super::overrides::get_path(table, path) else {
+            continue;
+        };
+        let any = workload
+            .reads_shared()
+            .iter()
+            .any(|r| r == path || r.starts_with(&format!("{path}.")) || path.starts_with(&format!("{r}.")));
+        if !any {
             return Err(not_read(path, workload));
+        }
+        if let toml::Value::Table(t) = value {
+            for leaf in leaf_paths(t) {
+                let full = format!("{path}.{leaf}");
+                if !reads(workload, &full) {
+                    return Err(not_read(&full, workload));
+                }
+            }
         }
     }
     Ok(())

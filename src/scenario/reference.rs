@@ -47,7 +47,7 @@ pub const SHARED: &[ParamSpec] = &[
         "machine.profile",
         "a name or a path",
         "a built-in (fsmeta machines) or NAME.toml relative to the scenario",
-        "the machine (path)",
+        "the machine (path; xfs-alloc prices its counted events with it)",
     ),
     p(
         "machine.topology",

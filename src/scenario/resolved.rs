@@ -14,8 +14,16 @@ pub fn resolved_text(doc: &Document, workload: &dyn Workload, sections: &toml::T
     struct Head<'a> {
         scenario: &'a config::ScenarioMeta,
         #[serde(skip_serializing_if = "Option::is_none")]
-        machine: Option<&'a config::MachineConfig>,
+        machine: Option<MachineHead<'a>>,
         workload: WorkloadHead<'a>,
+    }
+    /// The whole `[machine]`, or its profile alone for a workload that
+    /// reads only `machine.profile`.
+    #[derive(serde::Serialize)]
+    #[serde(untagged)]
+    enum MachineHead<'a> {
+        Whole(&'a config::MachineConfig),
+        Profile { profile: &'a str },
     }
     #[derive(serde::Serialize)]
     struct WorkloadHead<'a> {
@@ -27,7 +35,13 @@ pub fn resolved_text(doc: &Document, workload: &dyn Workload, sections: &toml::T
     let reads = workload.reads_shared();
     let head = Head {
         scenario: &doc.scenario,
-        machine: reads.contains(&"machine").then_some(&doc.machine),
+        machine: if reads.contains(&"machine") {
+            Some(MachineHead::Whole(&doc.machine))
+        } else {
+            reads.contains(&"machine.profile").then_some(MachineHead::Profile {
+                profile: &doc.machine.profile,
+            })
+        },
         workload: WorkloadHead {
             kind: &doc.workload.kind,
             threads: reads.contains(&"workload.threads").then_some(doc.workload.threads),

@@ -110,8 +110,9 @@ pub trait Workload: Sync + fmt::Debug {
     /// The top-level sections it reads (e.g. `["btrfs_dir"]`).
     fn sections(&self) -> &'static [&'static str];
     /// The shared parameters it reads among `machine` (the whole section),
-    /// `workload.threads`, `scenario.ops` and `scenario.time_ms`; setting one
-    /// it does not read is an error. Default: none.
+    /// `machine.profile` (the profile alone), `workload.threads`,
+    /// `scenario.ops` and `scenario.time_ms`; setting one it does not read
+    /// is an error. Default: none.
     fn reads_shared(&self) -> &'static [&'static str] {
         &[]
     }

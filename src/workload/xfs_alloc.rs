@@ -4,9 +4,12 @@
 //! optionally freeing earlier allocations between calls.
 //!
 //! Time of a call, in integer picoseconds, is what the model counted times
-//! per-unit costs: blocks visited x `block_visit_ns` + records examined x
-//! `record_ns` + tree updates x `tree_update_ns` + `call_ns`.
+//! per-event prices ([`cost`]): records examined x `record_ns` (the one
+//! fitted cost) plus buffer reads, btree lines touched cold and warm, key
+//! comparisons, cursors, record updates and AGF logs, each priced from the
+//! `[machine]` profile's `memory_ns`, `atomic_ns` and `hit_ns`.
 
+pub mod cost;
 mod keys;
 
 use std::collections::BTreeMap;
@@ -26,8 +29,12 @@ use crate::kernel::xfs::freespace::source::{
     lengths_from_freesp,
 };
 use crate::kernel::xfs::freespace::{AllocRec, BtreeGeometry, BtreeStats, FreeSpace, FreespHistogram};
+use crate::machine::MachineProfile;
+use crate::machine::build::resolve_profile;
 use crate::param::ParamError;
+use crate::workload::path::machine_param;
 use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, Workload};
+use cost::EventPrices;
 
 /// Where the AG's free space comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,27 +101,16 @@ pub struct XfsAllocParams {
     pub free_prob: f64,
     /// Backward-walk cutoff: `lt`, `le` or `budget:N`. Default `le`.
     pub strategy: CutoffStrategy,
-    /// Cost of reading one btree block (a cached `xfs_buf` lookup, lock
-    /// and first lines), ns. Default 100: an estimate, not calibrated.
-    pub block_visit_ns: f64,
-    /// Cost of examining one record in the walk (`get_rec`, compare, the
-    /// `decrement` step), ns. Default 15.4, calibrated on case 4 `lt` (the
-    /// walk over ~1M equal-length records dominates that call): the
-    /// published time minus the counted block visits (at the default
-    /// `block_visit_ns` and `btree_fill`), updates and `call_ns`, divided
-    /// by the records examined, rounded to 0.1 ns. docs/reference/kernel.md 4.5 gets
-    /// ~15.7 ns by plain division.
+    /// Cost of examining one record in the walk (`xfs_btree_decrement`
+    /// inside a leaf, `xfs_alloc_get_rec`, the cutoff compare and, when
+    /// the walk goes on, `xfs_alloc_compute_aligned` with its busy-extent
+    /// check), ns, including the record lines the walk streams through.
+    /// The one FITTED cost of this workload: default 14.0, fitted on case
+    /// 4 `lt` (15,597.94 µs published) on the `cascadelake-gold-6242`
+    /// profile: the published time minus every other counted term of that
+    /// call, divided by its 994,477 records, rounded to 0.1 ns
+    /// (scenarios/xfs-alloc-cutoff.toml shows the arithmetic).
     pub record_ns: f64,
-    /// Cost of one record insert/delete/update in a tree (memmove in the
-    /// leaf, key update, `xfs_trans_log_buf`), ns. Default 250: an
-    /// estimate, not calibrated.
-    pub tree_update_ns: f64,
-    /// Fixed cost of one call (cursor setup and teardown, AGF and
-    /// transaction work, ftrace function-graph overhead on every nested
-    /// call), ns. Default 17,450, calibrated on case 4 `le`, whose call
-    /// examines 2 records: the published time minus the counted block
-    /// visits, records and updates, rounded to 50 ns.
-    pub call_ns: f64,
 }
 
 impl Default for XfsAllocParams {
@@ -137,23 +133,24 @@ impl Default for XfsAllocParams {
             calls: 1,
             free_prob: 0.0,
             strategy: CutoffStrategy::Le,
-            block_visit_ns: 100.0,
-            record_ns: 15.4,
-            tree_update_ns: 250.0,
-            call_ns: 17_450.0,
+            record_ns: RECORD_NS_FITTED,
         }
     }
 }
+
+/// `record_ns` as fitted on case 4 `lt` (see [`XfsAllocParams::record_ns`]).
+pub const RECORD_NS_FITTED: f64 = 14.0;
 
 /// An `InvalidParam` error for `field`.
 fn invalid(field: &str, message: impl Into<String>) -> ParamError {
     ParamError::new(field, message)
 }
 
-/// Largest accepted value of every `*_ns` cost, ns (1 s). A cost of at
-/// most 1e12 ps times counts below 2^64 stays below 2^104, so a call's
-/// time is computed in `u128` without overflow; a call longer than 2^64 ps
-/// (213 days) is an error ([`ModelError::Overflow`]).
+/// Largest accepted `record_ns`, ns (1 s). Prices of at most 1e12 ps (the
+/// profile's latencies are at most 1 ms, times at most 100 per event)
+/// times eight counts below 2^64 stay below 2^108, so a call's time is
+/// computed in `u128` without overflow; a call longer than 2^64 ps (213
+/// days) is an error ([`ModelError::Overflow`]).
 pub const MAX_COST_NS: f64 = 1e9;
 
 /// Upper bound on the bytes one free extent takes at the peak of building
@@ -168,8 +165,10 @@ pub const EXTENT_BYTES: u64 = 48;
 
 /// Upper bound on the bytes per btree leaf (block arena slot, record
 /// vector header and allocator slack, the nodes above it, in both trees),
-/// spread over the leaf's records; see [`EXTENT_BYTES`].
-pub const LEAF_BYTES: u64 = 512;
+/// spread over the leaf's records; see [`EXTENT_BYTES`]. 512 measured,
+/// plus 128 for the per-call set of touched lines (a walk touches at most
+/// a few lines per leaf it steps into, ~24 bytes each in the set).
+pub const LEAF_BYTES: u64 = 640;
 
 /// Upper bound on the bytes per timed call: its time (8) and, for a call
 /// that allocated, the live extent it may free later (8, doubled for
@@ -206,16 +205,11 @@ impl XfsAllocParams {
         if !(0.0..=1.0).contains(&self.free_prob) {
             return Err(invalid("free_prob", "must be in [0, 1]"));
         }
-        let costs = [
-            ("block_visit_ns", self.block_visit_ns),
-            ("record_ns", self.record_ns),
-            ("tree_update_ns", self.tree_update_ns),
-            ("call_ns", self.call_ns),
-        ];
-        for (name, v) in costs {
-            if !(0.0..=MAX_COST_NS).contains(&v) {
-                return Err(invalid(name, format!("must be a cost in 0..=1e9 ns (1 s), found {v}")));
-            }
+        if !(0.0..=MAX_COST_NS).contains(&self.record_ns) {
+            return Err(invalid(
+                "record_ns",
+                format!("must be a cost in 0..=1e9 ns (1 s), found {}", self.record_ns),
+            ));
         }
         Ok(())
     }
@@ -332,24 +326,22 @@ impl XfsAllocParams {
     }
 }
 
-/// Converts a cost in ns to integer picoseconds, rounding to the nearest.
-fn ns_to_ps(ns: f64) -> u64 {
-    crate::machine::ns_to_ps(ns)
+/// One call's time in ps: what it counted times the event prices; summed
+/// in `u128`, an error past `u64::MAX` ps.
+fn call_time_ps(s: &BtreeStats, prices: &EventPrices) -> Result<u64, ModelError> {
+    u64::try_from(prices.call_ps(s)).map_err(|_| ModelError::Overflow("xfs_alloc: time of one call in ps (more than 213 days)"))
 }
 
-/// One call's time in ps: what it counted times the per-unit costs, plus
-/// the fixed cost; summed in `u128`, an error past `u64::MAX` ps.
-fn call_time_ps(s: &BtreeStats, costs: &[u64; 4]) -> Result<u64, ModelError> {
-    let [block_ps, rec_ps, upd_ps, call_ps] = costs.map(u128::from);
-    let t = u128::from(s.blocks_visited) * block_ps + u128::from(s.records_examined) * rec_ps + u128::from(s.updates) * upd_ps + call_ps;
-    u64::try_from(t).map_err(|_| ModelError::Overflow("xfs_alloc: time of one call in ps (more than 213 days)"))
-}
-
-/// Runs the workload: validate, read the free-space file if that is the
-/// source, build the free space, then `calls` timed
+/// Runs the workload on machine `profile`: validate, read the free-space
+/// file if that is the source, build the free space, then `calls` timed
 /// `xfs_alloc_ag_vextent_size` calls (see [`PreparedXfsAlloc::simulate`]).
-pub fn run_xfs_alloc(p: &XfsAllocParams, base_dir: &Path, rng: &mut ChaCha8Rng) -> Result<BTreeMap<String, f64>, ModelError> {
-    PreparedXfsAlloc::new(p.clone(), base_dir)?.simulate(rng)
+pub fn run_xfs_alloc(
+    p: &XfsAllocParams,
+    profile: &MachineProfile,
+    base_dir: &Path,
+    rng: &mut ChaCha8Rng,
+) -> Result<BTreeMap<String, f64>, ModelError> {
+    PreparedXfsAlloc::new_on(p.clone(), profile, base_dir)?.simulate(rng)
 }
 
 /// The metrics [`run_xfs_alloc`] reports: (name, unit, meaning).
@@ -359,6 +351,16 @@ pub const METRICS: &[(&str, &str, &str)] = &[
     ("alloc_us_p99", "us", "99th percentile call time"),
     ("records_walked", "count", "by-size btree records examined per call (mean)"),
     ("blocks_visited", "count", "btree blocks visited per call (mean)"),
+    (
+        "buffer_reads",
+        "count",
+        "btree blocks got through the buffer cache per call (mean; a lookup level the cursor already holds is not one)",
+    ),
+    (
+        "lines_cold",
+        "count",
+        "btree cache lines touched for the first time in the call (mean)",
+    ),
     ("alloc_len", "blocks", "blocks allocated per call (mean; 0 for a failed call)"),
     (
         "failed_calls",
@@ -387,6 +389,12 @@ impl Workload for XfsAlloc {
         &["xfs_alloc"]
     }
 
+    /// `machine.profile`: it prices the counted events ([`cost`]); the
+    /// topology, placement and wake-up latency do not apply to one call.
+    fn reads_shared(&self) -> &'static [&'static str] {
+        &["machine.profile"]
+    }
+
     fn params(&self) -> Vec<crate::workload::ParamSpec> {
         keys::PARAMS.to_vec()
     }
@@ -399,12 +407,13 @@ impl Workload for XfsAlloc {
         sections.resolved::<XfsAllocParams>("xfs_alloc")
     }
 
-    /// Validates `[xfs_alloc]` and reads its freesp file, so that
-    /// `fsmeta check` opens data files and a bad one is a parameter error
-    /// on `xfs_alloc.freesp_file`.
+    /// Validates `[xfs_alloc]`, resolves the `[machine]` profile and reads
+    /// the freesp file, so that `fsmeta check` opens data files and a bad
+    /// one is a parameter error on `xfs_alloc.freesp_file`.
     fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError> {
         let params: XfsAllocParams = input.sections.get("xfs_alloc")?;
-        let prepared = PreparedXfsAlloc::new(params, input.dir).map_err(|e| e.under("xfs_alloc"))?;
+        let profile = resolve_profile(input.machine, input.dir).map_err(machine_param)?;
+        let prepared = PreparedXfsAlloc::new_on(params, &profile, input.dir).map_err(|e| e.under("xfs_alloc"))?;
         Ok(Box::new(prepared))
     }
 }
@@ -415,16 +424,23 @@ impl Workload for XfsAlloc {
 pub struct PreparedXfsAlloc {
     params: XfsAllocParams,
     freesp: Option<FreespHistogram>,
+    prices: EventPrices,
 }
 
 impl PreparedXfsAlloc {
     /// Validates `params` and reads the freesp file (relative to
-    /// `base_dir`) if it is the source. Field names are relative to
-    /// `[xfs_alloc]`.
-    pub fn new(params: XfsAllocParams, base_dir: &Path) -> Result<Self, ParamError> {
+    /// `base_dir`) if it is the source; events are priced on `profile`.
+    /// Field names are relative to `[xfs_alloc]`.
+    pub fn new_on(params: XfsAllocParams, profile: &MachineProfile, base_dir: &Path) -> Result<Self, ParamError> {
         params.validate()?;
         let freesp = params.read_freesp(base_dir)?;
-        Ok(PreparedXfsAlloc { params, freesp })
+        let prices = EventPrices::new(profile, params.record_ns);
+        Ok(PreparedXfsAlloc { params, freesp, prices })
+    }
+
+    /// The event prices in ps.
+    pub fn prices(&self) -> &EventPrices {
+        &self.prices
     }
 
     /// The parameters.
@@ -447,7 +463,6 @@ impl PreparedXfsAlloc {
     pub fn simulate(&self, rng: &mut ChaCha8Rng) -> Result<BTreeMap<String, f64>, ModelError> {
         let p = &self.params;
         let mut fs = p.build_free_space(self.freesp.as_ref(), rng)?;
-        let costs = [p.block_visit_ns, p.record_ns, p.tree_update_ns, p.call_ns].map(ns_to_ps);
         let args = AllocArgs {
             alignment: p.alignment,
             ..AllocArgs::new(p.minlen, p.maxlen)
@@ -461,15 +476,15 @@ impl PreparedXfsAlloc {
                 what: "the per-call times",
                 bytes: u128::from(p.calls) * 8,
             })?;
-        let (mut records, mut blocks, mut len_sum, mut failed) = (0u64, 0u64, 0u64, 0u64);
+        let mut total = BtreeStats::default();
+        let (mut len_sum, mut failed) = (0u64, 0u64);
         let mut live: Vec<(u32, u32)> = Vec::new();
         for _ in 0..p.calls {
             fs.reset_stats();
             let got = xfs_alloc_ag_vextent_size(&mut fs, &args, p.strategy, None);
             let s = fs.stats();
-            times_ps.push(call_time_ps(&s, &costs)?);
-            records = records.saturating_add(s.records_examined);
-            blocks = blocks.saturating_add(s.blocks_visited);
+            times_ps.push(call_time_ps(&s, &self.prices)?);
+            total = total.plus(s);
             match got {
                 Some(r) => {
                     len_sum = len_sum.saturating_add(u64::from(r.len));
@@ -482,14 +497,14 @@ impl PreparedXfsAlloc {
                 xfs_free_ag_extent(&mut fs, bno, len);
             }
         }
-        let mut m = summarise(&mut times_ps, records, blocks, len_sum, &fs);
+        let mut m = summarise(&mut times_ps, &total, len_sum, &fs);
         m.insert("failed_calls".into(), failed as f64);
         Ok(m)
     }
 }
 
 /// The metrics of a run from its call times (sorted here) and totals.
-fn summarise(times_ps: &mut [u64], records: u64, blocks: u64, len_sum: u64, fs: &FreeSpace) -> BTreeMap<String, f64> {
+fn summarise(times_ps: &mut [u64], counts: &BtreeStats, len_sum: u64, fs: &FreeSpace) -> BTreeMap<String, f64> {
     let n = times_ps.len().max(1) as f64;
     times_ps.sort_unstable();
     let pct = |q: f64| {
@@ -501,8 +516,10 @@ fn summarise(times_ps: &mut [u64], records: u64, blocks: u64, len_sum: u64, fs: 
     m.insert("alloc_us".into(), total as f64 / 1e6 / n);
     m.insert("alloc_us_p50".into(), pct(0.50));
     m.insert("alloc_us_p99".into(), pct(0.99));
-    m.insert("records_walked".into(), records as f64 / n);
-    m.insert("blocks_visited".into(), blocks as f64 / n);
+    m.insert("records_walked".into(), counts.records_examined as f64 / n);
+    m.insert("blocks_visited".into(), counts.blocks_visited as f64 / n);
+    m.insert("buffer_reads".into(), counts.buffer_reads as f64 / n);
+    m.insert("lines_cold".into(), counts.lines_cold as f64 / n);
     m.insert("alloc_len".into(), len_sum as f64 / n);
     m.insert("free_extents".into(), fs.extent_count() as f64);
     m.insert("largest_free".into(), f64::from(fs.longest()));

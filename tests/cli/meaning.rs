@@ -167,3 +167,15 @@ calls = 50
     let w = fsmeta::report::warnings::warnings(&study.scenario, &rows).join("\n");
     assert!(!w.contains("ran out of space") && !w.contains("changed no metric"), "{w}");
 }
+
+#[test]
+fn a_workload_reading_only_the_machine_profile_refuses_the_rest_of_machine() {
+    const XFS: &str = "[scenario]\nname = \"x\"\n\n[machine]\nprofile = \"ideal\"\n\n[workload]\nkind = \"xfs-alloc\"\n\n[xfs_alloc]\nfree_blocks = 1000\n";
+    if let Err(e) = Study::from_text(Path::new("s.toml"), XFS, &LoadOptions::default()) {
+        panic!("{e}");
+    }
+    let e = err(&XFS.replace("profile = \"ideal\"", "profile = \"ideal\"\nplacement = \"compact\""));
+    assert!(e.contains("does not read `machine.placement`"), "{e}");
+    let e = err(&format!("{XFS}\n[sweep]\n\"machine.wakeup_ns\" = [1.0, 2.0]\n"));
+    assert!(e.contains("does not read `machine.wakeup_ns`"), "{e}");
+}

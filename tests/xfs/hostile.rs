@@ -49,7 +49,8 @@ fn freesp_params(file: &Path) -> XfsAllocParams {
 }
 
 fn prepare(p: XfsAllocParams) -> Result<PreparedXfsAlloc, ParamError> {
-    PreparedXfsAlloc::new(p, Path::new(env!("CARGO_MANIFEST_DIR")))
+    let ideal = fsmeta::machine::find_builtin("ideal").unwrap();
+    PreparedXfsAlloc::new_on(p, &ideal, Path::new(env!("CARGO_MANIFEST_DIR")))
 }
 
 fn refused(p: XfsAllocParams, field: &str, words: &str) {

@@ -1,5 +1,6 @@
 //! XFS model tests, one binary: `alloc_walk` (hand-checked by-size walks),
-//! `case4` (the published allocation group), `freesp_text` (`xfs_db freesp`
+//! `case4` (the published allocation group, exact counts), `cutoff_props`
+//! (proptest: `le` never walks further nor costs more than `lt`), `freesp_text` (`xfs_db freesp`
 //! round trip and malformed text), `freespace_props` (proptest: the two
 //! free-space btrees against a `BTreeSet`), `workload` (the `xfs-alloc`
 //! workload's parameters, sources and streams), `hostile` (counts beyond
@@ -7,6 +8,7 @@
 
 mod alloc_walk;
 mod case4;
+mod cutoff_props;
 mod freesp_text;
 mod freespace_props;
 mod hostile;

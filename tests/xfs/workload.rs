@@ -10,7 +10,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 fn run(p: &XfsAllocParams) -> Result<std::collections::BTreeMap<String, f64>, ModelError> {
-    run_xfs_alloc(p, Path::new(env!("CARGO_MANIFEST_DIR")), &mut ChaCha8Rng::seed_from_u64(7))
+    let m = fsmeta::machine::find_builtin("cascadelake-gold-6242").unwrap();
+    run_xfs_alloc(p, &m, Path::new(env!("CARGO_MANIFEST_DIR")), &mut ChaCha8Rng::seed_from_u64(7))
 }
 
 #[test]

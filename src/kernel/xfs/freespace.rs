@@ -134,21 +134,13 @@ impl FreeSpace {
 
     /// Zeroes both trees' counters.
     pub fn reset_stats(&mut self) {
-        self.bno.stats = BtreeStats::default();
-        self.cnt.stats = BtreeStats::default();
+        self.bno.reset_stats();
+        self.cnt.reset_stats();
     }
 
     /// Both trees' counters added together.
     pub fn stats(&self) -> BtreeStats {
-        let (a, b) = (self.bno.stats, self.cnt.stats);
-        BtreeStats {
-            blocks_visited: a.blocks_visited + b.blocks_visited,
-            records_examined: a.records_examined + b.records_examined,
-            keys_compared: a.keys_compared + b.keys_compared,
-            updates: a.updates + b.updates,
-            splits: a.splits + b.splits,
-            joins: a.joins + b.joins,
-        }
+        self.bno.stats.plus(self.cnt.stats)
     }
 
     /// The free-space histogram with `xfs_db freesp`'s power-of-two bins.

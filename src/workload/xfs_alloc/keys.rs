@@ -129,27 +129,9 @@ pub const PARAMS: &[ParamSpec] = &[
         "backward-walk cutoff (flen < bestrlen, flen <= bestrlen, or N records)",
     ),
     p(
-        "xfs_alloc.block_visit_ns",
-        "a time in ns",
-        "0 or more",
-        "cost of reading one btree block",
-    ),
-    p(
         "xfs_alloc.record_ns",
         "a time in ns",
         "0 or more",
-        "cost of examining one record (calibrated, case 4 lt)",
-    ),
-    p(
-        "xfs_alloc.tree_update_ns",
-        "a time in ns",
-        "0 or more",
-        "cost of one record insert/delete/update",
-    ),
-    p(
-        "xfs_alloc.call_ns",
-        "a time in ns",
-        "0 or more",
-        "fixed cost of one call (calibrated, case 4 le)",
+        "cost of one record step of the walk (the fitted knob, case 4 lt)",
     ),
 ];

@@ -8,9 +8,12 @@ use crate::kernel::xfs::freespace::{AllocRec, BtreeCursor, FreeSpace, LookupDir}
 /// `XFSA_FIXUP_CNT_OK`, else after a `lookup_eq`), one `lookup_eq` +
 /// insert per remainder; bnobt `lookup_eq`, then delete (no remainder) or
 /// update to the first remainder and insert the second. If the cntbt
-/// record sat in the last leaf, `agf_longest` is re-read with a LE lookup
-/// of an all-ones key (`xfs_alloc_fixup_longest`). Returns false if the
-/// extent is not a free record or the range does not fit in it.
+/// record sat in the last leaf (`xfs_alloc_cursor_at_lastrec`),
+/// `agf_longest` is re-read with a LE lookup of an all-ones key on the
+/// cntbt cursor and logged (`xfs_alloc_fixup_longest`, one AGF log). The
+/// inserts and the longest lookup go through the cursors, so blocks they
+/// hold are not read again. Returns false if the extent is not a free
+/// record or the range does not fit in it.
 pub fn xfs_alloc_fixup_trees(fs: &mut FreeSpace, cnt_cur: Option<&BtreeCursor>, fbno: u32, flen: u32, rbno: u32, rlen: u32) -> bool {
     let f = AllocRec::new(fbno, flen);
     let r_end = u64::from(rbno) + u64::from(rlen);
@@ -36,8 +39,9 @@ pub fn xfs_alloc_fixup_trees(fs: &mut FreeSpace, cnt_cur: Option<&BtreeCursor>, 
     let left = (rbno > fbno).then(|| AllocRec::new(fbno, rbno - fbno));
     let right = (r_end < f.end()).then(|| AllocRec::new(r_end as u32, (f.end() - r_end) as u32));
     let rems: Vec<AllocRec> = left.into_iter().chain(right).collect();
+    let held = cur.clone();
     for &rem in &rems {
-        fs.cnt.insert(rem);
+        fs.cnt.insert_from(Some(&held), rem);
     }
     match rems.as_slice() {
         [] => {
@@ -48,15 +52,16 @@ pub fn xfs_alloc_fixup_trees(fs: &mut FreeSpace, cnt_cur: Option<&BtreeCursor>, 
         }
         [a, b] => {
             fs.bno.update_at(&bcur, *a);
-            fs.bno.insert(*b);
+            fs.bno.insert_from(Some(&bcur), *b);
         }
         _ => {}
     }
     fs.note_removed(f);
     rems.iter().for_each(|r| fs.note_added(*r));
     if was_last {
-        let mut c = fs.cnt.cursor();
+        let mut c = held;
         fs.cnt.lookup(&mut c, LookupDir::Le, AllocRec::new(u32::MAX, u32::MAX));
+        fs.cnt.stats.agf_logs += 1;
     }
     true
 }

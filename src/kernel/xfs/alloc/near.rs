@@ -27,6 +27,8 @@ struct Cand {
 pub fn xfs_alloc_ag_vextent_near(fs: &mut FreeSpace, args: &AllocArgs) -> Option<AllocResult> {
     let agbno = args.agbno.min(fs.agblocks.saturating_sub(1));
     let mut cnt = fs.cnt.cursor();
+    fs.cnt.stats.cursors += 1;
+    fs.bno.stats.cursors += 2;
     let slop = args.alignment.saturating_sub(1);
     let want = AllocRec::new(0, args.maxlen.saturating_add(slop));
     let best = if !fs.cnt.lookup(&mut cnt, LookupDir::Ge, want) {

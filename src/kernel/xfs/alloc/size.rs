@@ -29,6 +29,7 @@ pub fn xfs_alloc_ag_vextent_size(
     mut trace: Option<&mut Vec<AllocRec>>,
 ) -> Option<AllocResult> {
     let mut cnt = fs.cnt.cursor();
+    fs.cnt.stats.cursors += 1;
     let slop = args.alignment.saturating_sub(1);
     let want = AllocRec::new(0, args.maxlen.saturating_add(slop));
     let first = if fs.cnt.lookup(&mut cnt, LookupDir::Ge, want) {
@@ -48,6 +49,7 @@ pub fn xfs_alloc_ag_vextent_size(
         return None;
     }
     let rlen = fix_len(args, pick.rlen);
+    fs.bno.stats.cursors += 1;
     if !xfs_alloc_fixup_trees(fs, Some(&cnt), pick.fbno, pick.flen, pick.rbno, rlen) {
         return None;
     }

@@ -64,6 +64,9 @@ pub struct BtreeGeometry {
     pub leaf_minrecs: usize,
     /// Minimum pointers in a non-root node (168 for 4 KiB v5).
     pub node_minrecs: usize,
+    /// Bytes of the block header before the first record or key (56 for
+    /// v5); places records, keys and pointers on 64-byte cache lines.
+    pub header_len: u32,
 }
 
 impl BtreeGeometry {
@@ -97,6 +100,7 @@ impl BtreeGeometry {
             node_maxrecs: node,
             leaf_minrecs: leaf / 2,
             node_minrecs: node / 2,
+            header_len,
         })
     }
 
@@ -107,6 +111,7 @@ impl BtreeGeometry {
             node_maxrecs: 336,
             leaf_minrecs: 252,
             node_minrecs: 168,
+            header_len: Self::V5_HEADER_LEN,
         }
     }
 }
@@ -154,6 +159,42 @@ pub struct BtreeStats {
     pub splits: u64,
     /// Block joins (merges) and record shifts between siblings.
     pub joins: u64,
+    /// Blocks a cursor had to get through the buffer cache
+    /// (`xfs_btree_read_buf_block` -> `xfs_trans_read_buf`): every block
+    /// visited except a lookup level whose block the cursor already holds
+    /// (`xfs_btree_lookup_get_block` reuses `bc_levels[level].bp`).
+    pub buffer_reads: u64,
+    /// 64-byte lines of btree blocks touched by lookups (header, binary
+    /// search probes, the pointer followed) and by the descent of an
+    /// increment/decrement, the first time in this call.
+    pub lines_cold: u64,
+    /// The same lines touched again later in the same call.
+    pub lines_warm: u64,
+    /// Btree cursors made and deleted (`xfs_allocbt_init_cursor` +
+    /// `xfs_btree_del_cursor`), counted by the allocator functions.
+    pub cursors: u64,
+    /// AGF field logs (`xfs_alloc_log_agf`), e.g. `agf_longest` by
+    /// `xfs_alloc_fixup_longest`.
+    pub agf_logs: u64,
+}
+
+impl BtreeStats {
+    /// The sum of two sets of counters.
+    pub fn plus(self, o: BtreeStats) -> BtreeStats {
+        BtreeStats {
+            blocks_visited: self.blocks_visited.saturating_add(o.blocks_visited),
+            records_examined: self.records_examined.saturating_add(o.records_examined),
+            keys_compared: self.keys_compared.saturating_add(o.keys_compared),
+            updates: self.updates.saturating_add(o.updates),
+            splits: self.splits.saturating_add(o.splits),
+            joins: self.joins.saturating_add(o.joins),
+            buffer_reads: self.buffer_reads.saturating_add(o.buffer_reads),
+            lines_cold: self.lines_cold.saturating_add(o.lines_cold),
+            lines_warm: self.lines_warm.saturating_add(o.lines_warm),
+            cursors: self.cursors.saturating_add(o.cursors),
+            agf_logs: self.agf_logs.saturating_add(o.agf_logs),
+        }
+    }
 }
 
 /// One allocation btree: an arena of blocks, a root and a height.
@@ -168,6 +209,9 @@ pub struct AllocBtree {
     pub(crate) nrecs: u64,
     /// What this tree's code touched; callers reset and read it.
     pub stats: BtreeStats,
+    /// Lines (block << 16 | line) touched since the last reset, to tell
+    /// `lines_cold` from `lines_warm`.
+    pub(crate) touched: std::collections::BTreeSet<u64>,
 }
 
 impl AllocBtree {
@@ -187,6 +231,7 @@ impl AllocBtree {
             height: 1,
             nrecs: 0,
             stats: BtreeStats::default(),
+            touched: std::collections::BTreeSet::new(),
         }
     }
 
@@ -231,6 +276,35 @@ impl AllocBtree {
         t.root = level[0].1;
         t.nrecs = recs.len() as u64;
         t
+    }
+
+    /// Zeroes the counters and forgets which lines were touched (the start
+    /// of a call: every btree line is then cold).
+    pub fn reset_stats(&mut self) {
+        self.stats = BtreeStats::default();
+        self.touched.clear();
+    }
+
+    /// Counts a touch of the 64-byte line holding byte `offset` of block
+    /// `b`: cold the first time since the last reset, warm after.
+    pub(crate) fn touch(&mut self, b: u32, offset: u32) {
+        let line = (u64::from(b) << 16) | u64::from(offset / 64);
+        if self.touched.insert(line) {
+            self.stats.lines_cold += 1;
+        } else {
+            self.stats.lines_warm += 1;
+        }
+    }
+
+    /// Byte offset of entry `i` of a leaf (record) or node (key).
+    pub(crate) fn entry_offset(&self, i: usize) -> u32 {
+        self.geo.header_len + (i as u32) * BtreeGeometry::REC_LEN
+    }
+
+    /// Byte offset of pointer `i` of a node (after all `node_maxrecs` keys,
+    /// `XFS_ALLOC_PTR_ADDR`).
+    pub(crate) fn ptr_offset(&self, i: usize) -> u32 {
+        self.geo.header_len + (self.geo.node_maxrecs as u32) * BtreeGeometry::REC_LEN + (i as u32) * BtreeGeometry::PTR_LEN
     }
 
     /// Which ordering this tree uses.

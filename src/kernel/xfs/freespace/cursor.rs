@@ -31,12 +31,13 @@ pub struct BtreeCursor {
     pub(crate) path: Vec<(u32, isize)>,
 }
 
-/// `partition_point` that counts its comparisons.
-fn counted_partition<T>(v: &[T], compares: &mut u64, pred: impl Fn(&T) -> bool) -> usize {
+/// `partition_point` that records each probed index (one key comparison
+/// each) in `probes`.
+fn probed_partition<T>(v: &[T], probes: &mut Vec<usize>, pred: impl Fn(&T) -> bool) -> usize {
     let (mut lo, mut hi) = (0, v.len());
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        *compares += 1;
+        probes.push(mid);
         if pred(&v[mid]) {
             lo = mid + 1;
         } else {
@@ -54,24 +55,64 @@ impl AllocBtree {
 
     /// Root-to-leaf descent towards `key`; the leaf slot is the first
     /// record with key >= `key` in the leaf reached (may be `numrecs`).
+    /// Per level, as `xfs_btree_lookup`: get the block (a buffer read
+    /// unless the cursor already holds that block at that level,
+    /// `xfs_btree_lookup_get_block`), check its header
+    /// (`xfs_btree_check_block`), binary-search it (one key comparison and
+    /// one line touch per probe) and, in a node, read the pointer followed.
     pub(crate) fn descend(&mut self, cur: &mut BtreeCursor, key: u64) {
-        cur.path.clear();
+        let held = std::mem::take(&mut cur.path);
         cur.path.resize(self.height, (NULLBLOCK, 0));
         let mut b = self.root;
-        let mut compares = 0;
+        let mut probes = Vec::with_capacity(16);
         for level in (1..self.height).rev() {
-            self.stats.blocks_visited += 1;
+            self.get_block(&held, level, b);
+            probes.clear();
             let n = self.node(b);
-            let i = counted_partition(&n.keys, &mut compares, |k| *k <= key).saturating_sub(1);
+            let i = probed_partition(&n.keys, &mut probes, |k| *k <= key).saturating_sub(1);
+            let child = n.ptrs[i];
+            self.touch_probes(b, &probes);
+            self.touch(b, self.ptr_offset(i));
             cur.path[level] = (b, i as isize);
-            b = n.ptrs[i];
+            b = child;
         }
-        self.stats.blocks_visited += 1;
+        self.get_block(&held, 0, b);
+        probes.clear();
         let kind = self.kind;
-        let l = self.leaf(b);
-        let slot = counted_partition(&l.recs, &mut compares, |r| kind.key(*r) < key);
+        let slot = probed_partition(&self.leaf(b).recs, &mut probes, |r| kind.key(*r) < key);
+        self.touch_probes(b, &probes);
         cur.path[0] = (b, slot as isize);
-        self.stats.keys_compared += compares;
+    }
+
+    /// One block visit of a lookup: a buffer read unless `held` (the
+    /// cursor's previous path) has block `b` at `level`; the header line.
+    fn get_block(&mut self, held: &[(u32, isize)], level: usize, b: u32) {
+        self.stats.blocks_visited += 1;
+        if held.get(level).is_none_or(|&(hb, _)| hb != b) {
+            self.stats.buffer_reads += 1;
+        }
+        self.touch(b, 0);
+    }
+
+    /// Counts the comparisons of a binary search in block `b` and the
+    /// lines its probes touch.
+    fn touch_probes(&mut self, b: u32, probes: &[usize]) {
+        self.stats.keys_compared += probes.len() as u64;
+        for &p in probes {
+            self.touch(b, self.entry_offset(p));
+        }
+    }
+
+    /// A block entered by an increment/decrement at a leaf boundary
+    /// (`xfs_btree_read_buf_block`): a buffer read, its header line and,
+    /// in a node, the line of the pointer followed next.
+    fn step_into(&mut self, b: u32, slot: usize) {
+        self.stats.blocks_visited += 1;
+        self.stats.buffer_reads += 1;
+        self.touch(b, 0);
+        if matches!(self.blocks[b as usize], super::btree::Block::Node(_)) {
+            self.touch(b, self.ptr_offset(slot));
+        }
     }
 
     /// `xfs_alloc_lookup_{le,eq,ge}`: positions `cur` by `rec`'s key in this
@@ -128,10 +169,12 @@ impl AllocBtree {
             return false;
         };
         cur.path[lev].1 += 1;
+        let (top, top_slot) = cur.path[lev];
+        self.touch(top, self.ptr_offset(top_slot as usize));
         for l in (0..lev).rev() {
             let (pb, ps) = cur.path[l + 1];
             let child = self.node(pb).ptrs[ps as usize];
-            self.stats.blocks_visited += 1;
+            self.step_into(child, 0);
             cur.path[l] = (child, 0);
         }
         true
@@ -157,11 +200,14 @@ impl AllocBtree {
             return false;
         };
         cur.path[lev].1 -= 1;
+        let (top, top_slot) = cur.path[lev];
+        self.touch(top, self.ptr_offset(top_slot as usize));
         for l in (0..lev).rev() {
             let (pb, ps) = cur.path[l + 1];
             let child = self.node(pb).ptrs[ps as usize];
-            self.stats.blocks_visited += 1;
-            cur.path[l] = (child, self.numrecs(child) as isize - 1);
+            let last = self.numrecs(child) as isize - 1;
+            self.step_into(child, last.max(0) as usize);
+            cur.path[l] = (child, last);
         }
         true
     }

@@ -18,8 +18,15 @@ impl AllocBtree {
     /// `lookup_eq` + `xfs_btree_insert`: inserts `rec`; false if a record
     /// with the same key is already there.
     pub fn insert(&mut self, rec: AllocRec) -> bool {
+        self.insert_from(None, rec)
+    }
+
+    /// [`AllocBtree::insert`] through a cursor that already holds the
+    /// blocks of `held` (the kernel's `lookup_eq` + `xfs_btree_insert` on
+    /// the caller's cursor): blocks it holds are not read again.
+    pub fn insert_from(&mut self, held: Option<&BtreeCursor>, rec: AllocRec) -> bool {
         let key = self.kind.key(rec);
-        let mut cur = self.cursor();
+        let mut cur = held.cloned().unwrap_or_default();
         self.descend(&mut cur, key);
         let (leaf, slot) = cur.path[0];
         let kind = self.kind;
@@ -120,6 +127,7 @@ impl AllocBtree {
         let (b, _) = cur.path[level];
         self.stats.splits += 1;
         self.stats.blocks_visited += 1;
+        self.stats.buffer_reads += 1;
         let right = match &mut self.blocks[b as usize] {
             Block::Leaf(l) => {
                 let half = l.recs.len() / 2;
@@ -146,6 +154,7 @@ impl AllocBtree {
             if old_right != NULLBLOCK {
                 self.leaf_mut(old_right).left = nb;
                 self.stats.blocks_visited += 1;
+                self.stats.buffer_reads += 1;
             }
         }
         let Some(nkey) = self.first_key(nb) else {
@@ -183,6 +192,7 @@ impl AllocBtree {
         let right = (ps + 1 < nptrs).then(|| self.node(p).ptrs[ps + 1]);
         let left = (ps > 0).then(|| self.node(p).ptrs[ps - 1]);
         self.stats.blocks_visited += 1;
+        self.stats.buffer_reads += 1;
         self.stats.joins += 1;
         if let Some(r) = right.filter(|&r| self.numrecs(r) > min) {
             self.shift_first(r, b);
