@@ -115,9 +115,10 @@ fn sweeping_the_workload_kind_and_foreign_sections_are_errors() {
     assert!(e.starts_with("s.toml:10:2:") && e.contains("read by workload `xfs-alloc`"), "{e}");
     let e = err(&BTRFS.replace("kind = \"btrfs-dir\"", "kind = \"btrfs-dir\"\nthreads = 4"));
     assert!(e.starts_with("s.toml:6:1") && e.contains("does not read `workload.threads`"), "{e}");
-    let xfs = "[scenario]\nname = \"x\"\n\n[machine]\nprofile = \"host-a\"\n\n[workload]\nkind = \"xfs-alloc\"\n";
+    // xfs-alloc reads only machine.profile (to price its counted work).
+    let xfs = "[scenario]\nname = \"x\"\n\n[machine]\nprofile = \"host-a\"\nwakeup_ns = 5.0\n\n[workload]\nkind = \"xfs-alloc\"\n";
     let e = err(xfs);
-    assert!(e.contains("does not read `machine`"), "{e}");
+    assert!(e.contains("does not read `machine.wakeup_ns`"), "{e}");
 }
 
 #[test]
