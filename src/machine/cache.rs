@@ -22,7 +22,8 @@
 //!   and the ownership ends. LLC copies are not invalidated: the LLC is
 //!   treated as the place a written-back line lands.
 
-use crate::machine::linemap::LineMap;
+mod lines;
+use lines::LineStates;
 
 /// Size and associativity of one cache level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +63,7 @@ impl std::fmt::Display for CacheError {
             Self::BadGeometry(level, bytes, ways) => {
                 write!(f, "{level}: {bytes} B / (64 B x {ways} ways) is not a power-of-two number of sets")
             }
-            Self::NoCores => write!(f, "the hierarchy has no cores"),
+            Self::NoCores => write!(f, "the hierarchy has no cores, or more than {MAX_CORES}"),
         }
     }
 }
@@ -213,12 +214,15 @@ impl SetAssoc {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct LineState {
     /// Private (core, level) copies.
-    copies: u32,
+    copies: u16,
     /// Core holding it modified, or `NO_OWNER`.
-    owner: u32,
+    owner: u16,
 }
 
-const NO_OWNER: u32 = u32::MAX;
+const NO_OWNER: u16 = u16::MAX;
+
+/// Most cores a hierarchy may have (line states keep core numbers in 16 bits).
+pub const MAX_CORES: usize = 32_000;
 
 impl Default for LineState {
     fn default() -> Self {
@@ -236,7 +240,7 @@ pub struct Hierarchy {
     l2: Vec<SetAssoc>,
     llc: Vec<SetAssoc>,
     core_socket: Vec<u32>,
-    lines: LineMap<LineState>,
+    lines: LineStates,
     counters: Vec<Counters>,
 }
 
@@ -244,7 +248,7 @@ impl Hierarchy {
     /// Builds empty (cold) caches for `config`.
     pub fn new(config: &CacheConfig) -> Result<Self, CacheError> {
         let cores = config.core_socket.len();
-        if cores == 0 {
+        if cores == 0 || cores > MAX_CORES {
             return Err(CacheError::NoCores);
         }
         let sockets = config.core_socket.iter().max().map_or(0, |&s| s as usize + 1);
@@ -256,7 +260,7 @@ impl Hierarchy {
             l2: vec![l2; cores],
             llc: vec![llc; sockets],
             core_socket: config.core_socket.clone(),
-            lines: LineMap::new(),
+            lines: LineStates::default(),
             counters: vec![Counters::default(); cores],
         })
     }
@@ -321,16 +325,16 @@ impl Hierarchy {
     /// Beyond the private caches: a peer's modified copy, the LLC, or memory.
     fn fetch(&mut self, core: usize, line: u64) -> Served {
         let socket = self.core_socket[core] as usize;
-        let owner = self.lines.get(line).map_or(NO_OWNER, |s| s.owner);
+        let owner = self.lines.get(line).owner;
         if owner != NO_OWNER && owner as usize != core {
             self.counters[core].coherence_misses += 1;
-            state_mut(&mut self.lines, line).owner = NO_OWNER; // shared now, written back
+            self.lines.entry(line).owner = NO_OWNER; // shared now, written back
             if !self.llc[socket].probe(line) {
                 self.llc[socket].fill(line);
             }
             let cross_socket = self.core_socket[owner as usize] as usize != socket;
             return Served::Peer {
-                from_core: owner,
+                from_core: u32::from(owner),
                 cross_socket,
             };
         }
@@ -355,13 +359,12 @@ impl Hierarchy {
 
     /// One private copy of `line` at `core` is gone (evicted or invalidated).
     fn drop_copy(&mut self, core: usize, line: u64) {
-        let state = self.lines.get_mut(line).expect("a cached line has a state entry");
+        let state = self.lines.entry(line);
         state.copies -= 1;
-        let (copies, owner) = (state.copies, state.owner);
-        if copies == 0 {
-            self.lines.remove(line);
-        } else if owner as usize == core && !self.l1[core].contains(line) && !self.l2[core].contains(line) {
-            state_mut(&mut self.lines, line).owner = NO_OWNER; // written back
+        if state.copies == 0 {
+            state.owner = NO_OWNER;
+        } else if state.owner as usize == core && !self.l1[core].contains(line) && !self.l2[core].contains(line) {
+            self.lines.entry(line).owner = NO_OWNER; // written back
         }
     }
 
@@ -369,7 +372,7 @@ impl Hierarchy {
     fn take_ownership(&mut self, core: usize, line: u64) -> u32 {
         let mine = u32::from(self.l1[core].contains(line)) + u32::from(self.l2[core].contains(line));
         let mut invalidated = 0;
-        if self.lines.get(line).map_or(0, |s| s.copies) > mine {
+        if u32::from(self.lines.get(line).copies) > mine {
             for other in (0..self.cores()).filter(|&o| o != core) {
                 let (a, b) = (self.l1[other].remove(line), self.l2[other].remove(line));
                 for _ in 0..u32::from(a) + u32::from(b) {
@@ -378,15 +381,165 @@ impl Hierarchy {
                 invalidated += u32::from(a || b);
             }
         }
-        self.lines.entry(line).owner = core as u32;
+        self.lines.entry(line).owner = core as u16;
         self.counters[core].invalidations += u64::from(invalidated);
         invalidated
     }
 }
 
-fn state_mut(lines: &mut LineMap<LineState>, line: u64) -> &mut LineState {
-    lines.get_mut(line).expect("a cached line has a state entry")
-}
 
 #[cfg(test)]
 mod tests;
+
+/// The cache model of one run's machine: the hierarchy, the hierarchy core
+/// each thread runs on (SMT siblings share one core's private caches), and
+/// what each outcome costs.
+#[derive(Clone, Debug)]
+pub struct MachineCaches {
+    /// The caches, cold.
+    pub hierarchy: Hierarchy,
+    /// Hierarchy core of each thread, by thread number.
+    pub thread_core: Vec<usize>,
+    /// Prices of outcomes.
+    pub prices: CachePrices,
+}
+
+/// What an access costs by where it was served, in ps (load-to-use).
+#[derive(Clone, Debug)]
+pub struct CachePrices {
+    /// L1d hit (`hit_ns`).
+    pub l1_ps: u64,
+    /// L2 hit (`levels.l2_hit_ns`).
+    pub l2_ps: u64,
+    /// LLC hit (`levels.llc_hit_ns`).
+    pub llc_ps: u64,
+    /// DRAM (`memory_ns`).
+    pub memory_ps: u64,
+    /// A write to a line this core holds shared with other cores: the
+    /// invalidation round trip to the nearest other core (one transfer).
+    pub upgrade_ps: Vec<u64>,
+    /// Transfer from core `a`'s cache to core `b`'s, `[a * cores + b]`,
+    /// by the distance class of their CPUs.
+    pub peer_ps: Vec<u64>,
+    cores: usize,
+}
+
+impl CachePrices {
+    /// Cost of one access by `core` with outcome `o`, in ps.
+    #[inline]
+    pub fn of(&self, core: usize, o: Outcome) -> u64 {
+        let base = match o.served {
+            Served::L1 => self.l1_ps,
+            Served::L2 => self.l2_ps,
+            Served::Llc => self.llc_ps,
+            Served::Memory => self.memory_ps,
+            Served::Peer { from_core, .. } => self.peer_ps[from_core as usize * self.cores + core],
+        };
+        match o.served {
+            Served::L1 | Served::L2 if o.invalidated_cores > 0 => base + self.upgrade_ps[core],
+            _ => base,
+        }
+    }
+}
+
+impl MachineCaches {
+    /// Builds the cache model for `machine`'s threads: one private L1d and
+    /// L2 per physical core in use, one LLC per LLC domain in use (its
+    /// share of `llc_bytes_per_socket`), LRU with the profile's ways
+    /// (`levels.l1d_ways`, `levels.l2_ways`, `cache_ways` for the LLC).
+    /// Errors name the profile field that is missing or does not make a
+    /// power-of-two number of sets.
+    pub fn for_machine(machine: &crate::machine::Machine) -> Result<Self, crate::param::ParamError> {
+        use crate::param::ParamError;
+        let p = &machine.profile;
+        let topo = machine.topology();
+        let levels = p.levels.as_ref().ok_or_else(|| {
+            ParamError::new(
+                "machine.profile",
+                format!(
+                    "profile `{}` has no [levels] table (l1d_ways, l2_ways, l2_hit_ns, llc_hit_ns), which the cache model needs",
+                    p.name
+                ),
+            )
+        })?;
+        let mut cores: Vec<u32> = Vec::new();
+        let mut rep_cpu = Vec::new();
+        let thread_core: Vec<usize> = machine
+            .cpus
+            .iter()
+            .map(|&c| {
+                let core = topo.core_of(c);
+                match cores.iter().position(|&k| k == core) {
+                    Some(i) => i,
+                    None => {
+                        cores.push(core);
+                        rep_cpu.push(c);
+                        cores.len() - 1
+                    }
+                }
+            })
+            .collect();
+        let mut llcs: Vec<u32> = Vec::new();
+        let core_socket = rep_cpu
+            .iter()
+            .map(|&c| {
+                let l = topo.llc_of(c);
+                match llcs.iter().position(|&k| k == l) {
+                    Some(i) => i as u32,
+                    None => {
+                        llcs.push(l);
+                        (llcs.len() - 1) as u32
+                    }
+                }
+            })
+            .collect();
+        let llc_bytes = p.llc_bytes_per_socket / u64::from(topo.llcs_per_socket.max(1));
+        let config = CacheConfig {
+            l1d: LevelConfig {
+                size_bytes: p.l1d_bytes,
+                ways: levels.l1d_ways,
+            },
+            l2: LevelConfig {
+                size_bytes: p.l2_bytes,
+                ways: levels.l2_ways,
+            },
+            llc: LevelConfig {
+                size_bytes: llc_bytes,
+                ways: p.cache_ways,
+            },
+            core_socket,
+        };
+        let hierarchy = Hierarchy::new(&config).map_err(|e| {
+            let field = match e {
+                CacheError::BadGeometry("l1d", ..) => "machine.profile.l1d_bytes",
+                CacheError::BadGeometry("l2", ..) => "machine.profile.l2_bytes",
+                _ => "machine.profile.llc_bytes_per_socket",
+            };
+            ParamError::new(field, e.to_string())
+        })?;
+        let n = rep_cpu.len();
+        let mut peer_ps = Vec::with_capacity(n * n);
+        for &a in &rep_cpu {
+            for &b in &rep_cpu {
+                peer_ps.push(p.transfer_between_ps(topo.distance(a, b), topo.socket_of(a), topo.socket_of(b)));
+            }
+        }
+        let upgrade_ps = (0..n)
+            .map(|a| (0..n).filter(|&b| b != a).map(|b| peer_ps[a * n + b]).min().unwrap_or(0))
+            .collect();
+        let prices = CachePrices {
+            l1_ps: crate::machine::ns_to_ps(p.hit_ns),
+            l2_ps: crate::machine::ns_to_ps(levels.l2_hit_ns),
+            llc_ps: crate::machine::ns_to_ps(levels.llc_hit_ns),
+            memory_ps: p.memory_ps(),
+            upgrade_ps,
+            peer_ps,
+            cores: n,
+        };
+        Ok(Self {
+            hierarchy,
+            thread_core,
+            prices,
+        })
+    }
+}
