@@ -334,11 +334,9 @@ impl Hierarchy {
         }
         self.counters[core].l2_misses += 1;
         let served = self.fetch(core, line);
-        let victims = [self.l2[core].fill(line), self.l1[core].fill(line)];
+        self.l2[core].fill(line);
+        self.l1[core].fill(line);
         self.lines.entry(line).sharers |= bit(core);
-        for v in victims.into_iter().flatten() {
-            self.drop_copy(core, v);
-        }
         served
     }
 
@@ -346,7 +344,9 @@ impl Hierarchy {
     fn fetch(&mut self, core: usize, line: u64) -> Served {
         let socket = self.core_socket[core] as usize;
         let owner = self.lines.get(line).owner;
-        if owner != NO_OWNER && owner as usize != core {
+        // Ownership ends when the owner no longer holds the line privately
+        // (it was written back on eviction); checked here, lazily.
+        if owner != NO_OWNER && owner as usize != core && self.holds(owner as usize, line) {
             self.counters[core].coherence_misses += 1;
             self.lines.entry(line).owner = NO_OWNER; // shared now, written back
             if !self.llc[socket].probe(line) {
@@ -367,28 +367,16 @@ impl Hierarchy {
         Served::Memory
     }
 
-    /// Fills `line` into `core`'s L2 (`l2`) or L1d, accounting the eviction.
+    /// Fills `line` into `core`'s L2 (`l2`) or L1d. An evicted line needs
+    /// no bookkeeping: a stale sharer bit only makes a later write look at
+    /// a core that no longer holds the line, and ownership is checked
+    /// against the owner's caches when it matters ([`Hierarchy::fetch`]).
     fn fill_private(&mut self, core: usize, line: u64, l2: bool) {
         let level = if l2 { &mut self.l2[core] } else { &mut self.l1[core] };
-        let victim = level.fill(line);
-        self.lines.entry(line).sharers |= bit(core);
-        if let Some(v) = victim {
-            self.drop_copy(core, v);
-        }
-    }
-
-    /// One private copy of `line` at `core` is gone (evicted or invalidated).
-    fn drop_copy(&mut self, core: usize, line: u64) {
-        if self.l1[core].contains(line) || self.l2[core].contains(line) {
-            return;
-        }
-        let aliased = (core % 32..self.cores()).step_by(32).any(|o| o != core && self.holds(o, line));
-        let state = self.lines.entry(line);
-        if state.owner as usize == core {
-            state.owner = NO_OWNER; // written back
-        }
-        if !aliased {
-            state.sharers &= !bit(core);
+        level.fill(line);
+        // From an L2 hit: the core already holds the line, its bit is set.
+        if l2 {
+            self.lines.entry(line).sharers |= bit(core);
         }
     }
 
