@@ -225,10 +225,10 @@ fn shift_down(set: &mut [u64], i: usize) {
 /// which core holds it modified.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct LineState {
-    /// Bit `c % 32` is set when core `c` (or, on machines of more than 32
-    /// cores, another core of the same residue) holds a copy in L1 or L2.
-    /// Exact for at most 32 cores; a superset filter beyond.
-    sharers: u32,
+    /// Bit `c % 16` is set when core `c` (or another core of the same
+    /// residue) may hold a copy in L1 or L2: a superset filter, so a write
+    /// looks only at cores that may hold the line.
+    sharers: u16,
     /// Core holding it modified, or `NO_OWNER`.
     owner: u16,
 }
@@ -245,8 +245,8 @@ impl Default for LineState {
 }
 
 #[inline]
-fn bit(core: usize) -> u32 {
-    1 << (core % 32)
+fn bit(core: usize) -> u16 {
+    1 << (core % 16)
 }
 
 /// Most cores a hierarchy may have (line states keep core numbers in 16 bits).
@@ -388,13 +388,13 @@ impl Hierarchy {
     fn take_ownership(&mut self, core: usize, line: u64) -> u32 {
         let state = self.lines.get(line);
         let mut invalidated = 0;
-        let others = if self.cores() > 32 { state.sharers } else { state.sharers & !bit(core) };
+        let others = if self.cores() > 16 { state.sharers } else { state.sharers & !bit(core) };
         if others != 0 {
             let mut bits = others;
             while bits != 0 {
                 let b = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                for other in (b..self.cores()).step_by(32).filter(|&o| o != core) {
+                for other in (b..self.cores()).step_by(16).filter(|&o| o != core) {
                     let (a, c) = (self.l1[other].remove(line), self.l2[other].remove(line));
                     invalidated += u32::from(a || c);
                 }

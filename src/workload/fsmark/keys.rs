@@ -12,6 +12,7 @@ pub const PARAMS: &[ParamSpec] = &[
     p("fsmark.rb_node_offset", "bytes", "0 to inode_bytes - 24", "offset of rb_node in the inode (rb-tree)"),
     p("fsmark.key_offset", "bytes", "0 to inode_bytes - 8", "offset of location.objectid, the key btrfs_ino() reads"),
     p("fsmark.open_inodes", "a whole number", "0 (never evict) or more", "inodes kept open; the oldest are evicted beyond it"),
+    p("fsmark.prefill", "true or false", "true needs open_inodes > 0", "start with open_inodes inodes in the index (cold caches)"),
     p("fsmark.create_work_ns", "a time in ns", "0 to 1e9", "mean CPU time of the rest of a create (exponential)"),
     p("fsmark.enomem_every", "a whole number", "0 (never) or more", "fail every n-th xarray node allocation with ENOMEM"),
 ];

@@ -44,6 +44,11 @@ pub struct FsmarkParams {
     /// (fs_mark `-k` keeps every file and nothing applies memory
     /// pressure). Default 0.
     pub open_inodes: u64,
+    /// Start with `open_inodes` inodes already in the index (inode numbers
+    /// below the first one created, objects spread over the CPUs' slabs,
+    /// caches cold), so a short run measures the steady state of a large
+    /// index. Default false.
+    pub prefill: bool,
     /// Mean CPU time of the rest of one create (VFS, btrfs tree items,
     /// transaction, fs_mark's own loop) on an unshared core, ns; drawn
     /// exponentially per create. Default 12,000: FITTED on case 2's
@@ -70,6 +75,7 @@ impl Default for FsmarkParams {
             rb_node_offset: 256,
             key_offset: 8,
             open_inodes: 0,
+            prefill: false,
             create_work_ns: FITTED_CREATE_WORK_NS,
             enomem_every: 0,
         }
@@ -105,6 +111,12 @@ impl FsmarkParams {
         }
         if self.key_offset + 8 > self.inode_bytes {
             return Err(ParamError::new("key_offset", "the 8-byte key must fit in the inode"));
+        }
+        if self.prefill && self.open_inodes == 0 {
+            return Err(ParamError::new("prefill", "prefill needs open_inodes > 0 (the number of inodes to start with)"));
+        }
+        if self.open_inodes > 20_000_000 {
+            return Err(ParamError::new("open_inodes", "expected at most 20,000,000 open inodes"));
         }
         if !(0.0..=1e9).contains(&self.create_work_ns) {
             return Err(ParamError::new("create_work_ns", "expected 0 to 1e9 ns"));

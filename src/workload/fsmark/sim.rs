@@ -251,8 +251,35 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// Opens `open_inodes` inodes before the run, untimed and without
+    /// touching the caches (`prefill`).
+    fn prefill(&mut self) {
+        let n = self.th.len() as u64;
+        for k in 0..self.p.open_inodes {
+            let slab = (k % n) as u32;
+            let (ino, obj) = (self.next_ino, self.slabs[slab as usize].alloc());
+            self.next_ino += 1;
+            let node = match self.p.index {
+                IndexKind::Rbtree => self.index.rb_insert(ino, obj, &mut self.touches).0,
+                IndexKind::Xarray => {
+                    // Prefill allocations do not count against the ENOMEM plan's purpose,
+                    // but they are node allocations like any other.
+                    if self.index.xa_reserve(ino, &mut self.touches).is_ok() {
+                        self.index.xa_store(ino, obj, &mut self.touches);
+                    }
+                    None
+                }
+            };
+            self.touches.clear();
+            self.open.push_back(Open { ino, obj, slab, node });
+        }
+    }
+
     /// Runs every loop to the end.
     pub fn run(mut self) -> Result<Outcome, SimError> {
+        if self.p.prefill {
+            self.prefill();
+        }
         for i in 0..self.th.len() {
             self.queue.schedule_at(SimTimePs::ZERO, i as u32)?;
         }
