@@ -140,12 +140,24 @@ impl Counters {
 const EMPTY: u64 = u64::MAX;
 
 /// One set-associative LRU array: per set, `ways` tags, most recent first.
+///
+/// Streams of fresh lines ([`Hierarchy::stream_fresh`]) are applied lazily:
+/// `streamed` counts the fresh lines sent through this array, which land
+/// on consecutive sets starting at set 0, and `synced[s]` how many of them
+/// set `s` has absorbed. Before a set is read, its share of the stream is
+/// pushed in as never-matching placeholder tags at the most-recent end,
+/// exactly as if the lines had been filled one by one.
 #[derive(Clone, Debug)]
 struct SetAssoc {
     ways: usize,
     set_mask: u64,
     tags: Vec<u64>,
+    streamed: u64,
+    synced: Vec<u64>,
 }
+
+/// Tag of a fresh streamed line: matches no real line.
+const FRESH: u64 = u64::MAX - 1;
 
 impl SetAssoc {
     fn new(level: &'static str, cfg: LevelConfig) -> Result<Self, CacheError> {
@@ -159,20 +171,45 @@ impl SetAssoc {
             ways: cfg.ways as usize,
             set_mask: sets - 1,
             tags: vec![EMPTY; (sets * u64::from(cfg.ways)) as usize],
+            streamed: 0,
+            synced: vec![0; sets as usize],
         })
     }
 
+    /// Fresh lines of the stream that set `s` has not absorbed yet.
+    #[inline]
+    fn pending(&self, s: usize) -> u64 {
+        let sets = self.set_mask + 1;
+        // Lines j in [0, t) with j mod sets == s.
+        let received = |t: u64| (t + sets - 1 - s as u64) / sets;
+        received(self.streamed) - received(self.synced[s])
+    }
+
+    #[inline]
     fn set(&mut self, line: u64) -> &mut [u64] {
-        let start = (line & self.set_mask) as usize * self.ways;
+        let s = (line & self.set_mask) as usize;
+        let start = s * self.ways;
+        if self.synced[s] != self.streamed {
+            let k = self.pending(s).min(self.ways as u64) as usize;
+            self.synced[s] = self.streamed;
+            let set = &mut self.tags[start..start + self.ways];
+            set.copy_within(0..self.ways - k, k);
+            set[..k].fill(FRESH);
+        }
         &mut self.tags[start..start + self.ways]
     }
 
     fn contains(&self, line: u64) -> bool {
-        let start = (line & self.set_mask) as usize * self.ways;
-        self.tags[start..start + self.ways].contains(&line)
+        let s = (line & self.set_mask) as usize;
+        let start = s * self.ways;
+        match self.tags[start..start + self.ways].iter().position(|&t| t == line) {
+            Some(i) => self.synced[s] == self.streamed || (i as u64) + self.pending(s) < self.ways as u64,
+            None => false,
+        }
     }
 
     /// On a hit, moves the line to most-recent and returns true.
+    #[inline]
     fn probe(&mut self, line: u64) -> bool {
         let set = self.set(line);
         match set.iter().position(|&t| t == line) {
@@ -185,14 +222,13 @@ impl SetAssoc {
         }
     }
 
-    /// Inserts an absent line as most-recent; returns the evicted line.
-    fn fill(&mut self, line: u64) -> Option<u64> {
+    /// Inserts an absent line as most-recent.
+    #[inline]
+    fn fill(&mut self, line: u64) {
         let set = self.set(line);
         let last = set.len() - 1;
-        let victim = set[last];
         shift_down(set, last);
         set[0] = line;
-        (victim != EMPTY).then_some(victim)
     }
 
     /// Drops a line; returns true if it was present.
@@ -310,6 +346,18 @@ impl Hierarchy {
     /// Whether `socket`'s LLC holds `line`.
     pub fn llc_holds(&self, socket: usize, line: u64) -> bool {
         self.llc[socket].contains(line)
+    }
+
+    /// `lines` fresh lines (never accessed before or after, as a stream
+    /// through memory the model does not otherwise follow) pass through
+    /// `core`'s L1d and L2 and its LLC: each fills every level, evicting
+    /// what LRU says. Not counted as accesses. O(1) now; each set absorbs
+    /// its share when next looked at.
+    pub fn stream_fresh(&mut self, core: usize, lines: u64) {
+        let socket = self.core_socket[core] as usize;
+        self.l1[core].streamed += lines;
+        self.l2[core].streamed += lines;
+        self.llc[socket].streamed += lines;
     }
 
     /// One access by `core` to line address `line` (byte address / 64).
@@ -435,9 +483,6 @@ pub struct CachePrices {
     pub llc_ps: u64,
     /// DRAM (`memory_ns`).
     pub memory_ps: u64,
-    /// A write to a line this core holds shared with other cores: the
-    /// invalidation round trip to the nearest other core (one transfer).
-    pub upgrade_ps: Vec<u64>,
     /// Transfer from core `a`'s cache to core `b`'s, `[a * cores + b]`,
     /// by the distance class of their CPUs.
     pub peer_ps: Vec<u64>,
@@ -445,19 +490,20 @@ pub struct CachePrices {
 }
 
 impl CachePrices {
-    /// Cost of one access by `core` with outcome `o`, in ps.
+    /// Cost of one access by `core` with outcome `o`, in ps: the load-to-use
+    /// latency of where it was served. A store that must invalidate other
+    /// cores' copies costs no more than its load part: on x86 (TSO) stores
+    /// retire into the store buffer and the ownership request overlaps the
+    /// code that follows; the line's transfer still happens (the other
+    /// cores' next reads miss).
     #[inline]
     pub fn of(&self, core: usize, o: Outcome) -> u64 {
-        let base = match o.served {
+        match o.served {
             Served::L1 => self.l1_ps,
             Served::L2 => self.l2_ps,
             Served::Llc => self.llc_ps,
             Served::Memory => self.memory_ps,
             Served::Peer { from_core, .. } => self.peer_ps[from_core as usize * self.cores + core],
-        };
-        match o.served {
-            Served::L1 | Served::L2 if o.invalidated_cores > 0 => base + self.upgrade_ps[core],
-            _ => base,
         }
     }
 }
@@ -544,15 +590,11 @@ impl MachineCaches {
                 peer_ps.push(p.transfer_between_ps(topo.distance(a, b), topo.socket_of(a), topo.socket_of(b)));
             }
         }
-        let upgrade_ps = (0..n)
-            .map(|a| (0..n).filter(|&b| b != a).map(|b| peer_ps[a * n + b]).min().unwrap_or(0))
-            .collect();
         let prices = CachePrices {
             l1_ps: crate::machine::ns_to_ps(p.hit_ns),
             l2_ps: crate::machine::ns_to_ps(levels.l2_hit_ns),
             llc_ps: crate::machine::ns_to_ps(levels.llc_hit_ns),
             memory_ps: p.memory_ps(),
-            upgrade_ps,
             peer_ps,
             cores: n,
         };

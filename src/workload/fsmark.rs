@@ -187,3 +187,6 @@ impl Prepared for PreparedFsmark {
         Some(report::text(metrics, self.params.loops))
     }
 }
+
+#[cfg(test)]
+mod tests;

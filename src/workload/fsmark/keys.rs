@@ -14,5 +14,6 @@ pub const PARAMS: &[ParamSpec] = &[
     p("fsmark.open_inodes", "a whole number", "0 (never evict) or more", "inodes kept open; the oldest are evicted beyond it"),
     p("fsmark.prefill", "true or false", "true needs open_inodes > 0", "start with open_inodes inodes in the index (cold caches)"),
     p("fsmark.create_work_ns", "a time in ns", "0 to 1e9", "mean CPU time of the rest of a create (exponential)"),
+    p("fsmark.create_touch_bytes", "bytes", "0 to 1 GiB", "memory the rest of a create streams through the caches"),
     p("fsmark.enomem_every", "a whole number", "0 (never) or more", "fail every n-th xarray node allocation with ENOMEM"),
 ];
