@@ -55,10 +55,14 @@ fn rbtree_height_after_4000_sequential_inodes() {
 
 #[test]
 fn xarray_levels_for_dense_numbers() {
-    // Largest index 256 + 4000 - 1 < 4096: two levels (kernel.md 2.4).
-    let o = run(&params(IndexKind::Xarray), 4, 1);
+    // 3600 inodes: largest index 256 + 3600 - 1 = 3855 < 4096, two levels
+    // for every store (kernel.md 2.4); 4000 reach 4255 and a third level.
+    let mut p = params(IndexKind::Xarray);
+    p.files_per_thread = 450;
+    let o = run(&p, 4, 1);
     assert_eq!(o.height, 2);
-    assert_eq!(o.depth_sum, 2 * 4000);
+    assert_eq!(o.depth_sum, 2 * 3600);
+    assert_eq!(run(&params(IndexKind::Xarray), 4, 1).height, 3);
 }
 
 #[test]
