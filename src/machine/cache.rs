@@ -288,7 +288,6 @@ fn bit(core: usize) -> u16 {
 /// Most cores a hierarchy may have (line states keep core numbers in 16 bits).
 pub const MAX_CORES: usize = 32_000;
 
-
 /// The cache hierarchy of one machine.
 #[derive(Clone, Debug)]
 pub struct Hierarchy {
@@ -436,7 +435,11 @@ impl Hierarchy {
     fn take_ownership(&mut self, core: usize, line: u64) -> u32 {
         let state = self.lines.get(line);
         let mut invalidated = 0;
-        let others = if self.cores() > 16 { state.sharers } else { state.sharers & !bit(core) };
+        let others = if self.cores() > 16 {
+            state.sharers
+        } else {
+            state.sharers & !bit(core)
+        };
         if others != 0 {
             let mut bits = others;
             while bits != 0 {

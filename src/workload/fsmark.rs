@@ -34,11 +34,31 @@ pub const METRICS: &[(&str, &str, &str)] = &[
     ("insert_stddev_ns", "ns", "standard deviation of the insert time"),
     ("inserts", "count", "inserts timed (one per create)"),
     ("files_per_sec", "files/s", "creates per second over the whole run"),
-    ("index_depth_mean", "levels", "index levels an insert walked (rb-tree nodes compared, xarray levels), mean"),
-    ("index_height", "levels", "height of the index at the end (rb-tree longest path, xarray levels)"),
-    ("index_node_depth_mean", "levels", "mean depth of the index's nodes at the end (rb-tree), its levels (xarray)"),
-    ("cache_misses_per_insert", "count", "index lines an insert touched that missed its L1d"),
-    ("peer_transfers_per_insert", "count", "index lines an insert fetched from another core's modified copy"),
+    (
+        "index_depth_mean",
+        "levels",
+        "index levels an insert walked (rb-tree nodes compared, xarray levels), mean",
+    ),
+    (
+        "index_height",
+        "levels",
+        "height of the index at the end (rb-tree longest path, xarray levels)",
+    ),
+    (
+        "index_node_depth_mean",
+        "levels",
+        "mean depth of the index's nodes at the end (rb-tree), its levels (xarray)",
+    ),
+    (
+        "cache_misses_per_insert",
+        "count",
+        "index lines an insert touched that missed its L1d",
+    ),
+    (
+        "peer_transfers_per_insert",
+        "count",
+        "index lines an insert fetched from another core's modified copy",
+    ),
     ("memory_misses_per_insert", "count", "index lines an insert fetched from DRAM"),
     ("lines_per_insert", "count", "index line accesses per insert"),
     ("inode_lock.wait_mean_ns", "ns", "mean wait for inode_lock per acquisition"),
@@ -88,7 +108,11 @@ impl Workload for Fsmark {
 
     fn metric_docs(&self) -> Vec<MetricSpec> {
         let mut m: Vec<MetricSpec> = METRICS.iter().map(|&(n, u, d)| MetricSpec::new(n, u, d)).collect();
-        m.push(MetricSpec::new("insert_hist.log2_KK", "count", "inserts taking [2^KK, 2^(KK+1)) ns"));
+        m.push(MetricSpec::new(
+            "insert_hist.log2_KK",
+            "count",
+            "inserts taking [2^KK, 2^(KK+1)) ns",
+        ));
         m.push(MetricSpec::new("loopLL.count", "count", "files created in loop LL"));
         m.push(MetricSpec::new("loopLL.files_per_sec", "files/s", "creates per second in loop LL"));
         m
@@ -104,13 +128,10 @@ impl Workload for Fsmark {
 
     fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError> {
         let params: FsmarkParams = input.sections.get("fsmark")?;
-        let machine = input
-            .machines
-            .get(input.machine, input.threads, input.dir)
-            .map_err(|e| match e {
-                crate::machine::MachineError::Param(p) => p,
-                other => ParamError::new("machine.profile", other.to_string()),
-            })?;
+        let machine = input.machines.get(input.machine, input.threads, input.dir).map_err(|e| match e {
+            crate::machine::MachineError::Param(p) => p,
+            other => ParamError::new("machine.profile", other.to_string()),
+        })?;
         params.validate(machine.cpus.len() as u64).map_err(|e| e.under("fsmark"))?;
         let caches = MachineCaches::for_machine(&machine)?;
         Ok(Box::new(PreparedFsmark { params, machine, caches }))
@@ -152,7 +173,13 @@ impl Prepared for PreparedFsmark {
     }
 
     fn key_metrics(&self) -> &'static [&'static str] {
-        &["insert_mean_ns", "insert_p50_ns", "insert_p99_ns", "index_depth_mean", "cache_misses_per_insert"]
+        &[
+            "insert_mean_ns",
+            "insert_p50_ns",
+            "insert_p99_ns",
+            "index_depth_mean",
+            "cache_misses_per_insert",
+        ]
     }
 
     /// Per create: an rb node (40 B) or a share of an xarray node (about

@@ -121,7 +121,10 @@ impl FsmarkParams {
             return Err(ParamError::new("key_offset", "the 8-byte key must fit in the inode"));
         }
         if self.prefill && self.open_inodes == 0 {
-            return Err(ParamError::new("prefill", "prefill needs open_inodes > 0 (the number of inodes to start with)"));
+            return Err(ParamError::new(
+                "prefill",
+                "prefill needs open_inodes > 0 (the number of inodes to start with)",
+            ));
         }
         if self.open_inodes > 20_000_000 {
             return Err(ParamError::new("open_inodes", "expected at most 20,000,000 open inodes"));

@@ -40,13 +40,20 @@ pub fn metrics(o: &Outcome, loops: u32) -> Metrics {
     put("lines_per_insert", o.touches as f64 / nf);
     let (acq, wait, hold) = o.inode_lock;
     put("inode_lock.wait_mean_ns", wait as f64 / acq.max(1) as f64 / 1000.0);
-    put("inode_lock.utilisation", if o.end_ps > 0 { hold as f64 / o.end_ps as f64 } else { 0.0 });
+    put(
+        "inode_lock.utilisation",
+        if o.end_ps > 0 { hold as f64 / o.end_ps as f64 } else { 0.0 },
+    );
     let total = o.latency.mean() * n as f64;
     put("lock_wait_share", if total > 0.0 { o.insert_wait_ps as f64 / total } else { 0.0 });
     put("failed_inserts", o.failed as f64);
     put("open_inodes", o.open as f64);
     for k in 0..HIST_BUCKETS {
-        let extra: u64 = if k + 1 == HIST_BUCKETS { o.log2_ns[HIST_BUCKETS..].iter().sum() } else { 0 };
+        let extra: u64 = if k + 1 == HIST_BUCKETS {
+            o.log2_ns[HIST_BUCKETS..].iter().sum()
+        } else {
+            0
+        };
         m.insert(hist_metric(k), (o.log2_ns[k] + extra) as f64);
     }
     for (l, &(count, ps)) in (1..=loops).zip(o.loops.iter()) {
@@ -77,8 +84,20 @@ pub fn text(m: &Metrics, loops: u32) -> String {
     let g = |k: &str| m.get(k).copied().unwrap_or(0.0);
     let mut s = String::new();
     let _ = writeln!(s, "insert function latency (ns):");
-    let _ = writeln!(s, "  count {:.0}, range [{:.0}, {:.0}]", g("inserts"), g("insert_min_ns"), g("insert_max_ns"));
-    let _ = writeln!(s, "  mean {:.3}, median {:.0}, stddev {:.3}", g("insert_mean_ns"), g("insert_p50_ns"), g("insert_stddev_ns"));
+    let _ = writeln!(
+        s,
+        "  count {:.0}, range [{:.0}, {:.0}]",
+        g("inserts"),
+        g("insert_min_ns"),
+        g("insert_max_ns")
+    );
+    let _ = writeln!(
+        s,
+        "  mean {:.3}, median {:.0}, stddev {:.3}",
+        g("insert_mean_ns"),
+        g("insert_p50_ns"),
+        g("insert_stddev_ns")
+    );
     let _ = writeln!(
         s,
         "  p90 {:.0}, p95 {:.0}, p99 {:.0}",
@@ -125,7 +144,10 @@ mod tests {
         m.insert(hist_metric(10), 50.0);
         m.insert("loop01.count".into(), 1200.0);
         let t = text(&m, 1);
-        assert!(t.contains("[512, 1K)       100 |####################################################|"), "{t}");
+        assert!(
+            t.contains("[512, 1K)       100 |####################################################|"),
+            "{t}"
+        );
         assert!(t.contains("[1K, 2K)        50 |##########################"), "{t}");
         assert!(t.contains("     1         1200"), "{t}");
     }

@@ -355,7 +355,9 @@ impl<'a> Sim<'a> {
             match step {
                 Step::Work => {
                     let core = self.caches.thread_core[i];
-                    self.caches.hierarchy.stream_fresh(core, self.p.create_touch_bytes.div_ceil(LINE_BYTES));
+                    self.caches
+                        .hierarchy
+                        .stream_fresh(core, self.p.create_touch_bytes.div_ceil(LINE_BYTES));
                     let d = self.work.sample(&mut self.rngs[i]).0;
                     let d = d.saturating_mul(u64::from(self.slowdown[i])) / 1000;
                     self.th[i].t = t.saturating_add(SimTimePs(d));
