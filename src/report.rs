@@ -95,6 +95,18 @@ fn stage_all(
     set.write("summary.json", json::summary_json(s, rows).as_bytes())?;
     set.write("report.txt", text.as_bytes())?;
     set.write("scenario.resolved.toml", s.resolved_toml.as_bytes())?;
+    for r in results.iter().filter(|r| r.plan.replication == 0) {
+        let prepared = &s.points[r.plan.point].configs[r.plan.variant].prepared;
+        if let Some(text) = prepared.text_outputs(&r.metrics) {
+            let variant = &s.variants[r.plan.variant].name;
+            let name = if s.points.len() > 1 {
+                format!("{variant}.p{}.txt", r.plan.point)
+            } else {
+                format!("{variant}.txt")
+            };
+            set.write(&name, text.as_bytes())?;
+        }
+    }
     for p in &s.doc.plot {
         let spec = plots::spec(s, p, rows);
         let stem = plots::stem(p);
