@@ -6,6 +6,7 @@ pub mod expect;
 pub mod json;
 pub mod plot;
 pub mod plots;
+pub mod speedup;
 pub mod stats;
 pub mod text;
 pub mod warnings;
