@@ -182,12 +182,13 @@ pub fn patch_text(heading: &str, before: &str, after: &str, pairs: &[Pair]) -> S
         let unit = rows.first().map_or("", |p| p.unit.as_str());
         let unit = if unit.is_empty() { String::new() } else { format!(" ({unit})") };
         let _ = writeln!(out, "\n{m}{unit}");
+        let _ = writeln!(out, "{:<w$} {:>10} {:>10}", "", "Before", "After", w = POINT_COLS);
         let _ = writeln!(
             out,
-            "{:<w$} {:>9} {:>9}  {:<13} {:>7}",
+            "{:<w$} {:>10} {:>10}  {:<13} {:>7}",
             "",
-            cut(before, 9),
-            cut(after, 9),
+            cut(before, 10),
+            cut(after, 10),
             "change",
             "p",
             w = POINT_COLS
@@ -224,7 +225,7 @@ fn row(out: &mut String, p: &Pair) {
     };
     let _ = writeln!(
         out,
-        "{label:<w$} {:>9} {:>9}  {change:<13} {pv:>7}",
+        "{label:<w$} {:>10} {:>10}  {change:<13} {pv:>7}",
         human(mb),
         human(ma),
         w = POINT_COLS
