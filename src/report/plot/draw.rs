@@ -135,7 +135,8 @@ pub(crate) fn draw_plot<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec:
         if prepared.bar_width > 0.0 {
             draw_bars(area, marks, i, prepared.bar_width, prepared.y_axis.lo)?;
         } else {
-            draw_series(area, marks, i)?;
+            let span = prepared.y_axis.hi - prepared.y_axis.lo;
+            draw_series(area, marks, i, under(&prepared.marks, i, span))?;
         }
     }
     for &(x, y, _) in &prepared.refs {
@@ -272,18 +273,30 @@ fn label_width<DB: DrawingBackend>(part: &DrawingArea<DB, Shift>, axis: &Axis) -
     Ok(widest)
 }
 
-/// Draws one series: its line, then error bars, then markers on top.
-fn draw_series<DB: DrawingBackend>(area: &PlotArea<DB>, marks: &[Mark], index: usize) -> Result<(), PlotError> {
+/// Extra pixels of line width and marker size for series `index`: 3
+/// when a later series, drawn over it, passes through one of its points
+/// (within 0.5% of the y axis), so the hidden series still shows as a
+/// coloured edge around the later one; 0 otherwise.
+fn under(marks: &[Vec<Mark>], index: usize, y_span: f64) -> i32 {
+    let near = |a: &Mark, b: &Mark| a.x == b.x && (a.y - b.y).abs() <= y_span * 0.005;
+    let hidden = marks[index].iter().any(|a| marks[index + 1..].iter().flatten().any(|b| near(a, b)));
+    if hidden { 3 } else { 0 }
+}
+
+/// Draws one series, `extra` pixels wider (see [`under`]): its line, then
+/// error bars, then markers on top.
+fn draw_series<DB: DrawingBackend>(area: &PlotArea<DB>, marks: &[Mark], index: usize, extra: i32) -> Result<(), PlotError> {
     let color = PALETTE[index % PALETTE.len()];
     if marks.len() > 1 {
         let line: Vec<(f64, f64)> = marks.iter().map(|m| (m.x, m.y)).collect();
-        area.draw(&PathElement::new(line, color.stroke_width(2))).map_err(draw_err)?;
+        area.draw(&PathElement::new(line, color.stroke_width(2 + extra as u32)))
+            .map_err(draw_err)?;
     }
     for m in marks.iter().filter(|m| m.hi > m.lo) {
         draw_error_bar(area, m, color)?;
     }
     for m in marks {
-        draw_marker(area, (m.x, m.y), index, color)?;
+        draw_marker_sized(area, (m.x, m.y), index, color, extra)?;
     }
     Ok(())
 }
@@ -307,13 +320,23 @@ where
     DB: DrawingBackend,
     CT: plotters::coord::CoordTranslate,
 {
+    draw_marker_sized(area, at, shape, color, 0)
+}
+
+/// [`draw_marker`], `extra` pixels larger.
+fn draw_marker_sized<DB, CT>(area: &DrawingArea<DB, CT>, at: CT::From, shape: usize, color: RGBColor, extra: i32) -> Result<(), PlotError>
+where
+    DB: DrawingBackend,
+    CT: plotters::coord::CoordTranslate,
+{
     let style = color.filled();
+    let (r, t) = (4 + extra, 6 + extra);
     let result = match shape % 4 {
-        0 => area.draw(&(EmptyElement::at(at) + Circle::new((0, 0), 4, style))),
-        1 => area.draw(&(EmptyElement::at(at) + Rectangle::new([(-4, -4), (4, 4)], style))),
-        2 => area.draw(&(EmptyElement::at(at) + TriangleMarker::new((0, 0), 6, style))),
+        0 => area.draw(&(EmptyElement::at(at) + Circle::new((0, 0), r as u32, style))),
+        1 => area.draw(&(EmptyElement::at(at) + Rectangle::new([(-r, -r), (r, r)], style))),
+        2 => area.draw(&(EmptyElement::at(at) + TriangleMarker::new((0, 0), t as u32, style))),
         _ => {
-            let diamond = vec![(0, -6), (6, 0), (0, 6), (-6, 0)];
+            let diamond = vec![(0, -t), (t, 0), (0, t), (-t, 0)];
             area.draw(&(EmptyElement::at(at) + Polygon::new(diamond, style)))
         }
     };
