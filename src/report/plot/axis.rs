@@ -216,7 +216,7 @@ const MIN_TICKS: f64 = 5.0;
 fn tick_step(span: f64) -> f64 {
     let mut step = nice_step(span / TARGET_TICKS);
     for _ in 0..4 {
-        if !(span / step < MIN_TICKS) {
+        if span / step >= MIN_TICKS || !span.is_finite() {
             break;
         }
         let mantissa = step / 10f64.powf(step.log10().floor());

@@ -153,7 +153,8 @@ mod tests {
             y_log,
             x_categories: None,
             series: vec![Series { name: "s".into(), points }],
-        }..Default::default()
+            ..Default::default()
+        }
     }
 
     fn pt(x: f64, y: f64, lo: f64, hi: f64) -> PlotPoint {

@@ -32,7 +32,8 @@ pub(super) fn example_spec() -> PlotSpec {
         y_log: false,
         x_categories: None,
         series: vec![series("atomic", &atomic, 0.04), series("percpu batch=32", &percpu, 0.03)],
-    }..Default::default()
+        ..Default::default()
+    }
 }
 
 /// Per-operation latency over filesystems, log y, categorical x, with a
@@ -59,7 +60,8 @@ pub(super) fn categorical_log_spec() -> PlotSpec {
         y_log: true,
         x_categories: Some(fs.iter().map(|s| s.to_string()).collect()),
         series,
-    }..Default::default()
+        ..Default::default()
+    }
 }
 
 /// The contents of every `<text>` element of an SVG document, trimmed.
@@ -245,7 +247,8 @@ pub(super) fn long_categories_spec() -> PlotSpec {
             name: "xfs dir2 node".into(),
             points: (0..10).map(|i| pt(f64::from(i), 3.0 + f64::from(i) * 0.4, 0.05)).collect(),
         }],
-    }..Default::default()
+        ..Default::default()
+    }
 }
 
 #[test]
