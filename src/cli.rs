@@ -1,7 +1,10 @@
 //! Command-line interface: argument parsing, the progress bar, and what
 //! each subcommand does. `main.rs` only maps the result to an exit code.
 
-use clap::{Parser, Subcommand};
+mod compare;
+mod validate;
+
+use clap::{Parser, Subcommand, ValueEnum};
 use fsmeta::Study;
 use fsmeta::report::ReportError;
 use fsmeta::runner::RunError;
@@ -47,6 +50,50 @@ pub enum Command {
         /// Do not print the report or progress (files are still written).
         #[arg(long)]
         silent: bool,
+        /// What to print: the report, or before / after tables for a patch
+        /// description (both are written as report.txt and patch.txt).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        #[command(flatten)]
+        limits: Limits,
+    },
+    /// Run two scenarios (before, after), or two variants of one with
+    /// --variants, with the same random numbers, and print before / after
+    /// tables with paired differences, CIs and Welch's p-values.
+    Compare {
+        /// One scenario (with --variants) or two: before, then after.
+        #[arg(required = true, num_args = 1..=2)]
+        files: Vec<PathBuf>,
+        /// Two variants of one file: BEFORE,AFTER.
+        #[arg(long, value_delimiter = ',')]
+        variants: Vec<String>,
+        /// Parallel runs (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Seed for both sides (default: the first file's).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Reduced scale declared by the scenarios.
+        #[arg(long)]
+        quick: bool,
+        #[command(flatten)]
+        limits: Limits,
+    },
+    /// Run every case scenario (or FILES) and print one row per published
+    /// figure: published, simulated with CI, fitted or predicted, verdict;
+    /// written to docs/validation.md (with --quick only if --doc is given).
+    Validate {
+        /// Scenario files (default: the four case scenarios that exist).
+        files: Vec<PathBuf>,
+        /// Reduced scale declared by the scenarios.
+        #[arg(long)]
+        quick: bool,
+        /// Parallel runs (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Write the Markdown table here (default docs/validation.md).
+        #[arg(long)]
+        doc: Option<PathBuf>,
         #[command(flatten)]
         limits: Limits,
     },
@@ -74,6 +121,19 @@ pub enum Command {
         /// Only this workload (`path`, `btrfs-dir`, `xfs-alloc`).
         workload: Option<String>,
     },
+}
+
+/// What `fsmeta run` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// The report (tables per point, bottlenecks, expectations).
+    Text,
+    /// Before / after tables per metric for a patch description.
+    Patch,
+}
+
+fn default_jobs(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// Limits that refuse a scenario before it runs.
@@ -139,6 +199,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             seed,
             quick,
             silent,
+            format,
             limits,
         } => {
             let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -147,8 +208,36 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
                 seed,
                 ..limits.options(jobs)
             };
-            run(&files, &out, jobs, &opts, silent)
+            run(&files, &out, jobs, &opts, silent, format)
         }
+        Command::Compare {
+            files,
+            variants,
+            jobs,
+            seed,
+            quick,
+            limits,
+        } => compare::compare(&compare::CompareArgs {
+            files,
+            variants,
+            jobs: default_jobs(jobs),
+            seed,
+            quick,
+            limits,
+        }),
+        Command::Validate {
+            files,
+            quick,
+            jobs,
+            doc,
+            limits,
+        } => validate::validate(&validate::ValidateArgs {
+            files,
+            quick,
+            jobs: default_jobs(jobs),
+            doc,
+            limits,
+        }),
         Command::Check { files, limits } => {
             let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
             for f in &files {
@@ -195,7 +284,14 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
     }
 }
 
-fn run(files: &[PathBuf], out: &std::path::Path, jobs: usize, opts: &LoadOptions, silent: bool) -> Result<Status, CliError> {
+fn run(
+    files: &[PathBuf],
+    out: &std::path::Path,
+    jobs: usize,
+    opts: &LoadOptions,
+    silent: bool,
+    format: Format,
+) -> Result<Status, CliError> {
     // Validate everything first: a bad file anywhere means nothing is written.
     let studies = files.iter().map(|f| Study::load(f, opts)).collect::<Result<Vec<_>, _>>()?;
     if opts.quick {
@@ -238,7 +334,10 @@ fn run(files: &[PathBuf], out: &std::path::Path, jobs: usize, opts: &LoadOptions
             for w in &outcome.warnings {
                 eprintln!("fsmeta: {}: warning: {w}", s.doc.scenario.name);
             }
-            println!("{}", outcome.text);
+            match format {
+                Format::Text => println!("{}", outcome.text),
+                Format::Patch => println!("{}", outcome.patch),
+            }
             println!("outputs: {}", outcome.dir.display());
         }
         if !outcome.passed() {
