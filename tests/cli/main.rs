@@ -9,6 +9,7 @@ mod determinism;
 mod kill;
 mod machine;
 mod meaning;
+mod precision;
 mod sweeps;
 mod theory;
 

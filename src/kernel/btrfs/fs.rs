@@ -37,8 +37,8 @@ use std::collections::BTreeMap;
 use crate::kernel::btrfs::ctree::{
     DIR_ITEM_KEY, DIR_ITEM_SIZE, INODE_ITEM_KEY, INODE_ITEM_SIZE, INODE_REF_KEY, INODE_REF_SIZE, Item, Key, Tree,
 };
-use crate::kernel::btrfs::dirname::DirName;
 use crate::kernel::btrfs::delayed::{BalanceCheck, DelayedRoot, Rules, Thresholds};
+use crate::kernel::btrfs::dirname::DirName;
 
 /// `BTRFS_FIRST_FREE_OBJECTID`: the subvolume's top directory.
 pub const ROOT_DIR_INO: u64 = 256;

@@ -99,7 +99,10 @@ fn check_stop(sections: &PathSections, input: &Input<'_>) -> Result<(), ParamErr
     if stop.metric != "ops_per_sec" {
         return Err(ParamError::new(
             "stop.metric",
-            format!("expected \"ops_per_sec\" (the only metric a precision stop targets), found {:?}", stop.metric),
+            format!(
+                "expected \"ops_per_sec\" (the only metric a precision stop targets), found {:?}",
+                stop.metric
+            ),
         ));
     }
     let pct = stop.ci_half_width_pct;
@@ -113,7 +116,11 @@ fn check_stop(sections: &PathSections, input: &Input<'_>) -> Result<(), ParamErr
     if stop.max_ops < min {
         return Err(ParamError::new(
             "stop.max_ops",
-            format!("expected at least {min} operations ({} batches of {})", precision::MIN_KEPT, precision::BASE_BATCH_OPS),
+            format!(
+                "expected at least {min} operations ({} batches of {})",
+                precision::MIN_KEPT,
+                precision::BASE_BATCH_OPS
+            ),
         ));
     }
     Ok(())

@@ -535,7 +535,14 @@ mod tests {
 
     #[test]
     fn out_of_range_work_is_an_error() {
-        for stop in [time_stop(1.8e10), Stop { ops: Some(10), time: None, precision: None }] {
+        for stop in [
+            time_stop(1.8e10),
+            Stop {
+                ops: Some(10),
+                time: None,
+                precision: None,
+            },
+        ] {
             let r = run_with_deadline(spec(vec![fixed_work(1e300)], stop));
             assert!(matches!(r, Err(SimError::DurationOutOfRange { step: 0 })), "{r:?}");
         }
@@ -557,7 +564,15 @@ mod tests {
         let r = run_with_deadline(spec(vec![fixed_work(1e15)], time_stop(1.8e10)));
         assert!(matches!(r, Err(SimError::TimeOverflow(_))), "{r:?}");
         // Just inside the range, the same run stops at its limit.
-        let m = run_with_deadline(spec(vec![fixed_work(1e15)], Stop { ops: Some(18), time: None, precision: None })).unwrap();
+        let m = run_with_deadline(spec(
+            vec![fixed_work(1e15)],
+            Stop {
+                ops: Some(18),
+                time: None,
+                precision: None,
+            },
+        ))
+        .unwrap();
         assert_eq!(m["ops"], 18.0);
     }
 
