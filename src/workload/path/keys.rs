@@ -138,7 +138,7 @@ pub const PARAMS: &[ParamSpec] = &[
     p(
         "stop.max_ops",
         "a whole number",
-        "1280 or more",
+        "3840 or more (30 batches of 128)",
         "cap on operations (all threads) if the target is not reached",
     ),
 ];
