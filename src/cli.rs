@@ -1,7 +1,11 @@
 //! Command-line interface: argument parsing, the progress bar, and what
 //! each subcommand does. `main.rs` only maps the result to an exit code.
 
-use clap::{Parser, Subcommand};
+mod compare;
+mod merge;
+mod validate;
+
+use clap::{Parser, Subcommand, ValueEnum};
 use fsmeta::Study;
 use fsmeta::report::ReportError;
 use fsmeta::runner::RunError;
@@ -47,6 +51,75 @@ pub enum Command {
         /// Do not print the report or progress (files are still written).
         #[arg(long)]
         silent: bool,
+        /// What to print: the report, or before / after tables for a patch
+        /// description (both are written as report.txt and patch.txt).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Run only slice K of N of each scenario's runs (every N-th run,
+        /// from the K-th) and write them to OUT/<name>.shard-K-of-N.runs
+        /// for `fsmeta merge`; no report.
+        #[arg(long, value_name = "K/N")]
+        shard: Option<fsmeta::plan::Shard>,
+        /// Result cache: runs found in DIR are read instead of computed,
+        /// computed runs are stored there (keyed by the resolved
+        /// configuration, the run's seed and the fsmeta build).
+        #[arg(long, value_name = "DIR")]
+        cache: Option<PathBuf>,
+        #[command(flatten)]
+        limits: Limits,
+    },
+    /// Run two scenarios (before, after), or two variants of one with
+    /// --variants, with the same random numbers, and print before / after
+    /// tables with paired differences, CIs and Welch's p-values.
+    Compare {
+        /// One scenario (with --variants) or two: before, then after.
+        #[arg(required = true, num_args = 1..=2)]
+        files: Vec<PathBuf>,
+        /// Two variants of one file: BEFORE,AFTER.
+        #[arg(long, value_delimiter = ',')]
+        variants: Vec<String>,
+        /// Parallel runs (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Seed for both sides (default: the first file's).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Reduced scale declared by the scenarios.
+        #[arg(long)]
+        quick: bool,
+        #[command(flatten)]
+        limits: Limits,
+    },
+    /// Run every case scenario (or FILES) and print one row per published
+    /// figure: published, simulated with CI, fitted or predicted, verdict;
+    /// written to docs/validation.md (with --quick only if --doc is given).
+    Validate {
+        /// Scenario files (default: the four case scenarios that exist).
+        files: Vec<PathBuf>,
+        /// Reduced scale declared by the scenarios.
+        #[arg(long)]
+        quick: bool,
+        /// Parallel runs (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Write the Markdown table here (default docs/validation.md).
+        #[arg(long)]
+        doc: Option<PathBuf>,
+        #[command(flatten)]
+        limits: Limits,
+    },
+    /// Join the shard files (*.runs) that `run --shard K/N` wrote in the
+    /// given folders into the outputs one unsharded run writes.
+    Merge {
+        /// Folders (or files) holding shard files.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output folder; each scenario writes to OUT/<name>/.
+        #[arg(long, default_value = "plots")]
+        out: PathBuf,
+        /// Do not print the report (files are still written).
+        #[arg(long)]
+        silent: bool,
         #[command(flatten)]
         limits: Limits,
     },
@@ -74,6 +147,19 @@ pub enum Command {
         /// Only this workload (`path`, `btrfs-dir`, `xfs-alloc`).
         workload: Option<String>,
     },
+}
+
+/// What `fsmeta run` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// The report (tables per point, bottlenecks, expectations).
+    Text,
+    /// Before / after tables per metric for a patch description.
+    Patch,
+}
+
+fn default_jobs(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// Limits that refuse a scenario before it runs.
@@ -115,6 +201,15 @@ pub enum CliError {
     /// Outputs could not be written (exit 2).
     #[error(transparent)]
     Report(#[from] ReportError),
+    /// Shards cannot be merged (exit 2).
+    #[error(transparent)]
+    Merge(#[from] fsmeta::study::MergeError),
+    /// A shard file cannot be read or written (exit 2).
+    #[error(transparent)]
+    ShardFile(#[from] fsmeta::runner::shard::ShardFileError),
+    /// The result cache cannot be opened (exit 2).
+    #[error(transparent)]
+    Cache(#[from] fsmeta::runner::cache::CacheError),
     /// A command could not run (exit 2).
     #[error("{0}")]
     Other(anyhow::Error),
@@ -139,6 +234,9 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             seed,
             quick,
             silent,
+            format,
+            shard,
+            cache,
             limits,
         } => {
             let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -147,8 +245,48 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
                 seed,
                 ..limits.options(jobs)
             };
-            run(&files, &out, jobs, &opts, silent)
+            let cache = cache.map(|d| fsmeta::runner::cache::RunCache::open(&d)).transpose()?;
+            let how = How {
+                jobs,
+                silent,
+                format,
+                shard,
+                cache: cache.as_ref(),
+            };
+            run(&files, &out, &opts, &how)
         }
+        Command::Merge { dirs, out, silent, limits } => {
+            let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+            merge::merge(&dirs, &out, &limits.options(jobs), silent)
+        }
+        Command::Compare {
+            files,
+            variants,
+            jobs,
+            seed,
+            quick,
+            limits,
+        } => compare::compare(&compare::CompareArgs {
+            files,
+            variants,
+            jobs: default_jobs(jobs),
+            seed,
+            quick,
+            limits,
+        }),
+        Command::Validate {
+            files,
+            quick,
+            jobs,
+            doc,
+            limits,
+        } => validate::validate(&validate::ValidateArgs {
+            files,
+            quick,
+            jobs: default_jobs(jobs),
+            doc,
+            limits,
+        }),
         Command::Check { files, limits } => {
             let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
             for f in &files {
@@ -195,7 +333,16 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
     }
 }
 
-fn run(files: &[PathBuf], out: &std::path::Path, jobs: usize, opts: &LoadOptions, silent: bool) -> Result<Status, CliError> {
+/// How `run` runs its studies.
+struct How<'a> {
+    jobs: usize,
+    silent: bool,
+    format: Format,
+    shard: Option<fsmeta::plan::Shard>,
+    cache: Option<&'a fsmeta::runner::cache::RunCache>,
+}
+
+fn run(files: &[PathBuf], out: &std::path::Path, opts: &LoadOptions, how: &How<'_>) -> Result<Status, CliError> {
     // Validate everything first: a bad file anywhere means nothing is written.
     let studies = files.iter().map(|f| Study::load(f, opts)).collect::<Result<Vec<_>, _>>()?;
     if opts.quick {
@@ -208,17 +355,20 @@ fn run(files: &[PathBuf], out: &std::path::Path, jobs: usize, opts: &LoadOptions
             }
         }
     }
+    let silent = how.silent;
     let mut status = Status::Ok;
-    for study in &studies {
+    for (study, file) in studies.iter().zip(files) {
         let s = &study.scenario;
-        let plan = study.plan();
+        let total = match how.shard {
+            Some(sh) => (0..study.plan().len()).filter(|i| sh.owns(*i)).count(),
+            None => study.plan().len(),
+        };
         let bar = if silent {
             None
         } else {
-            progress(plan.len() as u64, &s.doc.scenario.name)
+            progress(total as u64, &s.doc.scenario.name)
         };
         let done = AtomicUsize::new(0);
-        let total = plan.len();
         let tick = || {
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
             match &bar {
@@ -229,23 +379,58 @@ fn run(files: &[PathBuf], out: &std::path::Path, jobs: usize, opts: &LoadOptions
                 None => {}
             }
         };
-        let results = study.run(jobs, &tick)?;
+        let before = how.cache.map(|c| c.stats()).unwrap_or_default();
+        let results = study.run_with(how.jobs, &tick, how.shard, how.cache)?;
         if let Some(b) = bar {
             b.finish_and_clear();
         }
-        let outcome = study.write(&results, out)?;
-        if !silent {
-            for w in &outcome.warnings {
-                eprintln!("fsmeta: {}: warning: {w}", s.doc.scenario.name);
+        if let (Some(c), false) = (how.cache, silent) {
+            let after = c.stats();
+            eprintln!(
+                "fsmeta: {}: cache: {} runs read, {} computed",
+                s.doc.scenario.name,
+                after.hits - before.hits,
+                after.misses - before.misses
+            );
+        }
+        if let Some(sh) = how.shard {
+            let path = study.shard_file(file, opts, sh, &results).write(out)?;
+            if !silent {
+                println!(
+                    "shard {sh}: {} of {} runs written to {}",
+                    results.runs.len(),
+                    study.plan().len(),
+                    path.display()
+                );
             }
-            println!("{}", outcome.text);
-            println!("outputs: {}", outcome.dir.display());
+            continue;
         }
-        if !outcome.passed() {
-            status = Status::ExpectationFailed;
-        }
+        let outcome = study.write(&results, out)?;
+        status = status.and(report(&outcome, &s.doc.scenario.name, silent, how.format));
     }
     Ok(status)
+}
+
+impl Status {
+    /// The worse of two statuses.
+    pub fn and(self, other: Status) -> Status {
+        if self == Status::Ok { other } else { self }
+    }
+}
+
+/// Prints an outcome (unless `silent`) and returns its status.
+pub(crate) fn report(outcome: &fsmeta::report::Outcome, name: &str, silent: bool, format: Format) -> Status {
+    if !silent {
+        for w in &outcome.warnings {
+            eprintln!("fsmeta: {name}: warning: {w}");
+        }
+        match format {
+            Format::Text => println!("{}", outcome.text),
+            Format::Patch => println!("{}", outcome.patch),
+        }
+        println!("outputs: {}", outcome.dir.display());
+    }
+    if outcome.passed() { Status::Ok } else { Status::ExpectationFailed }
 }
 
 fn progress(len: u64, name: &str) -> Option<ProgressBar> {

@@ -40,3 +40,66 @@ pub fn plan(s: &Scenario) -> Vec<RunPlan> {
     }
     out
 }
+
+/// A slice of a plan: shard `index` (1-based) of `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// Which shard, from 1.
+    pub index: u32,
+    /// How many shards.
+    pub count: u32,
+}
+
+/// A `K/N` text that is not a shard.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid shard `{0}`: expected K/N with 1 <= K <= N, e.g. 2/8")]
+pub struct ShardError(pub String);
+
+impl std::str::FromStr for Shard {
+    type Err = ShardError;
+
+    fn from_str(s: &str) -> Result<Shard, ShardError> {
+        let bad = || ShardError(s.to_string());
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count): (u32, u32) = (k.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+        if index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl Shard {
+    /// True when plan entry `i` belongs to this shard: every `count`-th
+    /// run, starting at `index - 1`, so the shards of a sweep whose points
+    /// differ in cost get a share of each point.
+    pub fn owns(&self, i: usize) -> bool {
+        i % self.count as usize == (self.index - 1) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_parse_and_partition_the_plan() {
+        let s: Shard = "2/3".parse().expect("shard");
+        assert_eq!(s, Shard { index: 2, count: 3 });
+        for bad in ["0/3", "4/3", "3", "a/b", "1/0", ""] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+        for n in 1..6u32 {
+            for i in 0..20 {
+                let owners = (1..=n).filter(|&k| Shard { index: k, count: n }.owns(i)).count();
+                assert_eq!(owners, 1, "run {i} of {n} shards");
+            }
+        }
+    }
+}

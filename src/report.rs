@@ -1,13 +1,16 @@
 //! Turns run results into outputs: summary statistics, CSV and JSON, plots,
 //! the printed report, and the expectation checks.
 
+pub mod compare;
 pub mod csv;
 pub mod expect;
 pub mod json;
 pub mod plot;
 pub mod plots;
+pub mod speedup;
 pub mod stats;
 pub mod text;
+pub mod validation;
 pub mod warnings;
 pub mod write;
 
@@ -48,6 +51,8 @@ pub struct Outcome {
     pub dir: PathBuf,
     /// Warnings about degenerate results (also in the text).
     pub warnings: Vec<String>,
+    /// The before / after tables for a patch description (`patch.txt`).
+    pub patch: String,
 }
 
 impl Outcome {
@@ -71,8 +76,10 @@ pub fn write_outputs(s: &Scenario, results: &[RunResult], out: &Path) -> Result<
     let rows = stats::summarise(s, results);
     let checks = expect::check_all(s, &rows);
     let text = text::report(s, &rows, &checks);
+    let patch = patch_report(s, results);
     let mut set = write::Staging::begin(out, &s.doc.scenario.name)?;
     stage_all(s, results, &rows, &text, &mut set)?;
+    set.write("patch.txt", patch.as_bytes())?;
     let dir = set.commit()?;
     let warnings = warnings::warnings(s, &rows);
     Ok(Outcome {
@@ -80,7 +87,38 @@ pub fn write_outputs(s: &Scenario, results: &[RunResult], out: &Path) -> Result<
         checks,
         dir,
         warnings,
+        patch,
     })
+}
+
+/// The before / after tables of a scenario: the first variant against
+/// each other one (see [`compare::patch_text`]).
+pub fn patch_report(s: &Scenario, results: &[RunResult]) -> String {
+    let d = &s.doc.scenario;
+    if s.variants.len() < 2 {
+        return format!("{}: one variant only; a before / after table needs two\n", d.name);
+    }
+    let mut out = String::new();
+    for b in 1..s.variants.len() {
+        let (before, after) = (&s.variants[0].name, &s.variants[b].name);
+        let heading = format!(
+            "{}: {before} (before) vs {after} (after)\nfsmeta {}, seed {}, {} run(s) per side, same random numbers",
+            d.name,
+            env!("CARGO_PKG_VERSION"),
+            d.seed,
+            d.replications
+        );
+        if b > 1 {
+            out.push('\n');
+        }
+        out.push_str(&compare::patch_text(
+            &heading,
+            before,
+            after,
+            &compare::variant_pairs(s, results, 0, b),
+        ));
+    }
+    out
 }
 
 fn stage_all(
@@ -95,15 +133,27 @@ fn stage_all(
     set.write("summary.json", json::summary_json(s, rows).as_bytes())?;
     set.write("report.txt", text.as_bytes())?;
     set.write("scenario.resolved.toml", s.resolved_toml.as_bytes())?;
+    for r in results.iter().filter(|r| r.plan.replication == 0) {
+        let prepared = &s.points[r.plan.point].configs[r.plan.variant].prepared;
+        if let Some(text) = prepared.text_outputs(&r.metrics) {
+            let variant = &s.variants[r.plan.variant].name;
+            let name = if s.points.len() > 1 {
+                format!("{variant}.p{}.txt", r.plan.point)
+            } else {
+                format!("{variant}.txt")
+            };
+            set.write(&name, text.as_bytes())?;
+        }
+    }
     for p in &s.doc.plot {
-        let spec = plots::spec(s, p, rows);
+        let spec = plots::figure(s, p, rows);
         let stem = plots::stem(p);
         let (svg_name, png_name) = (format!("{stem}.svg"), format!("{stem}.png"));
         let plot_err = |path: PathBuf| move |source| ReportError::Plot { path, source };
-        let svg = plot::render_svg(&spec).map_err(plot_err(set.path(&svg_name)))?;
+        let svg = plot::render_figure_svg(&spec).map_err(plot_err(set.path(&svg_name)))?;
         set.write(&svg_name, svg.as_bytes())?;
         let png = set.path(&png_name);
-        plot::render_png(&spec, &png).map_err(plot_err(png.clone()))?;
+        plot::render_figure_png(&spec, &png).map_err(plot_err(png.clone()))?;
         set.adopt(&png_name)?;
     }
     Ok(())

@@ -5,6 +5,7 @@
 
 pub mod btrfs_dir;
 pub mod contract;
+pub mod fsmark;
 pub mod path;
 pub mod registry;
 pub mod sections;

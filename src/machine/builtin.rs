@@ -174,6 +174,7 @@ impl Row {
             llc_bytes_per_socket: self.cache[2],
             cache_ways: self.ways,
             smt_throughput: self.smt_throughput,
+            levels: None,
         }
     }
 }

@@ -22,7 +22,8 @@
 //!   and the ownership ends. LLC copies are not invalidated: the LLC is
 //!   treated as the place a written-back line lands.
 
-use crate::machine::linemap::LineMap;
+mod lines;
+use lines::LineStates;
 
 /// Size and associativity of one cache level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +63,7 @@ impl std::fmt::Display for CacheError {
             Self::BadGeometry(level, bytes, ways) => {
                 write!(f, "{level}: {bytes} B / (64 B x {ways} ways) is not a power-of-two number of sets")
             }
-            Self::NoCores => write!(f, "the hierarchy has no cores"),
+            Self::NoCores => write!(f, "the hierarchy has no cores, or more than {MAX_CORES}"),
         }
     }
 }
@@ -139,12 +140,24 @@ impl Counters {
 const EMPTY: u64 = u64::MAX;
 
 /// One set-associative LRU array: per set, `ways` tags, most recent first.
+///
+/// Streams of fresh lines ([`Hierarchy::stream_fresh`]) are applied lazily:
+/// `streamed` counts the fresh lines sent through this array, which land
+/// on consecutive sets starting at set 0, and `synced[s]` how many of them
+/// set `s` has absorbed. Before a set is read, its share of the stream is
+/// pushed in as never-matching placeholder tags at the most-recent end,
+/// exactly as if the lines had been filled one by one.
 #[derive(Clone, Debug)]
 struct SetAssoc {
     ways: usize,
     set_mask: u64,
     tags: Vec<u64>,
+    streamed: u64,
+    synced: Vec<u64>,
 }
+
+/// Tag of a fresh streamed line: matches no real line.
+const FRESH: u64 = u64::MAX - 1;
 
 impl SetAssoc {
     fn new(level: &'static str, cfg: LevelConfig) -> Result<Self, CacheError> {
@@ -158,25 +171,50 @@ impl SetAssoc {
             ways: cfg.ways as usize,
             set_mask: sets - 1,
             tags: vec![EMPTY; (sets * u64::from(cfg.ways)) as usize],
+            streamed: 0,
+            synced: vec![0; sets as usize],
         })
     }
 
+    /// Fresh lines of the stream that set `s` has not absorbed yet.
+    #[inline]
+    fn pending(&self, s: usize) -> u64 {
+        let sets = self.set_mask + 1;
+        // Lines j in [0, t) with j mod sets == s.
+        let received = |t: u64| (t + sets - 1 - s as u64) / sets;
+        received(self.streamed) - received(self.synced[s])
+    }
+
+    #[inline]
     fn set(&mut self, line: u64) -> &mut [u64] {
-        let start = (line & self.set_mask) as usize * self.ways;
+        let s = (line & self.set_mask) as usize;
+        let start = s * self.ways;
+        if self.synced[s] != self.streamed {
+            let k = self.pending(s).min(self.ways as u64) as usize;
+            self.synced[s] = self.streamed;
+            let set = &mut self.tags[start..start + self.ways];
+            set.copy_within(0..self.ways - k, k);
+            set[..k].fill(FRESH);
+        }
         &mut self.tags[start..start + self.ways]
     }
 
     fn contains(&self, line: u64) -> bool {
-        let start = (line & self.set_mask) as usize * self.ways;
-        self.tags[start..start + self.ways].contains(&line)
+        let s = (line & self.set_mask) as usize;
+        let start = s * self.ways;
+        match self.tags[start..start + self.ways].iter().position(|&t| t == line) {
+            Some(i) => self.synced[s] == self.streamed || (i as u64) + self.pending(s) < self.ways as u64,
+            None => false,
+        }
     }
 
     /// On a hit, moves the line to most-recent and returns true.
+    #[inline]
     fn probe(&mut self, line: u64) -> bool {
         let set = self.set(line);
         match set.iter().position(|&t| t == line) {
             Some(i) => {
-                set.copy_within(0..i, 1);
+                shift_down(set, i);
                 set[0] = line;
                 true
             }
@@ -184,14 +222,13 @@ impl SetAssoc {
         }
     }
 
-    /// Inserts an absent line as most-recent; returns the evicted line.
-    fn fill(&mut self, line: u64) -> Option<u64> {
+    /// Inserts an absent line as most-recent.
+    #[inline]
+    fn fill(&mut self, line: u64) {
         let set = self.set(line);
         let last = set.len() - 1;
-        let victim = set[last];
-        set.copy_within(0..last, 1);
+        shift_down(set, last);
         set[0] = line;
-        (victim != EMPTY).then_some(victim)
     }
 
     /// Drops a line; returns true if it was present.
@@ -209,25 +246,47 @@ impl SetAssoc {
     }
 }
 
-/// Coherence state of a line held in at least one private cache.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct LineState {
-    /// Private (core, level) copies.
-    copies: u32,
-    /// Core holding it modified, or `NO_OWNER`.
-    owner: u32,
+/// Moves `set[0..i]` to `set[1..=i]` (an LRU promotion). A plain loop: for
+/// a dozen ways it beats the `memmove` that `copy_within` calls.
+#[inline]
+fn shift_down(set: &mut [u64], i: usize) {
+    let mut j = i;
+    while j > 0 {
+        set[j] = set[j - 1];
+        j -= 1;
+    }
 }
 
-const NO_OWNER: u32 = u32::MAX;
+/// Coherence state of a line: which cores may hold a private copy and
+/// which core holds it modified.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LineState {
+    /// Bit `c % 16` is set when core `c` (or another core of the same
+    /// residue) may hold a copy in L1 or L2: a superset filter, so a write
+    /// looks only at cores that may hold the line.
+    sharers: u16,
+    /// Core holding it modified, or `NO_OWNER`.
+    owner: u16,
+}
+
+const NO_OWNER: u16 = u16::MAX;
 
 impl Default for LineState {
     fn default() -> Self {
         Self {
-            copies: 0,
+            sharers: 0,
             owner: NO_OWNER,
         }
     }
 }
+
+#[inline]
+fn bit(core: usize) -> u16 {
+    1 << (core % 16)
+}
+
+/// Most cores a hierarchy may have (line states keep core numbers in 16 bits).
+pub const MAX_CORES: usize = 32_000;
 
 /// The cache hierarchy of one machine.
 #[derive(Clone, Debug)]
@@ -236,7 +295,7 @@ pub struct Hierarchy {
     l2: Vec<SetAssoc>,
     llc: Vec<SetAssoc>,
     core_socket: Vec<u32>,
-    lines: LineMap<LineState>,
+    lines: LineStates,
     counters: Vec<Counters>,
 }
 
@@ -244,7 +303,7 @@ impl Hierarchy {
     /// Builds empty (cold) caches for `config`.
     pub fn new(config: &CacheConfig) -> Result<Self, CacheError> {
         let cores = config.core_socket.len();
-        if cores == 0 {
+        if cores == 0 || cores > MAX_CORES {
             return Err(CacheError::NoCores);
         }
         let sockets = config.core_socket.iter().max().map_or(0, |&s| s as usize + 1);
@@ -256,7 +315,7 @@ impl Hierarchy {
             l2: vec![l2; cores],
             llc: vec![llc; sockets],
             core_socket: config.core_socket.clone(),
-            lines: LineMap::new(),
+            lines: LineStates::default(),
             counters: vec![Counters::default(); cores],
         })
     }
@@ -288,6 +347,18 @@ impl Hierarchy {
         self.llc[socket].contains(line)
     }
 
+    /// `lines` fresh lines (never accessed before or after, as a stream
+    /// through memory the model does not otherwise follow) pass through
+    /// `core`'s L1d and L2 and its LLC: each fills every level, evicting
+    /// what LRU says. Not counted as accesses. O(1) now; each set absorbs
+    /// its share when next looked at.
+    pub fn stream_fresh(&mut self, core: usize, lines: u64) {
+        let socket = self.core_socket[core] as usize;
+        self.l1[core].streamed += lines;
+        self.l2[core].streamed += lines;
+        self.llc[socket].streamed += lines;
+    }
+
     /// One access by `core` to line address `line` (byte address / 64).
     pub fn access(&mut self, core: usize, line: u64, is_write: bool) -> Outcome {
         self.counters[core].accesses += 1;
@@ -310,27 +381,27 @@ impl Hierarchy {
         }
         self.counters[core].l2_misses += 1;
         let served = self.fetch(core, line);
-        let victims = [self.l2[core].fill(line), self.l1[core].fill(line)];
-        self.lines.entry(line).copies += 2;
-        for v in victims.into_iter().flatten() {
-            self.drop_copy(core, v);
-        }
+        self.l2[core].fill(line);
+        self.l1[core].fill(line);
+        self.lines.entry(line).sharers |= bit(core);
         served
     }
 
     /// Beyond the private caches: a peer's modified copy, the LLC, or memory.
     fn fetch(&mut self, core: usize, line: u64) -> Served {
         let socket = self.core_socket[core] as usize;
-        let owner = self.lines.get(line).map_or(NO_OWNER, |s| s.owner);
-        if owner != NO_OWNER && owner as usize != core {
+        let owner = self.lines.get(line).owner;
+        // Ownership ends when the owner no longer holds the line privately
+        // (it was written back on eviction); checked here, lazily.
+        if owner != NO_OWNER && owner as usize != core && self.holds(owner as usize, line) {
             self.counters[core].coherence_misses += 1;
-            state_mut(&mut self.lines, line).owner = NO_OWNER; // shared now, written back
+            self.lines.entry(line).owner = NO_OWNER; // shared now, written back
             if !self.llc[socket].probe(line) {
                 self.llc[socket].fill(line);
             }
             let cross_socket = self.core_socket[owner as usize] as usize != socket;
             return Served::Peer {
-                from_core: owner,
+                from_core: u32::from(owner),
                 cross_socket,
             };
         }
@@ -343,50 +414,197 @@ impl Hierarchy {
         Served::Memory
     }
 
-    /// Fills `line` into `core`'s L2 (`l2`) or L1d, accounting the eviction.
+    /// Fills `line` into `core`'s L2 (`l2`) or L1d. An evicted line needs
+    /// no bookkeeping: a stale sharer bit only makes a later write look at
+    /// a core that no longer holds the line, and ownership is checked
+    /// against the owner's caches when it matters ([`Hierarchy::fetch`]).
     fn fill_private(&mut self, core: usize, line: u64, l2: bool) {
         let level = if l2 { &mut self.l2[core] } else { &mut self.l1[core] };
-        let victim = level.fill(line);
-        self.lines.entry(line).copies += 1;
-        if let Some(v) = victim {
-            self.drop_copy(core, v);
+        level.fill(line);
+        // From an L2 hit: the core already holds the line, its bit is set.
+        if l2 {
+            self.lines.entry(line).sharers |= bit(core);
         }
     }
 
-    /// One private copy of `line` at `core` is gone (evicted or invalidated).
-    fn drop_copy(&mut self, core: usize, line: u64) {
-        let state = self.lines.get_mut(line).expect("a cached line has a state entry");
-        state.copies -= 1;
-        let (copies, owner) = (state.copies, state.owner);
-        if copies == 0 {
-            self.lines.remove(line);
-        } else if owner as usize == core && !self.l1[core].contains(line) && !self.l2[core].contains(line) {
-            state_mut(&mut self.lines, line).owner = NO_OWNER; // written back
-        }
+    fn holds(&self, core: usize, line: u64) -> bool {
+        self.l1[core].contains(line) || self.l2[core].contains(line)
     }
 
     /// A write: invalidate other cores' private copies, become the owner.
     fn take_ownership(&mut self, core: usize, line: u64) -> u32 {
-        let mine = u32::from(self.l1[core].contains(line)) + u32::from(self.l2[core].contains(line));
+        let state = self.lines.get(line);
         let mut invalidated = 0;
-        if self.lines.get(line).map_or(0, |s| s.copies) > mine {
-            for other in (0..self.cores()).filter(|&o| o != core) {
-                let (a, b) = (self.l1[other].remove(line), self.l2[other].remove(line));
-                for _ in 0..u32::from(a) + u32::from(b) {
-                    self.drop_copy(other, line);
+        let others = if self.cores() > 16 {
+            state.sharers
+        } else {
+            state.sharers & !bit(core)
+        };
+        if others != 0 {
+            let mut bits = others;
+            while bits != 0 {
+                let b = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                for other in (b..self.cores()).step_by(16).filter(|&o| o != core) {
+                    let (a, c) = (self.l1[other].remove(line), self.l2[other].remove(line));
+                    invalidated += u32::from(a || c);
                 }
-                invalidated += u32::from(a || b);
             }
         }
-        self.lines.entry(line).owner = core as u32;
+        let state = self.lines.entry(line);
+        state.sharers = bit(core);
+        state.owner = core as u16;
         self.counters[core].invalidations += u64::from(invalidated);
         invalidated
     }
 }
 
-fn state_mut(lines: &mut LineMap<LineState>, line: u64) -> &mut LineState {
-    lines.get_mut(line).expect("a cached line has a state entry")
-}
-
 #[cfg(test)]
 mod tests;
+
+/// The cache model of one run's machine: the hierarchy, the hierarchy core
+/// each thread runs on (SMT siblings share one core's private caches), and
+/// what each outcome costs.
+#[derive(Clone, Debug)]
+pub struct MachineCaches {
+    /// The caches, cold.
+    pub hierarchy: Hierarchy,
+    /// Hierarchy core of each thread, by thread number.
+    pub thread_core: Vec<usize>,
+    /// Prices of outcomes.
+    pub prices: CachePrices,
+}
+
+/// What an access costs by where it was served, in ps (load-to-use).
+#[derive(Clone, Debug)]
+pub struct CachePrices {
+    /// L1d hit (`hit_ns`).
+    pub l1_ps: u64,
+    /// L2 hit (`levels.l2_hit_ns`).
+    pub l2_ps: u64,
+    /// LLC hit (`levels.llc_hit_ns`).
+    pub llc_ps: u64,
+    /// DRAM (`memory_ns`).
+    pub memory_ps: u64,
+    /// Transfer from core `a`'s cache to core `b`'s, `[a * cores + b]`,
+    /// by the distance class of their CPUs.
+    pub peer_ps: Vec<u64>,
+    cores: usize,
+}
+
+impl CachePrices {
+    /// Cost of one access by `core` with outcome `o`, in ps: the load-to-use
+    /// latency of where it was served. A store that must invalidate other
+    /// cores' copies costs no more than its load part: on x86 (TSO) stores
+    /// retire into the store buffer and the ownership request overlaps the
+    /// code that follows; the line's transfer still happens (the other
+    /// cores' next reads miss).
+    #[inline]
+    pub fn of(&self, core: usize, o: Outcome) -> u64 {
+        match o.served {
+            Served::L1 => self.l1_ps,
+            Served::L2 => self.l2_ps,
+            Served::Llc => self.llc_ps,
+            Served::Memory => self.memory_ps,
+            Served::Peer { from_core, .. } => self.peer_ps[from_core as usize * self.cores + core],
+        }
+    }
+}
+
+impl MachineCaches {
+    /// Builds the cache model for `machine`'s threads: one private L1d and
+    /// L2 per physical core in use, one LLC per LLC domain in use (its
+    /// share of `llc_bytes_per_socket`), LRU with the profile's ways
+    /// (`levels.l1d_ways`, `levels.l2_ways`, `cache_ways` for the LLC).
+    /// Errors name the profile field that is missing or does not make a
+    /// power-of-two number of sets.
+    pub fn for_machine(machine: &crate::machine::Machine) -> Result<Self, crate::param::ParamError> {
+        use crate::param::ParamError;
+        let p = &machine.profile;
+        let topo = machine.topology();
+        let levels = p.levels.as_ref().ok_or_else(|| {
+            ParamError::new(
+                "machine.profile",
+                format!(
+                    "profile `{}` has no [levels] table (l1d_ways, l2_ways, l2_hit_ns, llc_hit_ns), which the cache model needs",
+                    p.name
+                ),
+            )
+        })?;
+        let mut cores: Vec<u32> = Vec::new();
+        let mut rep_cpu = Vec::new();
+        let thread_core: Vec<usize> = machine
+            .cpus
+            .iter()
+            .map(|&c| {
+                let core = topo.core_of(c);
+                match cores.iter().position(|&k| k == core) {
+                    Some(i) => i,
+                    None => {
+                        cores.push(core);
+                        rep_cpu.push(c);
+                        cores.len() - 1
+                    }
+                }
+            })
+            .collect();
+        let mut llcs: Vec<u32> = Vec::new();
+        let core_socket = rep_cpu
+            .iter()
+            .map(|&c| {
+                let l = topo.llc_of(c);
+                match llcs.iter().position(|&k| k == l) {
+                    Some(i) => i as u32,
+                    None => {
+                        llcs.push(l);
+                        (llcs.len() - 1) as u32
+                    }
+                }
+            })
+            .collect();
+        let llc_bytes = p.llc_bytes_per_socket / u64::from(topo.llcs_per_socket.max(1));
+        let config = CacheConfig {
+            l1d: LevelConfig {
+                size_bytes: p.l1d_bytes,
+                ways: levels.l1d_ways,
+            },
+            l2: LevelConfig {
+                size_bytes: p.l2_bytes,
+                ways: levels.l2_ways,
+            },
+            llc: LevelConfig {
+                size_bytes: llc_bytes,
+                ways: p.cache_ways,
+            },
+            core_socket,
+        };
+        let hierarchy = Hierarchy::new(&config).map_err(|e| {
+            let field = match e {
+                CacheError::BadGeometry("l1d", ..) => "machine.profile.l1d_bytes",
+                CacheError::BadGeometry("l2", ..) => "machine.profile.l2_bytes",
+                _ => "machine.profile.llc_bytes_per_socket",
+            };
+            ParamError::new(field, e.to_string())
+        })?;
+        let n = rep_cpu.len();
+        let mut peer_ps = Vec::with_capacity(n * n);
+        for &a in &rep_cpu {
+            for &b in &rep_cpu {
+                peer_ps.push(p.transfer_between_ps(topo.distance(a, b), topo.socket_of(a), topo.socket_of(b)));
+            }
+        }
+        let prices = CachePrices {
+            l1_ps: crate::machine::ns_to_ps(p.hit_ns),
+            l2_ps: crate::machine::ns_to_ps(levels.l2_hit_ns),
+            llc_ps: crate::machine::ns_to_ps(levels.llc_hit_ns),
+            memory_ps: p.memory_ps(),
+            peer_ps,
+            cores: n,
+        };
+        Ok(Self {
+            hierarchy,
+            thread_core,
+            prices,
+        })
+    }
+}

@@ -77,6 +77,28 @@ pub struct MachineProfile {
     /// Combined throughput of two busy SMT siblings relative to one thread
     /// alone on the core (1.0 = no gain, 2.0 = two full cores), in `[1, 2]`.
     pub smt_throughput: f64,
+    /// Per-level geometry and hit latencies for the set-associative cache
+    /// model ([`crate::machine::cache`]); optional, needed only by workloads
+    /// that price memory touches through it (`fsmark`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub levels: Option<CacheLevels>,
+}
+
+/// What the set-associative cache model needs beyond the sizes above: the
+/// ways of each private level and the load-to-use latency of a hit in L2
+/// and in the LLC (an L1 hit costs `hit_ns`, a miss everywhere `memory_ns`,
+/// a line another core holds modified the transfer by distance).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheLevels {
+    /// Ways of the L1 data cache.
+    pub l1d_ways: u32,
+    /// Ways of the L2.
+    pub l2_ways: u32,
+    /// ns for a load that hits in L2 (load-to-use).
+    pub l2_hit_ns: f64,
+    /// ns for a load that hits in the last-level cache (load-to-use).
+    pub llc_hit_ns: f64,
 }
 
 /// Converts ns to integer ps: `ns x 1000` rounded to the nearest ps, halves
@@ -109,6 +131,21 @@ impl MachineProfile {
         for (field, value) in sizes {
             if value == 0 {
                 return Err(invalid(field, "must be at least 1".to_string()));
+            }
+        }
+        if let Some(l) = &self.levels {
+            for (field, ns) in [("levels.l2_hit_ns", l.l2_hit_ns), ("levels.llc_hit_ns", l.llc_hit_ns)] {
+                if !(self.hit_ns..=self.memory_ns.max(self.hit_ns)).contains(&ns) {
+                    return Err(invalid(field, format!("{ns} ns is not between hit_ns and memory_ns")));
+                }
+            }
+            if l.llc_hit_ns < l.l2_hit_ns {
+                return Err(invalid("levels.llc_hit_ns", "is less than levels.l2_hit_ns".to_string()));
+            }
+            for (field, w) in [("levels.l1d_ways", l.l1d_ways), ("levels.l2_ways", l.l2_ways)] {
+                if w == 0 {
+                    return Err(invalid(field, "must be at least 1".to_string()));
+                }
             }
         }
         if !(1.0..=2.0).contains(&self.smt_throughput) {

@@ -73,39 +73,49 @@ pub fn point_label(s: &Scenario, point: usize) -> String {
         .join(" ")
 }
 
-fn variant_index(s: &Scenario, name: &str) -> Option<usize> {
+/// The index of the variant called `name`, if any.
+pub fn variant_index(s: &Scenario, name: &str) -> Option<usize> {
     s.variants.iter().position(|v| v.name == name)
 }
 
 /// Evaluates every expectation of the scenario.
 pub fn check_all(s: &Scenario, rows: &[Summary]) -> Vec<Check> {
+    s.doc.expect.iter().flat_map(|e| check_one(s, e, rows)).collect()
+}
+
+/// The points an expectation selects, by index.
+pub fn selected_points(s: &Scenario, e: &ExpectConfig) -> Vec<usize> {
+    (0..s.points.len()).filter(|&p| selected(s, e, p)).collect()
+}
+
+/// Evaluates one expectation: one check per selected point (and, for a
+/// plain metric without `variant`, per variant).
+pub fn check_one(s: &Scenario, e: &ExpectConfig, rows: &[Summary]) -> Vec<Check> {
     let mut out = Vec::new();
-    for e in &s.doc.expect {
-        let (lo, hi) = bounds(e);
-        for point in (0..s.points.len()).filter(|&p| selected(s, e, p)) {
-            let mean = |v: usize| find(rows, point, v, &e.metric).map_or(f64::NAN, |r| r.mean);
-            let mut push = |what: String, actual: f64| {
-                let pass = e.known_gap.is_none() && actual.is_finite() && actual >= lo && actual <= hi;
-                out.push(Check {
-                    what,
-                    at: point_label(s, point),
-                    actual,
-                    lo,
-                    hi,
-                    pass,
-                    known_gap: e.known_gap.clone(),
-                });
+    let (lo, hi) = bounds(e);
+    for point in selected_points(s, e) {
+        let mean = |v: usize| find(rows, point, v, &e.metric).map_or(f64::NAN, |r| r.mean);
+        let mut push = |what: String, actual: f64| {
+            let pass = e.known_gap.is_none() && actual.is_finite() && actual >= lo && actual <= hi;
+            out.push(Check {
+                what,
+                at: point_label(s, point),
+                actual,
+                lo,
+                hi,
+                pass,
+                known_gap: e.known_gap.clone(),
+            });
+        };
+        if let Some(r) = &e.ratio {
+            let (Some(a), Some(b)) = (variant_index(s, &r.of), variant_index(s, &r.over)) else {
+                continue;
             };
-            if let Some(r) = &e.ratio {
-                let (Some(a), Some(b)) = (variant_index(s, &r.of), variant_index(s, &r.over)) else {
-                    continue;
-                };
-                push(format!("{} {}/{}", e.metric, r.of, r.over), mean(a) / mean(b));
-            } else {
-                for (vi, v) in s.variants.iter().enumerate() {
-                    if e.variant.as_ref().is_none_or(|n| *n == v.name) {
-                        push(format!("{} [{}]", e.metric, v.name), mean(vi));
-                    }
+            push(format!("{} {}/{}", e.metric, r.of, r.over), mean(a) / mean(b));
+        } else {
+            for (vi, v) in s.variants.iter().enumerate() {
+                if e.variant.as_ref().is_none_or(|n| *n == v.name) {
+                    push(format!("{} [{}]", e.metric, v.name), mean(vi));
                 }
             }
         }

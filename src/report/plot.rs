@@ -19,6 +19,9 @@ mod axis;
 mod data;
 mod draw;
 mod font;
+mod heat;
+
+pub use heat::{HeatPanel, HeatSpec};
 
 use std::path::{Path, PathBuf};
 
@@ -28,8 +31,9 @@ pub const WIDTH_PX: u32 = 1000;
 /// Height of every rendered plot, in pixels.
 pub const HEIGHT_PX: u32 = 650;
 
-/// What to draw: a titled, labelled line plot of one or more series.
-#[derive(Debug, Clone, PartialEq)]
+/// What to draw: a titled, labelled line plot (or grouped bar chart) of
+/// one or more series.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PlotSpec {
     /// Title drawn above the plot.
     pub title: String,
@@ -46,6 +50,80 @@ pub struct PlotSpec {
     pub x_categories: Option<Vec<String>>,
     /// The series, drawn and listed in the legend in this order.
     pub series: Vec<Series>,
+    /// Draw grouped bars (one bar per series at each x, which should be
+    /// categorical) instead of lines.
+    pub bars: bool,
+    /// Reference marks (published figures), drawn as hollow black
+    /// diamonds and listed in the legend by label.
+    pub refs: Vec<RefMark>,
+    /// Small print at the bottom right: scenario, seed, fsmeta version.
+    pub footer: String,
+}
+
+/// A reference value drawn beside the simulated ones, e.g. a published
+/// figure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefMark {
+    /// Horizontal value (an index into `x_categories` when those are set).
+    pub x: f64,
+    /// The value.
+    pub y: f64,
+    /// The series it belongs to (for bars: drawn on that series' bar).
+    pub series: Option<usize>,
+    /// Legend text (marks with the same label share one legend entry).
+    pub label: String,
+}
+
+/// Any figure a `[[plot]]` block can ask for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Figure {
+    /// Lines or grouped bars.
+    Chart(PlotSpec),
+    /// One heat map per panel.
+    Heat(HeatSpec),
+}
+
+/// Renders any figure as SVG text (see [`render_svg`]).
+pub fn render_figure_svg(fig: &Figure) -> Result<String, PlotError> {
+    match fig {
+        Figure::Chart(spec) => render_svg(spec),
+        Figure::Heat(spec) => {
+            use plotters::prelude::{IntoDrawingArea, SVGBackend};
+            ensure_font()?;
+            let mut text = String::new();
+            {
+                let root = SVGBackend::with_string(&mut text, (WIDTH_PX, HEIGHT_PX)).into_drawing_area();
+                heat::draw_heat(&root, spec)?;
+                root.present().map_err(draw::draw_err)?;
+            }
+            Ok(text)
+        }
+    }
+}
+
+/// Renders any figure as a PNG at `path` (see [`render_png`]).
+pub fn render_figure_png(fig: &Figure, path: &Path) -> Result<(), PlotError> {
+    match fig {
+        Figure::Chart(spec) => render_png(spec, path),
+        Figure::Heat(spec) => {
+            use plotters::prelude::{BitMapBackend, IntoDrawingArea};
+            let is_png = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("png"));
+            if !is_png {
+                return Err(PlotError::NotPng { path: path.to_path_buf() });
+            }
+            ensure_font()?;
+            let tmp = path.with_extension("tmp.png");
+            {
+                let root = BitMapBackend::new(&tmp, (WIDTH_PX, HEIGHT_PX)).into_drawing_area();
+                heat::draw_heat(&root, spec)?;
+                root.present().map_err(draw::draw_err)?;
+            }
+            std::fs::rename(&tmp, path).map_err(|source| PlotError::Io {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    }
 }
 
 /// One line of the plot, e.g. one variant of a scenario.

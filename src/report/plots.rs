@@ -1,26 +1,61 @@
-//! Builds [`PlotSpec`]s from `[[plot]]` blocks and the summary rows.
+//! Builds figures from `[[plot]]` blocks and the summary rows: line plots
+//! and grouped bars of a metric against a swept parameter (with reference
+//! marks for published figures), heat maps over two swept parameters, and
+//! the busiest lines and locks per variant.
 
 use super::csv::value_text;
-use super::plot::{PlotPoint, PlotSpec, Series};
+use super::plot::{Figure, HeatPanel, HeatSpec, PlotPoint, PlotSpec, RefMark, Series};
 use super::stats::{Summary, find};
 use crate::scenario::Scenario;
 use crate::scenario::config::PlotConfig;
+
+/// Resources shown by a `utilisation` plot unless `top` says otherwise.
+const DEFAULT_TOP: usize = 8;
 
 /// The file stem of a plot.
 pub fn stem(p: &PlotConfig) -> String {
     p.name
         .clone()
-        .unwrap_or_else(|| format!("{}-vs-{}", p.y, p.x))
+        .unwrap_or_else(|| match p.kind.as_str() {
+            "utilisation" => "utilisation".into(),
+            "heatmap" => format!("{}-by-{}-and-{}", p.metric.as_deref().unwrap_or("metric"), p.x, p.y),
+            _ => format!("{}-vs-{}", p.y, p.x),
+        })
         .replace(['/', '\\', ' '], "_")
+}
+
+/// The small print of every plot: scenario name, seed and fsmeta version
+/// (no date, so outputs stay byte-identical).
+pub fn footer(s: &Scenario) -> String {
+    format!(
+        "{} · seed {} · {} replication(s) · fsmeta {}",
+        s.doc.scenario.name,
+        s.doc.scenario.seed,
+        s.doc.scenario.replications,
+        env!("CARGO_PKG_VERSION")
+    )
 }
 
 fn index_of(s: &Scenario, param: &str) -> Option<usize> {
     s.sweep.iter().position(|(p, _)| p == param)
 }
 
-fn selected(s: &Scenario, p: &PlotConfig, point: usize) -> bool {
-    p.at.iter()
+fn matches(s: &Scenario, at: &toml::Table, point: usize) -> bool {
+    at.iter()
         .all(|(k, v)| index_of(s, k).is_some_and(|i| &s.points[point].values[i] == v))
+}
+
+/// A swept value as a short tick label: a file path shows its stem
+/// (`machines/host-a.toml` -> `host-a`).
+pub fn short_value(v: &toml::Value) -> String {
+    let t = value_text(v);
+    if let toml::Value::String(s) = v
+        && (s.contains('/') || s.ends_with(".toml"))
+    {
+        let file = s.rsplit('/').next().unwrap_or(s);
+        return file.strip_suffix(".toml").unwrap_or(file).to_string();
+    }
+    t
 }
 
 /// A default axis label with a unit, from a metric or parameter name.
@@ -41,53 +76,46 @@ pub fn label(name: &str) -> String {
     format!("{name}{unit}")
 }
 
-/// The plot's data: x from the swept parameter, one series per variant or
-/// per value of the `series` parameter.
+/// The figure a `[[plot]]` block asks for.
+pub fn figure(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> Figure {
+    match p.kind.as_str() {
+        "heatmap" => Figure::Heat(heat(s, p, rows)),
+        "utilisation" => Figure::Chart(utilisation(s, p, rows)),
+        _ => Figure::Chart(spec(s, p, rows)),
+    }
+}
+
+/// The variants a plot shows, by index.
+fn shown_variants(s: &Scenario, p: &PlotConfig) -> Vec<usize> {
+    (0..s.variants.len())
+        .filter(|&v| p.variants.is_empty() || p.variants.contains(&s.variants[v].name))
+        .collect()
+}
+
+/// A line plot or grouped bars: x from the swept parameter, one series per
+/// variant or per value of the `series` parameter.
 pub fn spec(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> PlotSpec {
+    let bars = p.kind == "bars";
     let xi = index_of(s, &p.x).unwrap_or(0);
-    let numeric = s
-        .sweep
-        .get(xi)
-        .is_some_and(|(_, vs)| vs.iter().all(|v| v.is_integer() || v.is_float()));
-    let categories: Option<Vec<String>> = (!numeric).then(|| {
-        s.sweep
-            .get(xi)
-            .map(|(_, vs)| vs.iter().map(value_text).collect())
-            .unwrap_or_default()
-    });
-    let x_of = |point: usize| -> f64 {
-        let v = &s.points[point].values[xi];
+    let values: Vec<toml::Value> = s.sweep.get(xi).map(|(_, vs)| vs.clone()).unwrap_or_default();
+    let numeric = values.iter().all(|v| v.is_integer() || v.is_float());
+    let categories: Option<Vec<String>> = (bars || !numeric).then(|| values.iter().map(short_value).collect());
+    let x_of = |v: &toml::Value| -> f64 {
         match (v, &categories) {
-            (toml::Value::Integer(i), _) => *i as f64,
-            (toml::Value::Float(f), _) => *f,
-            (_, Some(c)) => c.iter().position(|t| *t == value_text(v)).unwrap_or(0) as f64,
+            (_, Some(_)) => values.iter().position(|w| w == v).unwrap_or(0) as f64,
+            (toml::Value::Integer(i), None) => *i as f64,
+            (toml::Value::Float(f), None) => *f,
             _ => 0.0,
         }
     };
     let mut series: Vec<Series> = Vec::new();
-    let variants: Vec<usize> = (0..s.variants.len())
-        .filter(|&v| p.variants.is_empty() || p.variants.contains(&s.variants[v].name))
-        .collect();
-    for point in (0..s.points.len()).filter(|&pt| selected(s, p, pt)) {
+    let variants = shown_variants(s, p);
+    for point in (0..s.points.len()).filter(|&pt| matches(s, &p.at, pt)) {
         for &v in &variants {
             let Some(r) = find(rows, point, v, &p.y) else { continue };
-            let name = if p.series == "variant" {
-                s.variants[v].name.clone()
-            } else {
-                let si = index_of(s, &p.series).unwrap_or(0);
-                let tag = format!(
-                    "{}={}",
-                    p.series.rsplit('.').next().unwrap_or(&p.series),
-                    value_text(&s.points[point].values[si])
-                );
-                if variants.len() > 1 {
-                    format!("{} {tag}", s.variants[v].name)
-                } else {
-                    tag
-                }
-            };
+            let name = series_name(s, p, point, v, variants.len());
             let pt = PlotPoint {
-                x: x_of(point),
+                x: x_of(&s.points[point].values[xi]),
                 y: r.mean,
                 lo: r.ci95_lo,
                 hi: r.ci95_hi,
@@ -101,6 +129,20 @@ pub fn spec(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> PlotSpec {
     for se in &mut series {
         se.points.sort_by(|a, b| a.x.total_cmp(&b.x));
     }
+    let refs = p
+        .marks
+        .iter()
+        .filter_map(|m| {
+            let x = x_of(m.at.get(&p.x)?);
+            let series = m.variant.as_ref().and_then(|v| series.iter().position(|se| se.name == *v));
+            Some(RefMark {
+                x,
+                y: m.value,
+                series,
+                label: m.label.clone(),
+            })
+        })
+        .collect();
     PlotSpec {
         title: p
             .title
@@ -112,5 +154,135 @@ pub fn spec(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> PlotSpec {
         y_log: p.y_log,
         x_categories: categories,
         series,
+        bars,
+        refs,
+        footer: footer(s),
+    }
+}
+
+/// The legend name of variant `v` at `point`: the variant, or the value
+/// of the `series` parameter (with the variant when several are shown).
+fn series_name(s: &Scenario, p: &PlotConfig, point: usize, v: usize, shown: usize) -> String {
+    if p.series == "variant" {
+        return s.variants[v].name.clone();
+    }
+    let si = index_of(s, &p.series).unwrap_or(0);
+    let tag = format!(
+        "{}={}",
+        p.series.rsplit('.').next().unwrap_or(&p.series),
+        short_value(&s.points[point].values[si])
+    );
+    if shown > 1 { format!("{} {tag}", s.variants[v].name) } else { tag }
+}
+
+/// The busiest lines and locks at the first point `at` selects: the `top`
+/// resources by their highest utilisation over the variants shown, as
+/// grouped bars (one bar per variant).
+pub fn utilisation(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> PlotSpec {
+    let point = (0..s.points.len()).find(|&pt| matches(s, &p.at, pt)).unwrap_or(0);
+    let variants = shown_variants(s, p);
+    let mut busiest: Vec<(String, f64)> = Vec::new();
+    for r in rows.iter().filter(|r| r.point == point && variants.contains(&r.variant)) {
+        let Some(name) = r.metric.strip_suffix(".utilisation") else {
+            continue;
+        };
+        match busiest.iter_mut().find(|b| b.0 == name) {
+            Some(b) => b.1 = b.1.max(r.mean),
+            None => busiest.push((name.to_string(), r.mean)),
+        }
+    }
+    busiest.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    busiest.truncate(p.top.unwrap_or(DEFAULT_TOP).max(1));
+    let series = variants
+        .iter()
+        .map(|&v| Series {
+            name: s.variants[v].name.clone(),
+            points: busiest
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (name, _))| {
+                    let r = find(rows, point, v, &format!("{name}.utilisation"))?;
+                    Some(PlotPoint {
+                        x: i as f64,
+                        y: r.mean,
+                        lo: r.ci95_lo,
+                        hi: r.ci95_hi,
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    let at = super::compare::short_point(s, point);
+    PlotSpec {
+        title: p.title.clone().unwrap_or_else(|| {
+            if at.is_empty() {
+                format!("{}: busiest lines and locks", s.doc.scenario.name)
+            } else {
+                format!("{}: busiest lines and locks at {at}", s.doc.scenario.name)
+            }
+        }),
+        x_label: p.x_label.clone().unwrap_or_else(|| "cache line or lock".into()),
+        y_label: p.y_label.clone().unwrap_or_else(|| "utilisation (fraction of time busy)".into()),
+        x_log: false,
+        y_log: p.y_log,
+        x_categories: Some(busiest.into_iter().map(|b| b.0).collect()),
+        series,
+        bars: true,
+        refs: Vec::new(),
+        footer: footer(s),
+    }
+}
+
+/// A heat map of `metric` over the swept `x` and `y`: one panel per
+/// variant shown, or one panel of the ratio `of / over`. Other swept
+/// parameters are fixed by `at` (else the first point found is used).
+pub fn heat(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> HeatSpec {
+    let metric = p.metric.clone().unwrap_or_default();
+    let axis = |param: &str| -> (usize, Vec<toml::Value>) {
+        let i = index_of(s, param).unwrap_or(0);
+        (i, s.sweep.get(i).map(|(_, vs)| vs.clone()).unwrap_or_default())
+    };
+    let ((xi, xs), (yi, ys)) = (axis(&p.x), axis(&p.y));
+    let cell_point = |x: &toml::Value, y: &toml::Value| {
+        (0..s.points.len()).find(|&pt| {
+            let vals = &s.points[pt].values;
+            vals.get(xi) == Some(x) && vals.get(yi) == Some(y) && matches(s, &p.at, pt)
+        })
+    };
+    let mean = |pt: Option<usize>, v: usize| pt.and_then(|pt| find(rows, pt, v, &metric)).map_or(f64::NAN, |r| r.mean);
+    let grid = |f: &dyn Fn(Option<usize>) -> f64| -> Vec<Vec<f64>> {
+        ys.iter().map(|y| xs.iter().map(|x| f(cell_point(x, y))).collect()).collect()
+    };
+    let variant = |name: &str| s.variants.iter().position(|v| v.name == name);
+    let (panels, value_label) = match &p.ratio {
+        Some(r) => {
+            let (a, b) = (variant(&r.of).unwrap_or(0), variant(&r.over).unwrap_or(0));
+            let values = grid(&|pt| mean(pt, a) / mean(pt, b));
+            let name = format!("{} / {}", r.of, r.over);
+            (vec![HeatPanel { name, values }], format!("{metric}, {} over {}", r.of, r.over))
+        }
+        None => {
+            let panels = shown_variants(s, p)
+                .into_iter()
+                .map(|v| HeatPanel {
+                    name: s.variants[v].name.clone(),
+                    values: grid(&|pt| mean(pt, v)),
+                })
+                .collect();
+            (panels, label(&metric))
+        }
+    };
+    HeatSpec {
+        title: p
+            .title
+            .clone()
+            .unwrap_or_else(|| format!("{}: {metric} by {} and {}", s.doc.scenario.name, p.x, p.y)),
+        x_label: p.x_label.clone().unwrap_or_else(|| label(&p.x)),
+        y_label: p.y_label.clone().unwrap_or_else(|| label(&p.y)),
+        x_ticks: xs.iter().map(short_value).collect(),
+        y_ticks: ys.iter().map(short_value).collect(),
+        value_label,
+        panels,
+        footer: footer(s),
     }
 }

@@ -69,6 +69,33 @@ pub fn t_quantile(level: f64, n: usize) -> f64 {
     StudentsT::new(0.0, 1.0, (n - 1) as f64).map_or(f64::NAN, |t| t.inverse_cdf(0.5 + level / 2.0))
 }
 
+/// Welch's unequal-variance t-test of two independent samples given by
+/// their means, sample standard deviations and sizes: returns `(t, df,
+/// p)` with the two-sided p-value, or `None` when a side has fewer than 2
+/// samples or both have no spread (the test is undefined).
+pub fn welch(m1: f64, s1: f64, n1: usize, m2: f64, s2: f64, n2: usize) -> Option<(f64, f64, f64)> {
+    if n1 < 2 || n2 < 2 {
+        return None;
+    }
+    let (v1, v2) = (s1 * s1 / n1 as f64, s2 * s2 / n2 as f64);
+    let se2 = v1 + v2;
+    if !(se2.is_finite() && se2 > 0.0) {
+        return None;
+    }
+    let t = (m2 - m1) / se2.sqrt();
+    let df = se2 * se2 / (v1 * v1 / (n1 - 1) as f64 + v2 * v2 / (n2 - 1) as f64);
+    let dist = StudentsT::new(0.0, 1.0, df).ok()?;
+    let p = 2.0 * (1.0 - dist.cdf(t.abs()));
+    Some((t, df, p.clamp(0.0, 1.0)))
+}
+
+/// Welch's test on two samples (see [`welch`]).
+pub fn welch_samples(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
+    let (m1, s1, _) = mean_ci(a, 0.95);
+    let (m2, s2, _) = mean_ci(b, 0.95);
+    welch(m1, s1, a.len(), m2, s2, b.len())
+}
+
 /// Mean, sample stddev and the half-width of the `level` CI.
 pub fn mean_ci(xs: &[f64], level: f64) -> (f64, f64, f64) {
     let n = xs.len();

@@ -46,6 +46,13 @@ fn bottleneck(rows: &[Summary], point: usize, variant: usize) -> Option<(String,
         .map(|r| (r.metric.trim_end_matches(".utilisation").to_string(), r.mean))
 }
 
+/// The unit of `metric` as the workload declares it (empty if unknown).
+pub fn unit_of(s: &Scenario, metric: &str) -> String {
+    s.first()
+        .and_then(|p| p.metrics().into_iter().find(|m| m.name == metric))
+        .map_or(String::new(), |m| m.unit.to_string())
+}
+
 /// The whole report.
 pub fn report(s: &Scenario, rows: &[Summary], checks: &[Check]) -> String {
     let mut out = String::new();
@@ -68,7 +75,7 @@ pub fn report(s: &Scenario, rows: &[Summary], checks: &[Check]) -> String {
         for m in metrics {
             let _ = write!(out, " {:>24}", m);
         }
-        let _ = writeln!(out, " {:>10} {:>28}", "vs first", "paired diff [95% CI]");
+        let _ = writeln!(out, " {:>14} {:>28}", "vs first", "paired diff [95% CI]");
         for (vi, v) in s.variants.iter().enumerate() {
             let _ = write!(out, "{:<16}", v.name);
             for m in metrics {
@@ -85,7 +92,7 @@ pub fn report(s: &Scenario, rows: &[Summary], checks: &[Check]) -> String {
             let first = find(rows, point, 0, metrics[0]).map(|r| r.mean);
             let this = find(rows, point, vi, metrics[0]).map(|r| r.mean);
             let ratio = match (first, this) {
-                (Some(a), Some(b)) if a != 0.0 => format!("{:.3}x", b / a),
+                (Some(a), Some(b)) if vi > 0 => super::speedup::words(a, b, &unit_of(s, metrics[0])),
                 _ => "-".into(),
             };
             let diff = find(rows, point, vi, metrics[0])
@@ -93,7 +100,7 @@ pub fn report(s: &Scenario, rows: &[Summary], checks: &[Check]) -> String {
                 .map_or("-".into(), |p| {
                     format!("{} [{}, {}]", signed(p.diff_mean), signed(p.diff_lo), signed(p.diff_hi))
                 });
-            let _ = writeln!(out, " {ratio:>10} {diff:>28}");
+            let _ = writeln!(out, " {ratio:>14} {diff:>28}");
         }
         for (vi, v) in s.variants.iter().enumerate() {
             if let Some((name, u)) = bottleneck(rows, point, vi) {

@@ -84,17 +84,36 @@ pub struct WorkloadConfig {
 }
 
 /// `[[plot]]`: a metric against a swept parameter, one series per variant
-/// (or per value of another swept parameter).
+/// (or per value of another swept parameter); or, by `kind`, grouped bars,
+/// a heat map over two swept parameters, or the busiest lines and locks.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlotConfig {
+    /// `line` (default), `bars` (variants side by side at each x),
+    /// `heatmap` (`metric` over swept `x` and `y`) or `utilisation` (the
+    /// busiest lines and locks per variant, workload `path`).
+    #[serde(default = "default_kind", skip_serializing_if = "is_line")]
+    pub kind: String,
     /// File stem (default `<y>-vs-<x>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Swept parameter on the x axis.
+    /// Swept parameter on the x axis (not for `utilisation`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub x: String,
-    /// Metric on the y axis.
+    /// Metric on the y axis; for `heatmap`, the swept parameter on the y
+    /// axis.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub y: String,
+    /// `heatmap` only: the metric whose mean colours each cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+    /// `heatmap` only: colour the ratio of `metric`, `of` over `over`,
+    /// instead of one map per variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<RatioConfig>,
+    /// `utilisation` only: how many resources to show (default 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top: Option<usize>,
     /// `variant` (default) or a swept parameter path.
     #[serde(default = "default_series")]
     pub series: String,
@@ -119,7 +138,42 @@ pub struct PlotConfig {
     /// Logarithmic y axis.
     #[serde(default)]
     pub y_log: bool,
+    /// Reference marks (`line` and `bars`): published figures drawn as
+    /// distinct markers beside the simulated ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub marks: Vec<MarkConfig>,
 }
+
+/// One reference mark of a `[[plot]]`: a published figure at a point.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MarkConfig {
+    /// The point: swept parameter -> value; must give the plot's `x`.
+    pub at: toml::Table,
+    /// The variant (series) it belongs to, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// The figure, in the metric's unit.
+    pub value: f64,
+    /// Legend text for the mark (default `published`).
+    #[serde(default = "default_mark_label")]
+    pub label: String,
+}
+
+fn default_kind() -> String {
+    "line".into()
+}
+
+fn is_line(kind: &str) -> bool {
+    kind == "line"
+}
+
+fn default_mark_label() -> String {
+    "published".into()
+}
+
+/// The values `[[plot]] kind` accepts.
+pub const PLOT_KINDS: &[&str] = &["line", "bars", "heatmap", "utilisation"];
 
 fn default_series() -> String {
     "variant".into()
@@ -153,6 +207,10 @@ pub struct ExpectConfig {
     /// Free text printed with the check (e.g. the published figure's source).
     #[serde(default)]
     pub note: String,
+    /// `fitted` (a knob was fitted on this figure) or `predicted` (the
+    /// default): how `fsmeta validate` labels the figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
     /// Why the model cannot reach this figure with physical values: the
     /// check is reported as a known gap (with its actual value), never as a
     /// pass, and does not fail the run.

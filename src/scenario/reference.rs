@@ -98,10 +98,34 @@ pub const SHARED: &[ParamSpec] = &[
         "the what-if grid: the cross product of every list",
     ),
     p(
+        "plot[].kind",
+        "a word",
+        "line, bars, heatmap, utilisation",
+        "line: metric `y` against swept `x`, one series per variant, 95% CI bars; bars: the same as grouped bars; heatmap: `metric` over swept `x` and `y`, one map per variant or the `ratio = { of, over }`; utilisation: the `top` (default 8) busiest lines and locks per variant at the first point `at` selects (path)",
+    ),
+    p(
         "plot[].x / y / series",
         "names",
-        "a swept path / a metric / variant or a swept path",
+        "a swept path / a metric (heatmap: a swept path) / variant or a swept path",
         "a metric against a swept parameter",
+    ),
+    p(
+        "plot[].metric / ratio / top",
+        "a metric / a table / a whole number",
+        "heatmap: a metric and { of = VARIANT, over = VARIANT }; utilisation: 1 or more",
+        "what a heat map colours; how many resources a utilisation plot shows",
+    ),
+    p(
+        "plot[].at / variants / title / x_label / y_label / x_log / y_log",
+        "a table / names / text / true or false",
+        "swept path -> value; variant names",
+        "which points and variants; the words on the plot; log axes",
+    ),
+    p(
+        "plot[].marks",
+        "a list of tables",
+        "{ at = { PATH = VALUE, ... }, variant = NAME, value = NUMBER, label = TEXT }",
+        "reference marks (e.g. published figures, label default `published`) drawn as hollow diamonds on line and bar plots; `at` must give the plot's x",
     ),
     p(
         "expect[].metric",
@@ -114,6 +138,12 @@ pub const SHARED: &[ParamSpec] = &[
         "bounds",
         "[lo, hi] or a value and a percentage",
         "the accepted range",
+    ),
+    p(
+        "expect[].role",
+        "a word",
+        "fitted, predicted",
+        "for fsmeta validate: `fitted` = a knob was fitted on this figure; default predicted",
     ),
     p(
         "expect[].ratio",

@@ -88,8 +88,48 @@ pub fn validate_outputs(
             .suggest(closest(p, params.iter().copied())))
     };
     for (i, p) in doc.plot.iter().enumerate() {
-        known_param(format!("plot[{i}].x"), &p.x)?;
-        known_metric(format!("plot[{i}].y"), &p.y)?;
+        match p.kind.as_str() {
+            "line" | "bars" => {
+                known_param(format!("plot[{i}].x"), &p.x)?;
+                known_metric(format!("plot[{i}].y"), &p.y)?;
+            }
+            "heatmap" => {
+                known_param(format!("plot[{i}].x"), &p.x)?;
+                known_param(format!("plot[{i}].y"), &p.y)?;
+                if p.x == p.y {
+                    return Err(fail(format!("plot[{i}].y"), "a heat map needs two different swept parameters"));
+                }
+                let Some(m) = &p.metric else {
+                    return Err(fail(
+                        format!("plot[{i}].metric"),
+                        "a heat map needs `metric`, the value that colours each cell",
+                    ));
+                };
+                known_metric(format!("plot[{i}].metric"), m)?;
+                if let Some(r) = &p.ratio {
+                    known_variant(format!("plot[{i}].ratio.of"), &r.of)?;
+                    known_variant(format!("plot[{i}].ratio.over"), &r.over)?;
+                }
+            }
+            "utilisation" => {
+                if !metrics.iter().any(|m| m.ends_with(".utilisation")) {
+                    return Err(fail(
+                        format!("plot[{i}].kind"),
+                        "`utilisation` plots need a workload that reports LINE.utilisation / LOCK.utilisation (kind `path`)",
+                    ));
+                }
+            }
+            other => {
+                return Err(fail(
+                    format!("plot[{i}].kind"),
+                    format!("expected one of {}, found `{other}`", super::config::PLOT_KINDS.join(", ")),
+                )
+                .suggest(closest(other, super::config::PLOT_KINDS.iter().copied())));
+            }
+        }
+        if p.kind != "heatmap" && (p.metric.is_some() || p.ratio.is_some()) {
+            return Err(fail(format!("plot[{i}].metric"), "`metric` and `ratio` are for kind = \"heatmap\""));
+        }
         if p.series != "variant" {
             known_param(format!("plot[{i}].series"), &p.series)?;
         }
@@ -98,6 +138,31 @@ pub fn validate_outputs(
         }
         for v in &p.variants {
             known_variant(format!("plot[{i}].variants"), v)?;
+        }
+        for (j, m) in p.marks.iter().enumerate() {
+            let field = format!("plot[{i}].marks[{j}]");
+            if !matches!(p.kind.as_str(), "line" | "bars") {
+                return Err(fail(field, "reference marks are drawn on `line` and `bars` plots only"));
+            }
+            if !m.at.contains_key(&p.x) {
+                return Err(fail(format!("{field}.at"), format!("give the mark's x: `{}` = a swept value", p.x)));
+            }
+            for (k, v) in &m.at {
+                known_param(format!("{field}.at.{k}"), k)?;
+                let listed = sweep.iter().find(|(q, _)| q == k).is_some_and(|(_, vs)| vs.contains(v));
+                if !listed {
+                    return Err(fail(
+                        format!("{field}.at.{k}"),
+                        format!("{v} is not one of the values swept for `{k}`"),
+                    ));
+                }
+            }
+            if let Some(v) = &m.variant {
+                known_variant(format!("{field}.variant"), v)?;
+            }
+            if !m.value.is_finite() {
+                return Err(fail(format!("{field}.value"), "expected a finite number"));
+            }
         }
     }
     for (i, e) in doc.expect.iter().enumerate() {
@@ -118,6 +183,14 @@ pub fn validate_outputs(
                     format!("{v} is not one of the values swept for `{k}`"),
                 ));
             }
+        }
+        if let Some(r) = &e.role
+            && !matches!(r.as_str(), "fitted" | "predicted")
+        {
+            return Err(fail(
+                format!("expect[{i}].role"),
+                format!("expected `fitted` or `predicted`, found `{r}`"),
+            ));
         }
         if e.known_gap.as_deref().is_some_and(|w| w.trim().is_empty()) {
             return Err(fail(format!("expect[{i}].known_gap"), "say why the model cannot reach the figure"));

@@ -147,4 +147,10 @@ pub trait Prepared: Send + Sync + fmt::Debug {
     }
     /// Runs once with the random streams of `key`.
     fn run(&self, key: RunKey) -> Result<Metrics, RunFailure>;
+    /// A text report of one run in the workload's own shape (written as
+    /// `<variant>[.pN].txt` for the first replication of each point and
+    /// variant), or `None`. Default: none.
+    fn text_outputs(&self, _metrics: &Metrics) -> Option<String> {
+        None
+    }
 }

@@ -5,7 +5,12 @@ use crate::param::ParamError;
 use crate::text::closest;
 
 /// Every built-in workload. Adding a workload = one line here.
-pub static REGISTRY: &[&dyn Workload] = &[&super::path::PathWorkload, &super::btrfs_dir::BtrfsDir, &super::xfs_alloc::XfsAlloc];
+pub static REGISTRY: &[&dyn Workload] = &[
+    &super::path::PathWorkload,
+    &super::btrfs_dir::BtrfsDir,
+    &super::xfs_alloc::XfsAlloc,
+    &super::fsmark::Fsmark,
+];
 
 /// The workload called `kind` in `registry`, or an error naming the kinds
 /// there are and the closest one.

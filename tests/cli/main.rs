@@ -1,7 +1,8 @@
 //! End-to-end tests through the `fsmeta` binary, one binary: `bad_input`
 //! (located errors, exit 2), `determinism` (same bytes for any `--jobs`),
 //! `kill` (a run killed at any instant leaves the old or the new outputs),
-//! `machine` (the machine model through scenarios), `theory` (M/M/1//N).
+//! `machine` (the machine model through scenarios), `shards` (shard, merge
+//! and the result cache), `theory` (M/M/1//N).
 
 mod bad_input;
 mod crn;
@@ -10,6 +11,7 @@ mod kill;
 mod machine;
 mod meaning;
 mod precision;
+mod shards;
 mod sweeps;
 mod theory;
 

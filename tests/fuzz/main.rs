@@ -226,7 +226,7 @@ fn fuzz_run(count: u64, seed: u64) -> BTreeMap<&'static str, u64> {
 
 #[test]
 fn fuzz_run_ci_budget() {
-    let counts = fuzz_run(200, 3);
+    let counts = fuzz_run(300, 3);
     assert!(counts.get("ran").copied().unwrap_or(0) > 20, "{counts:?}");
 }
 

@@ -157,3 +157,26 @@ fn bad_geometry_is_rejected() {
     // 48 KiB, 12 ways: 64 sets, fine.
     assert!(Hierarchy::new(&cfg(level(48 * 1024, 12), vec![0])).is_ok());
 }
+
+#[test]
+fn fresh_stream_pushes_lines_down_their_sets_exactly() {
+    // Every level: 2 sets x 2 ways (256 B). Line 0 sits in set 0.
+    let l = level(256, 2);
+    let mut h = hier(l, l, l, vec![0]);
+    assert_eq!(reads(&mut h, 0, &[0]), vec![Served::Memory]);
+    // Two fresh lines land on sets 0 and 1: line 0 drops to way 1, kept.
+    h.stream_fresh(0, 2);
+    assert_eq!(h.private_holds(0, 0), (true, true));
+    assert_eq!(reads(&mut h, 0, &[0]), vec![Served::L1]);
+    // Four more: two reach set 0 and push line 0 out of every level.
+    h.stream_fresh(0, 4);
+    assert_eq!(h.private_holds(0, 0), (false, false));
+    assert!(!h.llc_holds(0, 0));
+    assert_eq!(reads(&mut h, 0, &[0]), vec![Served::Memory]);
+    // One fresh line reaches only set 0 (the stream continues at set 0
+    // after an even count): line 1 in set 1 stays most recent.
+    assert_eq!(reads(&mut h, 0, &[1]), vec![Served::Memory]);
+    h.stream_fresh(0, 3); // sets 0, 1, 0
+    assert_eq!(reads(&mut h, 0, &[1]), vec![Served::L1]);
+    assert_eq!(h.totals().accesses, 5, "streamed lines are not counted as accesses");
+}

@@ -106,15 +106,14 @@ pub(crate) fn linear_axis(coords: &[f64], from_zero: bool) -> Axis {
     if hi <= lo {
         hi = lo + 1.0;
     }
-    let step = nice_step((hi - lo) / TARGET_TICKS);
-    let ticks = linear_ticks(lo, hi, step);
+    let ticks = linear_ticks(lo, hi, tick_step(hi - lo));
     Axis { lo, hi, ticks }
 }
 
 /// A logarithmic axis covering `coords` (already `log10` of the data):
 /// padded by 4% of the decade span (a factor of 2 each side when all values
 /// are equal); ticks at powers of ten, with 2x and 5x ticks added when fewer
-/// than three decades are visible, and every k-th decade when too many are.
+/// than four decades are visible, and every k-th decade when too many are.
 pub(crate) fn log_axis(coords: &[f64]) -> Axis {
     let (min, max) = min_max(coords).unwrap_or((0.0, 1.0));
     let (lo, hi) = if max - min < 1e-9 {
@@ -127,7 +126,7 @@ pub(crate) fn log_axis(coords: &[f64]) -> Axis {
     let last = hi.floor() as i32;
     let decades = (last - first + 1).max(0);
     let mut ticks = Vec::new();
-    if decades < 3 {
+    if decades < 4 {
         for d in (first - 1)..=last {
             for m in [1.0, 2.0, 5.0] {
                 push_log_tick(&mut ticks, m, d, lo, hi);
@@ -204,6 +203,26 @@ fn pad_range(min: f64, max: f64) -> (f64, f64) {
         return (min - pad, max + pad);
     }
     (min - span * PAD_FRACTION, max + span * PAD_FRACTION)
+}
+
+/// The fewest tick intervals a linear axis shows: rounding the step up to
+/// a nice number can leave only three ticks (e.g. 1.05k, 1.1k, 1.15k with
+/// data from 1.01k), too few to read values near the ends.
+const MIN_TICKS: f64 = 5.0;
+
+/// A nice tick step for a linear axis spanning `span`: [`nice_step`] of
+/// span / 8, halved down the 1-2-5 ladder while it gives fewer than
+/// [`MIN_TICKS`] intervals.
+fn tick_step(span: f64) -> f64 {
+    let mut step = nice_step(span / TARGET_TICKS);
+    for _ in 0..4 {
+        if span / step >= MIN_TICKS || !span.is_finite() {
+            break;
+        }
+        let mantissa = step / 10f64.powf(step.log10().floor());
+        step *= if mantissa > 3.0 { 0.4 } else { 0.5 };
+    }
+    step
 }
 
 /// The "nice" step (1, 2 or 5 times a power of ten) nearest above `raw`.
@@ -336,6 +355,15 @@ mod tests {
         let narrow = log_axis(&[2.0_f64.log10(), 60.0_f64.log10()]);
         let labels: Vec<&str> = narrow.ticks.iter().map(|t| t.1.as_str()).collect();
         assert_eq!(labels, ["2", "5", "10", "20", "50"]);
+    }
+
+    #[test]
+    fn narrow_linear_ranges_get_at_least_five_ticks() {
+        // Data from 1010 to 1165 (a padded span of about 167): span / 8
+        // rounds up to a step of 50 (3 ticks); halving down gives 20.
+        let axis = linear_axis(&[1010.0, 1165.0], true);
+        assert!(axis.ticks.len() >= 5, "{:?}", axis.ticks);
+        assert!(axis.ticks[0].0 <= 1020.0);
     }
 
     #[test]

@@ -30,8 +30,30 @@ pub(crate) struct Prepared {
     pub x_axis: Axis,
     /// The vertical axis.
     pub y_axis: Axis,
-    /// Marks of each series, in the spec's series order.
+    /// Marks of each series, in the spec's series order (for bars, x is
+    /// already shifted to the bar's centre).
     pub marks: Vec<Vec<Mark>>,
+    /// Width of one bar in x coordinates (0 for a line plot).
+    pub bar_width: f64,
+    /// Reference marks as `(x, y, label index)` in plot coordinates; the
+    /// label index points into [`ref_labels`].
+    pub refs: Vec<(f64, f64, usize)>,
+}
+
+/// The distinct labels of the reference marks, in first-seen order.
+pub(crate) fn ref_labels(spec: &PlotSpec) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in &spec.refs {
+        if !out.contains(&r.label) {
+            out.push(r.label.clone());
+        }
+    }
+    out
+}
+
+/// Horizontal offset of series `i` of `n` in a group of bars `width` wide.
+fn bar_offset(i: usize, n: usize, width: f64) -> f64 {
+    (i as f64 - (n as f64 - 1.0) / 2.0) * width
 }
 
 /// Builds axes and marks from `spec`; never fails and never panics.
@@ -39,12 +61,28 @@ pub(crate) fn prepare(spec: &PlotSpec) -> Prepared {
     let x_log = spec.x_log && spec.x_categories.is_none();
     let mut marks: Vec<Vec<Mark>> = spec.series.iter().map(|s| series_marks(&s.points, x_log, spec.y_log)).collect();
     let xs: Vec<f64> = marks.iter().flatten().map(|m| m.x).collect();
-    let ys: Vec<f64> = marks
+    let n = spec.series.len().max(1);
+    let bar_width = if spec.bars { 0.8 / n as f64 } else { 0.0 };
+    let labels = ref_labels(spec);
+    let mut refs: Vec<(f64, f64, usize)> = spec
+        .refs
+        .iter()
+        .filter_map(|r| {
+            let x = to_coord(r.x, x_log)? + r.series.map_or(0.0, |i| bar_offset(i, n, bar_width));
+            let y = to_coord(r.y, spec.y_log)?;
+            Some((x, y, labels.iter().position(|l| *l == r.label).unwrap_or(0)))
+        })
+        .collect();
+    let mut ys: Vec<f64> = marks
         .iter()
         .flatten()
         .flat_map(|m| [m.y, m.lo, m.hi])
+        .chain(refs.iter().map(|r| r.1))
         .filter(|v| v.is_finite())
         .collect();
+    if spec.bars && !spec.y_log {
+        ys.push(0.0);
+    }
     let x_axis = match (&spec.x_categories, x_log) {
         (Some(names), _) => axis::category_axis(names),
         (None, true) => axis::log_axis(&xs),
@@ -55,14 +93,22 @@ pub(crate) fn prepare(spec: &PlotSpec) -> Prepared {
     } else {
         axis::linear_axis(&ys, true)
     };
-    for series in &mut marks {
+    for (i, series) in marks.iter_mut().enumerate() {
         series.retain(|m| m.x >= x_axis.lo && m.x <= x_axis.hi);
         for m in series.iter_mut() {
             m.lo = m.lo.max(y_axis.lo);
             m.hi = m.hi.min(y_axis.hi);
+            m.x += bar_offset(i, n, bar_width);
         }
     }
-    Prepared { x_axis, y_axis, marks }
+    refs.retain(|r| r.0 >= x_axis.lo && r.0 <= x_axis.hi);
+    Prepared {
+        x_axis,
+        y_axis,
+        marks,
+        bar_width,
+        refs,
+    }
 }
 
 /// The drawable marks of one series, sorted by x (stable for equal x).
@@ -107,6 +153,7 @@ mod tests {
             y_log,
             x_categories: None,
             series: vec![Series { name: "s".into(), points }],
+            ..Default::default()
         }
     }
 

@@ -14,7 +14,7 @@ use plotters::style::{FontDesc, FontStyle, FontTransform, RGBColor, TextStyle};
 use super::PlotError;
 use super::PlotSpec;
 use super::axis::{Axis, shorten};
-use super::data::{Mark, Prepared};
+use super::data::{Mark, Prepared, ref_labels};
 use super::font::FAMILY;
 
 /// Series colours (the widely used "tab10" palette), used in order.
@@ -36,11 +36,20 @@ const GRID: RGBColor = RGBColor(225, 225, 225);
 
 /// Font sizes in plotters units (pixels x 1.24).
 const TITLE_SIZE: f64 = 24.0;
-const DESC_SIZE: f64 = 18.0;
-const LABEL_SIZE: f64 = 15.0;
+pub(crate) const DESC_SIZE: f64 = 18.0;
+pub(crate) const LABEL_SIZE: f64 = 15.0;
 
 /// Legend text longer than this many characters is cut with an ellipsis.
 const LEGEND_MAX_CHARS: usize = 40;
+
+/// Size of the small print (scenario, seed, version).
+const FOOTER_SIZE: f64 = 12.0;
+
+/// Height of the strip at the bottom that holds the small print.
+pub(crate) const FOOTER_PX: u32 = 18;
+
+/// Colour of the small print.
+const FOOTER_GREY: RGBColor = RGBColor(110, 110, 110);
 
 /// Half-width of error bar caps, in pixels.
 const CAP_PX: i32 = 4;
@@ -58,27 +67,126 @@ pub(crate) fn draw_err<E: std::fmt::Display>(e: E) -> PlotError {
 }
 
 /// A text style in the plot font.
-fn text(size: f64) -> TextStyle<'static> {
+pub(crate) fn text(size: f64) -> TextStyle<'static> {
     TextStyle::from((FAMILY, size).into_font()).color(&BLACK)
+}
+
+/// What a legend row shows before its name.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Swatch {
+    /// Series `i` as a line with its marker.
+    Line(usize),
+    /// Series `i` as a filled bar.
+    Bar(usize),
+    /// A reference mark.
+    Ref,
+}
+
+/// Splits off the small-print strip at the bottom of `root`, writes
+/// `footer` into it (right-aligned, grey) and returns the rest.
+pub(crate) fn with_footer<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, footer: &str) -> Result<DrawingArea<DB, Shift>, PlotError> {
+    let (w, h) = root.dim_in_pixel();
+    let (main, foot) = root.split_vertically(h.saturating_sub(FOOTER_PX));
+    if !footer.is_empty() {
+        let style = text(FOOTER_SIZE).color(&FOOTER_GREY).pos(Pos::new(HPos::Right, VPos::Center));
+        foot.draw(&Text::new(footer.to_string(), (w as i32 - 10, FOOTER_PX as i32 / 2), style))
+            .map_err(draw_err)?;
+    }
+    Ok(main)
+}
+
+/// The bold title style, shrunk (down to 60%) until `title` fits in
+/// `area` with a margin, so a long title is never cut at the edges.
+pub(crate) fn title_font<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, title: &str) -> TextStyle<'static> {
+    let width = f64::from(area.dim_in_pixel().0) - 20.0;
+    let mut size = TITLE_SIZE;
+    // `FontDesc::style` keeps the regular glyphs; `new` loads the bold face.
+    let font = |size: f64| FontDesc::new(FAMILY.into(), size, FontStyle::Bold).color(&BLACK);
+    while size > TITLE_SIZE * 0.6 {
+        match area.estimate_text_size(title, &font(size)) {
+            Ok((w, _)) if f64::from(w) > width => size -= 1.0,
+            _ => break,
+        }
+    }
+    font(size)
 }
 
 /// Draws the whole plot onto `root`.
 pub(crate) fn draw_plot<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &PlotSpec, prepared: &Prepared) -> Result<(), PlotError> {
     root.fill(&WHITE).map_err(draw_err)?;
-    // `FontDesc::style` keeps the regular glyphs; `new` loads the bold face.
-    let title = FontDesc::new(FAMILY.into(), TITLE_SIZE, FontStyle::Bold);
-    let body = root.margin(8, 0, 0, 0).titled(&spec.title, title.color(&BLACK)).map_err(draw_err)?;
-    let names = legend_names(spec);
+    let main = with_footer(root, &spec.footer)?;
+    let body = main
+        .margin(8, 0, 0, 0)
+        .titled(&spec.title, title_font(&main, &spec.title))
+        .map_err(draw_err)?;
+    let mut entries: Vec<(String, Swatch)> = legend_names(spec)
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| (n, if spec.bars { Swatch::Bar(i) } else { Swatch::Line(i) }))
+        .collect();
+    entries.extend(ref_labels(spec).into_iter().map(|l| (shorten(&l, LEGEND_MAX_CHARS), Swatch::Ref)));
+    let names: Vec<String> = entries.iter().map(|e| e.0.clone()).collect();
     let legend_w = legend_width(root, &names)?;
     let (width, _) = body.dim_in_pixel();
     let (chart_part, legend_part) = body.split_horizontally(width.saturating_sub(legend_w));
     let chart = draw_axes(&chart_part, spec, prepared)?;
     let area = chart.plotting_area();
     for (i, marks) in prepared.marks.iter().enumerate() {
-        draw_series(area, marks, i)?;
+        if prepared.bar_width > 0.0 {
+            draw_bars(area, marks, i, prepared.bar_width, prepared.y_axis.lo)?;
+        } else {
+            let span = prepared.y_axis.hi - prepared.y_axis.lo;
+            draw_series(area, marks, i, under(&prepared.marks, i, span))?;
+        }
+    }
+    for &(x, y, _) in &prepared.refs {
+        draw_ref(area, (x, y), prepared.bar_width)?;
     }
     let top = area.get_pixel_range().1.start - body.get_base_pixel().1;
-    draw_legend(&legend_part, &names, top)
+    draw_legend(&legend_part, &entries, top)
+}
+
+/// One series as bars `width` wide rising from `base`, each with its CI
+/// as a black error bar.
+fn draw_bars<DB: DrawingBackend>(area: &PlotArea<DB>, marks: &[Mark], index: usize, width: f64, base: f64) -> Result<(), PlotError> {
+    let color = PALETTE[index % PALETTE.len()];
+    for m in marks {
+        let (l, r) = (m.x - width * 0.45, m.x + width * 0.45);
+        area.draw(&Rectangle::new([(l, base), (r, m.y)], color.filled()))
+            .map_err(draw_err)?;
+        area.draw(&Rectangle::new([(l, base), (r, m.y)], BLACK.stroke_width(1)))
+            .map_err(draw_err)?;
+        if m.hi > m.lo {
+            draw_error_bar(area, m, BLACK)?;
+        }
+    }
+    Ok(())
+}
+
+/// A reference mark: a hollow black diamond (over a bar, also a black
+/// line across the bar at the value).
+fn draw_ref<DB: DrawingBackend>(area: &PlotArea<DB>, at: (f64, f64), bar_width: f64) -> Result<(), PlotError> {
+    if bar_width > 0.0 {
+        let line = vec![(at.0 - bar_width * 0.5, at.1), (at.0 + bar_width * 0.5, at.1)];
+        area.draw(&PathElement::new(line, BLACK.stroke_width(2))).map_err(draw_err)?;
+    }
+    draw_ref_marker(area, at)
+}
+
+/// The reference marker itself: a white-filled diamond with a black edge.
+fn draw_ref_marker<DB, CT>(area: &DrawingArea<DB, CT>, at: CT::From) -> Result<(), PlotError>
+where
+    DB: DrawingBackend,
+    CT: plotters::coord::CoordTranslate,
+    CT::From: Clone,
+{
+    let diamond = vec![(0, -8), (8, 0), (0, 8), (-8, 0)];
+    area.draw(&(EmptyElement::at(at.clone()) + Polygon::new(diamond.clone(), WHITE.filled())))
+        .map_err(draw_err)?;
+    let mut edge = diamond;
+    edge.push((0, -8));
+    area.draw(&(EmptyElement::at(at) + PathElement::new(edge, BLACK.stroke_width(2))))
+        .map_err(draw_err)
 }
 
 /// Builds the chart, draws the mesh, tick labels and axis descriptions,
@@ -165,18 +273,30 @@ fn label_width<DB: DrawingBackend>(part: &DrawingArea<DB, Shift>, axis: &Axis) -
     Ok(widest)
 }
 
-/// Draws one series: its line, then error bars, then markers on top.
-fn draw_series<DB: DrawingBackend>(area: &PlotArea<DB>, marks: &[Mark], index: usize) -> Result<(), PlotError> {
+/// Extra pixels of line width and marker size for series `index`: 3
+/// when a later series, drawn over it, passes through one of its points
+/// (within 0.5% of the y axis), so the hidden series still shows as a
+/// coloured edge around the later one; 0 otherwise.
+fn under(marks: &[Vec<Mark>], index: usize, y_span: f64) -> i32 {
+    let near = |a: &Mark, b: &Mark| a.x == b.x && (a.y - b.y).abs() <= y_span * 0.005;
+    let hidden = marks[index].iter().any(|a| marks[index + 1..].iter().flatten().any(|b| near(a, b)));
+    if hidden { 3 } else { 0 }
+}
+
+/// Draws one series, `extra` pixels wider (see [`under`]): its line, then
+/// error bars, then markers on top.
+fn draw_series<DB: DrawingBackend>(area: &PlotArea<DB>, marks: &[Mark], index: usize, extra: i32) -> Result<(), PlotError> {
     let color = PALETTE[index % PALETTE.len()];
     if marks.len() > 1 {
         let line: Vec<(f64, f64)> = marks.iter().map(|m| (m.x, m.y)).collect();
-        area.draw(&PathElement::new(line, color.stroke_width(2))).map_err(draw_err)?;
+        area.draw(&PathElement::new(line, color.stroke_width(2 + extra as u32)))
+            .map_err(draw_err)?;
     }
     for m in marks.iter().filter(|m| m.hi > m.lo) {
         draw_error_bar(area, m, color)?;
     }
     for m in marks {
-        draw_marker(area, (m.x, m.y), index, color)?;
+        draw_marker_sized(area, (m.x, m.y), index, color, extra)?;
     }
     Ok(())
 }
@@ -200,13 +320,23 @@ where
     DB: DrawingBackend,
     CT: plotters::coord::CoordTranslate,
 {
+    draw_marker_sized(area, at, shape, color, 0)
+}
+
+/// [`draw_marker`], `extra` pixels larger.
+fn draw_marker_sized<DB, CT>(area: &DrawingArea<DB, CT>, at: CT::From, shape: usize, color: RGBColor, extra: i32) -> Result<(), PlotError>
+where
+    DB: DrawingBackend,
+    CT: plotters::coord::CoordTranslate,
+{
     let style = color.filled();
+    let (r, t) = (4 + extra, 6 + extra);
     let result = match shape % 4 {
-        0 => area.draw(&(EmptyElement::at(at) + Circle::new((0, 0), 4, style))),
-        1 => area.draw(&(EmptyElement::at(at) + Rectangle::new([(-4, -4), (4, 4)], style))),
-        2 => area.draw(&(EmptyElement::at(at) + TriangleMarker::new((0, 0), 6, style))),
+        0 => area.draw(&(EmptyElement::at(at) + Circle::new((0, 0), r as u32, style))),
+        1 => area.draw(&(EmptyElement::at(at) + Rectangle::new([(-r, -r), (r, r)], style))),
+        2 => area.draw(&(EmptyElement::at(at) + TriangleMarker::new((0, 0), t as u32, style))),
         _ => {
-            let diamond = vec![(0, -6), (6, 0), (0, 6), (-6, 0)];
+            let diamond = vec![(0, -t), (t, 0), (0, t), (-t, 0)];
             area.draw(&(EmptyElement::at(at) + Polygon::new(diamond, style)))
         }
     };
@@ -233,24 +363,36 @@ fn legend_width<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, names: &[Stri
     Ok(widest + 70)
 }
 
-/// Draws the legend column: one row per series with a line sample, its
-/// marker and its name, inside a light frame starting at pixel row `top`.
-fn draw_legend<DB: DrawingBackend>(part: &DrawingArea<DB, Shift>, names: &[String], top: i32) -> Result<(), PlotError> {
-    if names.is_empty() {
+/// Draws the legend column: one row per entry with its swatch and its
+/// name, inside a light frame starting at pixel row `top`.
+fn draw_legend<DB: DrawingBackend>(part: &DrawingArea<DB, Shift>, entries: &[(String, Swatch)], top: i32) -> Result<(), PlotError> {
+    if entries.is_empty() {
         return Ok(());
     }
     let (w, _) = part.dim_in_pixel();
     let row = 24;
-    let bottom = top + 8 + row * names.len() as i32;
+    let bottom = top + 8 + row * entries.len() as i32;
     let frame = Rectangle::new([(0, top), (w as i32 - 10, bottom)], GRID.stroke_width(1));
     part.draw(&frame).map_err(draw_err)?;
     let style = text(LABEL_SIZE).pos(Pos::new(HPos::Left, VPos::Center));
-    for (i, name) in names.iter().enumerate() {
+    for (i, (name, swatch)) in entries.iter().enumerate() {
         let y = top + 4 + row / 2 + row * i as i32;
-        let color = PALETTE[i % PALETTE.len()];
-        part.draw(&PathElement::new(vec![(8, y), (40, y)], color.stroke_width(2)))
-            .map_err(draw_err)?;
-        draw_marker(part, (24, y), i, color)?;
+        match *swatch {
+            Swatch::Line(s) => {
+                let color = PALETTE[s % PALETTE.len()];
+                part.draw(&PathElement::new(vec![(8, y), (40, y)], color.stroke_width(2)))
+                    .map_err(draw_err)?;
+                draw_marker(part, (24, y), s, color)?;
+            }
+            Swatch::Bar(s) => {
+                let color = PALETTE[s % PALETTE.len()];
+                part.draw(&Rectangle::new([(12, y - 7), (36, y + 7)], color.filled()))
+                    .map_err(draw_err)?;
+                part.draw(&Rectangle::new([(12, y - 7), (36, y + 7)], BLACK.stroke_width(1)))
+                    .map_err(draw_err)?;
+            }
+            Swatch::Ref => draw_ref_marker(part, (24, y))?,
+        }
         part.draw(&Text::new(name.clone(), (50, y), style.clone())).map_err(draw_err)?;
     }
     Ok(())

@@ -32,6 +32,7 @@ pub(super) fn example_spec() -> PlotSpec {
         y_log: false,
         x_categories: None,
         series: vec![series("atomic", &atomic, 0.04), series("percpu batch=32", &percpu, 0.03)],
+        ..Default::default()
     }
 }
 
@@ -59,6 +60,7 @@ pub(super) fn categorical_log_spec() -> PlotSpec {
         y_log: true,
         x_categories: Some(fs.iter().map(|s| s.to_string()).collect()),
         series,
+        ..Default::default()
     }
 }
 
@@ -187,6 +189,7 @@ proptest! {
                 .enumerate()
                 .map(|(i, points)| Series { name: format!("s{i}"), points })
                 .collect(),
+            ..Default::default()
         };
         let svg = render_svg(&spec);
         prop_assert!(svg.is_ok());
@@ -209,6 +212,7 @@ proptest! {
             y_log,
             x_categories: None,
             series: vec![Series { name: "s".into(), points }],
+            ..Default::default()
         };
         let dir = std::env::temp_dir().join(format!("fsmeta-plot-prop-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap_or_default();
@@ -243,6 +247,7 @@ pub(super) fn long_categories_spec() -> PlotSpec {
             name: "xfs dir2 node".into(),
             points: (0..10).map(|i| pt(f64::from(i), 3.0 + f64::from(i) * 0.4, 0.05)).collect(),
         }],
+        ..Default::default()
     }
 }
 

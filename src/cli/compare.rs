@@ -1,0 +1,90 @@
+//! `fsmeta compare`: two scenarios, or two variants of one, run with the
+//! same random numbers (same seed, so every run key matches), printed as
+//! before / after tables with paired differences.
+
+use super::{CliError, Limits, Status};
+use fsmeta::Study;
+use fsmeta::report::compare::{file_pairs, patch_text, variant_pairs};
+use fsmeta::scenario::LoadOptions;
+use std::path::PathBuf;
+
+/// What `fsmeta compare` was asked.
+#[derive(Debug, Clone)]
+pub struct CompareArgs {
+    /// One file (with `variants`) or two (before, after).
+    pub files: Vec<PathBuf>,
+    /// `[before, after]` variant names of one file.
+    pub variants: Vec<String>,
+    /// Runs in flight.
+    pub jobs: usize,
+    /// A seed for both sides (default: the first file's).
+    pub seed: Option<u64>,
+    /// `[scenario.quick]` scale.
+    pub quick: bool,
+    /// Limits on the runs.
+    pub limits: Limits,
+}
+
+fn other(msg: String) -> CliError {
+    CliError::Other(anyhow::anyhow!(msg))
+}
+
+/// Runs the comparison and prints it.
+pub fn compare(a: &CompareArgs) -> Result<Status, CliError> {
+    let opts = LoadOptions {
+        quick: a.quick,
+        seed: a.seed,
+        ..a.limits.options(a.jobs)
+    };
+    match (a.files.as_slice(), a.variants.as_slice()) {
+        ([file], [before, after]) => {
+            let study = Study::load(file, &opts)?;
+            let s = &study.scenario;
+            let index = |name: &str| {
+                s.variants.iter().position(|v| v.name == name).ok_or_else(|| {
+                    let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
+                    other(format!(
+                        "{}: no variant `{name}`; variants are: {}",
+                        file.display(),
+                        names.join(", ")
+                    ))
+                })
+            };
+            let (ia, ib) = (index(before)?, index(after)?);
+            let results = study.run(a.jobs, &|| {})?;
+            let heading = format!(
+                "{}: {before} (before) vs {after} (after)\nfsmeta {}, seed {}, {} run(s) per side, same random numbers",
+                s.doc.scenario.name,
+                env!("CARGO_PKG_VERSION"),
+                s.doc.scenario.seed,
+                s.doc.scenario.replications
+            );
+            print!("{}", patch_text(&heading, before, after, &variant_pairs(s, &results.runs, ia, ib)));
+            Ok(Status::Ok)
+        }
+        ([fa, fb], []) => {
+            let sa = Study::load(fa, &opts)?;
+            // The same seed on both sides: every (point, replication) run key
+            // matches, so the two sides draw the same random numbers.
+            let seed = a.seed.unwrap_or(sa.scenario.doc.scenario.seed);
+            let sb = Study::load(fb, &LoadOptions { seed: Some(seed), ..opts })?;
+            let ra = sa.run(a.jobs, &|| {})?;
+            let rb = sb.run(a.jobs, &|| {})?;
+            let pairs = file_pairs(&sa.scenario, &ra.runs, &sb.scenario, &rb.runs).map_err(other)?;
+            let (na, nb) = (&sa.scenario.doc.scenario.name, &sb.scenario.doc.scenario.name);
+            let heading = format!(
+                "{} (before) vs {} (after)\nfsmeta {}, seed {seed}, {} run(s) per side, same random numbers",
+                fa.display(),
+                fb.display(),
+                env!("CARGO_PKG_VERSION"),
+                sa.scenario.doc.scenario.replications
+            );
+            print!("{}", patch_text(&heading, na, nb, &pairs));
+            Ok(Status::Ok)
+        }
+        ([_], _) => Err(other("compare one file with --variants BEFORE,AFTER (two variant names)".into())),
+        _ => Err(other(
+            "compare takes two files (before, after), or one file with --variants BEFORE,AFTER".into(),
+        )),
+    }
+}

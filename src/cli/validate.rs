@@ -1,0 +1,71 @@
+//! `fsmeta validate`: runs every case scenario and prints (and writes to
+//! `docs/validation.md`) one row per published figure.
+
+use super::{CliError, Limits, Status};
+use fsmeta::Study;
+use fsmeta::report::validation::{CASES, markdown, rows};
+use fsmeta::scenario::LoadOptions;
+use std::path::{Path, PathBuf};
+
+/// What `fsmeta validate` was asked.
+#[derive(Debug, Clone)]
+pub struct ValidateArgs {
+    /// Scenario files (default: the case list).
+    pub files: Vec<PathBuf>,
+    /// `[scenario.quick]` scale.
+    pub quick: bool,
+    /// Runs in flight.
+    pub jobs: usize,
+    /// Where to write the table (None: docs/validation.md at full scale,
+    /// nowhere with --quick).
+    pub doc: Option<PathBuf>,
+    /// Limits on the runs.
+    pub limits: Limits,
+}
+
+/// Runs the case scenarios and prints / writes the table.
+pub fn validate(a: &ValidateArgs) -> Result<Status, CliError> {
+    let opts = LoadOptions {
+        quick: a.quick,
+        ..a.limits.options(a.jobs)
+    };
+    let case_of = |f: &Path| {
+        CASES
+            .iter()
+            .find(|(_, p)| f.ends_with(p) || Path::new(p).file_name() == f.file_name())
+            .map_or(0, |c| c.0)
+    };
+    let mut files: Vec<(u32, PathBuf)> = a.files.iter().map(|f| (case_of(f), f.clone())).collect();
+    let mut missing = Vec::new();
+    if files.is_empty() {
+        for &(case, p) in CASES {
+            if Path::new(p).exists() {
+                files.push((case, PathBuf::from(p)));
+            } else {
+                missing.push(format!("case {case}: {p}"));
+            }
+        }
+    }
+    let studies = files
+        .iter()
+        .map(|(c, f)| Study::load(f, &opts).map(|s| (*c, s)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut all = Vec::new();
+    for (case, study) in &studies {
+        eprintln!("fsmeta: validate: running {}", study.scenario.file.display());
+        let results = study.run(a.jobs, &|| {})?;
+        all.extend(rows(*case, &study.scenario, &results.runs));
+    }
+    let text = markdown(&all, a.quick, &missing);
+    print!("{text}");
+    let doc = a.doc.clone().or_else(|| (!a.quick).then(|| PathBuf::from("docs/validation.md")));
+    if let Some(path) = doc {
+        std::fs::write(&path, &text).map_err(|e| CliError::Other(anyhow::anyhow!("cannot write {}: {e}", path.display())))?;
+        eprintln!("fsmeta: validate: wrote {}", path.display());
+    }
+    Ok(if all.iter().any(|r| r.verdict == "FAIL") {
+        Status::ExpectationFailed
+    } else {
+        Status::Ok
+    })
+}

@@ -1,0 +1,219 @@
+//! The `fsmark` workload: fs_mark's zero-size creates on one btrfs
+//! subvolume, T threads x F files per loop x L loops, with the subvolume
+//! root's open-inode index (rb-tree or xarray) on the modelled machine and
+//! its set-associative caches. Case 2 (docs/reference/cases.md): the time
+//! of the function that adds an inode to the index.
+
+mod index;
+mod keys;
+pub mod params;
+pub mod report;
+pub mod sim;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub use params::{FsmarkParams, IndexKind};
+
+use crate::engine::Metrics;
+use crate::engine::rng::RunKey;
+use crate::machine::Machine;
+use crate::machine::cache::MachineCaches;
+use crate::param::ParamError;
+use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, Workload};
+
+/// Metrics every run reports: (name, unit, meaning).
+pub const METRICS: &[(&str, &str, &str)] = &[
+    ("insert_mean_ns", "ns", "mean time of the insert function (lock wait included)"),
+    ("insert_p50_ns", "ns", "median insert time"),
+    ("insert_p90_ns", "ns", "90th percentile insert time"),
+    ("insert_p95_ns", "ns", "95th percentile insert time"),
+    ("insert_p99_ns", "ns", "99th percentile insert time"),
+    ("insert_max_ns", "ns", "longest insert"),
+    ("insert_min_ns", "ns", "shortest insert"),
+    ("insert_stddev_ns", "ns", "standard deviation of the insert time"),
+    ("inserts", "count", "inserts timed (one per create)"),
+    ("files_per_sec", "files/s", "creates per second over the whole run"),
+    (
+        "index_depth_mean",
+        "levels",
+        "index levels an insert walked (rb-tree nodes compared, xarray levels), mean",
+    ),
+    (
+        "index_height",
+        "levels",
+        "height of the index at the end (rb-tree longest path, xarray levels)",
+    ),
+    (
+        "index_node_depth_mean",
+        "levels",
+        "mean depth of the index's nodes at the end (rb-tree), its levels (xarray)",
+    ),
+    (
+        "cache_misses_per_insert",
+        "count",
+        "index lines an insert touched that missed its L1d",
+    ),
+    (
+        "peer_transfers_per_insert",
+        "count",
+        "index lines an insert fetched from another core's modified copy",
+    ),
+    ("memory_misses_per_insert", "count", "index lines an insert fetched from DRAM"),
+    ("lines_per_insert", "count", "index line accesses per insert"),
+    ("inode_lock.wait_mean_ns", "ns", "mean wait for inode_lock per acquisition"),
+    ("inode_lock.utilisation", "fraction", "share of the run inode_lock was held"),
+    ("lock_wait_share", "fraction", "share of insert time spent waiting for a lock"),
+    ("failed_inserts", "count", "inserts that failed with ENOMEM (create abandoned)"),
+    ("open_inodes", "count", "inodes in the index at the end"),
+];
+
+/// The log2 histogram buckets reported as metrics: `[2^k, 2^(k+1))` ns.
+pub const HIST_BUCKETS: usize = 32;
+
+/// Name of histogram bucket `k`.
+pub fn hist_metric(k: usize) -> String {
+    format!("insert_hist.log2_{k:02}")
+}
+
+/// Names of the per-loop metrics of loop `l` (1-based): count, rate.
+pub fn loop_metrics(l: u32) -> (String, String) {
+    (format!("loop{l:02}.count"), format!("loop{l:02}.files_per_sec"))
+}
+
+/// The `fsmark` workload.
+#[derive(Debug, Clone, Copy)]
+pub struct Fsmark;
+
+impl Workload for Fsmark {
+    fn kind(&self) -> &'static str {
+        "fsmark"
+    }
+
+    fn about(&self) -> &'static str {
+        "fs_mark zero-size creates on btrfs: the open-inode index (rb-tree or xarray) under inode_lock, on the cache model"
+    }
+
+    fn sections(&self) -> &'static [&'static str] {
+        &["fsmark"]
+    }
+
+    fn reads_shared(&self) -> &'static [&'static str] {
+        &["machine", "workload.threads"]
+    }
+
+    fn params(&self) -> Vec<crate::workload::ParamSpec> {
+        keys::PARAMS.to_vec()
+    }
+
+    fn metric_docs(&self) -> Vec<MetricSpec> {
+        let mut m: Vec<MetricSpec> = METRICS.iter().map(|&(n, u, d)| MetricSpec::new(n, u, d)).collect();
+        m.push(MetricSpec::new(
+            "insert_hist.log2_KK",
+            "count",
+            "inserts taking [2^KK, 2^(KK+1)) ns",
+        ));
+        m.push(MetricSpec::new("loopLL.count", "count", "files created in loop LL"));
+        m.push(MetricSpec::new("loopLL.files_per_sec", "files/s", "creates per second in loop LL"));
+        m
+    }
+
+    fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {
+        let Some(p) = sections.get_opt::<FsmarkParams>("fsmark")? else {
+            return Ok(String::new());
+        };
+        let table = BTreeMap::from([("fsmark", p)]);
+        toml::to_string_pretty(&table).map_err(|e| ParamError::new("fsmark", e.to_string()))
+    }
+
+    fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError> {
+        let params: FsmarkParams = input.sections.get("fsmark")?;
+        let machine = input.machines.get(input.machine, input.threads, input.dir).map_err(|e| match e {
+            crate::machine::MachineError::Param(p) => p,
+            other => ParamError::new("machine.profile", other.to_string()),
+        })?;
+        params.validate(machine.cpus.len() as u64).map_err(|e| e.under("fsmark"))?;
+        let caches = MachineCaches::for_machine(&machine)?;
+        Ok(Box::new(PreparedFsmark { params, machine, caches }))
+    }
+}
+
+/// An `fsmark` study ready to run.
+#[derive(Debug)]
+struct PreparedFsmark {
+    params: FsmarkParams,
+    machine: Arc<Machine>,
+    caches: MachineCaches,
+}
+
+impl Prepared for PreparedFsmark {
+    fn metrics(&self) -> Vec<MetricSpec> {
+        let mut m: Vec<MetricSpec> = METRICS.iter().map(|&(n, u, d)| MetricSpec::new(n, u, d)).collect();
+        for k in 0..HIST_BUCKETS {
+            m.push(MetricSpec {
+                name: hist_metric(k),
+                unit: "count",
+                meaning: format!("inserts taking [2^{k}, 2^{}) ns", k + 1),
+            });
+        }
+        for l in 1..=self.params.loops {
+            let (c, r) = loop_metrics(l);
+            m.push(MetricSpec {
+                name: c,
+                unit: "count",
+                meaning: format!("files created in loop {l}"),
+            });
+            m.push(MetricSpec {
+                name: r,
+                unit: "files/s",
+                meaning: format!("creates per second in loop {l}"),
+            });
+        }
+        m
+    }
+
+    fn key_metrics(&self) -> &'static [&'static str] {
+        &[
+            "insert_mean_ns",
+            "insert_p50_ns",
+            "insert_p99_ns",
+            "index_depth_mean",
+            "cache_misses_per_insert",
+        ]
+    }
+
+    /// Per create: an rb node (40 B) or a share of an xarray node (about
+    /// 1 KiB per 64 inodes), the eviction queue entry (32 B), the slab
+    /// bitmaps; plus the caches' tags and line states (a few MiB per core).
+    fn memory_bytes(&self) -> u64 {
+        let files = self.params.total_files(self.machine.cpus.len() as u64);
+        let open = if self.params.open_inodes == 0 {
+            files
+        } else {
+            files.min(self.params.open_inodes)
+        };
+        let caches = 64 << 20;
+        caches + open.saturating_mul(96) + files / 8
+    }
+
+    fn run(&self, key: RunKey) -> Result<Metrics, RunFailure> {
+        let n = self.machine.cpus.len();
+        let rngs = (0..n).map(|t| key.stream(&format!("thread{t}.create"))).collect();
+        let sim = sim::Sim::new(
+            &self.params,
+            &self.machine.pricing,
+            &self.machine.slowdown_permille,
+            self.caches.clone(),
+            rngs,
+        );
+        let out = sim.run()?;
+        Ok(report::metrics(&out, self.params.loops))
+    }
+
+    fn text_outputs(&self, metrics: &Metrics) -> Option<String> {
+        Some(report::text(metrics, self.params.loops))
+    }
+}
+
+#[cfg(test)]
+mod tests;
