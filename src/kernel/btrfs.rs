@@ -5,4 +5,5 @@
 
 pub mod ctree;
 pub mod delayed;
+pub mod dirname;
 pub mod fs;

@@ -67,7 +67,7 @@ fn apply(fs: &mut Fs, sh: &mut Shadow, op: u8, a: u16, b: u16) {
                 .dirs
                 .get(&dir)
                 .and_then(|d| d.entries.iter().nth(b as usize % d.entries.len().max(1)));
-            let Some((vname, &(ino, idx))) = victim.map(|(n, e)| (n.clone(), e)) else {
+            let Some((vname, &(ino, idx))) = victim.map(|(n, e)| (n.as_bytes().to_vec(), e)) else {
                 return;
             };
             let ok = if fs.dirs.contains_key(&ino) {

@@ -129,19 +129,20 @@ fn the_memory_estimate_covers_the_measured_bytes() {
             Err(e) => panic!("{e}"),
         }
     };
-    // Measured at most 408 bytes per file with 12-byte names (4 KiB nodes,
-    // no deletions) and 905 with 255-byte names.
+    // Measured at most 202 bytes per file with 12-byte names (4 KiB nodes,
+    // no deletions) and 514 with 255-byte names (see FILE_BYTES).
     let short = BtrfsDirParams {
         files: 1_000_000,
         ..Default::default()
     };
     assert_eq!(short.longest_name(), 12);
-    assert!(short.memory_bytes() >= 1_000_000 * 408, "{}", short.memory_bytes());
+    assert!(short.memory_bytes() >= 1_000_000 * 202, "{}", short.memory_bytes());
     let long = BtrfsDirParams {
         name_len: Some(255),
         ..short.clone()
     };
-    assert!(long.memory_bytes() >= 1_000_000 * 905, "{}", long.memory_bytes());
+    assert!(short.memory_bytes() < 1_000_000 * 300, "{}", short.memory_bytes());
+    assert!(long.memory_bytes() >= 1_000_000 * 514, "{}", long.memory_bytes());
     assert!(long.memory_bytes() < 1_000_000 * 2000, "{}", long.memory_bytes());
     // The workload reports it, and the 50M-file maximum stays a finite figure.
     assert_eq!(est(short.files), short.memory_bytes());

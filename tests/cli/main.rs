@@ -10,6 +10,7 @@ mod determinism;
 mod kill;
 mod machine;
 mod meaning;
+mod precision;
 mod shards;
 mod sweeps;
 mod theory;

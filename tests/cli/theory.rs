@@ -4,7 +4,7 @@ use fsmeta::scenario::{LoadOptions, load};
 
 /// Exact throughput of M/M/1//N with mean service `s` and think `z`:
 /// X = (1 - p0) / s, p0 = 1 / sum_k N!/(N-k)! (s/z)^k.
-fn exact_throughput(n: u32, s: f64, z: f64) -> f64 {
+pub fn exact_throughput(n: u32, s: f64, z: f64) -> f64 {
     let rho = s / z;
     let mut term = 1.0;
     let mut sum = 1.0;

@@ -45,8 +45,12 @@ pub const DIR_ITEM_KEY: u8 = 84;
 pub const DIR_INDEX_KEY: u8 = 96;
 
 /// A btrfs key. Field order gives the btrfs order: objectid, then type,
-/// then offset (`btrfs_comp_cpu_keys`).
+/// then offset (`btrfs_comp_cpu_keys`). Packed, as `struct btrfs_disk_key`
+/// is on disk: 17 bytes instead of 24, and a leaf [`Item`] 21 instead of
+/// 32, for the items are most of the directory model's memory. Read fields
+/// by value (a reference to a packed field is not allowed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(C, packed)]
 pub struct Key {
     /// Object id (inode number for fs-tree items).
     pub objectid: u64,
@@ -478,6 +482,7 @@ impl Tree {
         let moved: u32 = self.blocks[leaf].items()[slot..].iter().map(|i| i.data_size).sum();
         let headers = (self.blocks[leaf].items().len() - slot) as u32 * ITEM_HEADER_SIZE;
         self.stats.bytes_moved += u64::from(moved + headers);
+        self.blocks[leaf].reserve_items(batch.len());
         self.blocks[leaf].items_mut().splice(slot..slot, batch.iter().copied());
         if slot == 0 {
             self.fixup_low_keys(path, batch[0].key, 1);

@@ -38,6 +38,7 @@ use crate::kernel::btrfs::ctree::{
     DIR_ITEM_KEY, DIR_ITEM_SIZE, INODE_ITEM_KEY, INODE_ITEM_SIZE, INODE_REF_KEY, INODE_REF_SIZE, Item, Key, Tree,
 };
 use crate::kernel::btrfs::delayed::{BalanceCheck, DelayedRoot, Rules, Thresholds};
+use crate::kernel::btrfs::dirname::DirName;
 
 /// `BTRFS_FIRST_FREE_OBJECTID`: the subvolume's top directory.
 pub const ROOT_DIR_INO: u64 = 256;
@@ -48,7 +49,7 @@ pub const DIR_START_INDEX: u64 = 2;
 #[derive(Debug, Clone, Default)]
 pub struct Dir {
     /// Entries: name -> (inode number, dir index).
-    pub entries: BTreeMap<Vec<u8>, (u64, u64)>,
+    pub entries: BTreeMap<DirName, (u64, u64)>,
     /// `index_cnt`: the next dir index to hand out.
     pub next_index: u64,
 }
@@ -143,7 +144,7 @@ impl Fs {
         }
         let (ino, index) = (self.next_ino, dir.next_index);
         dir.next_index += 1;
-        dir.entries.insert(name.to_vec(), (ino, index));
+        dir.entries.insert(DirName::from(name), (ino, index));
         self.next_ino += 1;
         let len = name.len() as u32;
         let inode = [
@@ -256,19 +257,44 @@ impl Fs {
 
 /// `rm -fr testdir`: unlink the entries in readdir (dir index) order, rmdir
 /// the directory, then unmount (a final commit).
+///
+/// The readdir list is taken a slice of dir indexes at a time (at most 16
+/// slices), so it never holds more than a sixteenth of the names beside the
+/// directory map; the order is the same as one sorted list (indexes are
+/// unique, and the unlinks of a slice only remove that slice's entries).
 pub fn rm_rf(fs: &mut Fs, dir: u64) {
-    let mut names: Vec<(u64, Vec<u8>)> = match fs.dirs.get(&dir) {
-        Some(d) => d.entries.iter().map(|(n, &(_, idx))| (idx, n.clone())).collect(),
-        None => return,
+    let Some(d) = fs.dirs.get(&dir) else {
+        return;
     };
-    names.sort();
+    let end = d.next_index;
+    let width = (end / RM_RF_SLICES).max(RM_RF_MIN_SLICE);
     fs.readdir_atime(dir);
-    for (_, name) in &names {
-        fs.unlink(dir, name);
+    let mut lo = 0;
+    while lo < end {
+        let hi = lo.saturating_add(width);
+        let mut names: Vec<(u64, DirName)> = match fs.dirs.get(&dir) {
+            Some(d) => d
+                .entries
+                .iter()
+                .filter(|(_, (_, idx))| (lo..hi).contains(idx))
+                .map(|(n, &(_, idx))| (idx, n.clone()))
+                .collect(),
+            None => break,
+        };
+        names.sort();
+        for (_, name) in &names {
+            fs.unlink(dir, name.as_bytes());
+        }
+        lo = hi;
     }
     fs.rmdir(ROOT_DIR_INO, b"testdir");
     fs.sync();
 }
+
+/// Most slices [`rm_rf`] reads the directory in.
+const RM_RF_SLICES: u64 = 16;
+/// Fewest dir indexes in one slice of [`rm_rf`].
+const RM_RF_MIN_SLICE: u64 = 1 << 16;
 
 /// Leaves holding at least one dir index item of `dir`.
 pub fn dir_index_leaf_count(fs: &Fs, dir: u64) -> usize {

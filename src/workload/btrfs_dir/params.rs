@@ -73,20 +73,20 @@ pub const DEFAULT_DELETE_EVERY: u64 = 2;
 pub const MAX_COST_NS: f64 = 1e9;
 
 /// Upper bound on the bytes one file costs a run, before its name: tree
-/// items (inode item, inode ref, dir item, dir index) in leaf vectors,
-/// the directory entry map, pending delayed items. Measured with
-/// `/usr/bin/time -v` (maximum RSS, 200,000 against 1,000,000 files): 292
-/// bytes per file with the defaults (12-byte names); 408 with 4 KiB nodes
-/// and no deletions (the worst layout measured); 886 with 255-byte names
-/// on that layout, and 905 at 1M files (absolute, whole process) with
-/// every delayed item pending (`delayed_writeback = 2e9`). See
-/// [`BtrfsDirParams::memory_bytes`].
-pub const FILE_BYTES: u64 = 512;
+/// items (inode item, inode ref, dir item, dir index; 21 bytes each, packed)
+/// in leaf vectors, the directory entry map (names of up to 22 bytes held
+/// in place), pending delayed items. Measured with `/usr/bin/time -v`
+/// (maximum RSS of the whole process at 1,000,000 files): 195 bytes per
+/// file with the defaults (12-byte names; 197 at 5,000,000 files); 202
+/// with 4 KiB nodes and no deletions (the worst layout measured); 514 with
+/// 255-byte names on that layout and every delayed item pending
+/// (`delayed_writeback = 2e9`). See [`BtrfsDirParams::memory_bytes`].
+pub const FILE_BYTES: u64 = 256;
 
-/// Upper bound on the bytes per byte of file name (each name is kept
-/// about twice: the directory map and the delayed item or the `rm -fr`
-/// list); measured 2.0.
-pub const NAME_BYTE_BYTES: u64 = 3;
+/// Upper bound on the bytes per byte of file name (a name over 22 bytes
+/// is a heap block of the directory map; `rm -fr` copies a sixteenth of
+/// the names at a time); measured 1.3.
+pub const NAME_BYTE_BYTES: u64 = 2;
 
 /// Fixed bytes of one run besides the files (the empty tree, thresholds).
 pub const RUN_BASE_BYTES: u64 = 256 * 1024;
@@ -205,8 +205,8 @@ impl BtrfsDirParams {
 
     /// Upper bound on one run's peak memory, bytes:
     /// `RUN_BASE_BYTES + files x (FILE_BYTES + NAME_BYTE_BYTES x name
-    /// length)`, e.g. 548 bytes per file with the default names, 1,277 with
-    /// 255-byte names (measured at most 408 and 905).
+    /// length)`, e.g. 280 bytes per file with the default names, 766 with
+    /// 255-byte names (measured at most 202 and 514).
     pub fn memory_bytes(&self) -> u64 {
         let per_file = FILE_BYTES.saturating_add(NAME_BYTE_BYTES.saturating_mul(self.longest_name()));
         RUN_BASE_BYTES.saturating_add(self.files.saturating_mul(per_file))

@@ -29,6 +29,27 @@ pub struct PathSections {
     /// `[counters.NAME]`: named counters.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub counters: BTreeMap<String, CounterConfig>,
+    /// `[stop]`: a precision-targeted stop instead of `scenario.ops`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<StopSection>,
+}
+
+/// `[stop]` (or `stop = { ... }`): run until the 95 % confidence interval
+/// of a metric is this narrow, at most `max_ops` operations.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StopSection {
+    /// Target relative 95 % half-width, percent of the estimate.
+    pub ci_half_width_pct: f64,
+    /// The metric whose interval is targeted (only `ops_per_sec`).
+    #[serde(default = "default_stop_metric")]
+    pub metric: String,
+    /// Cap on operations (all threads) when the target is not reached.
+    pub max_ops: u64,
+}
+
+fn default_stop_metric() -> String {
+    "ops_per_sec".into()
 }
 
 impl PathSections {
@@ -40,6 +61,7 @@ impl PathSections {
             lines: sections.get("lines")?,
             locks: sections.get("locks")?,
             counters: sections.get("counters")?,
+            stop: sections.get_opt("stop")?,
         })
     }
 }

@@ -4,7 +4,7 @@ use crate::workload::ParamSpec;
 use crate::workload::contract::param as p;
 
 /// Every key of `[[path]]`, `[work.NAME]`, `[lines.NAME]`, `[locks.NAME]`,
-/// `[counters.NAME]`.
+/// `[counters.NAME]`, `[stop]`.
 pub const PARAMS: &[ParamSpec] = &[
     p(
         "path[].work",
@@ -122,5 +122,23 @@ pub const PARAMS: &[ParamSpec] = &[
         "a line name",
         "a line declared under [lines]",
         "the line of the global count (default its own)",
+    ),
+    p(
+        "stop.ci_half_width_pct",
+        "a percentage",
+        "above 0, at most 50",
+        "stop when the 95 % CI half-width of the throughput (batch means after an MSER warm-up cut) is below this; instead of scenario.ops",
+    ),
+    p(
+        "stop.metric",
+        "a metric name",
+        "ops_per_sec",
+        "the metric whose interval is targeted (default ops_per_sec)",
+    ),
+    p(
+        "stop.max_ops",
+        "a whole number",
+        "3840 or more (30 batches of 128)",
+        "cap on operations (all threads) if the target is not reached",
     ),
 ];

@@ -21,6 +21,35 @@ pub const RUN: &[Decl] = &[
     ("latency_max_ns", "ns", "longest operation"),
 ];
 
+/// With a precision-targeted stop (`[stop]`), `stop.` + these, in fill
+/// order (see [`super::precision`]).
+pub const STOP: &[Decl] = &[
+    (
+        "ops_per_sec",
+        "ops/s",
+        "throughput after the warm-up cut (the estimate the interval is around)",
+    ),
+    (
+        "half_width_pct",
+        "%",
+        "achieved 95 % half-width of the throughput, relative (-1: too few batches)",
+    ),
+    ("warmup_ops", "count", "operations cut as warm-up (MSER on the batch means)"),
+    ("batches", "count", "batches after the warm-up cut"),
+    ("batch_ops", "count", "operations per batch at the stop"),
+];
+
+/// The `stop.*` part of the schema.
+pub fn stop_schema() -> Vec<MetricSpec> {
+    STOP.iter()
+        .map(|&(n, u, m)| MetricSpec {
+            name: format!("stop.{n}"),
+            unit: u,
+            meaning: format!("precision stop: {m}"),
+        })
+        .collect()
+}
+
 /// Per shared line `NAME.` + these, in fill order.
 pub const LINE: &[Decl] = &[
     ("utilisation", "fraction", "share of time the line was busy with transfers"),

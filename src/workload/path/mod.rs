@@ -8,6 +8,7 @@ pub mod build;
 pub mod config;
 pub mod keys;
 pub mod metrics;
+pub mod precision;
 pub mod sim;
 
 use crate::engine::Metrics;
@@ -20,6 +21,7 @@ use crate::param::ParamError;
 use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, StopConfig, Workload};
 use build::{Lines, Names};
 use config::PathSections;
+use precision::Target;
 use sim::{SimSpec, Stop};
 use std::collections::BTreeMap;
 
@@ -37,7 +39,7 @@ impl Workload for PathWorkload {
     }
 
     fn sections(&self) -> &'static [&'static str] {
-        &["path", "work", "lines", "locks", "counters"]
+        &["path", "work", "lines", "locks", "counters", "stop"]
     }
 
     fn reads_shared(&self) -> &'static [&'static str] {
@@ -49,7 +51,10 @@ impl Workload for PathWorkload {
     }
 
     fn metric_docs(&self) -> Vec<MetricSpec> {
-        metrics::schema(&["LINE".into()], &["LOCK".into()], &["COUNTER".into()])
+        let mut m = metrics::schema(&["LINE".into()], &["LOCK".into()], &["COUNTER".into()]);
+        m.extend(metrics::stop_schema());
+        m.sort_by(|a, b| a.name.cmp(&b.name));
+        m
     }
 
     fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {
@@ -70,6 +75,55 @@ pub struct PreparedPath {
     threads: u32,
     stop: StopConfig,
     metric_names: (Vec<String>, Vec<String>, Vec<String>),
+}
+
+/// The run's stop condition: `scenario.ops` or `scenario.time_ms`, or a
+/// `[stop]` precision target (with its `max_ops` cap, and not together
+/// with `scenario.ops`).
+fn check_stop(sections: &PathSections, input: &Input<'_>) -> Result<(), ParamError> {
+    let Some(stop) = &sections.stop else {
+        if input.stop.ops.is_none() && input.stop.time_ms.is_none() {
+            return Err(ParamError::new(
+                "scenario.ops",
+                "a `path` workload needs a stop condition: scenario.ops, scenario.time_ms or [stop]",
+            ));
+        }
+        return Ok(());
+    };
+    if input.stop.ops.is_some() {
+        return Err(ParamError::new(
+            "stop",
+            "[stop] and scenario.ops are both set; set one (the cap of a precision stop is stop.max_ops)",
+        ));
+    }
+    if stop.metric != "ops_per_sec" {
+        return Err(ParamError::new(
+            "stop.metric",
+            format!(
+                "expected \"ops_per_sec\" (the only metric a precision stop targets), found {:?}",
+                stop.metric
+            ),
+        ));
+    }
+    let pct = stop.ci_half_width_pct;
+    if !(pct > 0.0 && pct <= 50.0) {
+        return Err(ParamError::new(
+            "stop.ci_half_width_pct",
+            format!("expected a percentage in (0, 50], found {pct}"),
+        ));
+    }
+    let min = precision::BASE_BATCH_OPS * precision::MIN_KEPT as u64;
+    if stop.max_ops < min {
+        return Err(ParamError::new(
+            "stop.max_ops",
+            format!(
+                "expected at least {min} operations ({} batches of {})",
+                precision::MIN_KEPT,
+                precision::BASE_BATCH_OPS
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The used name a declared-but-unused one was probably meant to be: one
@@ -96,12 +150,7 @@ impl PreparedPath {
         if sections.path.is_empty() {
             return Err(ParamError::new("path", "a `path` workload needs at least one [[path]] step"));
         }
-        if input.stop.ops.is_none() && input.stop.time_ms.is_none() {
-            return Err(ParamError::new(
-                "scenario.ops",
-                "a `path` workload needs a stop condition: scenario.ops or scenario.time_ms",
-            ));
-        }
+        check_stop(&sections, input)?;
         let machine = input.machines.get(input.machine, input.threads, input.dir).map_err(machine_param)?;
         let threads = machine.cpus.len() as u32;
         let mut p = PreparedPath {
@@ -235,8 +284,11 @@ impl PreparedPath {
             lock_names: doc.locks.keys().cloned().collect(),
             counters,
             stop: Stop {
-                ops: self.stop.ops,
+                ops: doc.stop.as_ref().map_or(self.stop.ops, |s| Some(s.max_ops)),
                 time: self.stop.time_ms.map(|ms| SimTimePs::from_ns_f64(ms * 1e6)),
+                precision: doc.stop.as_ref().map(|s| Target {
+                    half_width: s.ci_half_width_pct / 100.0,
+                }),
             },
         })
     }
@@ -245,7 +297,12 @@ impl PreparedPath {
 impl Prepared for PreparedPath {
     fn metrics(&self) -> Vec<MetricSpec> {
         let (lines, locks, counters) = &self.metric_names;
-        metrics::schema(lines, locks, counters)
+        let mut m = metrics::schema(lines, locks, counters);
+        if self.sections.stop.is_some() {
+            m.extend(metrics::stop_schema());
+            m.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        m
     }
 
     fn key_metrics(&self) -> &'static [&'static str] {

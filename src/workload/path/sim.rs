@@ -7,6 +7,7 @@
 //! counter model, which emits the accesses it makes.
 
 use super::metrics;
+use super::precision::{BatchMeans, Target};
 use crate::engine::Metrics;
 use crate::engine::dist::Duration;
 use crate::engine::histogram::LatencyHistogram;
@@ -52,12 +53,15 @@ pub enum Step {
 }
 
 /// When a run stops.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Stop {
     /// Stop when this many operations have completed (all processes).
     pub ops: Option<u64>,
     /// Stop at this simulated time.
     pub time: Option<SimTimePs>,
+    /// Stop when the throughput's confidence interval is this narrow
+    /// ([`precision`]); `ops` is then the cap.
+    pub precision: Option<Target>,
 }
 
 /// Everything one run of the interpreter needs.
@@ -195,6 +199,8 @@ struct State {
     counter_incs: Vec<u64>,
     /// Latest time an operation completed at, and `ops` then.
     progress: (SimTimePs, u64),
+    /// Batch means of a precision-targeted stop.
+    precision: Option<BatchMeans>,
 }
 
 /// Runs the interpreter to its stop condition and returns its metrics.
@@ -224,6 +230,7 @@ pub fn run(spec: SimSpec) -> Result<Metrics, SimError> {
         events: 0,
         scratch: Vec::new(),
         progress: (SimTimePs::ZERO, 0),
+        precision: spec.stop.precision.map(BatchMeans::new),
     };
     for p in 0..n as u32 {
         st.queue.schedule_at(SimTimePs::ZERO, p)?;
@@ -265,7 +272,7 @@ impl State {
                 if proc.next == path.len() {
                     self.latency.record(now.since(proc.op_start).0);
                     self.ops += 1;
-                    if self.ops >= limit {
+                    if self.ops >= limit || self.precision.as_mut().is_some_and(|b| b.record(now)) {
                         return Ok(true);
                     }
                     self.check_progress(now, limit)?;
@@ -411,6 +418,17 @@ impl State {
             h.max() as f64 / 1000.0,
         ];
         fill(&mut m, "", metrics::RUN, &run);
+        if let Some(b) = &self.precision {
+            let e = b.estimate();
+            let values = [
+                e.ops_per_sec,
+                if e.half_width.is_finite() { e.half_width * 100.0 } else { -1.0 },
+                e.warmup_ops as f64,
+                e.batches as f64,
+                e.batch_ops as f64,
+            ];
+            fill(&mut m, "stop", metrics::STOP, &values);
+        }
         for (i, name) in self.lines.names().iter().enumerate().take(reported) {
             let s = self.lines.stats(i as LineId);
             let t = &s.transfers;
@@ -493,6 +511,7 @@ mod tests {
         Stop {
             ops: None,
             time: Some(SimTimePs::from_ns_f64(ms * 1e6)),
+            precision: None,
         }
     }
 
@@ -516,7 +535,14 @@ mod tests {
 
     #[test]
     fn out_of_range_work_is_an_error() {
-        for stop in [time_stop(1.8e10), Stop { ops: Some(10), time: None }] {
+        for stop in [
+            time_stop(1.8e10),
+            Stop {
+                ops: Some(10),
+                time: None,
+                precision: None,
+            },
+        ] {
             let r = run_with_deadline(spec(vec![fixed_work(1e300)], stop));
             assert!(matches!(r, Err(SimError::DurationOutOfRange { step: 0 })), "{r:?}");
         }
@@ -528,6 +554,7 @@ mod tests {
         let stop = Stop {
             ops: Some(100),
             time: None,
+            precision: None,
         };
         let r = run_with_deadline(spec(vec![fixed_work(1e15)], stop));
         assert!(
@@ -537,7 +564,15 @@ mod tests {
         let r = run_with_deadline(spec(vec![fixed_work(1e15)], time_stop(1.8e10)));
         assert!(matches!(r, Err(SimError::TimeOverflow(_))), "{r:?}");
         // Just inside the range, the same run stops at its limit.
-        let m = run_with_deadline(spec(vec![fixed_work(1e15)], Stop { ops: Some(18), time: None })).unwrap();
+        let m = run_with_deadline(spec(
+            vec![fixed_work(1e15)],
+            Stop {
+                ops: Some(18),
+                time: None,
+                precision: None,
+            },
+        ))
+        .unwrap();
         assert_eq!(m["ops"], 18.0);
     }
 
@@ -551,6 +586,7 @@ mod tests {
             Stop {
                 ops: Some(1000),
                 time: None,
+                precision: None,
             },
         ))
         .unwrap();

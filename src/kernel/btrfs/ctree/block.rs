@@ -4,8 +4,9 @@
 use super::{ITEM_HEADER_SIZE, Key};
 
 /// One leaf item: its key and the size of its data in bytes (the 25-byte
-/// `btrfs_item` header comes on top).
+/// `btrfs_item` header comes on top). Packed (21 bytes), like [`Key`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C, packed)]
 pub struct Item {
     /// The item's key.
     pub key: Key,
@@ -113,6 +114,26 @@ impl Block {
         match &mut self.content {
             Content::Node(v) => v,
             _ => unreachable!("content was just made a node"),
+        }
+    }
+    /// Makes room for `extra` more leaf items, growing the vector by an
+    /// eighth at a time rather than doubling it: a leaf holds a few hundred
+    /// items and stays near full, so doubling would leave up to half of its
+    /// memory unused (the model's memory is mostly leaf items).
+    pub(crate) fn reserve_items(&mut self, extra: usize) {
+        let v = self.items_mut();
+        let need = v.len() + extra;
+        if need > v.capacity() {
+            v.reserve_exact(need.max(v.len() + v.len() / 8 + 4) - v.len());
+        }
+    }
+    /// Returns the unused capacity of a leaf that lost items (a split or a
+    /// push) when more than a quarter of it is free.
+    pub(crate) fn shrink_items(&mut self) {
+        if let Content::Leaf(v) = &mut self.content
+            && v.capacity() > v.len() + v.len() / 4 + 8
+        {
+            v.shrink_to(v.len() + v.len() / 8 + 4);
         }
     }
     /// Number of items or key pointers (`btrfs_header_nritems`).

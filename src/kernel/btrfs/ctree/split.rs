@@ -119,6 +119,7 @@ impl Tree {
     fn copy_for_split(&mut self, path: &mut Path, mid: usize) {
         let l = path.nodes[0];
         let moved = self.blocks[l].items_mut().split_off(mid);
+        self.blocks[l].shrink_items();
         self.stats.bytes_moved += u64::from(space_used(&moved));
         let key = moved.first().map(|i| i.key);
         let right = self.alloc_block(Block::leaf_with(moved));
@@ -200,8 +201,10 @@ impl Tree {
             return false;
         }
         let moved = self.blocks[left].items_mut().split_off(left_n - push_items);
+        self.blocks[left].shrink_items();
         let shifted = self.leaf_used(right);
         self.stats.bytes_moved += u64::from(space_used(&moved) + shifted);
+        self.blocks[right].reserve_items(moved.len());
         self.blocks[right].items_mut().splice(0..0, moved);
         self.stats.leaf_pushes += 1;
         let upper = path.nodes[1];
@@ -272,9 +275,11 @@ impl Tree {
             return false;
         }
         let moved: Vec<_> = self.blocks[right].items_mut().drain(..push_items).collect();
+        self.blocks[right].shrink_items();
         let shifted = self.leaf_used(right);
         self.stats.bytes_moved += u64::from(space_used(&moved) + shifted);
         let old_left_n = self.blocks[left].nritems();
+        self.blocks[left].reserve_items(moved.len());
         self.blocks[left].items_mut().extend(moved);
         self.stats.leaf_pushes += 1;
         if let Some(k) = self.blocks[right].first_key() {

@@ -215,7 +215,8 @@ impl DelayedRoot {
                 batches += 1;
             }
             for item in &batch {
-                node.ins.remove(&item.key.offset);
+                let index = item.key.offset;
+                node.ins.remove(&index);
                 bytes += u64::from(item.data_size + ITEM_HEADER_SIZE);
             }
             items += batch.len() as u64;
