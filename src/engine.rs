@@ -1,8 +1,8 @@
 //! The discrete-event core: simulated time, the event queue, named random
 //! streams, sampling distributions, latency histograms and the path
-//! interpreter that runs one process per simulated CPU; the
-//! precision-targeted stop ([`precision`]); and the one bounded reader of
-//! data files ([`input`]).
+//! interpreter that runs one process per simulated CPU; and the one bounded
+//! reader of data files ([`input`]). The precision-targeted stop lives with
+//! the interpreter that uses it (`workload::path::precision`).
 //!
 //! Nothing here knows about scenario files or outputs; the runner feeds it a
 //! built [`sim::Simulation`] and reads back its metrics.
@@ -10,7 +10,6 @@
 pub mod dist;
 pub mod histogram;
 pub mod input;
-pub mod precision;
 pub mod queue;
 pub mod rng;
 pub mod time;
