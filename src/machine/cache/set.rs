@@ -1,0 +1,226 @@
+//! One set-associative LRU array, laid out for the host's caches.
+//!
+//! Per set, `ways` tags, most recent first. A tag is the line address
+//! without its set bits (`line >> set_bits`), kept in 32 bits while every
+//! tag seen fits (half the host memory of 64-bit tags: a 16-way set is one
+//! 64-byte host line) and widened to 64 bits, once and for the whole
+//! array, by the first line that does not fit. Widening changes no
+//! answer: it only changes how the same tags are stored.
+//!
+//! Streams of fresh lines ([`SetAssoc::stream`]) are applied lazily:
+//! `streamed` counts the fresh lines sent through the array, which land on
+//! consecutive sets starting at set 0, and `synced[s]` how many of them set
+//! `s` had been sent when it last absorbed its share. Before a set is read,
+//! its pending share (at most `ways`) is pushed in as never-matching
+//! placeholder tags at the most-recent end, exactly as if the lines had
+//! been filled one by one.
+
+use super::{CacheError, LevelConfig};
+
+/// A tag width: `u32` or `u64`, with two values no real tag takes.
+trait Tag: Copy + Eq {
+    /// An empty way.
+    const EMPTY: Self;
+    /// A fresh streamed line: matches no real line.
+    const FRESH: Self;
+}
+
+impl Tag for u32 {
+    const EMPTY: Self = u32::MAX;
+    const FRESH: Self = u32::MAX - 1;
+}
+
+impl Tag for u64 {
+    const EMPTY: Self = u64::MAX;
+    const FRESH: Self = u64::MAX - 1;
+}
+
+/// Largest tag the 32-bit storage holds (the two above are sentinels).
+const NARROW_MAX: u64 = u32::MAX as u64 - 2;
+
+/// Tags of every set, `ways` per set.
+#[derive(Clone, Debug)]
+enum Tags {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+/// One set-associative LRU array.
+#[derive(Clone, Debug)]
+pub(super) struct SetAssoc {
+    ways: usize,
+    set_bits: u32,
+    set_mask: u64,
+    tags: Tags,
+    streamed: u64,
+    synced: Vec<u64>,
+}
+
+/// Pushes `k` (<= ways) placeholders in at the most-recent end.
+#[inline]
+fn absorb<T: Tag>(set: &mut [T], k: usize) {
+    let mut j = set.len();
+    while j > k {
+        j -= 1;
+        set[j] = set[j - k];
+    }
+    set[..k].fill(T::FRESH);
+}
+
+/// Moves `set[0..i]` to `set[1..=i]` and puts `tag` first: an LRU
+/// promotion (i = its way) or fill (i = the last way, whose tag is
+/// evicted). A plain loop: for a dozen ways it beats a `memmove` call.
+#[inline]
+fn to_front<T: Tag>(set: &mut [T], i: usize, tag: T) {
+    let mut j = i;
+    while j > 0 {
+        set[j] = set[j - 1];
+        j -= 1;
+    }
+    set[0] = tag;
+}
+
+/// On a hit, moves the tag to most-recent and returns true; on a miss,
+/// fills it as most-recent (evicting the least recent way).
+#[inline]
+fn touch_in<T: Tag>(set: &mut [T], tag: T) -> bool {
+    match set.iter().position(|&t| t == tag) {
+        Some(i) => {
+            to_front(set, i, tag);
+            true
+        }
+        None => {
+            to_front(set, set.len() - 1, tag);
+            false
+        }
+    }
+}
+
+/// Drops a tag; returns true if it was present.
+#[inline]
+fn remove_in<T: Tag>(set: &mut [T], tag: T) -> bool {
+    match set.iter().position(|&t| t == tag) {
+        Some(i) => {
+            let last = set.len() - 1;
+            for j in i..last {
+                set[j] = set[j + 1];
+            }
+            set[last] = T::EMPTY;
+            true
+        }
+        None => false,
+    }
+}
+
+impl SetAssoc {
+    pub(super) fn new(level: &'static str, cfg: LevelConfig) -> Result<Self, CacheError> {
+        let bad = CacheError::BadGeometry(level, cfg.size_bytes, cfg.ways);
+        let per_way = 64 * u64::from(cfg.ways);
+        if cfg.ways == 0 || !cfg.size_bytes.is_multiple_of(per_way) || !(cfg.size_bytes / per_way).is_power_of_two() {
+            return Err(bad);
+        }
+        let sets = cfg.size_bytes / per_way;
+        Ok(Self {
+            ways: cfg.ways as usize,
+            set_bits: sets.trailing_zeros(),
+            set_mask: sets - 1,
+            tags: Tags::Narrow(vec![u32::EMPTY; (sets * u64::from(cfg.ways)) as usize]),
+            streamed: 0,
+            synced: vec![0; sets as usize],
+        })
+    }
+
+    /// Fresh lines of the stream that set `s` has not absorbed yet.
+    #[inline]
+    fn pending(&self, s: usize) -> u64 {
+        let sets = self.set_mask + 1;
+        // Lines j in [0, t) with j mod sets == s.
+        let received = |t: u64| (t + sets - 1 - s as u64) >> self.set_bits;
+        received(self.streamed) - received(self.synced[s])
+    }
+
+    /// `lines` fresh lines pass through the array (applied lazily).
+    #[inline]
+    pub(super) fn stream(&mut self, lines: u64) {
+        self.streamed += lines;
+    }
+
+    /// Brings set `s` up to date with the stream; returns its first way.
+    #[inline]
+    fn sync(&mut self, s: usize) -> usize {
+        let start = s * self.ways;
+        if self.synced[s] != self.streamed {
+            let k = self.pending(s).min(self.ways as u64) as usize;
+            self.synced[s] = self.streamed;
+            let ways = self.ways;
+            match &mut self.tags {
+                Tags::Narrow(v) => absorb(&mut v[start..start + ways], k),
+                Tags::Wide(v) => absorb(&mut v[start..start + ways], k),
+            }
+        }
+        start
+    }
+
+    /// Stores 64-bit tags from now on (a tag did not fit in 32 bits).
+    #[cold]
+    fn widen(&mut self) {
+        if let Tags::Narrow(v) = &self.tags {
+            let wide = v
+                .iter()
+                .map(|&t| match t {
+                    u32::EMPTY => u64::EMPTY,
+                    u32::FRESH => u64::FRESH,
+                    t => u64::from(t),
+                })
+                .collect();
+            self.tags = Tags::Wide(wide);
+        }
+    }
+
+    /// An access to `line`: on a hit, moves it to most-recent and returns
+    /// true; on a miss, fills it as most-recent, evicting what LRU says,
+    /// and returns false.
+    #[inline]
+    pub(super) fn touch(&mut self, line: u64) -> bool {
+        let s = (line & self.set_mask) as usize;
+        let tag = line >> self.set_bits;
+        let start = self.sync(s);
+        let ways = self.ways;
+        match &mut self.tags {
+            Tags::Narrow(v) if tag <= NARROW_MAX => touch_in(&mut v[start..start + ways], tag as u32),
+            Tags::Narrow(_) => {
+                self.widen();
+                self.touch(line)
+            }
+            Tags::Wide(v) => touch_in(&mut v[start..start + ways], tag),
+        }
+    }
+
+    /// Drops a line; returns true if it was present.
+    pub(super) fn remove(&mut self, line: u64) -> bool {
+        let s = (line & self.set_mask) as usize;
+        let tag = line >> self.set_bits;
+        let start = self.sync(s);
+        let ways = self.ways;
+        match &mut self.tags {
+            Tags::Narrow(v) => tag <= NARROW_MAX && remove_in(&mut v[start..start + ways], tag as u32),
+            Tags::Wide(v) => remove_in(&mut v[start..start + ways], tag),
+        }
+    }
+
+    /// Whether the array holds `line` (no LRU update).
+    pub(super) fn contains(&self, line: u64) -> bool {
+        let s = (line & self.set_mask) as usize;
+        let tag = line >> self.set_bits;
+        let set = s * self.ways..(s + 1) * self.ways;
+        let way = match &self.tags {
+            Tags::Narrow(v) if tag <= NARROW_MAX => v[set].iter().position(|&t| t == tag as u32),
+            Tags::Narrow(_) => None,
+            Tags::Wide(v) => v[set].iter().position(|&t| t == tag),
+        };
+        match way {
+            Some(i) => self.synced[s] == self.streamed || (i as u64) + self.pending(s) < self.ways as u64,
+            None => false,
+        }
+    }
+}
