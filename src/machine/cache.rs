@@ -253,6 +253,9 @@ impl Hierarchy {
             Served::L1
         } else {
             self.counters[core].l1_misses += 1;
+            let socket = self.core_socket[core] as usize;
+            self.llc[socket].warm(line);
+            self.lines.warm(line);
             self.miss_l1(core, line)
         };
         let invalidated_cores = if is_write { self.take_ownership(core, line) } else { 0 };
