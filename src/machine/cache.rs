@@ -32,7 +32,8 @@ use set::SetAssoc;
 pub struct LevelConfig {
     /// Capacity, bytes.
     pub size_bytes: u64,
-    /// Ways per set; O(ways) work per access, so keep it small (<= 16 or so).
+    /// Ways per set, at most 255; O(ways) work per access, so keep it
+    /// small (<= 16 or so).
     pub ways: u32,
 }
 
@@ -53,7 +54,8 @@ pub struct CacheConfig {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CacheError {
-    /// Size / (64 * ways) is not a power of two >= 1 (which level, bytes, ways).
+    /// Size / (64 * ways) is not a power of two >= 1, or ways is 0 or over
+    /// 255 (which level, bytes, ways).
     BadGeometry(&'static str, u64, u32),
     /// No cores.
     NoCores,
@@ -63,7 +65,10 @@ impl std::fmt::Display for CacheError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::BadGeometry(level, bytes, ways) => {
-                write!(f, "{level}: {bytes} B / (64 B x {ways} ways) is not a power-of-two number of sets")
+                write!(
+                    f,
+                    "{level}: {bytes} B / (64 B x {ways} ways) is not a power-of-two number of sets (ways: 1 to 255)"
+                )
             }
             Self::NoCores => write!(f, "the hierarchy has no cores, or more than {MAX_CORES}"),
         }
@@ -239,6 +244,19 @@ impl Hierarchy {
         self.l1[core].stream(lines);
         self.l2[core].stream(lines);
         self.llc[socket].stream(lines);
+    }
+
+    /// A hint that `core` will soon access `line`: starts loading the host
+    /// memory that access will read (its L2 and LLC sets, the line's
+    /// coherence state), so that a caller holding a list of touches can
+    /// overlap the host's cache misses of the next ones with the current
+    /// one. Changes nothing in the model.
+    #[inline]
+    pub fn prefetch(&self, core: usize, line: u64) {
+        let socket = self.core_socket[core] as usize;
+        self.l2[core].warm(line);
+        self.llc[socket].warm(line);
+        self.lines.warm(line);
     }
 
     /// One access by `core` to line address `line` (byte address / 64).

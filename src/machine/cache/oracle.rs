@@ -216,6 +216,22 @@ fn ops(cores: usize) -> impl Strategy<Value = Vec<Op>> {
     proptest::collection::vec(op, 0..300)
 }
 
+#[test]
+fn more_than_255_ways_is_rejected() {
+    let l = |ways: u32| LevelConfig {
+        size_bytes: 64 * u64::from(ways),
+        ways,
+    };
+    let cfg = |ways| CacheConfig {
+        l1d: l(ways),
+        l2: l(ways),
+        llc: l(ways),
+        core_socket: vec![0],
+    };
+    assert!(Hierarchy::new(&cfg(255)).is_ok());
+    assert_eq!(Hierarchy::new(&cfg(256)).unwrap_err(), CacheError::BadGeometry("l1d", 64 * 256, 256));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 

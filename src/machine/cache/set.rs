@@ -7,17 +7,15 @@
 //! array, by the first line that does not fit. Widening changes no
 //! answer: it only changes how the same tags are stored.
 //!
-//! Streams of fresh lines ([`SetAssoc::stream`]) are applied lazily:
-//! `streamed` counts the fresh lines sent through the array, which land on
-//! consecutive sets starting at set 0, and `synced[s]` how many of them set
-//! `s` had been sent when it last absorbed its share. Before a set is read,
-//! its pending share (at most `ways`) is pushed in as never-matching
-//! placeholder tags at the most-recent end, exactly as if the lines had
-//! been filled one by one. A bitmap (`dirty`, one bit per set, marked by
-//! [`SetAssoc::stream`] over the sets the stream reached) says which sets
-//! may have a share pending, so a set the stream did not reach is read
-//! without looking at `synced` (a 64 MiB LLC has 65,536 sets: the bitmap
-//! is 8 KiB, `synced` 512 KiB).
+//! Streams of fresh lines ([`SetAssoc::stream`]) are applied lazily. The
+//! stream's lines land on consecutive sets, continuing where the last
+//! stream stopped (`next`, starting at set 0), and `pending[s]` counts the
+//! fresh lines set `s` has been sent and not absorbed yet, saturating at
+//! `ways` (more push out the whole set just the same). Before a set is
+//! read, its pending lines are pushed in as never-matching placeholder tags
+//! at the most-recent end, exactly as if the lines had been filled one by
+//! one. The counts are one byte per set (64 KiB for a 64 MiB, 16-way LLC),
+//! so checking a set costs the host little; a stream adds to a run of them.
 
 use super::{CacheError, LevelConfig};
 
@@ -39,6 +37,9 @@ impl Tag for u64 {
     const FRESH: Self = u64::MAX - 1;
 }
 
+/// Most ways a level may have (pending stream counts are kept in a byte).
+pub(super) const MAX_WAYS: u32 = 255;
+
 /// Largest tag the 32-bit storage holds (the two above are sentinels).
 const NARROW_MAX: u64 = u32::MAX as u64 - 2;
 
@@ -56,9 +57,8 @@ pub(super) struct SetAssoc {
     set_bits: u32,
     set_mask: u64,
     tags: Tags,
-    streamed: u64,
-    synced: Vec<u64>,
-    dirty: Vec<u64>,
+    next: u64,
+    pending: Vec<u8>,
 }
 
 /// Pushes `k` (<= ways) placeholders in at the most-recent end.
@@ -121,7 +121,7 @@ impl SetAssoc {
     pub(super) fn new(level: &'static str, cfg: LevelConfig) -> Result<Self, CacheError> {
         let bad = CacheError::BadGeometry(level, cfg.size_bytes, cfg.ways);
         let per_way = 64 * u64::from(cfg.ways);
-        if cfg.ways == 0 || !cfg.size_bytes.is_multiple_of(per_way) || !(cfg.size_bytes / per_way).is_power_of_two() {
+        if cfg.ways == 0 || cfg.ways > MAX_WAYS || !cfg.size_bytes.is_multiple_of(per_way) || !(cfg.size_bytes / per_way).is_power_of_two() {
             return Err(bad);
         }
         let sets = cfg.size_bytes / per_way;
@@ -130,58 +130,40 @@ impl SetAssoc {
             set_bits: sets.trailing_zeros(),
             set_mask: sets - 1,
             tags: Tags::Narrow(vec![u32::EMPTY; (sets * u64::from(cfg.ways)) as usize]),
-            streamed: 0,
-            synced: vec![0; sets as usize],
-            dirty: vec![0; sets.div_ceil(64) as usize],
+            next: 0,
+            pending: vec![0; sets as usize],
         })
-    }
-
-    /// Fresh lines of the stream that set `s` has not absorbed yet.
-    #[inline]
-    fn pending(&self, s: usize) -> u64 {
-        let sets = self.set_mask + 1;
-        // Lines j in [0, t) with j mod sets == s.
-        let received = |t: u64| (t + sets - 1 - s as u64) >> self.set_bits;
-        received(self.streamed) - received(self.synced[s])
     }
 
     /// `lines` fresh lines pass through the array (applied lazily).
     #[inline]
     pub(super) fn stream(&mut self, lines: u64) {
         let sets = self.set_mask + 1;
-        if lines >= sets {
-            self.dirty.fill(u64::MAX);
-        } else if lines > 0 {
-            let first = self.streamed & self.set_mask;
-            let head = lines.min(sets - first);
-            self.mark(first, head);
-            self.mark(0, lines - head);
+        let cap = self.ways as u8;
+        let add = |p: &mut [u8], k: u64| {
+            let k = k.min(u64::from(cap)) as u8;
+            p.iter_mut().for_each(|x| *x = x.saturating_add(k).min(cap));
+        };
+        // Every set gets `lines / sets` of them, and the `lines % sets`
+        // sets from `next` on (wrapping) one more.
+        let (whole, rest) = (lines >> self.set_bits, lines & self.set_mask);
+        if whole > 0 {
+            add(&mut self.pending, whole);
         }
-        self.streamed += lines;
-    }
-
-    /// Marks sets `[first, first + n)` dirty.
-    #[inline]
-    fn mark(&mut self, first: u64, n: u64) {
-        let (mut s, end) = (first, first + n);
-        while s < end {
-            let (word, bit) = ((s / 64) as usize, s % 64);
-            let take = (64 - bit).min(end - s);
-            let ones = if take == 64 { u64::MAX } else { ((1 << take) - 1) << bit };
-            self.dirty[word] |= ones;
-            s += take;
-        }
+        let first = self.next;
+        let head = rest.min(sets - first);
+        add(&mut self.pending[first as usize..(first + head) as usize], 1);
+        add(&mut self.pending[..(rest - head) as usize], 1);
+        self.next = (first + rest) & self.set_mask;
     }
 
     /// Brings set `s` up to date with the stream; returns its first way.
     #[inline]
     fn sync(&mut self, s: usize) -> usize {
         let start = s * self.ways;
-        let (word, bit) = (s / 64, 1u64 << (s % 64));
-        if self.dirty[word] & bit != 0 {
-            self.dirty[word] &= !bit;
-            let k = self.pending(s).min(self.ways as u64) as usize;
-            self.synced[s] = self.streamed;
+        let k = self.pending[s] as usize;
+        if k != 0 {
+            self.pending[s] = 0;
             let ways = self.ways;
             match &mut self.tags {
                 Tags::Narrow(v) => absorb(&mut v[start..start + ways], k),
@@ -227,7 +209,7 @@ impl SetAssoc {
     }
 
     /// Starts loading the host memory that [`SetAssoc::touch`] of `line`
-    /// will read (the set's dirty bit and first tags), so that the host's
+    /// will read (the set's pending count and first tags), so that the host's
     /// cache misses of several levels overlap; changes nothing.
     #[inline]
     pub(super) fn warm(&self, line: u64) {
@@ -236,7 +218,7 @@ impl SetAssoc {
             Tags::Narrow(v) => u64::from(v[s * self.ways]),
             Tags::Wide(v) => v[s * self.ways],
         };
-        std::hint::black_box(first ^ self.dirty[s / 64]);
+        std::hint::black_box(first ^ u64::from(self.pending[s]));
     }
 
     /// Drops a line; returns true if it was present.
@@ -262,7 +244,7 @@ impl SetAssoc {
             Tags::Wide(v) => v[set].iter().position(|&t| t == tag),
         };
         match way {
-            Some(i) => self.synced[s] == self.streamed || (i as u64) + self.pending(s) < self.ways as u64,
+            Some(i) => i + (self.pending[s] as usize) < self.ways,
             None => false,
         }
     }
