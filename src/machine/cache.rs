@@ -237,26 +237,14 @@ impl Hierarchy {
     /// `lines` fresh lines (never accessed before or after, as a stream
     /// through memory the model does not otherwise follow) pass through
     /// `core`'s L1d and L2 and its LLC: each fills every level, evicting
-    /// what LRU says. Not counted as accesses. O(1) now; each set absorbs
-    /// its share when next looked at.
+    /// what LRU says. Not counted as accesses. Costs one byte update per
+    /// set reached (at most every set); each set absorbs its share when
+    /// next looked at.
     pub fn stream_fresh(&mut self, core: usize, lines: u64) {
         let socket = self.core_socket[core] as usize;
         self.l1[core].stream(lines);
         self.l2[core].stream(lines);
         self.llc[socket].stream(lines);
-    }
-
-    /// A hint that `core` will soon access `line`: starts loading the host
-    /// memory that access will read (its L2 and LLC sets, the line's
-    /// coherence state), so that a caller holding a list of touches can
-    /// overlap the host's cache misses of the next ones with the current
-    /// one. Changes nothing in the model.
-    #[inline]
-    pub fn prefetch(&self, core: usize, line: u64) {
-        let socket = self.core_socket[core] as usize;
-        self.l2[core].warm(line);
-        self.llc[socket].warm(line);
-        self.lines.warm(line);
     }
 
     /// One access by `core` to line address `line` (byte address / 64).
@@ -271,9 +259,6 @@ impl Hierarchy {
             Served::L1
         } else {
             self.counters[core].l1_misses += 1;
-            let socket = self.core_socket[core] as usize;
-            self.llc[socket].warm(line);
-            self.lines.warm(line);
             self.miss_l1(core, line)
         };
         let invalidated_cores = if is_write { self.take_ownership(core, line) } else { 0 };

@@ -35,17 +35,6 @@ impl LineStates {
         ))
     }
 
-    /// Starts loading `line`'s state into the host's caches, if it has
-    /// one (see `SetAssoc::warm`); changes nothing.
-    #[inline]
-    pub(super) fn warm(&self, line: u64) {
-        if let Some((r, c, o)) = Self::split(line)
-            && let Some(Some(chunk)) = self.regions.get(r).and_then(|v| v.get(c))
-        {
-            std::hint::black_box(chunk[o]);
-        }
-    }
-
     /// The state of `line`, mutable (created default if absent).
     #[inline]
     pub(super) fn entry(&mut self, line: u64) -> &mut LineState {

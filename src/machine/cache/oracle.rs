@@ -229,7 +229,10 @@ fn more_than_255_ways_is_rejected() {
         core_socket: vec![0],
     };
     assert!(Hierarchy::new(&cfg(255)).is_ok());
-    assert_eq!(Hierarchy::new(&cfg(256)).unwrap_err(), CacheError::BadGeometry("l1d", 64 * 256, 256));
+    assert_eq!(
+        Hierarchy::new(&cfg(256)).unwrap_err(),
+        CacheError::BadGeometry("l1d", 64 * 256, 256)
+    );
 }
 
 proptest! {

@@ -121,7 +121,8 @@ impl SetAssoc {
     pub(super) fn new(level: &'static str, cfg: LevelConfig) -> Result<Self, CacheError> {
         let bad = CacheError::BadGeometry(level, cfg.size_bytes, cfg.ways);
         let per_way = 64 * u64::from(cfg.ways);
-        if cfg.ways == 0 || cfg.ways > MAX_WAYS || !cfg.size_bytes.is_multiple_of(per_way) || !(cfg.size_bytes / per_way).is_power_of_two() {
+        if cfg.ways == 0 || cfg.ways > MAX_WAYS || !cfg.size_bytes.is_multiple_of(per_way) || !(cfg.size_bytes / per_way).is_power_of_two()
+        {
             return Err(bad);
         }
         let sets = cfg.size_bytes / per_way;
@@ -206,19 +207,6 @@ impl SetAssoc {
             }
             Tags::Wide(v) => touch_in(&mut v[start..start + ways], tag),
         }
-    }
-
-    /// Starts loading the host memory that [`SetAssoc::touch`] of `line`
-    /// will read (the set's pending count and first tags), so that the host's
-    /// cache misses of several levels overlap; changes nothing.
-    #[inline]
-    pub(super) fn warm(&self, line: u64) {
-        let s = (line & self.set_mask) as usize;
-        let first = match &self.tags {
-            Tags::Narrow(v) => u64::from(v[s * self.ways]),
-            Tags::Wide(v) => v[s * self.ways],
-        };
-        std::hint::black_box(first ^ u64::from(self.pending[s]));
     }
 
     /// Drops a line; returns true if it was present.
