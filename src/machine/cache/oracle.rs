@@ -193,7 +193,7 @@ enum Op {
 fn geometry() -> impl Strategy<Value = (LevelConfig, LevelConfig, LevelConfig, Vec<u32>)> {
     let level = |max_set_bits: u32| {
         (0..=max_set_bits, 1u32..=4).prop_map(|(b, w)| LevelConfig {
-            size_bytes: 64 * u64::from(w) << b,
+            size_bytes: (64 * u64::from(w)) << b,
             ways: w,
         })
     };
