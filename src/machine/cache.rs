@@ -23,14 +23,17 @@
 //!   treated as the place a written-back line lands.
 
 mod lines;
+mod set;
 use lines::LineStates;
+use set::SetAssoc;
 
 /// Size and associativity of one cache level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LevelConfig {
     /// Capacity, bytes.
     pub size_bytes: u64,
-    /// Ways per set; O(ways) work per access, so keep it small (<= 16 or so).
+    /// Ways per set, at most 255; O(ways) work per access, so keep it
+    /// small (<= 16 or so).
     pub ways: u32,
 }
 
@@ -51,7 +54,8 @@ pub struct CacheConfig {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CacheError {
-    /// Size / (64 * ways) is not a power of two >= 1 (which level, bytes, ways).
+    /// Size / (64 * ways) is not a power of two >= 1, or ways is 0 or over
+    /// 255 (which level, bytes, ways).
     BadGeometry(&'static str, u64, u32),
     /// No cores.
     NoCores,
@@ -61,7 +65,10 @@ impl std::fmt::Display for CacheError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::BadGeometry(level, bytes, ways) => {
-                write!(f, "{level}: {bytes} B / (64 B x {ways} ways) is not a power-of-two number of sets")
+                write!(
+                    f,
+                    "{level}: {bytes} B / (64 B x {ways} ways) is not a power-of-two number of sets (ways: 1 to 255)"
+                )
             }
             Self::NoCores => write!(f, "the hierarchy has no cores, or more than {MAX_CORES}"),
         }
@@ -134,126 +141,6 @@ impl Counters {
         self.llc_misses += o.llc_misses;
         self.coherence_misses += o.coherence_misses;
         self.invalidations += o.invalidations;
-    }
-}
-
-const EMPTY: u64 = u64::MAX;
-
-/// One set-associative LRU array: per set, `ways` tags, most recent first.
-///
-/// Streams of fresh lines ([`Hierarchy::stream_fresh`]) are applied lazily:
-/// `streamed` counts the fresh lines sent through this array, which land
-/// on consecutive sets starting at set 0, and `synced[s]` how many of them
-/// set `s` has absorbed. Before a set is read, its share of the stream is
-/// pushed in as never-matching placeholder tags at the most-recent end,
-/// exactly as if the lines had been filled one by one.
-#[derive(Clone, Debug)]
-struct SetAssoc {
-    ways: usize,
-    set_mask: u64,
-    tags: Vec<u64>,
-    streamed: u64,
-    synced: Vec<u64>,
-}
-
-/// Tag of a fresh streamed line: matches no real line.
-const FRESH: u64 = u64::MAX - 1;
-
-impl SetAssoc {
-    fn new(level: &'static str, cfg: LevelConfig) -> Result<Self, CacheError> {
-        let bad = CacheError::BadGeometry(level, cfg.size_bytes, cfg.ways);
-        let per_way = 64 * u64::from(cfg.ways);
-        if cfg.ways == 0 || !cfg.size_bytes.is_multiple_of(per_way) || !(cfg.size_bytes / per_way).is_power_of_two() {
-            return Err(bad);
-        }
-        let sets = cfg.size_bytes / per_way;
-        Ok(Self {
-            ways: cfg.ways as usize,
-            set_mask: sets - 1,
-            tags: vec![EMPTY; (sets * u64::from(cfg.ways)) as usize],
-            streamed: 0,
-            synced: vec![0; sets as usize],
-        })
-    }
-
-    /// Fresh lines of the stream that set `s` has not absorbed yet.
-    #[inline]
-    fn pending(&self, s: usize) -> u64 {
-        let sets = self.set_mask + 1;
-        // Lines j in [0, t) with j mod sets == s.
-        let received = |t: u64| (t + sets - 1 - s as u64) / sets;
-        received(self.streamed) - received(self.synced[s])
-    }
-
-    #[inline]
-    fn set(&mut self, line: u64) -> &mut [u64] {
-        let s = (line & self.set_mask) as usize;
-        let start = s * self.ways;
-        if self.synced[s] != self.streamed {
-            let k = self.pending(s).min(self.ways as u64) as usize;
-            self.synced[s] = self.streamed;
-            let set = &mut self.tags[start..start + self.ways];
-            set.copy_within(0..self.ways - k, k);
-            set[..k].fill(FRESH);
-        }
-        &mut self.tags[start..start + self.ways]
-    }
-
-    fn contains(&self, line: u64) -> bool {
-        let s = (line & self.set_mask) as usize;
-        let start = s * self.ways;
-        match self.tags[start..start + self.ways].iter().position(|&t| t == line) {
-            Some(i) => self.synced[s] == self.streamed || (i as u64) + self.pending(s) < self.ways as u64,
-            None => false,
-        }
-    }
-
-    /// On a hit, moves the line to most-recent and returns true.
-    #[inline]
-    fn probe(&mut self, line: u64) -> bool {
-        let set = self.set(line);
-        match set.iter().position(|&t| t == line) {
-            Some(i) => {
-                shift_down(set, i);
-                set[0] = line;
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Inserts an absent line as most-recent.
-    #[inline]
-    fn fill(&mut self, line: u64) {
-        let set = self.set(line);
-        let last = set.len() - 1;
-        shift_down(set, last);
-        set[0] = line;
-    }
-
-    /// Drops a line; returns true if it was present.
-    fn remove(&mut self, line: u64) -> bool {
-        let set = self.set(line);
-        match set.iter().position(|&t| t == line) {
-            Some(i) => {
-                let last = set.len() - 1;
-                set.copy_within(i + 1.., i);
-                set[last] = EMPTY;
-                true
-            }
-            None => false,
-        }
-    }
-}
-
-/// Moves `set[0..i]` to `set[1..=i]` (an LRU promotion). A plain loop: for
-/// a dozen ways it beats the `memmove` that `copy_within` calls.
-#[inline]
-fn shift_down(set: &mut [u64], i: usize) {
-    let mut j = i;
-    while j > 0 {
-        set[j] = set[j - 1];
-        j -= 1;
     }
 }
 
@@ -350,19 +237,24 @@ impl Hierarchy {
     /// `lines` fresh lines (never accessed before or after, as a stream
     /// through memory the model does not otherwise follow) pass through
     /// `core`'s L1d and L2 and its LLC: each fills every level, evicting
-    /// what LRU says. Not counted as accesses. O(1) now; each set absorbs
-    /// its share when next looked at.
+    /// what LRU says. Not counted as accesses. Costs one byte update per
+    /// set reached (at most every set); each set absorbs its share when
+    /// next looked at.
     pub fn stream_fresh(&mut self, core: usize, lines: u64) {
         let socket = self.core_socket[core] as usize;
-        self.l1[core].streamed += lines;
-        self.l2[core].streamed += lines;
-        self.llc[socket].streamed += lines;
+        self.l1[core].stream(lines);
+        self.l2[core].stream(lines);
+        self.llc[socket].stream(lines);
     }
 
     /// One access by `core` to line address `line` (byte address / 64).
+    ///
+    /// Every level the access missed in is filled as it is looked up (the
+    /// lookups and fills touch different arrays, so their order does not
+    /// matter; a peer's caches are looked at, never filled).
     pub fn access(&mut self, core: usize, line: u64, is_write: bool) -> Outcome {
         self.counters[core].accesses += 1;
-        let served = if self.l1[core].probe(line) {
+        let served = if self.l1[core].touch(line) {
             self.counters[core].l1_hits += 1;
             Served::L1
         } else {
@@ -373,85 +265,59 @@ impl Hierarchy {
         Outcome { served, invalidated_cores }
     }
 
+    /// After an L1 miss (L1 already filled): L2, then beyond. From an L2
+    /// hit the core already holds the line, its sharer bit is set.
     fn miss_l1(&mut self, core: usize, line: u64) -> Served {
-        if self.l2[core].probe(line) {
+        if self.l2[core].touch(line) {
             self.counters[core].l2_hits += 1;
-            self.fill_private(core, line, false);
             return Served::L2;
         }
         self.counters[core].l2_misses += 1;
-        let served = self.fetch(core, line);
-        self.l2[core].fill(line);
-        self.l1[core].fill(line);
-        self.lines.entry(line).sharers |= bit(core);
-        served
+        self.fetch(core, line)
     }
 
-    /// Beyond the private caches: a peer's modified copy, the LLC, or memory.
+    /// Beyond the private caches (L1 and L2 already filled): a peer's
+    /// modified copy, the LLC, or memory. The core becomes a sharer.
     fn fetch(&mut self, core: usize, line: u64) -> Served {
         let socket = self.core_socket[core] as usize;
-        let owner = self.lines.get(line).owner;
+        let state = self.lines.entry(line);
+        let owner = state.owner;
+        state.sharers |= bit(core);
         // Ownership ends when the owner no longer holds the line privately
         // (it was written back on eviction); checked here, lazily.
-        if owner != NO_OWNER && owner as usize != core && self.holds(owner as usize, line) {
+        if owner != NO_OWNER && owner as usize != core && holds(&self.l1, &self.l2, owner as usize, line) {
+            state.owner = NO_OWNER; // shared now, written back
             self.counters[core].coherence_misses += 1;
-            self.lines.entry(line).owner = NO_OWNER; // shared now, written back
-            if !self.llc[socket].probe(line) {
-                self.llc[socket].fill(line);
-            }
+            self.llc[socket].touch(line);
             let cross_socket = self.core_socket[owner as usize] as usize != socket;
             return Served::Peer {
                 from_core: u32::from(owner),
                 cross_socket,
             };
         }
-        if self.llc[socket].probe(line) {
+        if self.llc[socket].touch(line) {
             self.counters[core].llc_hits += 1;
             return Served::Llc;
         }
         self.counters[core].llc_misses += 1;
-        self.llc[socket].fill(line);
         Served::Memory
-    }
-
-    /// Fills `line` into `core`'s L2 (`l2`) or L1d. An evicted line needs
-    /// no bookkeeping: a stale sharer bit only makes a later write look at
-    /// a core that no longer holds the line, and ownership is checked
-    /// against the owner's caches when it matters ([`Hierarchy::fetch`]).
-    fn fill_private(&mut self, core: usize, line: u64, l2: bool) {
-        let level = if l2 { &mut self.l2[core] } else { &mut self.l1[core] };
-        level.fill(line);
-        // From an L2 hit: the core already holds the line, its bit is set.
-        if l2 {
-            self.lines.entry(line).sharers |= bit(core);
-        }
-    }
-
-    fn holds(&self, core: usize, line: u64) -> bool {
-        self.l1[core].contains(line) || self.l2[core].contains(line)
     }
 
     /// A write: invalidate other cores' private copies, become the owner.
     fn take_ownership(&mut self, core: usize, line: u64) -> u32 {
-        let state = self.lines.get(line);
+        let cores = self.cores();
+        let state = self.lines.entry(line);
         let mut invalidated = 0;
-        let others = if self.cores() > 16 {
-            state.sharers
-        } else {
-            state.sharers & !bit(core)
-        };
-        if others != 0 {
-            let mut bits = others;
-            while bits != 0 {
-                let b = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                for other in (b..self.cores()).step_by(16).filter(|&o| o != core) {
-                    let (a, c) = (self.l1[other].remove(line), self.l2[other].remove(line));
-                    invalidated += u32::from(a || c);
-                }
+        let others = if cores > 16 { state.sharers } else { state.sharers & !bit(core) };
+        let mut bits = others;
+        while bits != 0 {
+            let b = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            for other in (b..cores).step_by(16).filter(|&o| o != core) {
+                let (a, c) = (self.l1[other].remove(line), self.l2[other].remove(line));
+                invalidated += u32::from(a || c);
             }
         }
-        let state = self.lines.entry(line);
         state.sharers = bit(core);
         state.owner = core as u16;
         self.counters[core].invalidations += u64::from(invalidated);
@@ -459,6 +325,14 @@ impl Hierarchy {
     }
 }
 
+/// Whether `core`'s L1d or L2 holds `line`.
+#[inline]
+fn holds(l1: &[SetAssoc], l2: &[SetAssoc], core: usize, line: u64) -> bool {
+    l1[core].contains(line) || l2[core].contains(line)
+}
+
+#[cfg(test)]
+mod oracle;
 #[cfg(test)]
 mod tests;
 

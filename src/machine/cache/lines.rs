@@ -35,20 +35,6 @@ impl LineStates {
         ))
     }
 
-    /// The state of `line` (default if never set).
-    #[inline]
-    pub(super) fn get(&self, line: u64) -> LineState {
-        match Self::split(line) {
-            Some((r, c, o)) => self
-                .regions
-                .get(r)
-                .and_then(|v| v.get(c))
-                .and_then(|c| c.as_ref())
-                .map_or_else(LineState::default, |c| c[o]),
-            None => self.sparse.get(line).unwrap_or_default(),
-        }
-    }
-
     /// The state of `line`, mutable (created default if absent).
     #[inline]
     pub(super) fn entry(&mut self, line: u64) -> &mut LineState {
