@@ -18,7 +18,7 @@ use super::data::{Mark, Prepared, ref_labels};
 use super::font::FAMILY;
 
 /// Series colours (the widely used "tab10" palette), used in order.
-const PALETTE: [RGBColor; 10] = [
+pub(crate) const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -32,7 +32,7 @@ const PALETTE: [RGBColor; 10] = [
 ];
 
 /// Colour of the grid lines at the ticks.
-const GRID: RGBColor = RGBColor(225, 225, 225);
+pub(crate) const GRID: RGBColor = RGBColor(225, 225, 225);
 
 /// Font sizes in plotters units (pixels x 1.24).
 const TITLE_SIZE: f64 = 24.0;
