@@ -147,10 +147,7 @@ pub fn histogram(s: &Scenario, p: &PlotConfig, a: &StepAxis, rows: &[Summary]) -
                 .variant
                 .as_ref()
                 .and_then(|name| variants.iter().position(|&v| s.variants[v].name == *name)),
-            label: match &m.variant {
-                Some(v) => format!("{}, {v}", m.label),
-                None => m.label.clone(),
-            },
+            label: m.label.clone(),
         })
         .collect();
     let unit = match a.scale {

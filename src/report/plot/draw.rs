@@ -42,6 +42,9 @@ pub(crate) const LABEL_SIZE: f64 = 15.0;
 /// Legend text longer than this many characters is cut with an ellipsis.
 const LEGEND_MAX_CHARS: usize = 40;
 
+/// Size of the values written above bars.
+const VALUE_SIZE: f64 = 13.0;
+
 /// Size of the small print (scenario, seed, version).
 const FOOTER_SIZE: f64 = 12.0;
 
@@ -139,6 +142,9 @@ pub(crate) fn draw_plot<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec:
             draw_series(area, marks, i, under(&prepared.marks, i, span))?;
         }
     }
+    if prepared.bar_width > 0.0 {
+        draw_bar_values(area, prepared, spec.y_log)?;
+    }
     for &(x, y, _) in &prepared.refs {
         draw_ref(area, (x, y), prepared.bar_width)?;
     }
@@ -159,6 +165,43 @@ fn draw_bars<DB: DrawingBackend>(area: &PlotArea<DB>, marks: &[Mark], index: usi
         if m.hi > m.lo {
             draw_error_bar(area, m, BLACK)?;
         }
+    }
+    Ok(())
+}
+
+/// Writes each bar's value above it (above its error bar, and above a
+/// reference diamond on it), in small print, when every label fits within
+/// its bar's width; otherwise none, so a plot never shows some values and
+/// not others.
+fn draw_bar_values<DB: DrawingBackend>(area: &PlotArea<DB>, prepared: &Prepared, y_log: bool) -> Result<(), PlotError> {
+    let (marks, width) = (&prepared.marks, prepared.bar_width);
+    let style = text(VALUE_SIZE).pos(Pos::new(HPos::Center, VPos::Bottom));
+    let value = |m: &Mark| crate::report::text::human(if y_log { 10f64.powf(m.y) } else { m.y });
+    let bar_px = {
+        let (a, b) = (area.map_coordinate(&(0.0, 0.0)), area.map_coordinate(&(width * 0.9, 0.0)));
+        (b.0 - a.0).unsigned_abs()
+    };
+    for m in marks.iter().flatten() {
+        let (w, _) = area.estimate_text_size(&value(m), &style).map_err(draw_err)?;
+        if w > bar_px {
+            return Ok(());
+        }
+    }
+    for m in marks.iter().flatten() {
+        let bar_top = m.y.max(m.hi);
+        let near = (prepared.y_axis.hi - prepared.y_axis.lo) * 0.04;
+        let diamond = prepared
+            .refs
+            .iter()
+            .filter(|r| (r.0 - m.x).abs() < width * 0.25 && r.1 >= bar_top - near && r.1 <= bar_top + near)
+            .map(|r| r.1)
+            .reduce(f64::max);
+        let (top, lift) = match diamond {
+            Some(y) => (bar_top.max(y), -11),
+            None => (bar_top, -4),
+        };
+        let label = EmptyElement::at((m.x, top)) + Text::new(value(m), (0, lift), style.clone());
+        area.draw(&label).map_err(draw_err)?;
     }
     Ok(())
 }

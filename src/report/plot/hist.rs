@@ -51,9 +51,11 @@ pub struct HistSeries {
 pub struct HistMark {
     /// Position in the bucketed quantity's unit (above 0).
     pub at: f64,
-    /// The series it belongs to (its colour), if any.
+    /// The series it belongs to (its colour, and its name in the legend),
+    /// if any.
     pub series: Option<usize>,
-    /// Legend text.
+    /// What it is, e.g. `published median`: marks with the same label
+    /// share a dash pattern (solid, dashed, dotted, in first-seen order).
     pub label: String,
 }
 
@@ -136,6 +138,12 @@ fn y_axis(spec: &HistSpec) -> Axis {
     }
 }
 
+/// A mark's value as written (`775.674`, `241`), or shortened (`5.54M`)
+/// from a million up.
+fn mark_value(v: f64) -> String {
+    if v.abs() < 1e6 { format!("{v}") } else { crate::report::text::human(v) }
+}
+
 /// Dash pattern `i` (per distinct mark label): solid, dashed, dotted.
 fn dash(i: usize) -> (u32, u32) {
     [(0, 0), (10, 6), (3, 4)][i % 3]
@@ -190,7 +198,8 @@ pub(crate) fn draw_hist<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec:
         .map(|(i, s)| (shorten(&s.name, LEGEND_MAX_CHARS), Swatch::Bar(i)))
         .collect();
     for m in &spec.marks {
-        let name = format!("{}: {} {}", m.label, crate::report::text::human(m.at), spec.unit);
+        let of = m.series.and_then(|i| spec.series.get(i)).map_or(String::new(), |s| format!(", {}", s.name));
+        let name = format!("{}{of}: {} {}", m.label, mark_value(m.at), spec.unit);
         entries.push((shorten(&name, LEGEND_MAX_CHARS), Swatch::Line(mark_colour(m), mark_dash(m))));
     }
     let legend_w = legend_width(root, &entries)?;
