@@ -176,7 +176,7 @@ fn draw_bars<DB: DrawingBackend>(area: &PlotArea<DB>, marks: &[Mark], index: usi
 fn draw_bar_values<DB: DrawingBackend>(area: &PlotArea<DB>, prepared: &Prepared, y_log: bool) -> Result<(), PlotError> {
     let (marks, width) = (&prepared.marks, prepared.bar_width);
     let style = text(VALUE_SIZE).pos(Pos::new(HPos::Center, VPos::Bottom));
-    let value = |m: &Mark| crate::report::text::human(if y_log { 10f64.powf(m.y) } else { m.y });
+    let value = |m: &Mark| bar_value(if y_log { 10f64.powf(m.y) } else { m.y });
     let bar_px = {
         let (a, b) = (area.map_coordinate(&(0.0, 0.0)), area.map_coordinate(&(width * 0.9, 0.0)));
         (b.0 - a.0).unsigned_abs()
@@ -204,6 +204,24 @@ fn draw_bar_values<DB: DrawingBackend>(area: &PlotArea<DB>, prepared: &Prepared,
         area.draw(&label).map_err(draw_err)?;
     }
     Ok(())
+}
+
+/// A bar's value with three significant digits (`0.0452`, `7.82`,
+/// `96.8`), whole below 10,000 (`1001`), SI-shortened above (`15.6k`).
+pub(crate) fn bar_value(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return if v == 0.0 { "0".into() } else { format!("{v}") };
+    }
+    if v.abs() >= 1e4 {
+        return crate::report::text::human(v);
+    }
+    let decimals = (2 - v.abs().log10().floor() as i32).clamp(0, 12) as usize;
+    let text = format!("{v:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
 }
 
 /// A reference mark: a hollow black diamond (over a bar, also a black

@@ -341,4 +341,65 @@ mod tests {
         assert_eq!(a.ticks.last().map(|t| t.1.as_str()), Some("128"));
         assert_eq!(x_axis(0, 30).ticks.len(), 16);
     }
+
+    fn two_series() -> HistSpec {
+        HistSpec {
+            title: "insert latency".into(),
+            x_label: "insert latency (ns) on log2 buckets".into(),
+            y_label: "share of inserts (%)".into(),
+            unit: "ns".into(),
+            series: vec![
+                HistSeries {
+                    name: "rbtree".into(),
+                    buckets: [vec![0.0; 9], vec![60.0, 40.0]].concat(),
+                },
+                HistSeries {
+                    name: "xarray".into(),
+                    buckets: [vec![0.0; 7], vec![70.0, 30.0]].concat(),
+                },
+            ],
+            marks: vec![HistMark {
+                at: 729.0,
+                series: Some(0),
+                label: "published median".into(),
+            }],
+            ..HistSpec::default()
+        }
+    }
+
+    #[test]
+    fn svg_has_series_marks_and_bucket_edges() {
+        let svg = crate::report::plot::render_figure_svg(&crate::report::plot::Figure::Hist(two_series())).unwrap_or_default();
+        for text in ["rbtree", "xarray", "published median, rbtree: 729 ns", "128", "2K", "share of inserts (%)"] {
+            assert!(svg.contains(text), "no {text} in the SVG");
+        }
+        // 2 series x 2 non-empty buckets, each a filled bar and its edge.
+        assert!(svg.matches("<rect").count() >= 8);
+    }
+
+    #[test]
+    fn marks_dash_by_label_not_by_series() {
+        assert_eq!(dash(0), (0, 0));
+        assert_ne!(dash(1), dash(0));
+        assert_eq!(dash(3), dash(0));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+        #[test]
+        fn never_panics_on_any_values(
+            buckets in proptest::collection::vec(proptest::num::f64::ANY, 0..40),
+            at in proptest::num::f64::ANY,
+            y_log: bool,
+        ) {
+            let spec = HistSpec {
+                y_log,
+                series: vec![HistSeries { name: "s".into(), buckets }],
+                marks: vec![HistMark { at, series: Some(3), label: "m".into() }],
+                ..HistSpec::default()
+            };
+            let svg = crate::report::plot::render_figure_svg(&crate::report::plot::Figure::Hist(spec));
+            proptest::prop_assert!(svg.is_ok());
+        }
+    }
 }
