@@ -42,9 +42,11 @@ fn shown(s: &Scenario, p: &PlotConfig) -> Vec<usize> {
 /// The unit of value `y` of `a`, for a default axis label.
 fn value_label(a: &StepAxis, y: &str) -> String {
     let unit = a.values.iter().find(|v| v.name == y).map_or("", |v| v.unit);
-    match unit {
-        "" | "count" => y.replace('_', " "),
-        u => format!("{} ({u})", y.replace('_', " ")),
+    let words = y.replace('_', " ");
+    if unit.is_empty() || unit == "count" || words.split(' ').any(|w| w == unit) {
+        words
+    } else {
+        format!("{words} ({unit})")
     }
 }
 
@@ -93,7 +95,10 @@ pub fn spec(s: &Scenario, p: &PlotConfig, a: &StepAxis, rows: &[Summary]) -> Plo
         })
         .collect();
     PlotSpec {
-        title: p.title.clone().unwrap_or_else(|| format!("{}: {} by {}", s.doc.scenario.name, p.y, a.name)),
+        title: p
+            .title
+            .clone()
+            .unwrap_or_else(|| format!("{}: {} by {}", s.doc.scenario.name, p.y, a.name)),
         x_label: p.x_label.clone().unwrap_or_else(|| a.label.to_string()),
         y_label: p.y_label.clone().unwrap_or_else(|| value_label(a, &p.y)),
         x_log: false,
@@ -158,10 +163,13 @@ pub fn histogram(s: &Scenario, p: &PlotConfig, a: &StepAxis, rows: &[Summary]) -
     let at = super::compare::short_point(s, point);
     HistSpec {
         title: p.title.clone().unwrap_or_else(|| {
-            let base = format!("{}: {}", s.doc.scenario.name, a.name);
+            let base = format!("{}: distribution of {}", s.doc.scenario.name, a.label);
             if at.is_empty() { base } else { format!("{base} at {at}") }
         }),
-        x_label: p.x_label.clone().unwrap_or_else(|| format!("{} on log2 buckets (1K = 1024)", a.label)),
+        x_label: p
+            .x_label
+            .clone()
+            .unwrap_or_else(|| format!("{} on log2 buckets (1K = 1024)", a.label)),
         y_label: p.y_label.clone().unwrap_or_else(|| {
             if p.share {
                 format!("share of {counted} (%)")

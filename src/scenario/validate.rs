@@ -4,9 +4,9 @@
 
 use super::Variant;
 use super::config::Document;
+use super::config::{MarkConfig, PlotConfig};
 use crate::param::ParamError;
 use crate::text::closest;
-use super::config::{MarkConfig, PlotConfig};
 use crate::workload::{MetricSpec, StepAxis, StepScale};
 
 fn fail(field: impl Into<String>, message: impl Into<String>) -> ParamError {
@@ -97,7 +97,10 @@ pub fn validate_outputs(
         choices.extend(axes.iter().map(|a| a.name));
         Err(fail(
             field,
-            format!("`{x}` is neither a swept parameter nor a step axis; choose one of: {}", choices.join(", ")),
+            format!(
+                "`{x}` is neither a swept parameter nor a step axis; choose one of: {}",
+                choices.join(", ")
+            ),
         )
         .suggest(closest(x, choices.iter().copied())))
     };
@@ -273,7 +276,12 @@ fn check_mark(
             return Ok(());
         }
         "line" | "bars" => {}
-        _ => return Err(fail(field, "reference marks are drawn on `line`, `bars` and `histogram` plots only")),
+        _ => {
+            return Err(fail(
+                field,
+                "reference marks are drawn on `line`, `bars` and `histogram` plots only",
+            ));
+        }
     }
     if !m.at.contains_key(&p.x) {
         return Err(fail(format!("{field}.at"), format!("give the mark's x: `{}` = a swept value", p.x)));

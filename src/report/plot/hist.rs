@@ -141,7 +141,11 @@ fn y_axis(spec: &HistSpec) -> Axis {
 /// A mark's value as written (`775.674`, `241`), or shortened (`5.54M`)
 /// from a million up.
 fn mark_value(v: f64) -> String {
-    if v.abs() < 1e6 { format!("{v}") } else { crate::report::text::human(v) }
+    if v.abs() < 1e6 {
+        format!("{v}")
+    } else {
+        crate::report::text::human(v)
+    }
 }
 
 /// Dash pattern `i` (per distinct mark label): solid, dashed, dotted.
@@ -164,7 +168,13 @@ fn mark_colour(m: &HistMark) -> RGBColor {
 
 /// Draws a vertical or horizontal line from `a` to `b` in `style` with
 /// dash pattern `d` (solid when `d.0 == 0`).
-fn dashed_line<DB: DrawingBackend, CT>(area: &DrawingArea<DB, CT>, a: CT::From, b: CT::From, style: ShapeStyle, d: (u32, u32)) -> Result<(), PlotError>
+fn dashed_line<DB: DrawingBackend, CT>(
+    area: &DrawingArea<DB, CT>,
+    a: CT::From,
+    b: CT::From,
+    style: ShapeStyle,
+    d: (u32, u32),
+) -> Result<(), PlotError>
 where
     CT: plotters::coord::CoordTranslate,
     CT::From: Clone,
@@ -172,7 +182,8 @@ where
     if d.0 == 0 {
         area.draw(&PathElement::new(vec![a, b], style)).map_err(draw_err)
     } else {
-        area.draw(&plotters::element::DashedPathElement::new(vec![a, b], d.0, d.1, style)).map_err(draw_err)
+        area.draw(&plotters::element::DashedPathElement::new(vec![a, b], d.0, d.1, style))
+            .map_err(draw_err)
     }
 }
 
@@ -198,7 +209,10 @@ pub(crate) fn draw_hist<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec:
         .map(|(i, s)| (shorten(&s.name, LEGEND_MAX_CHARS), Swatch::Bar(i)))
         .collect();
     for m in &spec.marks {
-        let of = m.series.and_then(|i| spec.series.get(i)).map_or(String::new(), |s| format!(", {}", s.name));
+        let of = m
+            .series
+            .and_then(|i| spec.series.get(i))
+            .map_or(String::new(), |s| format!(", {}", s.name));
         let name = format!("{}{of}: {} {}", m.label, mark_value(m.at), spec.unit);
         entries.push((shorten(&name, LEGEND_MAX_CHARS), Swatch::Line(mark_colour(m), mark_dash(m))));
     }
@@ -244,7 +258,11 @@ pub(crate) fn draw_hist<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec:
     for (i, s) in spec.series.iter().enumerate() {
         let colour = PALETTE[i % PALETTE.len()];
         for (k, &v) in s.buckets.iter().enumerate() {
-            let top = if spec.y_log { if v > 0.0 { v.log10() } else { continue } } else { v };
+            let top = if spec.y_log {
+                if v > 0.0 { v.log10() } else { continue }
+            } else {
+                v
+            };
             if !top.is_finite() || top <= ya.lo || (k as i64) < lo || (k as i64) > hi {
                 continue;
             }
@@ -370,7 +388,14 @@ mod tests {
     #[test]
     fn svg_has_series_marks_and_bucket_edges() {
         let svg = crate::report::plot::render_figure_svg(&crate::report::plot::Figure::Hist(two_series())).unwrap_or_default();
-        for text in ["rbtree", "xarray", "published median, rbtree: 729 ns", "128", "2K", "share of inserts (%)"] {
+        for text in [
+            "rbtree",
+            "xarray",
+            "published median, rbtree: 729 ns",
+            "128",
+            "2K",
+            "share of inserts (%)",
+        ] {
             assert!(svg.contains(text), "no {text} in the SVG");
         }
         // 2 series x 2 non-empty buckets, each a filled bar and its edge.

@@ -32,7 +32,11 @@ const VALUES: [(&str, &str, &str); 5] = [
     ("flushes", "count", "calls of btrfs_delete_delayed_items that found deletions"),
     ("batches_per_flush", "count", "batches per flush (0 without flushes)"),
     ("delete_us", "us", "time in btrfs_delete_delayed_items"),
-    ("us_per_flush", "us", "time in btrfs_delete_delayed_items per flush (0 without flushes)"),
+    (
+        "us_per_flush",
+        "us",
+        "time in btrfs_delete_delayed_items per flush (0 without flushes)",
+    ),
 ];
 
 /// The phase axis.
