@@ -108,7 +108,7 @@ fn x_axis(lo: i64, hi: i64) -> Axis {
     let edges = (hi + 2 - lo) as usize;
     let every = if edges > MAX_TICKS { 2 } else { 1 };
     let ticks = (lo..=hi + 1)
-        .filter(|k| (k - lo) as usize % every == 0)
+        .filter(|k| ((k - lo) as usize).is_multiple_of(every))
         .map(|k| (k as f64, pow2_label(k)))
         .collect();
     Axis {
