@@ -92,3 +92,51 @@ pub fn put(m: &mut BTreeMap<String, f64>, cost: &DelayedCost, marks: [&DeleteRun
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{BtrfsDirParams, run_btrfs_dir};
+    use crate::kernel::btrfs::delayed::{BatchStrategy, InsertStrategy};
+    use rand::SeedableRng;
+
+    fn case3(strategy: BatchStrategy) -> BTreeMap<String, f64> {
+        let p = BtrfsDirParams {
+            strategy,
+            insert_strategy: InsertStrategy::Contiguous,
+            ..Default::default()
+        };
+        let machine = crate::machine::find_builtin("icelake-2s").expect("built-in profile");
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        run_btrfs_dir(&p, &machine, &mut rng).expect("case 3 runs")
+    }
+
+    use super::*;
+
+    #[test]
+    fn case3_phases_split_the_batches_by_flush() {
+        // Every other file unlinked: the balance check flushes testdir at
+        // unlinks 12, 137, 262 and 387 (4 flushes, 387 batches: its
+        // deletions are never adjacent in the leaf), the sync the other
+        // 113; rm -fr flushes at 125, 250, 375, 500 and the root's entry
+        // of testdir at unmount (5 flushes): 500 + 1 batches under the old
+        // rule, 8 + 1 under the new one (the survivors are adjacent).
+        for (strategy, rm) in [(BatchStrategy::Sequential, 501.0), (BatchStrategy::LeafMatch, 9.0)] {
+            let m = case3(strategy);
+            let g = |phase: &str, v: &str| m[&axis().metric(phase, v)];
+            assert_eq!((g("unlink", "batches"), g("unlink", "flushes")), (387.0, 4.0), "{strategy:?}");
+            assert_eq!((g("sync", "batches"), g("sync", "flushes")), (113.0, 1.0), "{strategy:?}");
+            assert_eq!((g("rm_fr", "batches"), g("rm_fr", "flushes")), (rm, 5.0), "{strategy:?}");
+            assert_eq!(g("script", "batches"), m["batches"]);
+            assert_eq!(g("script", "flushes"), m["delete_runs"]);
+            assert_eq!(g("rm_fr", "batches_per_flush"), rm / 5.0);
+            let parts = g("unlink", "delete_us") + g("sync", "delete_us") + g("rm_fr", "delete_us");
+            // Each phase rounds its moved bytes up to lines on its own.
+            assert!(
+                (parts - m["delete_delayed_us"]).abs() < 1.0,
+                "{parts} vs {}",
+                m["delete_delayed_us"]
+            );
+            assert_eq!(g("script", "delete_us"), m["delete_delayed_us"]);
+        }
+    }
+}
