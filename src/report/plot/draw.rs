@@ -136,7 +136,7 @@ pub(crate) fn draw_plot<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec:
     let area = chart.plotting_area();
     for (i, marks) in prepared.marks.iter().enumerate() {
         if prepared.bar_width > 0.0 {
-            draw_bars(area, marks, i, prepared.bar_width, prepared.y_axis.lo)?;
+            draw_bars(area, marks, i, prepared.bar_width, bar_base(&prepared.y_axis, spec.y_log))?;
         } else {
             let span = prepared.y_axis.hi - prepared.y_axis.lo;
             draw_series(area, marks, i, under(&prepared.marks, i, span))?;
@@ -150,6 +150,12 @@ pub(crate) fn draw_plot<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec:
     }
     let top = area.get_pixel_range().1.start - body.get_base_pixel().1;
     draw_legend(&legend_part, &entries, top)
+}
+
+/// Where bars rise from: 0 when the linear axis shows it (an error bar
+/// may take the axis below 0), else the bottom of the axis.
+fn bar_base(y: &super::axis::Axis, y_log: bool) -> f64 {
+    if !y_log && y.lo < 0.0 && y.hi > 0.0 { 0.0 } else { y.lo }
 }
 
 /// One series as bars `width` wide rising from `base`, each with its CI
