@@ -16,7 +16,7 @@
 
 mod balance;
 
-use crate::kernel::mm::touch::{Access, Touch, record};
+use crate::kernel::mm::touch::{Access, Issue, Touch, record, record_issued};
 
 /// `sizeof(struct rb_node)` on 64-bit (include/linux/rbtree_types.h).
 pub const RB_NODE_BYTES: u64 = 24;
@@ -110,6 +110,9 @@ pub struct RbTree {
     layout: RbLayout,
     len: usize,
     last_depth: u32,
+    /// The walk loop's branch as the core predicts it: the direction taken
+    /// at the previous level walked (see [`RbTree::insert`]).
+    predicted: Side,
 }
 
 impl RbTree {
@@ -124,6 +127,7 @@ impl RbTree {
             layout,
             len: 0,
             last_depth: 0,
+            predicted: Side::Right,
         }
     }
 
@@ -402,7 +406,18 @@ impl RbTree {
             }
             side = if key < k { Side::Left } else { Side::Right };
             parent = n;
-            n = self.read_child(n, side, t);
+            // The child pointer's address needs only `n`, not the key: when
+            // the compare branch goes the predicted way the core loads both
+            // lines at once; a misprediction replays the child load after
+            // the key arrives.
+            let issue = if side == self.predicted {
+                Issue::WithPrevious
+            } else {
+                Issue::AfterPrevious
+            };
+            self.predicted = side;
+            record_issued(t, self.field(n, side.offset()), Access::Read, issue);
+            n = self.child(n, side);
         }
         self.last_depth = depth;
         Ok((parent, side))

@@ -36,7 +36,7 @@ use crate::engine::histogram::LatencyHistogram;
 use crate::engine::queue::EventQueue;
 use crate::engine::time::SimTimePs;
 use crate::kernel::mm::slab::{SlabCache, SlabConfig};
-use crate::kernel::mm::touch::{Access, LINE_BYTES, Touch};
+use crate::kernel::mm::touch::{Access, Issue, LINE_BYTES, Touch, critical_path};
 use crate::machine::Pricing;
 use crate::machine::cache::MachineCaches;
 use crate::machine::coherence::{LineId, LineTable};
@@ -301,33 +301,40 @@ impl<'a> Sim<'a> {
         Ok(self.out)
     }
 
-    /// Prices the touches recorded so far for thread `i`; counts them as
-    /// the insert's when `insert` is set. Returns ps.
+    /// Prices the touches recorded so far for thread `i` along their
+    /// critical path (overlapped accesses cost their slowest,
+    /// [`critical_path`]); counts them as the insert's when `insert` is set.
+    /// Returns ps.
     fn price(&mut self, i: usize, insert: bool) -> u64 {
         let core = self.caches.thread_core[i];
-        let mut ps = 0;
-        for x in &self.touches {
-            let o = self.caches.hierarchy.access(core, x.line, x.access == Access::Write);
-            ps += self.caches.prices.of(core, o);
+        let (caches, out) = (&mut self.caches, &mut self.out);
+        let ps = critical_path(&self.touches, |x| {
+            let o = caches.hierarchy.access(core, x.line, x.access == Access::Write);
             if insert {
-                use crate::machine::cache::Served;
-                self.out.touches += 1;
-                match o.served {
-                    Served::L1 => {}
-                    Served::L2 | Served::Llc => self.out.l1_misses += 1,
-                    Served::Memory => {
-                        self.out.l1_misses += 1;
-                        self.out.memory += 1;
-                    }
-                    Served::Peer { .. } => {
-                        self.out.l1_misses += 1;
-                        self.out.peer += 1;
-                    }
-                }
+                Self::count(out, o.served);
             }
-        }
+            caches.prices.of(core, o)
+        });
         self.touches.clear();
         ps
+    }
+
+    /// Counts an insert's access by where it was served.
+    fn count(out: &mut Outcome, served: crate::machine::cache::Served) {
+        use crate::machine::cache::Served;
+        out.touches += 1;
+        match served {
+            Served::L1 => {}
+            Served::L2 | Served::Llc => out.l1_misses += 1,
+            Served::Memory => {
+                out.l1_misses += 1;
+                out.memory += 1;
+            }
+            Served::Peer { .. } => {
+                out.l1_misses += 1;
+                out.peer += 1;
+            }
+        }
     }
 
     fn schedule(&mut self, i: usize) -> Result<(), SimError> {
@@ -469,10 +476,14 @@ impl<'a> Sim<'a> {
         self.th[i].obj = obj;
         let first = obj / LINE_BYTES;
         let last = (obj + self.p.inode_bytes - 1) / LINE_BYTES;
+        // Stores to addresses known up front: the core sends them (and
+        // their ownership requests) out together.
         for line in first..=last {
+            let issue = if line == first { Issue::AfterPrevious } else { Issue::WithPrevious };
             self.touches.push(Touch {
                 line,
                 access: Access::Write,
+                issue,
             });
         }
         let ps = self.price(i, false);

@@ -214,6 +214,11 @@ impl RbTree {
 
     pub(super) fn read_child(&self, n: u32, s: Side, t: &mut Vec<Touch>) -> u32 {
         record(t, self.field(n, s.offset()), Access::Read);
+        self.child(n, s)
+    }
+
+    /// The child on side `s`, without recording a touch.
+    pub(super) fn child(&self, n: u32, s: Side) -> u32 {
         match s {
             Side::Left => self.nodes[n as usize].left,
             Side::Right => self.nodes[n as usize].right,

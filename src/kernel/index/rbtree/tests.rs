@@ -124,10 +124,7 @@ fn replace_object_moves_node_to_new_inode() {
     let n = tree.find(4).unwrap();
     assert_eq!(tree.replace_object(n, 0x90_0000, &mut t), obj(4));
     assert_eq!(tree.object(n), 0x90_0000);
-    assert!(t.contains(&Touch {
-        line: line_of(0x90_0000),
-        access: Access::Write
-    }));
+    assert!(t.contains(&Touch::new(line_of(0x90_0000), Access::Write)));
     tree.check_invariants().unwrap();
     assert_eq!(tree.in_order().iter().find(|(k, _)| *k == 4), Some(&(4, 0x90_0000)));
 }
@@ -142,4 +139,27 @@ fn check_invariants_detects_a_broken_tree() {
     let r = tree.root as usize;
     tree.nodes[r].black = false;
     assert_eq!(tree.check_invariants(), Err(RbViolation::RedRoot));
+}
+
+#[test]
+fn child_load_overlaps_the_key_load_only_when_the_branch_is_predicted() {
+    use crate::kernel::mm::touch::{Issue, critical_path};
+    // 1..=7 in order: 2B(1B, 4R(3B, 6B(5R, 7R))). The inserts last went
+    // right, so the walk to 5 (right, right, left) overlaps the child
+    // loads at 2 and 4 and replays the one at 6 after its key.
+    let mut tree = tree_of(1..=7, split_layout());
+    let mut t = Vec::new();
+    tree.lookup(5, &mut t).unwrap();
+    let child_issues: Vec<Issue> = t
+        .iter()
+        .filter(|x| x.line % 16 == 0 && x.line != line_of(0x100))
+        .map(|x| x.issue)
+        .collect();
+    assert_eq!(child_issues, vec![Issue::WithPrevious, Issue::WithPrevious, Issue::AfterPrevious]);
+    // Unit costs: root, (key 2 | child 2), (key 4 | child 4), key 6, child 6, key 5.
+    assert_eq!(critical_path(&t, |_| 1), 6);
+    // The next walk to 5 starts predicting left (the last direction taken).
+    t.clear();
+    tree.lookup(5, &mut t).unwrap();
+    assert_eq!(critical_path(&t, |_| 1), 7);
 }
