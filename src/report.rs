@@ -9,6 +9,7 @@ pub mod plot;
 pub mod plots;
 pub mod speedup;
 pub mod stats;
+pub mod steps;
 pub mod text;
 pub mod validation;
 pub mod warnings;

@@ -311,12 +311,10 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         }
         points.push(Point { values, configs });
     }
-    let metrics = points
-        .first()
-        .and_then(|p| p.configs.first())
-        .map(|c| c.prepared.metrics())
-        .unwrap_or_default();
-    validate::validate_outputs(&doc, &variants, &sweep, &metrics).map_err(|e| locate(&ctx, &[], false, e))?;
+    let first = points.first().and_then(|p| p.configs.first());
+    let metrics = first.map(|c| c.prepared.metrics()).unwrap_or_default();
+    let axes = first.map(|c| c.prepared.step_axes()).unwrap_or_default();
+    validate::validate_outputs(&doc, &variants, &sweep, &metrics, &axes).map_err(|e| locate(&ctx, &[], false, e))?;
     Ok(Scenario {
         file: file.to_path_buf(),
         dir,

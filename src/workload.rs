@@ -11,5 +11,5 @@ pub mod registry;
 pub mod sections;
 pub mod xfs_alloc;
 
-pub use contract::{Input, MetricSpec, ParamSpec, Prepared, RunFailure, StopConfig, Workload};
+pub use contract::{Input, MetricSpec, ParamSpec, Prepared, RunFailure, StepAxis, StepScale, StopConfig, Workload};
 pub use sections::Sections;

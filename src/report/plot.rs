@@ -20,8 +20,10 @@ mod data;
 mod draw;
 mod font;
 mod heat;
+mod hist;
 
 pub use heat::{HeatPanel, HeatSpec};
+pub use hist::{HistMark, HistSeries, HistSpec};
 
 use std::path::{Path, PathBuf};
 
@@ -81,19 +83,33 @@ pub enum Figure {
     Chart(PlotSpec),
     /// One heat map per panel.
     Heat(HeatSpec),
+    /// A histogram on log2 buckets.
+    Hist(HistSpec),
+}
+
+/// Draws a figure that is not a [`Figure::Chart`] onto `root`.
+fn draw_other<DB: plotters::prelude::DrawingBackend>(
+    root: &plotters::prelude::DrawingArea<DB, plotters::coord::Shift>,
+    fig: &Figure,
+) -> Result<(), PlotError> {
+    match fig {
+        Figure::Chart(spec) => draw::draw_plot(root, spec, &data::prepare(spec)),
+        Figure::Heat(spec) => heat::draw_heat(root, spec),
+        Figure::Hist(spec) => hist::draw_hist(root, spec),
+    }
 }
 
 /// Renders any figure as SVG text (see [`render_svg`]).
 pub fn render_figure_svg(fig: &Figure) -> Result<String, PlotError> {
     match fig {
         Figure::Chart(spec) => render_svg(spec),
-        Figure::Heat(spec) => {
+        other => {
             use plotters::prelude::{IntoDrawingArea, SVGBackend};
             ensure_font()?;
             let mut text = String::new();
             {
                 let root = SVGBackend::with_string(&mut text, (WIDTH_PX, HEIGHT_PX)).into_drawing_area();
-                heat::draw_heat(&root, spec)?;
+                draw_other(&root, other)?;
                 root.present().map_err(draw::draw_err)?;
             }
             Ok(text)
@@ -105,7 +121,7 @@ pub fn render_figure_svg(fig: &Figure) -> Result<String, PlotError> {
 pub fn render_figure_png(fig: &Figure, path: &Path) -> Result<(), PlotError> {
     match fig {
         Figure::Chart(spec) => render_png(spec, path),
-        Figure::Heat(spec) => {
+        other => {
             use plotters::prelude::{BitMapBackend, IntoDrawingArea};
             let is_png = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("png"));
             if !is_png {
@@ -115,7 +131,7 @@ pub fn render_figure_png(fig: &Figure, path: &Path) -> Result<(), PlotError> {
             let tmp = path.with_extension("tmp.png");
             {
                 let root = BitMapBackend::new(&tmp, (WIDTH_PX, HEIGHT_PX)).into_drawing_area();
-                heat::draw_heat(&root, spec)?;
+                draw_other(&root, other)?;
                 root.present().map_err(draw::draw_err)?;
             }
             std::fs::rename(&tmp, path).map_err(|source| PlotError::Io {

@@ -1,7 +1,8 @@
 //! Builds figures from `[[plot]]` blocks and the summary rows: line plots
 //! and grouped bars of a metric against a swept parameter (with reference
 //! marks for published figures), heat maps over two swept parameters, and
-//! the busiest lines and locks per variant.
+//! the busiest lines and locks per variant; along a workload's step axis
+//! (phases, log2 histograms) see [`super::steps`].
 
 use super::csv::value_text;
 use super::plot::{Figure, HeatPanel, HeatSpec, PlotPoint, PlotSpec, RefMark, Series};
@@ -18,6 +19,7 @@ pub fn stem(p: &PlotConfig) -> String {
         .clone()
         .unwrap_or_else(|| match p.kind.as_str() {
             "utilisation" => "utilisation".into(),
+            "histogram" => format!("{}-histogram", p.x),
             "heatmap" => format!("{}-by-{}-and-{}", p.metric.as_deref().unwrap_or("metric"), p.x, p.y),
             _ => format!("{}-vs-{}", p.y, p.x),
         })
@@ -78,10 +80,15 @@ pub fn label(name: &str) -> String {
 
 /// The figure a `[[plot]]` block asks for.
 pub fn figure(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> Figure {
+    let axis = || super::steps::axis(s, &p.x);
     match p.kind.as_str() {
         "heatmap" => Figure::Heat(heat(s, p, rows)),
         "utilisation" => Figure::Chart(utilisation(s, p, rows)),
-        _ => Figure::Chart(spec(s, p, rows)),
+        "histogram" => Figure::Hist(axis().map(|a| super::steps::histogram(s, p, &a, rows)).unwrap_or_default()),
+        _ => match axis() {
+            Some(a) => Figure::Chart(super::steps::spec(s, p, &a, rows)),
+            None => Figure::Chart(spec(s, p, rows)),
+        },
     }
 }
 

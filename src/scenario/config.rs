@@ -90,17 +90,23 @@ pub struct WorkloadConfig {
 #[serde(deny_unknown_fields)]
 pub struct PlotConfig {
     /// `line` (default), `bars` (variants side by side at each x),
-    /// `heatmap` (`metric` over swept `x` and `y`) or `utilisation` (the
-    /// busiest lines and locks per variant, workload `path`).
+    /// `heatmap` (`metric` over swept `x` and `y`), `utilisation` (the
+    /// busiest lines and locks per variant, workload `path`) or
+    /// `histogram` (a log2-bucket step axis such as `insert_hist`, one
+    /// series of bars per variant, side by side in each bucket).
     #[serde(default = "default_kind", skip_serializing_if = "is_line")]
     pub kind: String,
     /// File stem (default `<y>-vs-<x>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Swept parameter on the x axis (not for `utilisation`).
+    /// Swept parameter on the x axis, or a step axis the workload reports
+    /// along (`phase`, `insert_hist`; see its metrics); not for
+    /// `utilisation`.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub x: String,
-    /// Metric on the y axis; for `heatmap`, the swept parameter on the y
+    /// Metric on the y axis (on a step axis: the value reported at each
+    /// step, e.g. `batches_per_flush`; for `histogram`, default the
+    /// axis's first value); for `heatmap`, the swept parameter on the y
     /// axis.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub y: String,
@@ -138,8 +144,13 @@ pub struct PlotConfig {
     /// Logarithmic y axis.
     #[serde(default)]
     pub y_log: bool,
-    /// Reference marks (`line` and `bars`): published figures drawn as
-    /// distinct markers beside the simulated ones.
+    /// `histogram` only: bars show each variant's share of its samples
+    /// (%) instead of counts.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub share: bool,
+    /// Reference marks: published figures drawn as distinct markers beside
+    /// the simulated ones (`line`, `bars`), or as vertical lines at
+    /// `value` on the bucketed axis (`histogram`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub marks: Vec<MarkConfig>,
 }
@@ -148,12 +159,15 @@ pub struct PlotConfig {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MarkConfig {
-    /// The point: swept parameter -> value; must give the plot's `x`.
+    /// The point: swept parameter (or step axis) -> value; must give the
+    /// plot's `x` (not for `histogram`).
+    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
     pub at: toml::Table,
     /// The variant (series) it belongs to, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
-    /// The figure, in the metric's unit.
+    /// The figure, in the metric's unit (`histogram`: in the bucketed
+    /// axis's unit, e.g. ns).
     pub value: f64,
     /// Legend text for the mark (default `published`).
     #[serde(default = "default_mark_label")]
@@ -173,7 +187,7 @@ fn default_mark_label() -> String {
 }
 
 /// The values `[[plot]] kind` accepts.
-pub const PLOT_KINDS: &[&str] = &["line", "bars", "heatmap", "utilisation"];
+pub const PLOT_KINDS: &[&str] = &["line", "bars", "heatmap", "utilisation", "histogram"];
 
 fn default_series() -> String {
     "variant".into()

@@ -100,14 +100,14 @@ pub const SHARED: &[ParamSpec] = &[
     p(
         "plot[].kind",
         "a word",
-        "line, bars, heatmap, utilisation",
-        "line: metric `y` against swept `x`, one series per variant, 95% CI bars; bars: the same as grouped bars; heatmap: `metric` over swept `x` and `y`, one map per variant or the `ratio = { of, over }`; utilisation: the `top` (default 8) busiest lines and locks per variant at the first point `at` selects (path)",
+        "line, bars, heatmap, utilisation, histogram",
+        "line: metric `y` against swept `x`, one series per variant, 95% CI bars; bars: the same as grouped bars; heatmap: `metric` over swept `x` and `y`, one map per variant or the `ratio = { of, over }`; utilisation: the `top` (default 8) busiest lines and locks per variant at the first point `at` selects (path); histogram: a log2-bucket step axis `x` (e.g. `insert_hist`), one series of bars per variant side by side in each bucket, at the first point `at` selects",
     ),
     p(
         "plot[].x / y / series",
         "names",
-        "a swept path / a metric (heatmap: a swept path) / variant or a swept path",
-        "a metric against a swept parameter",
+        "a swept path or a step axis of the workload (`phase`, `insert_hist`) / a metric (on a step axis: a value it reports at each step, e.g. `batches_per_flush`; heatmap: a swept path) / variant or a swept path",
+        "a metric against a swept parameter, or a value at each step of a step axis (the metrics `AXIS.STEP.VALUE` below)",
     ),
     p(
         "plot[].metric / ratio / top",
@@ -116,16 +116,16 @@ pub const SHARED: &[ParamSpec] = &[
         "what a heat map colours; how many resources a utilisation plot shows",
     ),
     p(
-        "plot[].at / variants / title / x_label / y_label / x_log / y_log",
+        "plot[].at / variants / title / x_label / y_label / x_log / y_log / share",
         "a table / names / text / true or false",
         "swept path -> value; variant names",
-        "which points and variants; the words on the plot; log axes",
+        "which points and variants; the words on the plot; log axes; histogram: each variant's share of its samples (%) instead of counts",
     ),
     p(
         "plot[].marks",
         "a list of tables",
         "{ at = { PATH = VALUE, ... }, variant = NAME, value = NUMBER, label = TEXT }",
-        "reference marks (e.g. published figures, label default `published`) drawn as hollow diamonds on line and bar plots; `at` must give the plot's x",
+        "reference marks (e.g. published figures, label default `published`) drawn as hollow diamonds on line and bar plots, where `at` must give the plot's x (a step key on a step axis); on a histogram, vertical lines at `value` (in the bucketed unit, no `at`) in the variant's colour, one dash pattern per label",
     ),
     p(
         "expect[].metric",

@@ -4,9 +4,10 @@
 
 use super::Variant;
 use super::config::Document;
+use super::config::{MarkConfig, PlotConfig};
 use crate::param::ParamError;
 use crate::text::closest;
-use crate::workload::MetricSpec;
+use crate::workload::{MetricSpec, StepAxis, StepScale};
 
 fn fail(field: impl Into<String>, message: impl Into<String>) -> ParamError {
     ParamError::new(field, message)
@@ -61,6 +62,7 @@ pub fn validate_outputs(
     variants: &[Variant],
     sweep: &[(String, Vec<toml::Value>)],
     metrics: &[MetricSpec],
+    axes: &[StepAxis],
 ) -> Result<(), ParamError> {
     let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
     let params: Vec<&str> = sweep.iter().map(|(p, _)| p.as_str()).collect();
@@ -87,13 +89,52 @@ pub fn validate_outputs(
         Err(fail(field, format!("`{p}` is not a swept parameter; swept: {}", params.join(", ")))
             .suggest(closest(p, params.iter().copied())))
     };
+    let known_x = |field: String, x: &str| -> Result<(), ParamError> {
+        if params.contains(&x) {
+            return Ok(());
+        }
+        let mut choices: Vec<&str> = params.clone();
+        choices.extend(axes.iter().map(|a| a.name));
+        Err(fail(
+            field,
+            format!(
+                "`{x}` is neither a swept parameter nor a step axis; choose one of: {}",
+                choices.join(", ")
+            ),
+        )
+        .suggest(closest(x, choices.iter().copied())))
+    };
     for (i, p) in doc.plot.iter().enumerate() {
-        match p.kind.as_str() {
-            "line" | "bars" => {
-                known_param(format!("plot[{i}].x"), &p.x)?;
+        let axis = axes.iter().find(|a| a.name == p.x);
+        match (p.kind.as_str(), axis) {
+            ("line" | "bars", Some(a)) => known_value(format!("plot[{i}].y"), a, &p.y)?,
+            ("line" | "bars", None) => {
+                known_x(format!("plot[{i}].x"), &p.x)?;
                 known_metric(format!("plot[{i}].y"), &p.y)?;
             }
-            "heatmap" => {
+            ("histogram", Some(a)) if matches!(a.scale, StepScale::Log2 { .. }) => {
+                if !p.y.is_empty() {
+                    known_value(format!("plot[{i}].y"), a, &p.y)?;
+                }
+            }
+            ("histogram", _) => {
+                let log2: Vec<&str> = axes
+                    .iter()
+                    .filter(|a| matches!(a.scale, StepScale::Log2 { .. }))
+                    .map(|a| a.name)
+                    .collect();
+                let have = if log2.is_empty() {
+                    "this workload reports none".to_string()
+                } else {
+                    format!("this workload reports: {}", log2.join(", "))
+                };
+                return Err(fail(
+                    format!("plot[{i}].x"),
+                    format!("a histogram's `x` is a log2-bucket step axis; {have}"),
+                )
+                .suggest(closest(&p.x, log2.iter().copied())));
+            }
+            ("heatmap", _) => {
                 known_param(format!("plot[{i}].x"), &p.x)?;
                 known_param(format!("plot[{i}].y"), &p.y)?;
                 if p.x == p.y {
@@ -111,7 +152,7 @@ pub fn validate_outputs(
                     known_variant(format!("plot[{i}].ratio.over"), &r.over)?;
                 }
             }
-            "utilisation" => {
+            ("utilisation", _) => {
                 if !metrics.iter().any(|m| m.ends_with(".utilisation")) {
                     return Err(fail(
                         format!("plot[{i}].kind"),
@@ -119,7 +160,7 @@ pub fn validate_outputs(
                     ));
                 }
             }
-            other => {
+            (other, _) => {
                 return Err(fail(
                     format!("plot[{i}].kind"),
                     format!("expected one of {}, found `{other}`", super::config::PLOT_KINDS.join(", ")),
@@ -129,6 +170,9 @@ pub fn validate_outputs(
         }
         if p.kind != "heatmap" && (p.metric.is_some() || p.ratio.is_some()) {
             return Err(fail(format!("plot[{i}].metric"), "`metric` and `ratio` are for kind = \"heatmap\""));
+        }
+        if p.kind != "histogram" && p.share {
+            return Err(fail(format!("plot[{i}].share"), "`share` is for kind = \"histogram\""));
         }
         if p.series != "variant" {
             known_param(format!("plot[{i}].series"), &p.series)?;
@@ -140,28 +184,9 @@ pub fn validate_outputs(
             known_variant(format!("plot[{i}].variants"), v)?;
         }
         for (j, m) in p.marks.iter().enumerate() {
-            let field = format!("plot[{i}].marks[{j}]");
-            if !matches!(p.kind.as_str(), "line" | "bars") {
-                return Err(fail(field, "reference marks are drawn on `line` and `bars` plots only"));
-            }
-            if !m.at.contains_key(&p.x) {
-                return Err(fail(format!("{field}.at"), format!("give the mark's x: `{}` = a swept value", p.x)));
-            }
-            for (k, v) in &m.at {
-                known_param(format!("{field}.at.{k}"), k)?;
-                let listed = sweep.iter().find(|(q, _)| q == k).is_some_and(|(_, vs)| vs.contains(v));
-                if !listed {
-                    return Err(fail(
-                        format!("{field}.at.{k}"),
-                        format!("{v} is not one of the values swept for `{k}`"),
-                    ));
-                }
-            }
+            check_mark(&format!("plot[{i}].marks[{j}]"), p, m, axis, sweep)?;
             if let Some(v) = &m.variant {
-                known_variant(format!("{field}.variant"), v)?;
-            }
-            if !m.value.is_finite() {
-                return Err(fail(format!("{field}.value"), "expected a finite number"));
+                known_variant(format!("plot[{i}].marks[{j}].variant"), v)?;
             }
         }
     }
@@ -205,6 +230,86 @@ pub fn validate_outputs(
                     "give either `within = [lo, hi]` or `target` with `tolerance_pct`",
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// `y` must be a value the step axis `a` reports at each step.
+fn known_value(field: String, a: &StepAxis, y: &str) -> Result<(), ParamError> {
+    let values: Vec<&str> = a.values.iter().map(|v| v.name.as_str()).collect();
+    if values.contains(&y) {
+        return Ok(());
+    }
+    Err(fail(
+        field,
+        format!("step axis `{}` reports at each step: {}; found `{y}`", a.name, values.join(", ")),
+    )
+    .suggest(closest(y, values.iter().copied())))
+}
+
+/// Checks one reference mark of plot `p` (on step axis `axis`, if its `x`
+/// is one): a histogram's mark is a position on the bucketed axis; any
+/// other mark sits at a point that gives the plot's `x`, swept values
+/// (or step keys) only.
+fn check_mark(
+    field: &str,
+    p: &PlotConfig,
+    m: &MarkConfig,
+    axis: Option<&StepAxis>,
+    sweep: &[(String, Vec<toml::Value>)],
+) -> Result<(), ParamError> {
+    if !m.value.is_finite() {
+        return Err(fail(format!("{field}.value"), "expected a finite number"));
+    }
+    match p.kind.as_str() {
+        "histogram" => {
+            if !m.at.is_empty() {
+                return Err(fail(
+                    format!("{field}.at"),
+                    "a histogram's mark is a position on its axis: give `value` (and `variant`), no `at`",
+                ));
+            }
+            if m.value <= 0.0 {
+                return Err(fail(format!("{field}.value"), "expected a value above 0 on the log2 axis"));
+            }
+            return Ok(());
+        }
+        "line" | "bars" => {}
+        _ => {
+            return Err(fail(
+                field,
+                "reference marks are drawn on `line`, `bars` and `histogram` plots only",
+            ));
+        }
+    }
+    if !m.at.contains_key(&p.x) {
+        return Err(fail(format!("{field}.at"), format!("give the mark's x: `{}` = a swept value", p.x)));
+    }
+    for (k, v) in &m.at {
+        if let Some(a) = axis.filter(|a| a.name == k) {
+            if !a.steps.iter().any(|(key, _)| v.as_str() == Some(key)) {
+                let keys: Vec<&str> = a.steps.iter().map(|s| s.0.as_str()).collect();
+                return Err(fail(
+                    format!("{field}.at.{k}"),
+                    format!("{v} is not a step of `{k}`; steps: {}", keys.join(", ")),
+                ));
+            }
+            continue;
+        }
+        let Some((_, vs)) = sweep.iter().find(|(q, _)| q == k) else {
+            let params: Vec<&str> = sweep.iter().map(|(q, _)| q.as_str()).collect();
+            return Err(fail(
+                format!("{field}.at.{k}"),
+                format!("`{k}` is not a swept parameter; swept: {}", params.join(", ")),
+            )
+            .suggest(closest(k, params.iter().copied())));
+        };
+        if !vs.contains(v) {
+            return Err(fail(
+                format!("{field}.at.{k}"),
+                format!("{v} is not one of the values swept for `{k}`"),
+            ));
         }
     }
     Ok(())

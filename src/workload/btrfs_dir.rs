@@ -9,6 +9,7 @@
 pub mod cost;
 mod keys;
 mod params;
+pub mod phases;
 
 use std::collections::BTreeMap;
 
@@ -67,6 +68,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
         }
     }
     let before_sync = fs.delayed.insert_stats();
+    let deletes_before_sync = fs.delayed.delete_stats();
     fs.sync();
     let after_sync = fs.delayed.insert_stats();
     let leaves = fs.tree.leaf_count();
@@ -107,6 +109,8 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     put("insert_batches_sync", sync_ins.batches as f64);
     put("insert_items_sync", sync_ins.items as f64);
     put("insert_sync_us", cost.insert_ps(&sync_ins)? as f64 / 1e6);
+    let start = Default::default();
+    phases::put(&mut m, &cost, [&start, &deletes_before_sync, &before_rm, &s])?;
     Ok(m)
 }
 
@@ -195,7 +199,9 @@ impl Workload for BtrfsDir {
     }
 
     fn metric_docs(&self) -> Vec<MetricSpec> {
-        METRICS.iter().map(|&(n, u, m)| MetricSpec::new(n, u, m)).collect()
+        let mut m: Vec<MetricSpec> = METRICS.iter().map(|&(n, u, m)| MetricSpec::new(n, u, m)).collect();
+        m.extend(phases::axis().metric_docs("PHASE"));
+        m
     }
 
     /// `[btrfs_dir]` with every default filled; the deletion pattern is
@@ -232,7 +238,13 @@ struct PreparedBtrfsDir {
 
 impl Prepared for PreparedBtrfsDir {
     fn metrics(&self) -> Vec<MetricSpec> {
-        METRICS.iter().map(|&(n, u, m)| MetricSpec::new(n, u, m)).collect()
+        let mut m: Vec<MetricSpec> = METRICS.iter().map(|&(n, u, m)| MetricSpec::new(n, u, m)).collect();
+        m.extend(phases::axis().metric_specs());
+        m
+    }
+
+    fn step_axes(&self) -> Vec<crate::workload::StepAxis> {
+        vec![phases::axis()]
     }
 
     fn key_metrics(&self) -> &'static [&'static str] {

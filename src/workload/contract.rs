@@ -37,6 +37,79 @@ impl MetricSpec {
     }
 }
 
+/// An axis a workload reports along besides the swept parameters: the
+/// log2 buckets of a latency histogram, the phases of a script. At each
+/// step it reports every one of `values`, as the metric
+/// `<name>.<step key>.<value>` (see [`StepAxis::metric`]); a `[[plot]]`
+/// may name the axis as its `x`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepAxis {
+    /// Name used in metric names and as a plot's `x`, e.g. `insert_hist`.
+    pub name: &'static str,
+    /// Axis label with its unit, e.g. `insert latency (ns, log2 buckets)`.
+    pub label: &'static str,
+    /// What the steps are.
+    pub scale: StepScale,
+    /// The steps in order: (key in metric names, label on the axis).
+    pub steps: Vec<(String, String)>,
+    /// What is reported at each step (name, unit, meaning).
+    pub values: Vec<MetricSpec>,
+}
+
+/// What the steps of a [`StepAxis`] are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepScale {
+    /// Step `k` is the bucket `[2^k, 2^(k+1))` of this unit (`ns`); its
+    /// values are counts of samples in the bucket: a histogram.
+    Log2 {
+        /// Unit of the bucketed quantity.
+        unit: &'static str,
+    },
+    /// Named steps in order (phases of a script).
+    Named,
+}
+
+impl StepAxis {
+    /// The metric holding `value` at step `key`.
+    pub fn metric(&self, key: &str, value: &str) -> String {
+        format!("{}.{key}.{value}", self.name)
+    }
+
+    /// Every metric of the axis, declared (for [`Prepared::metrics`]).
+    pub fn metric_specs(&self) -> Vec<MetricSpec> {
+        let mut m = Vec::new();
+        for (key, label) in &self.steps {
+            for v in &self.values {
+                m.push(MetricSpec {
+                    name: self.metric(key, &v.name),
+                    unit: v.unit,
+                    meaning: format!("{} ({label})", v.meaning),
+                });
+            }
+        }
+        m
+    }
+
+    /// The documented form of its metrics, with a placeholder for the
+    /// step (for [`Workload::metric_docs`]).
+    pub fn metric_docs(&self, placeholder: &str) -> Vec<MetricSpec> {
+        let steps: Vec<&str> = self.steps.iter().map(|s| s.0.as_str()).collect();
+        let shown = if steps.len() > 6 {
+            format!("{} .. {}", steps[0], steps[steps.len() - 1])
+        } else {
+            steps.join(", ")
+        };
+        self.values
+            .iter()
+            .map(|v| MetricSpec {
+                name: self.metric(placeholder, &v.name),
+                unit: v.unit,
+                meaning: format!("{}; {placeholder} is one of {shown}", v.meaning),
+            })
+            .collect()
+    }
+}
+
 /// One parameter a scenario may set, for `fsmeta keys` and
 /// `docs/scenario-reference.md`. The default is not written here: the
 /// reference takes it from the workload's own defaults, so it cannot drift.
@@ -144,6 +217,12 @@ pub trait Prepared: Send + Sync + fmt::Debug {
     /// budget (`--max-memory`), so the estimate must be an upper bound.
     fn memory_bytes(&self) -> u64 {
         0
+    }
+    /// The step axes its metrics are reported along (histogram buckets,
+    /// script phases), each also listed in [`Prepared::metrics`]. Default:
+    /// none.
+    fn step_axes(&self) -> Vec<StepAxis> {
+        Vec::new()
     }
     /// Runs once with the random streams of `key`.
     fn run(&self, key: RunKey) -> Result<Metrics, RunFailure>;

@@ -20,7 +20,7 @@ use crate::engine::rng::RunKey;
 use crate::machine::Machine;
 use crate::machine::cache::MachineCaches;
 use crate::param::ParamError;
-use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, Workload};
+use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, StepAxis, StepScale, Workload};
 
 /// Metrics every run reports: (name, unit, meaning).
 pub const METRICS: &[(&str, &str, &str)] = &[
@@ -71,9 +71,24 @@ pub const METRICS: &[(&str, &str, &str)] = &[
 /// The log2 histogram buckets reported as metrics: `[2^k, 2^(k+1))` ns.
 pub const HIST_BUCKETS: usize = 32;
 
-/// Name of histogram bucket `k`.
+/// Name of histogram bucket `k`: the count of inserts taking
+/// `[2^k, 2^(k+1))` ns, on the step axis [`hist_axis`].
 pub fn hist_metric(k: usize) -> String {
-    format!("insert_hist.log2_{k:02}")
+    format!("insert_hist.log2_{k:02}.inserts")
+}
+
+/// The insert-latency histogram as a step axis of the contract: log2
+/// buckets of ns, the count of inserts in each.
+pub fn hist_axis() -> StepAxis {
+    StepAxis {
+        name: "insert_hist",
+        label: "insert latency (ns)",
+        scale: StepScale::Log2 { unit: "ns" },
+        steps: (0..HIST_BUCKETS)
+            .map(|k| (format!("log2_{k:02}"), report::bucket_label(k)))
+            .collect(),
+        values: vec![MetricSpec::new("inserts", "count", "inserts whose insert function took this long")],
+    }
 }
 
 /// Names of the per-loop metrics of loop `l` (1-based): count, rate.
@@ -108,11 +123,7 @@ impl Workload for Fsmark {
 
     fn metric_docs(&self) -> Vec<MetricSpec> {
         let mut m: Vec<MetricSpec> = METRICS.iter().map(|&(n, u, d)| MetricSpec::new(n, u, d)).collect();
-        m.push(MetricSpec::new(
-            "insert_hist.log2_KK",
-            "count",
-            "inserts taking [2^KK, 2^(KK+1)) ns",
-        ));
+        m.extend(hist_axis().metric_docs("log2_KK"));
         m.push(MetricSpec::new("loopLL.count", "count", "files created in loop LL"));
         m.push(MetricSpec::new("loopLL.files_per_sec", "files/s", "creates per second in loop LL"));
         m
@@ -149,13 +160,7 @@ struct PreparedFsmark {
 impl Prepared for PreparedFsmark {
     fn metrics(&self) -> Vec<MetricSpec> {
         let mut m: Vec<MetricSpec> = METRICS.iter().map(|&(n, u, d)| MetricSpec::new(n, u, d)).collect();
-        for k in 0..HIST_BUCKETS {
-            m.push(MetricSpec {
-                name: hist_metric(k),
-                unit: "count",
-                meaning: format!("inserts taking [2^{k}, 2^{}) ns", k + 1),
-            });
-        }
+        m.extend(hist_axis().metric_specs());
         for l in 1..=self.params.loops {
             let (c, r) = loop_metrics(l);
             m.push(MetricSpec {
@@ -194,6 +199,10 @@ impl Prepared for PreparedFsmark {
         };
         let caches = 64 << 20;
         caches + open.saturating_mul(96) + files / 8
+    }
+
+    fn step_axes(&self) -> Vec<StepAxis> {
+        vec![hist_axis()]
     }
 
     fn run(&self, key: RunKey) -> Result<Metrics, RunFailure> {

@@ -18,7 +18,7 @@ use super::data::{Mark, Prepared, ref_labels};
 use super::font::FAMILY;
 
 /// Series colours (the widely used "tab10" palette), used in order.
-const PALETTE: [RGBColor; 10] = [
+pub(crate) const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -32,7 +32,7 @@ const PALETTE: [RGBColor; 10] = [
 ];
 
 /// Colour of the grid lines at the ticks.
-const GRID: RGBColor = RGBColor(225, 225, 225);
+pub(crate) const GRID: RGBColor = RGBColor(225, 225, 225);
 
 /// Font sizes in plotters units (pixels x 1.24).
 const TITLE_SIZE: f64 = 24.0;
@@ -41,6 +41,9 @@ pub(crate) const LABEL_SIZE: f64 = 15.0;
 
 /// Legend text longer than this many characters is cut with an ellipsis.
 const LEGEND_MAX_CHARS: usize = 40;
+
+/// Size of the values written above bars.
+const VALUE_SIZE: f64 = 13.0;
 
 /// Size of the small print (scenario, seed, version).
 const FOOTER_SIZE: f64 = 12.0;
@@ -133,17 +136,26 @@ pub(crate) fn draw_plot<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec:
     let area = chart.plotting_area();
     for (i, marks) in prepared.marks.iter().enumerate() {
         if prepared.bar_width > 0.0 {
-            draw_bars(area, marks, i, prepared.bar_width, prepared.y_axis.lo)?;
+            draw_bars(area, marks, i, prepared.bar_width, bar_base(&prepared.y_axis, spec.y_log))?;
         } else {
             let span = prepared.y_axis.hi - prepared.y_axis.lo;
             draw_series(area, marks, i, under(&prepared.marks, i, span))?;
         }
+    }
+    if prepared.bar_width > 0.0 {
+        draw_bar_values(area, prepared, spec.y_log)?;
     }
     for &(x, y, _) in &prepared.refs {
         draw_ref(area, (x, y), prepared.bar_width)?;
     }
     let top = area.get_pixel_range().1.start - body.get_base_pixel().1;
     draw_legend(&legend_part, &entries, top)
+}
+
+/// Where bars rise from: 0 when the linear axis shows it (an error bar
+/// may take the axis below 0), else the bottom of the axis.
+fn bar_base(y: &super::axis::Axis, y_log: bool) -> f64 {
+    if !y_log && y.lo < 0.0 && y.hi > 0.0 { 0.0 } else { y.lo }
 }
 
 /// One series as bars `width` wide rising from `base`, each with its CI
@@ -161,6 +173,61 @@ fn draw_bars<DB: DrawingBackend>(area: &PlotArea<DB>, marks: &[Mark], index: usi
         }
     }
     Ok(())
+}
+
+/// Writes each bar's value above it (above its error bar, and above a
+/// reference diamond on it), in small print, when every label fits within
+/// its bar's width; otherwise none, so a plot never shows some values and
+/// not others.
+fn draw_bar_values<DB: DrawingBackend>(area: &PlotArea<DB>, prepared: &Prepared, y_log: bool) -> Result<(), PlotError> {
+    let (marks, width) = (&prepared.marks, prepared.bar_width);
+    let style = text(VALUE_SIZE).pos(Pos::new(HPos::Center, VPos::Bottom));
+    let value = |m: &Mark| bar_value(if y_log { 10f64.powf(m.y) } else { m.y });
+    let bar_px = {
+        let (a, b) = (area.map_coordinate(&(0.0, 0.0)), area.map_coordinate(&(width * 0.9, 0.0)));
+        (b.0 - a.0).unsigned_abs()
+    };
+    for m in marks.iter().flatten() {
+        let (w, _) = area.estimate_text_size(&value(m), &style).map_err(draw_err)?;
+        if w > bar_px {
+            return Ok(());
+        }
+    }
+    for m in marks.iter().flatten() {
+        let bar_top = m.y.max(m.hi);
+        let near = (prepared.y_axis.hi - prepared.y_axis.lo) * 0.04;
+        let diamond = prepared
+            .refs
+            .iter()
+            .filter(|r| (r.0 - m.x).abs() < width * 0.25 && r.1 >= bar_top - near && r.1 <= bar_top + near)
+            .map(|r| r.1)
+            .reduce(f64::max);
+        let (top, lift) = match diamond {
+            Some(y) => (bar_top.max(y), -11),
+            None => (bar_top, -4),
+        };
+        let label = EmptyElement::at((m.x, top)) + Text::new(value(m), (0, lift), style.clone());
+        area.draw(&label).map_err(draw_err)?;
+    }
+    Ok(())
+}
+
+/// A bar's value with three significant digits (`0.0452`, `7.82`,
+/// `96.8`), whole below 10,000 (`1001`), SI-shortened above (`15.6k`).
+pub(crate) fn bar_value(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return if v == 0.0 { "0".into() } else { format!("{v}") };
+    }
+    if v.abs() >= 1e4 {
+        return crate::report::text::human(v);
+    }
+    let decimals = (2 - v.abs().log10().floor() as i32).clamp(0, 12) as usize;
+    let text = format!("{v:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
 }
 
 /// A reference mark: a hollow black diamond (over a bar, also a black

@@ -150,6 +150,17 @@ fn edge_cases_render() {
     assert!(render_svg(&spec).is_ok());
 }
 
+#[test]
+fn bar_values_keep_three_significant_digits() {
+    use super::draw::bar_value;
+    assert_eq!(bar_value(0.0452), "0.0452");
+    assert_eq!(bar_value(7.8213), "7.82");
+    assert_eq!(bar_value(96.75), "96.8");
+    assert_eq!(bar_value(1001.0), "1001");
+    assert_eq!(bar_value(0.0), "0");
+    assert_eq!(bar_value(1.8), "1.8");
+}
+
 /// Any f64, with non-finite and extreme values over-represented.
 fn any_value() -> impl Strategy<Value = f64> {
     prop_oneof![

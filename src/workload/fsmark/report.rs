@@ -65,7 +65,7 @@ pub fn metrics(o: &Outcome, loops: u32) -> Metrics {
 }
 
 /// `[lo, hi)` label of log2 bucket `k`, bpftrace style (`[512, 1K)`).
-fn bucket_label(k: usize) -> String {
+pub fn bucket_label(k: usize) -> String {
     let size = |v: u64| match v {
         v if v >= 1 << 30 => format!("{}G", v >> 30),
         v if v >= 1 << 20 => format!("{}M", v >> 20),

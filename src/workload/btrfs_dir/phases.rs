@@ -1,0 +1,142 @@
+//! The script's phases as a step axis of the contract: what the
+//! delayed-deletion function (`btrfs_delete_delayed_items`) did while the
+//! files were unlinked before the sync, during the sync, during `rm -fr`
+//! and unmount, and over the whole script. A flush is one call of that
+//! function that found pending deletions (one `commit_node` of a
+//! directory with queued dir-index deletions); batches are its
+//! `btrfs_del_items` calls. Case 3's point shows here: both rules make a
+//! batch per deleted file while every other file goes, and only the
+//! leaf-match rule joins the survivors' deletions in `rm -fr`.
+
+use std::collections::BTreeMap;
+
+use super::cost::DelayedCost;
+use crate::kernel::ModelError;
+use crate::kernel::btrfs::delayed::DeleteRunStats;
+use crate::workload::{MetricSpec, StepAxis, StepScale};
+
+/// Name of the axis (a plot's `x`).
+pub const AXIS: &str = "phase";
+
+/// The phases: (key, axis label).
+pub const PHASES: [(&str, &str); 4] = [
+    ("unlink", "unlink before sync"),
+    ("sync", "sync"),
+    ("rm_fr", "rm -fr + unmount"),
+    ("script", "whole script"),
+];
+
+/// The values reported per phase: (name, unit, meaning).
+const VALUES: [(&str, &str, &str); 5] = [
+    ("batches", "count", "btrfs_del_items calls of the delayed deletions"),
+    ("flushes", "count", "calls of btrfs_delete_delayed_items that found deletions"),
+    ("batches_per_flush", "count", "batches per flush (0 without flushes)"),
+    ("delete_us", "us", "time in btrfs_delete_delayed_items"),
+    (
+        "us_per_flush",
+        "us",
+        "time in btrfs_delete_delayed_items per flush (0 without flushes)",
+    ),
+];
+
+/// The phase axis.
+pub fn axis() -> StepAxis {
+    StepAxis {
+        name: AXIS,
+        label: "phase of the script",
+        scale: StepScale::Named,
+        steps: PHASES.iter().map(|&(k, l)| (k.to_string(), l.to_string())).collect(),
+        values: VALUES.iter().map(|&(n, u, m)| MetricSpec::new(n, u, m)).collect(),
+    }
+}
+
+/// Field-wise `later - earlier` of the counts the price list reads.
+fn since(later: &DeleteRunStats, earlier: &DeleteRunStats) -> DeleteRunStats {
+    DeleteRunStats {
+        runs: later.runs - earlier.runs,
+        batches: later.batches - earlier.batches,
+        searches: later.searches - earlier.searches,
+        leaf_walks: later.leaf_walks - earlier.leaf_walks,
+        node_visits: later.node_visits - earlier.node_visits,
+        leaf_visits: later.leaf_visits - earlier.leaf_visits,
+        key_compares: later.key_compares - earlier.key_compares,
+        cow_blocks: later.cow_blocks - earlier.cow_blocks,
+        bytes_moved: later.bytes_moved - earlier.bytes_moved,
+        items_released: later.items_released - earlier.items_released,
+        not_found: later.not_found - earlier.not_found,
+        leaves_freed: later.leaves_freed - earlier.leaves_freed,
+    }
+}
+
+/// Puts the phase metrics into `m`: `marks` are the deletion counts at
+/// the start, before the sync, after the sync and at the end. Each
+/// phase's time is its own counts priced (so the phases' times can
+/// differ from the whole script's by the rounding of moved bytes to
+/// lines, under a line each).
+pub fn put(m: &mut BTreeMap<String, f64>, cost: &DelayedCost, marks: [&DeleteRunStats; 4]) -> Result<(), ModelError> {
+    let axis = axis();
+    let spans = [
+        since(marks[1], marks[0]),
+        since(marks[2], marks[1]),
+        since(marks[3], marks[2]),
+        since(marks[3], marks[0]),
+    ];
+    for ((key, _), s) in PHASES.iter().zip(&spans) {
+        let us = cost.delete_ps(s)? as f64 / 1e6;
+        let per = |v: f64| if s.runs == 0 { 0.0 } else { v / s.runs as f64 };
+        m.insert(axis.metric(key, "batches"), s.batches as f64);
+        m.insert(axis.metric(key, "flushes"), s.runs as f64);
+        m.insert(axis.metric(key, "batches_per_flush"), per(s.batches as f64));
+        m.insert(axis.metric(key, "delete_us"), us);
+        m.insert(axis.metric(key, "us_per_flush"), per(us));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{BtrfsDirParams, run_btrfs_dir};
+    use crate::kernel::btrfs::delayed::{BatchStrategy, InsertStrategy};
+    use rand::SeedableRng;
+
+    fn case3(strategy: BatchStrategy) -> BTreeMap<String, f64> {
+        let p = BtrfsDirParams {
+            strategy,
+            insert_strategy: InsertStrategy::Contiguous,
+            ..Default::default()
+        };
+        let machine = crate::machine::find_builtin("icelake-2s").expect("built-in profile");
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        run_btrfs_dir(&p, &machine, &mut rng).expect("case 3 runs")
+    }
+
+    use super::*;
+
+    #[test]
+    fn case3_phases_split_the_batches_by_flush() {
+        // Every other file unlinked: the balance check flushes testdir at
+        // unlinks 12, 137, 262 and 387 (4 flushes, 387 batches: its
+        // deletions are never adjacent in the leaf), the sync the other
+        // 113; rm -fr flushes at 125, 250, 375, 500 and the root's entry
+        // of testdir at unmount (5 flushes): 500 + 1 batches under the old
+        // rule, 8 + 1 under the new one (the survivors are adjacent).
+        for (strategy, rm) in [(BatchStrategy::Sequential, 501.0), (BatchStrategy::LeafMatch, 9.0)] {
+            let m = case3(strategy);
+            let g = |phase: &str, v: &str| m[&axis().metric(phase, v)];
+            assert_eq!((g("unlink", "batches"), g("unlink", "flushes")), (387.0, 4.0), "{strategy:?}");
+            assert_eq!((g("sync", "batches"), g("sync", "flushes")), (113.0, 1.0), "{strategy:?}");
+            assert_eq!((g("rm_fr", "batches"), g("rm_fr", "flushes")), (rm, 5.0), "{strategy:?}");
+            assert_eq!(g("script", "batches"), m["batches"]);
+            assert_eq!(g("script", "flushes"), m["delete_runs"]);
+            assert_eq!(g("rm_fr", "batches_per_flush"), rm / 5.0);
+            let parts = g("unlink", "delete_us") + g("sync", "delete_us") + g("rm_fr", "delete_us");
+            // Each phase rounds its moved bytes up to lines on its own.
+            assert!(
+                (parts - m["delete_delayed_us"]).abs() < 1.0,
+                "{parts} vs {}",
+                m["delete_delayed_us"]
+            );
+            assert_eq!(g("script", "delete_us"), m["delete_delayed_us"]);
+        }
+    }
+}
