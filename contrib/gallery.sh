@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates the README gallery: runs every shipped scenario (quick scale,
-# the scale CI checks) and copies its PNG plots to plots/gallery/<name>/.
+# Regenerates the README gallery: runs every shipped scenario and copies
+# its PNG plots to plots/gallery/<name>/. The four case scenarios run at
+# full scale (the scale of their published figures); every other scenario
+# at quick scale (the scale CI checks). GALLERY_FULL_SCALE overrides the list.
 # Usage: contrib/gallery.sh   (from anywhere; uses target/release/fsmeta)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,9 +11,12 @@ bin="${CARGO_TARGET_DIR:-target}/release/fsmeta"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 rm -rf plots/gallery
+full=" ${GALLERY_FULL_SCALE-scenarios/xfs-active-trans.toml scenarios/btrfs-inode-index.toml scenarios/btrfs-dir-index-batch.toml scenarios/xfs-alloc-cutoff.toml} "
 for f in scenarios/*.toml; do
   name=$(basename "$f" .toml)
-  "$bin" run "$f" --quick --out "$out" --silent || true
+  scale=--quick
+  [[ "$full" == *" $f "* ]] && scale=
+  "$bin" run "$f" $scale --out "$out" --silent || true
   # $out/<scenario name> is a link to the finished output set.
   dir=$(readlink -f "$out"/"$(sed -n 's/^name = "\(.*\)"/\1/p' "$f" | head -n 1)")
   if compgen -G "$dir/*.png" > /dev/null; then
