@@ -144,7 +144,11 @@ impl LineTable {
             class = Some(0);
         }
         let cost = cost.max(m.hit_ps);
-        l.sharers.iter_mut().for_each(|w| *w = 0);
+        match &mut l.sharers[..] {
+            // Up to 64 processes: one word, no call to memset.
+            [w] => *w = 0,
+            words => words.fill(0),
+        }
         l.owner = Some(p);
         l.stats.misses += 1;
         l.stats.transfers[class.unwrap_or(0)] += 1;

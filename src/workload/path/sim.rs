@@ -341,15 +341,10 @@ impl State {
         Ok(match *step {
             Step::Work { ref dur, reads } => {
                 let d = dur.sample(&mut self.rngs[p as usize]);
-                let slow = u64::from(self.slowdown[p as usize]);
-                // u64 when the product fits (the common case), else exact in u128.
-                let scaled = match d.0.checked_mul(slow) {
-                    Some(x) => Some(x / 1000),
-                    None => u64::try_from(u128::from(d.0) * u128::from(slow) / 1000).ok(),
-                };
-                let d = match scaled {
-                    Some(v) if !d.is_out_of_range() && v != u64::MAX => SimTimePs(v),
-                    _ => return Err(SimError::DurationOutOfRange { step: i }),
+                let d = match self.slowdown[p as usize] {
+                    // A core of its own (no SMT sibling): the draw as is.
+                    1000 if !d.is_out_of_range() => d,
+                    slow => scale(d, slow).ok_or(SimError::DurationOutOfRange { step: i })?,
                 };
                 match reads {
                     Some((line, n)) => {
@@ -460,6 +455,21 @@ impl State {
             fill(&mut m, name, metrics::COUNTER, &[c.folds as f64, inc_rate, c.read_error_max as f64]);
         }
         m
+    }
+}
+
+/// `d x slow / 1000` (the SMT slowdown), exact, or `None` when `d` is
+/// out of range or the result does not fit below [`SimTimePs::MAX`].
+fn scale(d: SimTimePs, slow: u32) -> Option<SimTimePs> {
+    let slow = u64::from(slow);
+    // u64 when the product fits (the common case), else exact in u128.
+    let scaled = match d.0.checked_mul(slow) {
+        Some(x) => Some(x / 1000),
+        None => u64::try_from(u128::from(d.0) * u128::from(slow) / 1000).ok(),
+    };
+    match scaled {
+        Some(v) if !d.is_out_of_range() && v != u64::MAX => Some(SimTimePs(v)),
+        _ => None,
     }
 }
 
