@@ -161,7 +161,7 @@ impl MinHeap {
     fn push(&mut self, ev: Event) {
         if self.hole {
             self.hole = false;
-            self.sift_from_root(ev);
+            self.sift_down(ev);
             return;
         }
         let k = key(&ev);
@@ -220,6 +220,30 @@ impl MinHeap {
             }
             v[pos] = v[parent];
             pos = parent;
+        }
+        v[pos] = x;
+    }
+
+    /// Places `x` in the root slot (whose event is gone), moving smaller
+    /// children up until `x` is no larger than both: a new event that is
+    /// soon (a cache hit, a short transfer) stays at or near the root.
+    #[inline]
+    fn sift_down(&mut self, x: Event) {
+        let v = &mut self.v[..];
+        let n = v.len();
+        let k = key(&x);
+        let mut pos = 0;
+        let mut child = 1;
+        while child < n {
+            if child + 1 < n {
+                child += usize::from(key(&v[child + 1]) < key(&v[child]));
+            }
+            if k <= key(&v[child]) {
+                break;
+            }
+            v[pos] = v[child];
+            pos = child;
+            child = 2 * pos + 1;
         }
         v[pos] = x;
     }

@@ -183,8 +183,12 @@ impl Spread {
         if k > self.n {
             return self.dur;
         }
-        let num = u128::from(self.dur) * u128::from(2 * k - 1);
-        (num / (2 * u128::from(self.n))) as u64
+        // In u64 when the product fits (always, for works under about
+        // 2^64 / (2n) ps), else in u128; the quotient is the same.
+        match self.dur.checked_mul(u64::from(2 * k - 1)) {
+            Some(num) => num / (2 * u64::from(self.n)),
+            None => (u128::from(self.dur) * u128::from(2 * k - 1) / (2 * u128::from(self.n))) as u64,
+        }
     }
 }
 
