@@ -97,19 +97,20 @@ impl SimTimePs {
 
 /// `x.round() as u64` for `0.5 <= x < 2^64`, without the libm call
 /// `round` compiles to on baseline x86-64 (it sits on the hot path of every
-/// sampled work step). Exact: `x - trunc(x)` is exact in binary floating
-/// point, and an `x` of 2^52 or more is already an integer.
+/// sampled work step). Exact: below 2^52 the spacing of `f64` values is at
+/// most 0.5, so `x + 0.5` is computed exactly unless it crosses a power of
+/// two, where it rounds to that power (the right answer) and never past
+/// it; truncation is then the floor. At 2^52 and above `x` is already an
+/// integer.
 #[inline]
 fn round_half_away(x: f64) -> u64 {
-    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
-    if x >= TWO_63 {
+    const TWO_52: f64 = 4_503_599_627_370_496.0;
+    if x >= TWO_52 {
         return x as u64; // already an integer
     }
-    // Through i64: a signed conversion is one instruction each way on
-    // x86-64, an unsigned one a dozen.
-    let whole = x as i64; // truncates
-    let frac = x - whole as f64;
-    whole as u64 + u64::from(frac >= 0.5)
+    // Through i64: a signed conversion is one instruction on x86-64, an
+    // unsigned one a dozen.
+    (x + 0.5) as i64 as u64
 }
 
 /// A duration in ns that has no [`SimTimePs`] value: NaN, or at least
@@ -150,6 +151,12 @@ mod tests {
             2.5,
             1e15 + 0.5,
             4503599627370495.5,
+            4503599627370495.0,
+            2_251_799_813_685_248.0 - 0.25, // 2^51 - 1/4, exact
+            2251799813685247.5,
+            2.4999999999999996,
+            0.5000000000000001,
+            4503599627370497.0,
             9007199254740993.0,
             9.2e18,
             9.3e18,

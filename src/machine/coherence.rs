@@ -88,11 +88,19 @@ impl LineTable {
         l.sharers[(p / 64) as usize] & (1 << (p % 64)) != 0
     }
 
+    /// The sharers in ascending order (one step per set bit, not per bit).
     fn holders(l: &LineState) -> impl Iterator<Item = u32> + '_ {
-        l.sharers
-            .iter()
-            .enumerate()
-            .flat_map(|(w, &bits)| (0..64u32).filter(move |b| bits & (1 << b) != 0).map(move |b| w as u32 * 64 + b))
+        l.sharers.iter().enumerate().flat_map(|(w, &bits)| {
+            let mut rest = bits;
+            std::iter::from_fn(move || {
+                if rest == 0 {
+                    return None;
+                }
+                let b = rest.trailing_zeros();
+                rest &= rest - 1;
+                Some(w as u32 * 64 + b)
+            })
+        })
     }
 
     /// Serialises `cost` on the line from `now`; records the wait.
@@ -144,7 +152,11 @@ impl LineTable {
             class = Some(0);
         }
         let cost = cost.max(m.hit_ps);
-        l.sharers.iter_mut().for_each(|w| *w = 0);
+        match &mut l.sharers[..] {
+            // Up to 64 processes: one word, no call to memset.
+            [w] => *w = 0,
+            words => words.fill(0),
+        }
         l.owner = Some(p);
         l.stats.misses += 1;
         l.stats.transfers[class.unwrap_or(0)] += 1;
