@@ -22,9 +22,11 @@
 //! (`/proc/thread-self/schedstat`), wall time elsewhere: the machine the
 //! figures come from is shared.
 
+#[path = "common/cpu_time.rs"]
+mod cpu_time;
+use cpu_time::timed;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use fsmeta::machine::cache::{CacheConfig, Hierarchy, LevelConfig};
-use std::time::{Duration, Instant};
 
 const THREADS: u64 = 12;
 const OBJ_BYTES: u64 = 1072;
@@ -82,24 +84,6 @@ fn run(creates: u64) -> (u64, u64) {
         }
     }
     (accesses, h.totals().l1_misses)
-}
-
-/// CPU time of this thread, ns (Linux), else `None`.
-fn thread_cpu_ns() -> Option<u64> {
-    let t = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    t.split_whitespace().next()?.parse().ok()
-}
-
-/// Runs `f` `iters` times; its thread CPU time (or wall time).
-fn timed<T>(iters: u64, mut f: impl FnMut() -> T) -> Duration {
-    let (cpu, wall) = (thread_cpu_ns(), Instant::now());
-    for _ in 0..iters {
-        std::hint::black_box(f());
-    }
-    match (cpu, thread_cpu_ns()) {
-        (Some(a), Some(b)) => Duration::from_nanos(b.saturating_sub(a)),
-        _ => wall.elapsed(),
-    }
 }
 
 fn cache(c: &mut Criterion) {

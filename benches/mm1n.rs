@@ -19,6 +19,9 @@
 //! one-thread pool, whose time this does not see; so fsmeta is measured
 //! through `runner::run_one` on this thread).
 
+#[path = "common/cpu_time.rs"]
+mod cpu_time;
+use cpu_time::timed;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use fsmeta::{LoadOptions, Study};
 use rand::SeedableRng;
@@ -28,7 +31,6 @@ use statrs::distribution::Exp;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 const SOURCES: u32 = 16;
 const ARRIVE: u8 = 0;
@@ -101,24 +103,6 @@ fn fsmeta_ops(s: &Study) -> f64 {
     match fsmeta::runner::run_one(&s.scenario, &plan[0]) {
         Ok(m) => m["ops"],
         Err(e) => panic!("the bench run failed: {e}"),
-    }
-}
-
-/// CPU time of this thread, ns (Linux), else `None`.
-fn thread_cpu_ns() -> Option<u64> {
-    let t = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    t.split_whitespace().next()?.parse().ok()
-}
-
-/// Runs `f` `iters` times; its thread CPU time (or wall time).
-fn timed<T>(iters: u64, mut f: impl FnMut() -> T) -> Duration {
-    let (cpu, wall) = (thread_cpu_ns(), Instant::now());
-    for _ in 0..iters {
-        std::hint::black_box(f());
-    }
-    match (cpu, thread_cpu_ns()) {
-        (Some(a), Some(b)) => Duration::from_nanos(b.saturating_sub(a)),
-        _ => wall.elapsed(),
     }
 }
 
