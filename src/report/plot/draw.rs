@@ -256,6 +256,33 @@ where
         .map_err(draw_err)
 }
 
+/// Draws the axes, their descriptions and tick labels the same way in every
+/// plot kind: labels from `fx` / `fy`, a light grid on the major ticks when
+/// `grid` is set (heat maps draw cells instead).
+pub(crate) fn draw_mesh<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    (x_desc, y_desc): (&str, &str),
+    fx: &dyn Fn(&f64) -> String,
+    fy: &dyn Fn(&f64) -> String,
+    grid: bool,
+) -> Result<(), PlotError> {
+    let mut mesh = chart.configure_mesh();
+    if grid {
+        mesh.bold_line_style(GRID).light_line_style(TRANSPARENT);
+    } else {
+        mesh.disable_mesh();
+    }
+    mesh.x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_label_formatter(fx)
+        .y_label_formatter(fy)
+        .label_style(text(LABEL_SIZE))
+        .axis_desc_style(text(DESC_SIZE))
+        .axis_style(BLACK)
+        .draw()
+        .map_err(draw_err)
+}
+
 /// Builds the chart, draws the mesh, tick labels and axis descriptions,
 /// and returns the chart for drawing data in its coordinates. When the x
 /// tick labels are too wide for the space between ticks they are drawn
@@ -284,19 +311,7 @@ fn draw_axes<'a, DB: DrawingBackend>(
         if vertical { String::new() } else { xa.label_at(*v) }
     };
     let fy = |v: &f64| ya.label_at(*v);
-    chart
-        .configure_mesh()
-        .x_desc(spec.x_label.as_str())
-        .y_desc(spec.y_label.as_str())
-        .x_label_formatter(&fx)
-        .y_label_formatter(&fy)
-        .label_style(text(LABEL_SIZE))
-        .axis_desc_style(text(DESC_SIZE))
-        .bold_line_style(GRID)
-        .light_line_style(TRANSPARENT)
-        .axis_style(BLACK)
-        .draw()
-        .map_err(draw_err)?;
+    draw_mesh(&mut chart, (&spec.x_label, &spec.y_label), &fx, &fy, true)?;
     if vertical {
         draw_vertical_x_labels(part, &chart, xa)?;
     }

@@ -10,7 +10,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::PlotError;
 use super::axis::{Axis, category_axis};
-use super::draw::{DESC_SIZE, LABEL_SIZE, draw_err, text, title_font, with_footer};
+use super::draw::{DESC_SIZE, LABEL_SIZE, draw_err, draw_mesh, text, title_font, with_footer};
 
 /// What to draw: panels of cells over the same two categorical axes.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -149,18 +149,7 @@ fn draw_panel<DB: DrawingBackend>(
         .map_err(draw_err)?;
     let fx = |v: &f64| xa.label_at(*v);
     let fy = |v: &f64| ya.label_at(*v);
-    chart
-        .configure_mesh()
-        .disable_mesh()
-        .x_desc(spec.x_label.as_str())
-        .y_desc(spec.y_label.as_str())
-        .x_label_formatter(&fx)
-        .y_label_formatter(&fy)
-        .label_style(text(LABEL_SIZE))
-        .axis_desc_style(text(DESC_SIZE))
-        .axis_style(BLACK)
-        .draw()
-        .map_err(draw_err)?;
+    draw_mesh(&mut chart, (&spec.x_label, &spec.y_label), &fx, &fy, false)?;
     let area = chart.plotting_area();
     for (yi, row) in panel.values.iter().enumerate() {
         for (xi, &v) in row.iter().enumerate() {

@@ -14,7 +14,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::PlotError;
 use super::axis::{Axis, linear_axis, log_axis, shorten};
-use super::draw::{DESC_SIZE, GRID, LABEL_SIZE, PALETTE, draw_err, text, title_font, with_footer};
+use super::draw::{GRID, LABEL_SIZE, PALETTE, draw_err, draw_mesh, text, title_font, with_footer};
 
 /// What to draw: counts (or shares) per log2 bucket for each series.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -239,19 +239,7 @@ pub(crate) fn draw_hist<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec:
         .map_err(draw_err)?;
     let fx = |v: &f64| xa.label_at(*v);
     let fy = |v: &f64| ya.label_at(*v);
-    chart
-        .configure_mesh()
-        .x_desc(spec.x_label.as_str())
-        .y_desc(spec.y_label.as_str())
-        .x_label_formatter(&fx)
-        .y_label_formatter(&fy)
-        .label_style(text(LABEL_SIZE))
-        .axis_desc_style(text(DESC_SIZE))
-        .bold_line_style(GRID)
-        .light_line_style(TRANSPARENT)
-        .axis_style(BLACK)
-        .draw()
-        .map_err(draw_err)?;
+    draw_mesh(&mut chart, (&spec.x_label, &spec.y_label), &fx, &fy, true)?;
     let area = chart.plotting_area();
     let n = spec.series.len().max(1) as f64;
     let width = 0.84 / n;
