@@ -136,20 +136,7 @@ pub fn spec(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> PlotSpec {
     for se in &mut series {
         se.points.sort_by(|a, b| a.x.total_cmp(&b.x));
     }
-    let refs = p
-        .marks
-        .iter()
-        .filter_map(|m| {
-            let x = x_of(m.at.get(&p.x)?);
-            let series = m.variant.as_ref().and_then(|v| series.iter().position(|se| se.name == *v));
-            Some(RefMark {
-                x,
-                y: m.value,
-                series,
-                label: m.label.clone(),
-            })
-        })
-        .collect();
+    let refs = ref_marks(p, &series, |v| Some(x_of(v)));
     PlotSpec {
         title: p
             .title
@@ -180,6 +167,26 @@ fn series_name(s: &Scenario, p: &PlotConfig, point: usize, v: usize, shown: usiz
         short_value(&s.points[point].values[si])
     );
     if shown > 1 { format!("{} {tag}", s.variants[v].name) } else { tag }
+}
+
+/// The plot's published marks (`[[plot.mark]]`) placed on its x axis:
+/// `x_of` maps a mark's `at` value of the x parameter to a position (marks
+/// without one, or off the axis, are left out); a mark naming a variant is
+/// tied to that variant's series (its colour).
+pub(super) fn ref_marks(p: &PlotConfig, series: &[Series], x_of: impl Fn(&toml::Value) -> Option<f64>) -> Vec<RefMark> {
+    p.marks
+        .iter()
+        .filter_map(|m| {
+            let x = x_of(m.at.get(&p.x)?)?;
+            let series = m.variant.as_ref().and_then(|v| series.iter().position(|se| se.name == *v));
+            Some(RefMark {
+                x,
+                y: m.value,
+                series,
+                label: m.label.clone(),
+            })
+        })
+        .collect()
 }
 
 /// The busiest lines and locks at the first point `at` selects: the `top`

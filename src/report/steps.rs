@@ -5,8 +5,8 @@
 //! values as vertical lines). The axis is found by name through the
 //! prepared workload, never by workload kind.
 
-use super::plot::{HistMark, HistSeries, HistSpec, PlotPoint, PlotSpec, RefMark, Series};
-use super::plots::footer;
+use super::plot::{HistMark, HistSeries, HistSpec, PlotPoint, PlotSpec, Series};
+use super::plots::{footer, ref_marks};
 use super::stats::{Summary, find};
 use crate::scenario::Scenario;
 use crate::scenario::config::PlotConfig;
@@ -79,21 +79,10 @@ pub fn spec(s: &Scenario, p: &PlotConfig, a: &StepAxis, rows: &[Summary]) -> Plo
             series.push(Series { name, points: pts });
         }
     }
-    let refs = p
-        .marks
-        .iter()
-        .filter_map(|m| {
-            let key = m.at.get(&p.x)?.as_str()?;
-            let x = a.steps.iter().position(|(k, _)| k == key)? as f64;
-            let series = m.variant.as_ref().and_then(|v| series.iter().position(|se: &Series| se.name == *v));
-            Some(RefMark {
-                x,
-                y: m.value,
-                series,
-                label: m.label.clone(),
-            })
-        })
-        .collect();
+    let refs = ref_marks(p, &series, |v| {
+        let key = v.as_str()?;
+        a.steps.iter().position(|(k, _)| k == key).map(|i| i as f64)
+    });
     PlotSpec {
         title: p
             .title
