@@ -58,9 +58,9 @@ pub struct FsmarkParams {
     /// Bytes of memory the rest of one create streams through the creating
     /// core's caches (btree leaves and nodes searched, the transaction,
     /// the dentry, fs_mark's buffers), modelled as fresh lines filling L1d,
-    /// L2 and the LLC between two inserts. Default 65,536: FITTED on case
-    /// 2's rb-tree mean insert latency (775.674 ns), see
-    /// scenarios/btrfs-inode-index.toml.
+    /// L2 and the LLC between two inserts. Default 16,384: ASSUMED, about
+    /// one 16 KiB btree leaf (not fitted; see
+    /// scenarios/btrfs-inode-index.toml).
     pub create_touch_bytes: u64,
     /// Make every n-th xarray node allocation fail with ENOMEM (0 =
     /// never). The create whose `xa_reserve` fails is abandoned and its
@@ -69,8 +69,9 @@ pub struct FsmarkParams {
     pub enomem_every: u64,
 }
 
-/// Default of [`FsmarkParams::create_touch_bytes`] (the case-2 fit).
-pub const FITTED_CREATE_TOUCH_BYTES: u64 = 65_536;
+/// Default of [`FsmarkParams::create_touch_bytes`]: one 16 KiB btree leaf
+/// (btrfs's default node size), an assumed order of magnitude.
+pub const DEFAULT_CREATE_TOUCH_BYTES: u64 = 16_384;
 
 impl Default for FsmarkParams {
     fn default() -> Self {
@@ -84,7 +85,7 @@ impl Default for FsmarkParams {
             open_inodes: 0,
             prefill: false,
             create_work_ns: 40_000.0,
-            create_touch_bytes: FITTED_CREATE_TOUCH_BYTES,
+            create_touch_bytes: DEFAULT_CREATE_TOUCH_BYTES,
             enomem_every: 0,
         }
     }
