@@ -32,8 +32,8 @@ use set::SetAssoc;
 pub struct LevelConfig {
     /// Capacity, bytes.
     pub size_bytes: u64,
-    /// Ways per set, at most 255; O(ways) work per access, so keep it
-    /// small (<= 16 or so).
+    /// Ways per set, 1 to 16 (each set's LRU order is one 64-bit word of
+    /// 4-bit fields).
     pub ways: u32,
 }
 
@@ -55,7 +55,7 @@ pub struct CacheConfig {
 #[non_exhaustive]
 pub enum CacheError {
     /// Size / (64 * ways) is not a power of two >= 1, or ways is 0 or over
-    /// 255 (which level, bytes, ways).
+    /// 16 (which level, bytes, ways).
     BadGeometry(&'static str, u64, u32),
     /// No cores.
     NoCores,
@@ -67,7 +67,7 @@ impl std::fmt::Display for CacheError {
             Self::BadGeometry(level, bytes, ways) => {
                 write!(
                     f,
-                    "{level}: {bytes} B / (64 B x {ways} ways) is not a power-of-two number of sets (ways: 1 to 255)"
+                    "{level}: {bytes} B / (64 B x {ways} ways) is not a power-of-two number of sets (ways: 1 to 16)"
                 )
             }
             Self::NoCores => write!(f, "the hierarchy has no cores, or more than {MAX_CORES}"),

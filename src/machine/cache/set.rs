@@ -1,11 +1,15 @@
 //! One set-associative LRU array, laid out for the host's caches.
 //!
-//! Per set, `ways` tags, most recent first. A tag is the line address
-//! without its set bits (`line >> set_bits`), kept in 32 bits while every
-//! tag seen fits (half the host memory of 64-bit tags: a 16-way set is one
-//! 64-byte host line) and widened to 64 bits, once and for the whole
-//! array, by the first line that does not fit. Widening changes no
-//! answer: it only changes how the same tags are stored.
+//! Per set, `ways` tags in way order and a recency word. A tag is the line
+//! address without its set bits (`line >> set_bits`), kept in 32 bits while
+//! every tag seen fits (a 16-way set is one 64-byte host line) and widened
+//! to 64 bits, once and for the whole array, by the first line that does
+//! not fit. The recency word holds, in 4-bit field `p`, the way at LRU
+//! position `p` (0 = most recent), so a hit, a fill or an eviction rewrites
+//! one word instead of moving tags: the tags stay in their ways, as in a
+//! real cache. Neither widening nor this layout changes any answer; the
+//! reference model in `oracle.rs` keeps the sets as recency-ordered lists
+//! and a proptest holds this one to it.
 //!
 //! Streams of fresh lines ([`SetAssoc::stream`]) are applied lazily. The
 //! stream's lines land on consecutive sets, continuing where the last
@@ -37,13 +41,13 @@ impl Tag for u64 {
     const FRESH: Self = u64::MAX - 1;
 }
 
-/// Most ways a level may have (pending stream counts are kept in a byte).
-pub(super) const MAX_WAYS: u32 = 255;
+/// Most ways a level may have (a recency word holds 16 four-bit fields).
+pub(super) const MAX_WAYS: u32 = 16;
 
 /// Largest tag the 32-bit storage holds (the two above are sentinels).
 const NARROW_MAX: u64 = u32::MAX as u64 - 2;
 
-/// Tags of every set, `ways` per set.
+/// Tags of every set, `ways` per set, in way order.
 #[derive(Clone, Debug)]
 enum Tags {
     Narrow(Vec<u32>),
@@ -57,64 +61,55 @@ pub(super) struct SetAssoc {
     set_bits: u32,
     set_mask: u64,
     tags: Tags,
+    recency: Vec<u64>,
     next: u64,
     pending: Vec<u8>,
 }
 
-/// Pushes `k` (<= ways) placeholders in at the most-recent end.
+/// The low `n` four-bit fields of a recency word set (n <= 16).
 #[inline]
-fn absorb<T: Tag>(set: &mut [T], k: usize) {
-    let mut j = set.len();
-    while j > k {
-        j -= 1;
-        set[j] = set[j - k];
-    }
-    set[..k].fill(T::FRESH);
+fn low(n: usize) -> u64 {
+    if n >= 16 { u64::MAX } else { (1u64 << (4 * n)) - 1 }
 }
 
-/// Moves `set[0..i]` to `set[1..=i]` and puts `tag` first: an LRU
-/// promotion (i = its way) or fill (i = the last way, whose tag is
-/// evicted). A plain loop: for a dozen ways it beats a `memmove` call.
+/// The way at LRU position `p`.
 #[inline]
-fn to_front<T: Tag>(set: &mut [T], i: usize, tag: T) {
-    let mut j = i;
-    while j > 0 {
-        set[j] = set[j - 1];
-        j -= 1;
-    }
-    set[0] = tag;
+fn way_at(r: u64, p: usize) -> usize {
+    ((r >> (4 * p)) & 0xF) as usize
 }
 
-/// On a hit, moves the tag to most-recent and returns true; on a miss,
-/// fills it as most-recent (evicting the least recent way).
+/// The LRU position of way `w` (which `r`, a permutation of the ways, holds
+/// exactly once): the one field equal to `w`, found without a loop.
 #[inline]
-fn touch_in<T: Tag>(set: &mut [T], tag: T) -> bool {
-    match set.iter().position(|&t| t == tag) {
-        Some(i) => {
-            to_front(set, i, tag);
-            true
-        }
-        None => {
-            to_front(set, set.len() - 1, tag);
-            false
-        }
-    }
+fn position_of(r: u64, w: usize) -> usize {
+    const ONES: u64 = 0x1111_1111_1111_1111;
+    const HIGHS: u64 = 0x8888_8888_8888_8888;
+    let x = r ^ (ONES * w as u64);
+    // The lowest zero field of x sets its high bit here; a field above a
+    // zero field may too (borrow), never one below it.
+    let zero = x.wrapping_sub(ONES) & !x & HIGHS;
+    (zero.trailing_zeros() / 4) as usize
 }
 
-/// Drops a tag; returns true if it was present.
+/// The way holding `tag`, if any (a real tag is held at most once).
 #[inline]
-fn remove_in<T: Tag>(set: &mut [T], tag: T) -> bool {
-    match set.iter().position(|&t| t == tag) {
-        Some(i) => {
-            let last = set.len() - 1;
-            for j in i..last {
-                set[j] = set[j + 1];
-            }
-            set[last] = T::EMPTY;
-            true
-        }
-        None => false,
+fn find<T: Tag>(set: &[T], tag: T) -> Option<usize> {
+    let mut hits = 0u32;
+    for (i, &t) in set.iter().enumerate() {
+        hits |= u32::from(t == tag) << i;
     }
+    (hits != 0).then(|| hits.trailing_zeros() as usize)
+}
+
+/// Way `w` at LRU position `p` becomes the most recent.
+#[inline]
+fn promote(r: u64, p: usize, w: usize) -> u64 {
+    (r & !low(p + 1)) | ((r & low(p)) << 4) | w as u64
+}
+
+/// Recency word of a fresh set: way p at position p.
+fn identity(ways: usize) -> u64 {
+    (0..ways).fold(0, |r, w| r | (w as u64) << (4 * w))
 }
 
 impl SetAssoc {
@@ -126,11 +121,13 @@ impl SetAssoc {
             return Err(bad);
         }
         let sets = cfg.size_bytes / per_way;
+        let ways = cfg.ways as usize;
         Ok(Self {
-            ways: cfg.ways as usize,
+            ways,
             set_bits: sets.trailing_zeros(),
             set_mask: sets - 1,
-            tags: Tags::Narrow(vec![u32::EMPTY; (sets * u64::from(cfg.ways)) as usize]),
+            tags: Tags::Narrow(vec![u32::EMPTY; sets as usize * ways]),
+            recency: vec![identity(ways); sets as usize],
             next: 0,
             pending: vec![0; sets as usize],
         })
@@ -158,17 +155,25 @@ impl SetAssoc {
         self.next = (first + rest) & self.set_mask;
     }
 
-    /// Brings set `s` up to date with the stream; returns its first way.
+    /// Brings set `s` up to date with the stream: its `k` pending fresh
+    /// lines take the `k` least recent ways, which become the most recent
+    /// in the same relative order (k fills in a row). Returns its first way.
     #[inline]
     fn sync(&mut self, s: usize) -> usize {
         let start = s * self.ways;
         let k = self.pending[s] as usize;
         if k != 0 {
             self.pending[s] = 0;
-            let ways = self.ways;
-            match &mut self.tags {
-                Tags::Narrow(v) => absorb(&mut v[start..start + ways], k),
-                Tags::Wide(v) => absorb(&mut v[start..start + ways], k),
+            let (ways, r) = (self.ways, self.recency[s]);
+            for p in ways - k..ways {
+                let w = start + way_at(r, p);
+                match &mut self.tags {
+                    Tags::Narrow(v) => v[w] = u32::FRESH,
+                    Tags::Wide(v) => v[w] = u64::FRESH,
+                }
+            }
+            if k < ways {
+                self.recency[s] = ((r << (4 * k)) | (r >> (4 * (ways - k)))) & low(ways);
             }
         }
         start
@@ -190,50 +195,101 @@ impl SetAssoc {
         }
     }
 
-    /// An access to `line`: on a hit, moves it to most-recent and returns
-    /// true; on a miss, fills it as most-recent, evicting what LRU says,
-    /// and returns false.
+    /// The way of set `s` (first way `start`) holding `tag`, if any.
+    #[inline]
+    fn way_of(&self, start: usize, tag: u64) -> Option<usize> {
+        let set = start..start + self.ways;
+        match &self.tags {
+            Tags::Narrow(v) if tag <= NARROW_MAX => find(&v[set], tag as u32),
+            Tags::Narrow(_) => None,
+            Tags::Wide(v) => find(&v[set], tag),
+        }
+    }
+
+    /// An access to `line`: on a hit, makes it most-recent and returns
+    /// true; on a miss, fills it as most-recent in the least recent way
+    /// (evicting its line) and returns false.
     #[inline]
     pub(super) fn touch(&mut self, line: u64) -> bool {
         let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
         let start = self.sync(s);
-        let ways = self.ways;
+        let r = self.recency[s];
+        if let Some(w) = self.way_of(start, tag) {
+            self.recency[s] = promote(r, position_of(r, w), w);
+            return true;
+        }
+        let last = self.ways - 1;
+        let w = way_at(r, last);
         match &mut self.tags {
-            Tags::Narrow(v) if tag <= NARROW_MAX => touch_in(&mut v[start..start + ways], tag as u32),
+            Tags::Narrow(v) if tag <= NARROW_MAX => v[start + w] = tag as u32,
             Tags::Narrow(_) => {
                 self.widen();
-                self.touch(line)
+                return self.touch(line);
             }
-            Tags::Wide(v) => touch_in(&mut v[start..start + ways], tag),
+            Tags::Wide(v) => v[start + w] = tag,
         }
+        self.recency[s] = ((r & low(last)) << 4) | w as u64;
+        false
     }
 
-    /// Drops a line; returns true if it was present.
+    /// Drops a line (its way becomes empty and least recent); returns true
+    /// if it was present.
     pub(super) fn remove(&mut self, line: u64) -> bool {
         let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
         let start = self.sync(s);
-        let ways = self.ways;
+        let Some(w) = self.way_of(start, tag) else {
+            return false;
+        };
+        let (r, last) = (self.recency[s], self.ways - 1);
+        let p = position_of(r, w);
+        self.recency[s] = (r & low(p)) | ((r >> 4) & !low(p) & low(last)) | (w as u64) << (4 * last);
         match &mut self.tags {
-            Tags::Narrow(v) => tag <= NARROW_MAX && remove_in(&mut v[start..start + ways], tag as u32),
-            Tags::Wide(v) => remove_in(&mut v[start..start + ways], tag),
+            Tags::Narrow(v) => v[start + w] = u32::EMPTY,
+            Tags::Wide(v) => v[start + w] = u64::EMPTY,
         }
+        true
     }
 
-    /// Whether the array holds `line` (no LRU update).
+    /// Whether the array holds `line` (no LRU update): a way holds it and
+    /// the set's pending fresh lines do not push it out.
     pub(super) fn contains(&self, line: u64) -> bool {
         let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
-        let set = s * self.ways..(s + 1) * self.ways;
-        let way = match &self.tags {
-            Tags::Narrow(v) if tag <= NARROW_MAX => v[set].iter().position(|&t| t == tag as u32),
-            Tags::Narrow(_) => None,
-            Tags::Wide(v) => v[set].iter().position(|&t| t == tag),
-        };
-        match way {
-            Some(i) => i + (self.pending[s] as usize) < self.ways,
+        match self.way_of(s * self.ways, tag) {
+            Some(w) => position_of(self.recency[s], w) + (self.pending[s] as usize) < self.ways,
             None => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn position_of_finds_every_way_of_every_rotation() {
+        for ways in 1..=16 {
+            let r = identity(ways);
+            for k in 0..ways {
+                let rot = if k == 0 {
+                    r
+                } else {
+                    ((r << (4 * k)) | (r >> (4 * (ways - k)))) & low(ways)
+                };
+                for p in 0..ways {
+                    assert_eq!(position_of(rot, way_at(rot, p)), p, "ways {ways} rotation {k}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn promote_moves_one_way_to_the_front() {
+        let r = identity(4); // ways 0,1,2,3 at positions 0..3
+        assert_eq!(promote(r, 2, 2), 0x3102);
+        assert_eq!(promote(r, 0, 0), r);
+        assert_eq!(promote(identity(16), 15, 15), 0xEDCB_A987_6543_210F);
     }
 }
