@@ -1,57 +1,66 @@
 //! One set-associative LRU array, laid out for the host's caches.
 //!
-//! Per set, `ways` tags in way order and a recency word. A tag is the line
-//! address without its set bits (`line >> set_bits`), kept in 32 bits while
-//! every tag seen fits (a 16-way set is one 64-byte host line) and widened
-//! to 64 bits, once and for the whole array, by the first line that does
-//! not fit. The recency word holds, in 4-bit field `p`, the way at LRU
-//! position `p` (0 = most recent), so a hit, a fill or an eviction rewrites
-//! one word instead of moving tags: the tags stay in their ways, as in a
-//! real cache. Neither widening nor this layout changes any answer; the
-//! reference model in `oracle.rs` keeps the sets as recency-ordered lists
-//! and a proptest holds this one to it.
+//! Per set, `ways` tags in way order and a small [`Meta`] block. A tag is
+//! the line address without its set bits (`line >> set_bits`), kept in 32
+//! bits while every tag seen fits (a 16-way set is one 64-byte host line)
+//! and widened to 64 bits, once and for the whole array, by the first line
+//! that does not fit. The block's recency word holds, in 4-bit field `p`,
+//! the way at LRU position `p` (0 = most recent), so a hit, a fill or an
+//! eviction rewrites one word instead of moving tags: the tags stay in
+//! their ways, as in a real cache. Neither widening nor this layout changes
+//! any answer; the reference model in `oracle.rs` keeps the sets as
+//! recency-ordered lists and a proptest holds this one to it.
 //!
-//! Streams of fresh lines ([`SetAssoc::stream`]) are applied lazily. The
-//! stream's lines land on consecutive sets, continuing where the last
-//! stream stopped (`next`, starting at set 0), and `pending[s]` counts the
-//! fresh lines set `s` has been sent and not absorbed yet, saturating at
-//! `ways` (more push out the whole set just the same). Before a set is
-//! read, its pending lines are pushed in as never-matching placeholder tags
-//! at the most-recent end, exactly as if the lines had been filled one by
-//! one. The counts are one byte per set (64 KiB for a 64 MiB, 16-way LLC),
-//! so checking a set costs the host little; a stream adds to a run of them.
+//! Streams of fresh lines ([`SetAssoc::stream`]) are applied lazily, at no
+//! cost per line: the n-th fresh line ever streamed (n from 0) lands on set
+//! `n mod sets`, so a stream only adds to the array's count `streamed`, and
+//! how many of them set `s` has been sent follows from that count
+//! ([`SetAssoc::landed`]). A set remembers how many it has absorbed
+//! (`seen`); the difference, capped at `ways` (more push out the whole set
+//! just the same), is what it has pending. Before a set is read, its
+//! pending lines take its least recent ways, which become the most recent,
+//! exactly as if the lines had been filled one by one; a fresh line matches
+//! no real line, so its way is only marked `stale` (a bit per way) and its
+//! old tag is ignored until the way is filled again.
 
 use super::{CacheError, LevelConfig};
 
-/// A tag width: `u32` or `u64`, with two values no real tag takes.
+/// A tag width: `u32` or `u64`, with a value no real tag takes.
 trait Tag: Copy + Eq {
     /// An empty way.
     const EMPTY: Self;
-    /// A fresh streamed line: matches no real line.
-    const FRESH: Self;
 }
 
 impl Tag for u32 {
     const EMPTY: Self = u32::MAX;
-    const FRESH: Self = u32::MAX - 1;
 }
 
 impl Tag for u64 {
     const EMPTY: Self = u64::MAX;
-    const FRESH: Self = u64::MAX - 1;
 }
 
 /// Most ways a level may have (a recency word holds 16 four-bit fields).
 pub(super) const MAX_WAYS: u32 = 16;
 
-/// Largest tag the 32-bit storage holds (the two above are sentinels).
-const NARROW_MAX: u64 = u32::MAX as u64 - 2;
+/// Largest tag the 32-bit storage holds (the value above is the sentinel).
+const NARROW_MAX: u64 = u32::MAX as u64 - 1;
 
 /// Tags of every set, `ways` per set, in way order.
 #[derive(Clone, Debug)]
 enum Tags {
     Narrow(Vec<u32>),
     Wide(Vec<u64>),
+}
+
+/// Replacement state of one set, read with one host load.
+#[derive(Clone, Copy, Debug)]
+struct Meta {
+    /// Field `p` (4 bits): the way at LRU position `p`, 0 = most recent.
+    recency: u64,
+    /// Fresh streamed lines this set has absorbed since the start.
+    seen: u64,
+    /// Bit `w`: way `w` holds a fresh streamed line (its tag is stale).
+    stale: u16,
 }
 
 /// One set-associative LRU array.
@@ -61,15 +70,15 @@ pub(super) struct SetAssoc {
     set_bits: u32,
     set_mask: u64,
     tags: Tags,
-    recency: Vec<u64>,
-    next: u64,
-    pending: Vec<u8>,
+    meta: Vec<Meta>,
+    streamed: u64,
 }
 
 /// The low `n` four-bit fields of a recency word set (n <= 16).
 #[inline]
 fn low(n: usize) -> u64 {
-    if n >= 16 { u64::MAX } else { (1u64 << (4 * n)) - 1 }
+    // Two half shifts: a 64-bit shift by 64 would not clear the word.
+    !((u64::MAX << (2 * n)) << (2 * n))
 }
 
 /// The way at LRU position `p`.
@@ -91,14 +100,51 @@ fn position_of(r: u64, w: usize) -> usize {
     (zero.trailing_zeros() / 4) as usize
 }
 
-/// The way holding `tag`, if any (a real tag is held at most once).
+/// Bit `w` set for each way whose tag equals `tag`.
 #[inline]
-fn find<T: Tag>(set: &[T], tag: T) -> Option<usize> {
-    let mut hits = 0u32;
-    for (i, &t) in set.iter().enumerate() {
-        hits |= u32::from(t == tag) << i;
+fn matches<T: Tag>(set: &[T], tag: T) -> u32 {
+    set.iter().enumerate().fold(0, |hits, (i, &t)| hits | u32::from(t == tag) << i)
+}
+
+/// [`matches`] for 32-bit tags: up to 16 ways (a multiple of 4) in four
+/// SSE2 compares packed into one byte mask (SSE2 is part of every x86-64
+/// CPU); other associativities take the plain loop.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn matches_narrow(set: &[u32], tag: u32) -> u32 {
+    if set.len() > 16 || !set.len().is_multiple_of(4) {
+        return matches(set, tag);
     }
-    (hits != 0).then(|| hits.trailing_zeros() as usize)
+    // SAFETY: SSE2 is part of the x86-64 baseline, so every CPU this
+    // target runs on has the one feature the function is compiled for.
+    unsafe { matches_sse2(set, tag) }
+}
+
+/// The SSE2 body of [`matches_narrow`] (`set.len()` a multiple of 4, at
+/// most 16): bit `w` set where `set[w] == tag`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+#[inline]
+fn matches_sse2(set: &[u32], tag: u32) -> u32 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi32, _mm_movemask_epi8, _mm_packs_epi16, _mm_packs_epi32, _mm_set_epi32, _mm_set1_epi32, _mm_setzero_si128,
+    };
+    let want = _mm_set1_epi32(tag as i32);
+    let quad = |k: usize| -> __m128i {
+        match set.get(4 * k..4 * k + 4) {
+            Some(q) => _mm_cmpeq_epi32(_mm_set_epi32(q[3] as i32, q[2] as i32, q[1] as i32, q[0] as i32), want),
+            None => _mm_setzero_si128(),
+        }
+    };
+    let bytes = _mm_packs_epi16(_mm_packs_epi32(quad(0), quad(1)), _mm_packs_epi32(quad(2), quad(3)));
+    _mm_movemask_epi8(bytes) as u32
+}
+
+/// [`matches`] for 32-bit tags (no SIMD path on this target).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn matches_narrow(set: &[u32], tag: u32) -> u32 {
+    matches(set, tag)
 }
 
 /// Way `w` at LRU position `p` becomes the most recent.
@@ -122,88 +168,93 @@ impl SetAssoc {
         }
         let sets = cfg.size_bytes / per_way;
         let ways = cfg.ways as usize;
+        let meta = Meta {
+            recency: identity(ways),
+            seen: 0,
+            stale: 0,
+        };
         Ok(Self {
             ways,
             set_bits: sets.trailing_zeros(),
             set_mask: sets - 1,
             tags: Tags::Narrow(vec![u32::EMPTY; sets as usize * ways]),
-            recency: vec![identity(ways); sets as usize],
-            next: 0,
-            pending: vec![0; sets as usize],
+            meta: vec![meta; sets as usize],
+            streamed: 0,
         })
     }
 
-    /// `lines` fresh lines pass through the array (applied lazily).
+    /// `lines` fresh lines pass through the array (applied lazily). The
+    /// count saturates at 2^64 lines, beyond any run.
     #[inline]
     pub(super) fn stream(&mut self, lines: u64) {
-        let sets = self.set_mask + 1;
-        let cap = self.ways as u8;
-        let add = |p: &mut [u8], k: u64| {
-            let k = k.min(u64::from(cap)) as u8;
-            p.iter_mut().for_each(|x| *x = x.saturating_add(k).min(cap));
-        };
-        // Every set gets `lines / sets` of them, and the `lines % sets`
-        // sets from `next` on (wrapping) one more.
-        let (whole, rest) = (lines >> self.set_bits, lines & self.set_mask);
-        if whole > 0 {
-            add(&mut self.pending, whole);
-        }
-        let first = self.next;
-        let head = rest.min(sets - first);
-        add(&mut self.pending[first as usize..(first + head) as usize], 1);
-        add(&mut self.pending[..(rest - head) as usize], 1);
-        self.next = (first + rest) & self.set_mask;
+        self.streamed = self.streamed.saturating_add(lines);
     }
 
-    /// Brings set `s` up to date with the stream: its `k` pending fresh
-    /// lines take the `k` least recent ways, which become the most recent
-    /// in the same relative order (k fills in a row). Returns its first way.
+    /// Fresh lines set `s` has been sent by the first `total` streamed:
+    /// the n < total with n mod sets = s.
     #[inline]
-    fn sync(&mut self, s: usize) -> usize {
-        let start = s * self.ways;
-        let k = self.pending[s] as usize;
-        if k != 0 {
-            self.pending[s] = 0;
-            let (ways, r) = (self.ways, self.recency[s]);
-            for p in ways - k..ways {
-                let w = start + way_at(r, p);
-                match &mut self.tags {
-                    Tags::Narrow(v) => v[w] = u32::FRESH,
-                    Tags::Wide(v) => v[w] = u64::FRESH,
-                }
-            }
-            if k < ways {
-                self.recency[s] = ((r << (4 * k)) | (r >> (4 * (ways - k)))) & low(ways);
-            }
+    fn landed(&self, s: usize, total: u64) -> u64 {
+        (total + self.set_mask - s as u64) >> self.set_bits
+    }
+
+    /// Fresh lines set `s` (state `m`) has been sent and not absorbed,
+    /// capped at `ways`.
+    #[inline]
+    fn pending(&self, s: usize, m: &Meta) -> usize {
+        (self.landed(s, self.streamed) - m.seen).min(self.ways as u64) as usize
+    }
+
+    /// Set `s`'s state brought up to date with the stream (not stored):
+    /// its `k` pending fresh lines take the `k` least recent ways, which go
+    /// stale and become the most recent in the same relative order (k
+    /// fills in a row).
+    #[inline]
+    fn synced(&self, s: usize) -> Meta {
+        let m = self.meta[s];
+        let k = self.pending(s, &m);
+        if k == 0 {
+            return m;
         }
-        start
+        let (ways, r) = (self.ways, m.recency);
+        // The ways at positions ways - k .. ways, one field at a time (a
+        // shift chain, which the compiler keeps a short scalar loop).
+        let (mut stale, mut top) = (m.stale, r >> (4 * (ways - k)));
+        for _ in 0..k {
+            stale |= 1 << (top & 0xF);
+            top >>= 4;
+        }
+        let recency = if k < ways {
+            ((r << (4 * k)) | (r >> (4 * (ways - k)))) & low(ways)
+        } else {
+            r
+        };
+        Meta {
+            recency,
+            seen: self.landed(s, self.streamed),
+            stale,
+        }
     }
 
     /// Stores 64-bit tags from now on (a tag did not fit in 32 bits).
     #[cold]
     fn widen(&mut self) {
         if let Tags::Narrow(v) = &self.tags {
-            let wide = v
-                .iter()
-                .map(|&t| match t {
-                    u32::EMPTY => u64::EMPTY,
-                    u32::FRESH => u64::FRESH,
-                    t => u64::from(t),
-                })
-                .collect();
+            let wide = v.iter().map(|&t| if t == u32::EMPTY { u64::EMPTY } else { u64::from(t) }).collect();
             self.tags = Tags::Wide(wide);
         }
     }
 
-    /// The way of set `s` (first way `start`) holding `tag`, if any.
+    /// The way of set `s` holding `tag` and not stale, if any (a real tag
+    /// is held at most once outside stale ways).
     #[inline]
-    fn way_of(&self, start: usize, tag: u64) -> Option<usize> {
-        let set = start..start + self.ways;
-        match &self.tags {
-            Tags::Narrow(v) if tag <= NARROW_MAX => find(&v[set], tag as u32),
-            Tags::Narrow(_) => None,
-            Tags::Wide(v) => find(&v[set], tag),
-        }
+    fn way_of(&self, s: usize, tag: u64, stale: u16) -> Option<usize> {
+        let set = s * self.ways..(s + 1) * self.ways;
+        let hits = match &self.tags {
+            Tags::Narrow(v) if tag <= NARROW_MAX => matches_narrow(&v[set], tag as u32),
+            Tags::Narrow(_) => 0,
+            Tags::Wide(v) => matches(&v[set], tag),
+        } & !u32::from(stale);
+        (hits != 0).then(|| hits.trailing_zeros() as usize)
     }
 
     /// An access to `line`: on a hit, makes it most-recent and returns
@@ -213,24 +264,33 @@ impl SetAssoc {
     pub(super) fn touch(&mut self, line: u64) -> bool {
         let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
-        let start = self.sync(s);
-        let r = self.recency[s];
-        if let Some(w) = self.way_of(start, tag) {
-            self.recency[s] = promote(r, position_of(r, w), w);
-            return true;
-        }
-        let last = self.ways - 1;
-        let w = way_at(r, last);
-        match &mut self.tags {
-            Tags::Narrow(v) if tag <= NARROW_MAX => v[start + w] = tag as u32,
-            Tags::Narrow(_) => {
-                self.widen();
-                return self.touch(line);
+        let mut m = self.synced(s);
+        let r = m.recency;
+        let hit = match self.way_of(s, tag, m.stale) {
+            Some(w) => {
+                m.recency = promote(r, position_of(r, w), w);
+                true
             }
-            Tags::Wide(v) => v[start + w] = tag,
-        }
-        self.recency[s] = ((r & low(last)) << 4) | w as u64;
-        false
+            None => {
+                let last = self.ways - 1;
+                let w = way_at(r, last);
+                let i = s * self.ways + w;
+                match &mut self.tags {
+                    Tags::Narrow(v) if tag <= NARROW_MAX => v[i] = tag as u32,
+                    Tags::Narrow(_) => {
+                        self.meta[s] = m;
+                        self.widen();
+                        return self.touch(line);
+                    }
+                    Tags::Wide(v) => v[i] = tag,
+                }
+                m.stale &= !(1 << w);
+                m.recency = ((r & low(last)) << 4) | w as u64;
+                false
+            }
+        };
+        self.meta[s] = m;
+        hit
     }
 
     /// Drops a line (its way becomes empty and least recent); returns true
@@ -238,16 +298,19 @@ impl SetAssoc {
     pub(super) fn remove(&mut self, line: u64) -> bool {
         let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
-        let start = self.sync(s);
-        let Some(w) = self.way_of(start, tag) else {
+        let mut m = self.synced(s);
+        let Some(w) = self.way_of(s, tag, m.stale) else {
+            self.meta[s] = m;
             return false;
         };
-        let (r, last) = (self.recency[s], self.ways - 1);
+        let (r, last) = (m.recency, self.ways - 1);
         let p = position_of(r, w);
-        self.recency[s] = (r & low(p)) | ((r >> 4) & !low(p) & low(last)) | (w as u64) << (4 * last);
+        m.recency = (r & low(p)) | ((r >> 4) & !low(p) & low(last)) | (w as u64) << (4 * last);
+        self.meta[s] = m;
+        let i = s * self.ways + w;
         match &mut self.tags {
-            Tags::Narrow(v) => v[start + w] = u32::EMPTY,
-            Tags::Wide(v) => v[start + w] = u64::EMPTY,
+            Tags::Narrow(v) => v[i] = u32::EMPTY,
+            Tags::Wide(v) => v[i] = u64::EMPTY,
         }
         true
     }
@@ -257,8 +320,9 @@ impl SetAssoc {
     pub(super) fn contains(&self, line: u64) -> bool {
         let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
-        match self.way_of(s * self.ways, tag) {
-            Some(w) => position_of(self.recency[s], w) + (self.pending[s] as usize) < self.ways,
+        let m = self.meta[s];
+        match self.way_of(s, tag, m.stale) {
+            Some(w) => position_of(m.recency, w) + self.pending(s, &m) < self.ways,
             None => false,
         }
     }
