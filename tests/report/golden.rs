@@ -26,6 +26,28 @@ fn report_and_patch_text_match_golden_files() {
     }
 }
 
+/// The fsmark workload's text reports (the insert function's summary,
+/// log2 histogram and fs_mark loop table, per variant) and the report of a
+/// small fixed run of it.
+#[test]
+fn fsmark_text_reports_match_golden_files() {
+    let out = temp_dir("fsmark-golden");
+    let o = fsmeta(&[
+        "run",
+        "tests/report/golden/fsmark.toml",
+        "--out",
+        out.to_str().expect("utf-8"),
+        "--silent",
+        "--jobs",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for name in ["report.txt", "rbtree.txt", "xarray.txt"] {
+        let text = std::fs::read_to_string(out.join("fsmark-golden").join(name)).expect(name);
+        same_as_committed(&text, &format!("fsmark-{name}"));
+    }
+}
+
 #[test]
 fn patch_lines_fit_a_patch_description() {
     let dir = run_golden(&temp_dir("width"));
