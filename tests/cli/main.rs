@@ -16,31 +16,15 @@ mod sweeps;
 mod theory;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-/// The project root.
-pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Runs the fsmeta binary with `args` from the project root.
-pub fn fsmeta(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fsmeta"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("fsmeta runs")
-}
+#[path = "../common/bin.rs"]
+mod bin;
+use bin::fresh_dir;
+pub use bin::{fsmeta, root};
 
 /// A fresh temporary folder under target/.
 pub fn temp_dir(name: &str) -> PathBuf {
-    let d = root()
-        .join("target")
-        .join("test-out")
-        .join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+    fresh_dir(name)
 }
 
 /// Writes `text` to `dir/name` and returns the path.

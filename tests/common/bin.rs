@@ -1,0 +1,30 @@
+//! Helpers shared by the test binaries that drive the `fsmeta` executable
+//! (included with `#[path]`: each test binary is its own crate).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The project root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs the fsmeta binary with `args` from the project root.
+pub fn fsmeta(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fsmeta"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("fsmeta runs")
+}
+
+/// A fresh, empty folder `target/test-out/<name>-<pid>`.
+pub fn fresh_dir(name: &str) -> PathBuf {
+    let d = root()
+        .join("target")
+        .join("test-out")
+        .join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
