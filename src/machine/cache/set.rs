@@ -42,10 +42,15 @@ impl Tag for u64 {
 /// Most ways a level may have (a recency word holds 16 four-bit fields).
 pub(super) const MAX_WAYS: u32 = 16;
 
+/// Empty tags after the last set of the 32-bit array.
+const PAD: usize = 16;
+
 /// Largest tag the 32-bit storage holds (the value above is the sentinel).
 const NARROW_MAX: u64 = u32::MAX as u64 - 1;
 
-/// Tags of every set, `ways` per set, in way order.
+/// Tags of every set, `ways` per set, in way order. The 32-bit array has
+/// [`PAD`] empty tags after the last set, so that 16 tags can be read from
+/// the start of any set (the ways beyond the set's own are masked off).
 #[derive(Clone, Debug)]
 enum Tags {
     Narrow(Vec<u32>),
@@ -72,6 +77,8 @@ pub(super) struct SetAssoc {
     tags: Tags,
     meta: Vec<Meta>,
     streamed: u64,
+    /// Bit `w` set for every way of a set.
+    way_mask: u32,
 }
 
 /// The low `n` four-bit fields of a recency word set (n <= 16).
@@ -106,45 +113,37 @@ fn matches<T: Tag>(set: &[T], tag: T) -> u32 {
     set.iter().enumerate().fold(0, |hits, (i, &t)| hits | u32::from(t == tag) << i)
 }
 
-/// [`matches`] for 32-bit tags: up to 16 ways (a multiple of 4) in four
+/// Bit `w` set where `ways[w] == tag`, for 16 32-bit tags: on x86-64 four
 /// SSE2 compares packed into one byte mask (SSE2 is part of every x86-64
-/// CPU); other associativities take the plain loop.
+/// CPU).
 #[cfg(target_arch = "x86_64")]
 #[inline]
-fn matches_narrow(set: &[u32], tag: u32) -> u32 {
-    if set.len() > 16 || !set.len().is_multiple_of(4) {
-        return matches(set, tag);
-    }
+fn matches16(ways: &[u32; 16], tag: u32) -> u32 {
     // SAFETY: SSE2 is part of the x86-64 baseline, so every CPU this
     // target runs on has the one feature the function is compiled for.
-    unsafe { matches_sse2(set, tag) }
+    unsafe { matches16_sse2(ways, tag) }
 }
 
-/// The SSE2 body of [`matches_narrow`] (`set.len()` a multiple of 4, at
-/// most 16): bit `w` set where `set[w] == tag`.
+/// The SSE2 body of [`matches16`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
 #[inline]
-fn matches_sse2(set: &[u32], tag: u32) -> u32 {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi32, _mm_movemask_epi8, _mm_packs_epi16, _mm_packs_epi32, _mm_set_epi32, _mm_set1_epi32, _mm_setzero_si128,
-    };
+fn matches16_sse2(ways: &[u32; 16], tag: u32) -> u32 {
+    use std::arch::x86_64::{__m128i, _mm_cmpeq_epi32, _mm_movemask_epi8, _mm_packs_epi16, _mm_packs_epi32, _mm_set_epi32, _mm_set1_epi32};
     let want = _mm_set1_epi32(tag as i32);
     let quad = |k: usize| -> __m128i {
-        match set.get(4 * k..4 * k + 4) {
-            Some(q) => _mm_cmpeq_epi32(_mm_set_epi32(q[3] as i32, q[2] as i32, q[1] as i32, q[0] as i32), want),
-            None => _mm_setzero_si128(),
-        }
+        let q = |i: usize| ways[4 * k + i] as i32;
+        _mm_cmpeq_epi32(_mm_set_epi32(q(3), q(2), q(1), q(0)), want)
     };
     let bytes = _mm_packs_epi16(_mm_packs_epi32(quad(0), quad(1)), _mm_packs_epi32(quad(2), quad(3)));
     _mm_movemask_epi8(bytes) as u32
 }
 
-/// [`matches`] for 32-bit tags (no SIMD path on this target).
+/// [`matches16`] where there is no SIMD path.
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
-fn matches_narrow(set: &[u32], tag: u32) -> u32 {
-    matches(set, tag)
+fn matches16(ways: &[u32; 16], tag: u32) -> u32 {
+    matches(ways, tag)
 }
 
 /// Way `w` at LRU position `p` becomes the most recent.
@@ -177,7 +176,8 @@ impl SetAssoc {
             ways,
             set_bits: sets.trailing_zeros(),
             set_mask: sets - 1,
-            tags: Tags::Narrow(vec![u32::EMPTY; sets as usize * ways]),
+            tags: Tags::Narrow(vec![u32::EMPTY; sets as usize * ways + PAD]),
+            way_mask: (1u32 << ways) - 1,
             meta: vec![meta; sets as usize],
             streamed: 0,
         })
@@ -248,11 +248,14 @@ impl SetAssoc {
     /// is held at most once outside stale ways).
     #[inline]
     fn way_of(&self, s: usize, tag: u64, stale: u16) -> Option<usize> {
-        let set = s * self.ways..(s + 1) * self.ways;
+        let start = s * self.ways;
         let hits = match &self.tags {
-            Tags::Narrow(v) if tag <= NARROW_MAX => matches_narrow(&v[set], tag as u32),
+            Tags::Narrow(v) if tag <= NARROW_MAX => match <&[u32; PAD]>::try_from(&v[start..start + PAD]) {
+                Ok(sixteen) => matches16(sixteen, tag as u32) & self.way_mask,
+                Err(_) => 0, // unreachable: the range is PAD long
+            },
             Tags::Narrow(_) => 0,
-            Tags::Wide(v) => matches(&v[set], tag),
+            Tags::Wide(v) => matches(&v[start..start + self.ways], tag),
         } & !u32::from(stale);
         (hits != 0).then(|| hits.trailing_zeros() as usize)
     }
