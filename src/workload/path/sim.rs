@@ -18,7 +18,6 @@ use crate::machine::Pricing;
 use crate::machine::coherence::{LineId, LineTable};
 use crate::machine::lock::{LockId, LockTable};
 use rand_chacha::ChaCha8Rng;
-use std::collections::VecDeque;
 
 /// One step of a path.
 #[derive(Debug, Clone)]
@@ -148,7 +147,11 @@ struct Proc {
     /// Reads spread over the work step in progress.
     spread: Option<Spread>,
     op_start: SimTimePs,
-    micro: VecDeque<MicroOp>,
+    /// The accesses of the counter operation in progress, made in order
+    /// from `micro_at` (a `Vec` the counter model fills in place, not a
+    /// queue: it is filled only once the previous one is used up).
+    micro: Vec<MicroOp>,
+    micro_at: usize,
 }
 
 /// A work step of `dur` ps with `n` reads of `line` at evenly spaced points:
@@ -175,6 +178,8 @@ struct Spread {
     /// Reads made so far.
     done: u32,
     dur: u64,
+    /// `before(done + 1)`: work done before the next read.
+    at: u64,
 }
 
 impl Spread {
@@ -184,10 +189,13 @@ impl Spread {
             return self.dur;
         }
         // In u64 when the product fits (always, for works under about
-        // 2^64 / (2n) ps), else in u128; the quotient is the same.
+        // 2^64 / (2n) ps), else in u128; the quotient is the same. A
+        // power-of-two divisor (n = 1, 2, 4...) is a shift.
+        let div = 2 * u64::from(self.n);
         match self.dur.checked_mul(u64::from(2 * k - 1)) {
-            Some(num) => num / (2 * u64::from(self.n)),
-            None => (u128::from(self.dur) * u128::from(2 * k - 1) / (2 * u128::from(self.n))) as u64,
+            Some(num) if div.is_power_of_two() => num >> div.trailing_zeros(),
+            Some(num) => num / div,
+            None => (u128::from(self.dur) * u128::from(2 * k - 1) / u128::from(div)) as u64,
         }
     }
 }
@@ -210,7 +218,6 @@ struct State {
     latency: LatencyHistogram,
     ops: u64,
     events: u64,
-    scratch: Vec<MicroOp>,
     /// Per counter: increments made (`inc` operations).
     counter_incs: Vec<u64>,
     /// Latest time an operation completed at, and `ops` then.
@@ -244,7 +251,6 @@ pub fn run(spec: SimSpec) -> Result<Metrics, SimError> {
         latency: LatencyHistogram::new(),
         ops: 0,
         events: 0,
-        scratch: Vec::new(),
         progress: (SimTimePs::ZERO, 0),
         precision: spec.stop.precision.map(BatchMeans::new),
     };
@@ -281,7 +287,8 @@ impl State {
         loop {
             let next = if let Some(sp) = self.procs[p as usize].spread {
                 Next::At(self.spread_read(p, sp, now)?)
-            } else if let Some(m) = self.procs[p as usize].micro.pop_front() {
+            } else if let Some(&m) = self.procs[p as usize].micro.get(self.procs[p as usize].micro_at) {
+                self.procs[p as usize].micro_at += 1;
                 self.exec_micro(p, m, now)
             } else {
                 let proc = &mut self.procs[p as usize];
@@ -300,7 +307,7 @@ impl State {
                 let proc = &mut self.procs[p as usize];
                 let i = proc.next;
                 proc.next += 1;
-                if every[i] > 1 && !(proc.ops_done + 1).is_multiple_of(u64::from(every[i])) {
+                if every[i] > 1 && !runs_on(proc.ops_done + 1, every[i]) {
                     continue;
                 }
                 self.exec(p, i, &path[i], now)?
@@ -323,7 +330,9 @@ impl State {
     fn spread_read(&mut self, p: u32, mut sp: Spread, now: SimTimePs) -> Result<SimTimePs, SimError> {
         let a = self.lines.read(sp.line, p, 1, now, &self.pricing);
         sp.done += 1;
-        let slice = sp.before(sp.done + 1) - sp.before(sp.done);
+        let next = sp.before(sp.done + 1);
+        let slice = next - sp.at;
+        sp.at = next;
         self.procs[p as usize].spread = (sp.done < sp.n).then_some(sp);
         a.done.checked_add(SimTimePs(slice)).ok_or(SimError::TimeOverflow(now))
     }
@@ -364,14 +373,16 @@ impl State {
                 };
                 match reads {
                     Some((line, n)) => {
-                        let sp = Spread {
+                        let mut sp = Spread {
                             line,
                             n,
                             done: 0,
                             dur: d.0,
+                            at: 0,
                         };
+                        sp.at = sp.before(1);
                         self.procs[p as usize].spread = Some(sp);
-                        Next::At(now.checked_add(SimTimePs(sp.before(1))).ok_or(SimError::TimeOverflow(now))?)
+                        Next::At(now.checked_add(SimTimePs(sp.at)).ok_or(SimError::TimeOverflow(now))?)
                     }
                     None => Next::At(now.checked_add(d).ok_or(SimError::TimeOverflow(now))?),
                 }
@@ -384,9 +395,12 @@ impl State {
                 if op == CounterOp::Inc {
                     self.counter_incs[id as usize] += 1;
                 }
-                self.scratch.clear();
-                self.counters[id as usize].apply(p, op, &mut self.scratch);
-                self.procs[p as usize].micro.extend(self.scratch.drain(..));
+                // Steps run only once the previous accesses are made.
+                let proc = &mut self.procs[p as usize];
+                debug_assert_eq!(proc.micro_at, proc.micro.len());
+                proc.micro.clear();
+                proc.micro_at = 0;
+                self.counters[id as usize].apply(p, op, &mut proc.micro);
                 Next::At(now)
             }
         })
@@ -471,6 +485,18 @@ impl State {
             fill(&mut m, name, metrics::COUNTER, &[c.folds as f64, inc_rate, c.read_error_max as f64]);
         }
         m
+    }
+}
+
+/// True when operation number `op` (from 1) runs a step of `every`: a
+/// mask for a power of two (`every = 64` in case 1), else a division.
+#[inline]
+fn runs_on(op: u64, every: u32) -> bool {
+    let every = u64::from(every);
+    if every.is_power_of_two() {
+        op & (every - 1) == 0
+    } else {
+        op.is_multiple_of(every)
     }
 }
 
