@@ -2,7 +2,10 @@
 //! its path (a list of steps) once per operation, in simulated time.
 //!
 //! A step that takes time schedules one event; steps that cost nothing run
-//! inline, so a typical operation costs a handful of events. Line and lock
+//! inline, so a typical operation costs a handful of events. An event that
+//! the queue would pop next anyway (a hit a few ns ahead, with every other
+//! thread further out) is taken at once, without a trip through the queue;
+//! it is still counted in `events` and runs in the same order. Line and lock
 //! accesses are priced through [`Pricing`]; counter operations run the
 //! counter model, which emits the accesses it makes.
 
