@@ -101,6 +101,23 @@ impl EventQueue {
         Ok(seq)
     }
 
+    /// Takes an event at `time` without queueing it, when it would be the
+    /// next one popped: nothing is in the lane and every queued event is
+    /// later than `time`. Then the clock moves to `time`, a sequence number
+    /// is used up as [`EventQueue::schedule_at`] would, and it returns true:
+    /// the caller runs the event at once, in the same order a schedule and
+    /// a pop would have given it. Otherwise nothing changes and it returns
+    /// false (the caller schedules the event).
+    #[inline]
+    pub fn take_if_next(&mut self, time: SimTimePs) -> bool {
+        if time < self.now || !self.lane.is_empty() || self.heap.min_time().is_some_and(|m| m <= time) {
+            return false;
+        }
+        self.next_seq += 1;
+        self.now = time;
+        true
+    }
+
     /// Removes and returns the earliest event, advancing the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
@@ -155,6 +172,20 @@ impl MinHeap {
     fn peek_time(&mut self) -> Option<SimTimePs> {
         self.fill_hole();
         self.v.first().map(|e| e.time)
+    }
+
+    /// The earliest time in the heap, without filling a root hole: then it
+    /// is the earlier of the root's two children.
+    #[inline]
+    fn min_time(&self) -> Option<SimTimePs> {
+        if !self.hole {
+            return self.v.first().map(|e| e.time);
+        }
+        match (self.v.get(1), self.v.get(2)) {
+            (Some(a), Some(b)) => Some(a.time.min(b.time)),
+            (Some(a), None) => Some(a.time),
+            _ => None,
+        }
     }
 
     #[inline]
@@ -292,12 +323,24 @@ mod tests {
             let mut q = EventQueue::new();
             let mut shadow: BTreeMap<(u64, u64), u32> = BTreeMap::new();
             for (dt, target, pop) in ops {
+                // An event that would be popped next may be taken directly.
+                let t = SimTimePs(q.now().0 + dt.saturating_sub(25));
+                let next = shadow.first_key_value().is_none_or(|(&(st, _), _)| st > t.0);
+                if target == 7 {
+                    prop_assert_eq!(q.take_if_next(t), next);
+                    if next {
+                        shadow.insert((t.0, u64::MAX), target);
+                        prop_assert_eq!(shadow.pop_first().map(|(k, _)| k.0), Some(t.0));
+                        prop_assert_eq!(q.now(), t);
+                    }
+                    prop_assert_eq!(q.len(), shadow.len());
+                    continue;
+                }
                 if pop {
                     let got = q.pop();
                     let want = shadow.pop_first();
                     prop_assert_eq!(got.map(|e| ((e.time.0, e.seq), e.target)), want);
                 } else {
-                    let t = SimTimePs(q.now().0 + dt.saturating_sub(25));
                     let seq = q.schedule_at(t, target).unwrap();
                     shadow.insert((t.0, seq), target);
                 }
