@@ -252,6 +252,7 @@ impl Hierarchy {
     /// Every level the access missed in is filled as it is looked up (the
     /// lookups and fills touch different arrays, so their order does not
     /// matter; a peer's caches are looked at, never filled).
+    #[inline]
     pub fn access(&mut self, core: usize, line: u64, is_write: bool) -> Outcome {
         self.counters[core].accesses += 1;
         let served = if self.l1[core].touch(line) {

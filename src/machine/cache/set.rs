@@ -79,6 +79,8 @@ pub(super) struct SetAssoc {
     streamed: u64,
     /// Bit `w` set for every way of a set.
     way_mask: u32,
+    /// `low(ways - 1)`: the recency fields of every position but the last.
+    low_last: u64,
 }
 
 /// The low `n` four-bit fields of a recency word set (n <= 16).
@@ -149,7 +151,8 @@ fn matches16(ways: &[u32; 16], tag: u32) -> u32 {
 /// Way `w` at LRU position `p` becomes the most recent.
 #[inline]
 fn promote(r: u64, p: usize, w: usize) -> u64 {
-    (r & !low(p + 1)) | ((r & low(p)) << 4) | w as u64
+    let below = low(p);
+    (r & !((below << 4) | 0xF)) | ((r & below) << 4) | w as u64
 }
 
 /// Recency word of a fresh set: way p at position p.
@@ -178,6 +181,7 @@ impl SetAssoc {
             set_mask: sets - 1,
             tags: Tags::Narrow(vec![u32::EMPTY; sets as usize * ways + PAD]),
             way_mask: (1u32 << ways) - 1,
+            low_last: low(ways - 1),
             meta: vec![meta; sets as usize],
             streamed: 0,
         })
@@ -288,7 +292,7 @@ impl SetAssoc {
                     Tags::Wide(v) => v[i] = tag,
                 }
                 m.stale &= !(1 << w);
-                m.recency = ((r & low(last)) << 4) | w as u64;
+                m.recency = ((r & self.low_last) << 4) | w as u64;
                 false
             }
         };
