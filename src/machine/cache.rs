@@ -27,6 +27,9 @@ mod set;
 use lines::LineStates;
 use set::SetAssoc;
 
+/// Most ways a cache level may have.
+pub use set::MAX_WAYS;
+
 /// Size and associativity of one cache level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LevelConfig {
@@ -64,6 +67,9 @@ pub enum CacheError {
 impl std::fmt::Display for CacheError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            Self::BadGeometry(level, _, ways) if !(1..=MAX_WAYS).contains(ways) => {
+                write!(f, "{level}: {ways} ways: a level has 1 to {MAX_WAYS} ways")
+            }
             Self::BadGeometry(level, bytes, ways) => {
                 write!(
                     f,
@@ -455,6 +461,11 @@ impl MachineCaches {
         };
         let hierarchy = Hierarchy::new(&config).map_err(|e| {
             let field = match e {
+                CacheError::BadGeometry(level, _, ways) if !(1..=MAX_WAYS).contains(&ways) => match level {
+                    "l1d" => "machine.profile.levels.l1d_ways",
+                    "l2" => "machine.profile.levels.l2_ways",
+                    _ => "machine.profile.cache_ways",
+                },
                 CacheError::BadGeometry("l1d", ..) => "machine.profile.l1d_bytes",
                 CacheError::BadGeometry("l2", ..) => "machine.profile.l2_bytes",
                 _ => "machine.profile.llc_bytes_per_socket",

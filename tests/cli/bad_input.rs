@@ -114,3 +114,25 @@ fn missing_file_is_a_clear_error() {
     assert_eq!(o.status.code(), Some(2));
     assert!(e.contains("does-not-exist.toml") && e.contains("cannot read"), "{e}");
 }
+
+/// A cache level with more ways than the cache model holds (16) is refused
+/// with the profile field that says so, not as a set-count problem.
+#[test]
+fn too_many_cache_ways_names_the_ways_field() {
+    let dir = temp_dir("bad-ways");
+    let profile = std::fs::read_to_string(super::root().join("scenarios/machines/spr-12vcpu.toml")).expect("profile");
+    assert!(profile.contains("l2_ways = 16"), "test setup");
+    write(&dir, "wide.toml", &profile.replace("l2_ways = 16", "l2_ways = 17"));
+    let scenario = std::fs::read_to_string(super::root().join("tests/report/golden/fsmark.toml")).expect("scenario");
+    let scenario = scenario.replace("../../../scenarios/machines/spr-12vcpu.toml", "wide.toml");
+    let f = write(&dir, "s.toml", &scenario);
+    let out = dir.join("out");
+    let o = fsmeta(&["run", f.to_str().expect("utf8"), "--out", out.to_str().expect("utf8")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!out.exists(), "nothing may be written");
+    assert!(
+        err.contains("machine.profile.levels.l2_ways") && err.contains("1 to 16 ways"),
+        "{err}"
+    );
+}

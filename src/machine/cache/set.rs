@@ -40,7 +40,7 @@ impl Tag for u64 {
 }
 
 /// Most ways a level may have (a recency word holds 16 four-bit fields).
-pub(super) const MAX_WAYS: u32 = 16;
+pub const MAX_WAYS: u32 = 16;
 
 /// Empty tags after the last set of the 32-bit array.
 const PAD: usize = 16;
@@ -155,6 +155,13 @@ fn promote(r: u64, p: usize, w: usize) -> u64 {
     (r & !((below << 4) | 0xF)) | ((r & below) << 4) | w as u64
 }
 
+/// The recency word of a `ways`-way set after `k` (< ways) fills in a row:
+/// the `k` least recent ways become the most recent, in the same order.
+#[inline]
+fn rotate(r: u64, ways: usize, k: usize) -> u64 {
+    ((r << (4 * k)) | (r >> (4 * (ways - k)))) & low(ways)
+}
+
 /// Recency word of a fresh set: way p at position p.
 fn identity(ways: usize) -> u64 {
     (0..ways).fold(0, |r, w| r | (w as u64) << (4 * w))
@@ -227,11 +234,7 @@ impl SetAssoc {
             stale |= 1 << (top & 0xF);
             top >>= 4;
         }
-        let recency = if k < ways {
-            ((r << (4 * k)) | (r >> (4 * (ways - k)))) & low(ways)
-        } else {
-            r
-        };
+        let recency = if k < ways { rotate(r, ways, k) } else { r };
         Meta {
             recency,
             seen: self.landed(s, self.streamed),
@@ -312,7 +315,7 @@ impl SetAssoc {
         };
         let (r, last) = (m.recency, self.ways - 1);
         let p = position_of(r, w);
-        m.recency = (r & low(p)) | ((r >> 4) & !low(p) & low(last)) | (w as u64) << (4 * last);
+        m.recency = (r & low(p)) | ((r >> 4) & !low(p) & self.low_last) | (w as u64) << (4 * last);
         self.meta[s] = m;
         let i = s * self.ways + w;
         match &mut self.tags {
@@ -344,11 +347,7 @@ mod tests {
         for ways in 1..=16 {
             let r = identity(ways);
             for k in 0..ways {
-                let rot = if k == 0 {
-                    r
-                } else {
-                    ((r << (4 * k)) | (r >> (4 * (ways - k)))) & low(ways)
-                };
+                let rot = if k == 0 { r } else { rotate(r, ways, k) };
                 for p in 0..ways {
                     assert_eq!(position_of(rot, way_at(rot, p)), p, "ways {ways} rotation {k}");
                 }
