@@ -137,6 +137,30 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// Counts one access served by `served` that invalidated
+    /// `invalidated` other cores' copies.
+    #[inline]
+    fn count(&mut self, served: Served, invalidated: u32) {
+        self.accesses += 1;
+        self.invalidations += u64::from(invalidated);
+        match served {
+            Served::L1 => self.l1_hits += 1,
+            Served::L2 => {
+                self.l1_misses += 1;
+                self.l2_hits += 1;
+            }
+            other => {
+                self.l1_misses += 1;
+                self.l2_misses += 1;
+                match other {
+                    Served::Llc => self.llc_hits += 1,
+                    Served::Memory => self.llc_misses += 1,
+                    _ => self.coherence_misses += 1,
+                }
+            }
+        }
+    }
+
     fn add(&mut self, o: &Counters) {
         self.accesses += o.accesses;
         self.l1_hits += o.l1_hits;
@@ -260,27 +284,18 @@ impl Hierarchy {
     /// matter; a peer's caches are looked at, never filled).
     #[inline]
     pub fn access(&mut self, core: usize, line: u64, is_write: bool) -> Outcome {
-        self.counters[core].accesses += 1;
         let served = if self.l1[core].touch(line) {
-            self.counters[core].l1_hits += 1;
             Served::L1
+        } else if self.l2[core].touch(line) {
+            // From an L2 hit the core already holds the line: its sharer
+            // bit is set.
+            Served::L2
         } else {
-            self.counters[core].l1_misses += 1;
-            self.miss_l1(core, line)
+            self.fetch(core, line)
         };
         let invalidated_cores = if is_write { self.take_ownership(core, line) } else { 0 };
+        self.counters[core].count(served, invalidated_cores);
         Outcome { served, invalidated_cores }
-    }
-
-    /// After an L1 miss (L1 already filled): L2, then beyond. From an L2
-    /// hit the core already holds the line, its sharer bit is set.
-    fn miss_l1(&mut self, core: usize, line: u64) -> Served {
-        if self.l2[core].touch(line) {
-            self.counters[core].l2_hits += 1;
-            return Served::L2;
-        }
-        self.counters[core].l2_misses += 1;
-        self.fetch(core, line)
     }
 
     /// Beyond the private caches (L1 and L2 already filled): a peer's
@@ -294,7 +309,6 @@ impl Hierarchy {
         // (it was written back on eviction); checked here, lazily.
         if owner != NO_OWNER && owner as usize != core && holds(&self.l1, &self.l2, owner as usize, line) {
             state.owner = NO_OWNER; // shared now, written back
-            self.counters[core].coherence_misses += 1;
             self.llc[socket].touch(line);
             let cross_socket = self.core_socket[owner as usize] as usize != socket;
             return Served::Peer {
@@ -303,19 +317,25 @@ impl Hierarchy {
             };
         }
         if self.llc[socket].touch(line) {
-            self.counters[core].llc_hits += 1;
-            return Served::Llc;
+            Served::Llc
+        } else {
+            Served::Memory
         }
-        self.counters[core].llc_misses += 1;
-        Served::Memory
     }
 
     /// A write: invalidate other cores' private copies, become the owner.
+    /// Returns the number of cores whose copies were invalidated.
+    #[inline]
     fn take_ownership(&mut self, core: usize, line: u64) -> u32 {
-        let cores = self.cores();
+        let cores = self.core_socket.len();
         let state = self.lines.entry(line);
-        let mut invalidated = 0;
         let others = if cores > 16 { state.sharers } else { state.sharers & !bit(core) };
+        state.sharers = bit(core);
+        state.owner = core as u16;
+        if others == 0 {
+            return 0;
+        }
+        let mut invalidated = 0;
         let mut bits = others;
         while bits != 0 {
             let b = bits.trailing_zeros() as usize;
@@ -325,9 +345,6 @@ impl Hierarchy {
                 invalidated += u32::from(a || c);
             }
         }
-        state.sharers = bit(core);
-        state.owner = core as u16;
-        self.counters[core].invalidations += u64::from(invalidated);
         invalidated
     }
 }

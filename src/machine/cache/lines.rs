@@ -40,17 +40,32 @@ impl LineStates {
     pub(super) fn entry(&mut self, line: u64) -> &mut LineState {
         match Self::split(line) {
             Some((r, c, o)) => {
-                if r >= self.regions.len() {
-                    self.regions.resize_with(r + 1, Vec::new);
+                // The common case first: the chunk is already there (so the
+                // insertion below never runs).
+                if self.regions.get(r).and_then(|v| v.get(c)).is_some_and(Option::is_some) {
+                    return &mut self.regions[r][c].get_or_insert_with(new_chunk)[o];
                 }
-                let v = &mut self.regions[r];
-                if c >= v.len() {
-                    v.resize_with(c + 1, || None);
-                }
-                let chunk = v[c].get_or_insert_with(|| vec![LineState::default(); 1 << CHUNK_BITS].into_boxed_slice());
-                &mut chunk[o]
+                self.entry_new_chunk(r, c, o)
             }
             None => self.sparse.entry(line),
         }
     }
+
+    /// [`Self::entry`] when the line's chunk is not allocated yet.
+    #[cold]
+    fn entry_new_chunk(&mut self, r: usize, c: usize, o: usize) -> &mut LineState {
+        if r >= self.regions.len() {
+            self.regions.resize_with(r + 1, Vec::new);
+        }
+        let v = &mut self.regions[r];
+        if c >= v.len() {
+            v.resize_with(c + 1, || None);
+        }
+        &mut v[c].get_or_insert_with(new_chunk)[o]
+    }
+}
+
+/// A chunk of lines never seen.
+fn new_chunk() -> Chunk {
+    vec![LineState::default(); 1 << CHUNK_BITS].into_boxed_slice()
 }

@@ -131,12 +131,14 @@ fn matches16(ways: &[u32; 16], tag: u32) -> u32 {
 #[target_feature(enable = "sse2")]
 #[inline]
 fn matches16_sse2(ways: &[u32; 16], tag: u32) -> u32 {
-    use std::arch::x86_64::{__m128i, _mm_cmpeq_epi32, _mm_movemask_epi8, _mm_packs_epi16, _mm_packs_epi32, _mm_set_epi32, _mm_set1_epi32};
-    let want = _mm_set1_epi32(tag as i32);
-    let quad = |k: usize| -> __m128i {
-        let q = |i: usize| ways[4 * k + i] as i32;
-        _mm_cmpeq_epi32(_mm_set_epi32(q(3), q(2), q(1), q(0)), want)
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_epi8, _mm_packs_epi16, _mm_packs_epi32, _mm_set1_epi32,
     };
+    let want = _mm_set1_epi32(tag as i32);
+    let base = ways.as_ptr().cast::<__m128i>();
+    // SAFETY: `ways` is 16 u32 = 64 readable bytes, so the four unaligned
+    // 16-byte loads at offsets 0, 16, 32 and 48 stay inside it.
+    let quad = |k: usize| unsafe { _mm_cmpeq_epi32(_mm_loadu_si128(base.add(k)), want) };
     let bytes = _mm_packs_epi16(_mm_packs_epi32(quad(0), quad(1)), _mm_packs_epi32(quad(2), quad(3)));
     _mm_movemask_epi8(bytes) as u32
 }
@@ -165,6 +167,29 @@ fn rotate(r: u64, ways: usize, k: usize) -> u64 {
 /// Recency word of a fresh set: way p at position p.
 fn identity(ways: usize) -> u64 {
     (0..ways).fold(0, |r, w| r | (w as u64) << (4 * w))
+}
+
+/// Brings a set's state `m` up to date with the stream, the set having
+/// been sent `landed` fresh lines in all: its `k` pending ones (capped at
+/// `ways`) take the `k` least recent ways, which go stale and become the
+/// most recent in the same relative order (k fills in a row).
+#[inline]
+fn absorb(m: &mut Meta, ways: usize, landed: u64) {
+    if landed == m.seen {
+        return;
+    }
+    let k = (landed - m.seen).min(ways as u64) as usize;
+    m.seen = landed;
+    let r = m.recency;
+    // The ways at positions ways - k .. ways, one field at a time.
+    let mut top = r >> (4 * (ways - k));
+    for _ in 0..k {
+        m.stale |= 1 << (top & 0xF);
+        top >>= 4;
+    }
+    if k < ways {
+        m.recency = rotate(r, ways, k);
+    }
 }
 
 impl SetAssoc {
@@ -216,30 +241,12 @@ impl SetAssoc {
     }
 
     /// Set `s`'s state brought up to date with the stream (not stored):
-    /// its `k` pending fresh lines take the `k` least recent ways, which go
-    /// stale and become the most recent in the same relative order (k
-    /// fills in a row).
+    /// its pending fresh lines take its least recent ways (see [`absorb`]).
     #[inline]
     fn synced(&self, s: usize) -> Meta {
-        let m = self.meta[s];
-        let k = self.pending(s, &m);
-        if k == 0 {
-            return m;
-        }
-        let (ways, r) = (self.ways, m.recency);
-        // The ways at positions ways - k .. ways, one field at a time (a
-        // shift chain, which the compiler keeps a short scalar loop).
-        let (mut stale, mut top) = (m.stale, r >> (4 * (ways - k)));
-        for _ in 0..k {
-            stale |= 1 << (top & 0xF);
-            top >>= 4;
-        }
-        let recency = if k < ways { rotate(r, ways, k) } else { r };
-        Meta {
-            recency,
-            seen: self.landed(s, self.streamed),
-            stale,
-        }
+        let mut m = self.meta[s];
+        absorb(&mut m, self.ways, self.landed(s, self.streamed));
+        m
     }
 
     /// Stores 64-bit tags from now on (a tag did not fit in 32 bits).
@@ -270,8 +277,40 @@ impl SetAssoc {
     /// An access to `line`: on a hit, makes it most-recent and returns
     /// true; on a miss, fills it as most-recent in the least recent way
     /// (evicting its line) and returns false.
-    #[inline]
+    #[inline(always)]
     pub(super) fn touch(&mut self, line: u64) -> bool {
+        let s = (line & self.set_mask) as usize;
+        let tag = line >> self.set_bits;
+        let landed = self.landed(s, self.streamed);
+        let (ways, way_mask, low_last) = (self.ways, self.way_mask, self.low_last);
+        let start = s * ways;
+        let set = match &mut self.tags {
+            Tags::Narrow(v) if tag <= NARROW_MAX => v.get_mut(start..start + PAD).and_then(|x| <&mut [u32; PAD]>::try_from(x).ok()),
+            _ => None,
+        };
+        let (Some(set), Some(m)) = (set, self.meta.get_mut(s)) else {
+            return self.touch_wide(line);
+        };
+        absorb(m, ways, landed);
+        let r = m.recency;
+        let hits = matches16(set, tag as u32) & way_mask & !u32::from(m.stale);
+        if hits != 0 {
+            let w = hits.trailing_zeros() as usize;
+            m.recency = promote(r, position_of(r, w), w);
+            return true;
+        }
+        let w = way_at(r, ways - 1);
+        set[w] = tag as u32;
+        m.stale &= !(1 << w);
+        m.recency = ((r & low_last) << 4) | w as u64;
+        false
+    }
+
+    /// [`Self::touch`] for a tag that does not fit in 32 bits, or once the
+    /// array stores 64-bit tags: widens the array first if need be.
+    #[cold]
+    fn touch_wide(&mut self, line: u64) -> bool {
+        self.widen();
         let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
         let mut m = self.synced(s);
@@ -282,17 +321,10 @@ impl SetAssoc {
                 true
             }
             None => {
-                let last = self.ways - 1;
-                let w = way_at(r, last);
+                let w = way_at(r, self.ways - 1);
                 let i = s * self.ways + w;
-                match &mut self.tags {
-                    Tags::Narrow(v) if tag <= NARROW_MAX => v[i] = tag as u32,
-                    Tags::Narrow(_) => {
-                        self.meta[s] = m;
-                        self.widen();
-                        return self.touch(line);
-                    }
-                    Tags::Wide(v) => v[i] = tag,
+                if let Tags::Wide(v) = &mut self.tags {
+                    v[i] = tag;
                 }
                 m.stale &= !(1 << w);
                 m.recency = ((r & self.low_last) << 4) | w as u64;
