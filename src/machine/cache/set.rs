@@ -1,10 +1,11 @@
 //! One set-associative LRU array, laid out for the host's caches.
 //!
-//! Per set, `ways` tags in way order and a small [`Meta`] block. A tag is
-//! the line address without its set bits (`line >> set_bits`), kept in 32
-//! bits while every tag seen fits (a 16-way set is one 64-byte host line)
-//! and widened to 64 bits, once and for the whole array, by the first line
-//! that does not fit. The block's recency word holds, in 4-bit field `p`,
+//! Per set, one block: 16 tag slots in way order (the set's `ways` used,
+//! the rest empty) and a small [`Meta`] state, so that one bounds check
+//! reaches both. A tag is the line address without its set bits
+//! (`line >> set_bits`), kept in 32 bits while every tag seen fits (16
+//! tags are one 64-byte host line) and moved to a 64-bit array, once and
+//! for the whole array, by the first line that does not fit. The block's recency word holds, in 4-bit field `p`,
 //! the way at LRU position `p` (0 = most recent), so a hit, a fill or an
 //! eviction rewrites one word instead of moving tags: the tags stay in
 //! their ways, as in a real cache. Neither widening nor this layout changes
@@ -25,39 +26,19 @@
 
 use super::{CacheError, LevelConfig};
 
-/// A tag width: `u32` or `u64`, with a value no real tag takes.
-trait Tag: Copy + Eq {
-    /// An empty way.
-    const EMPTY: Self;
-}
-
-impl Tag for u32 {
-    const EMPTY: Self = u32::MAX;
-}
-
-impl Tag for u64 {
-    const EMPTY: Self = u64::MAX;
-}
-
 /// Most ways a level may have (a recency word holds 16 four-bit fields).
 pub const MAX_WAYS: u32 = 16;
 
-/// Empty tags after the last set of the 32-bit array.
-const PAD: usize = 16;
+/// An empty 32-bit tag slot (no real tag takes this value).
+const EMPTY32: u32 = u32::MAX;
+
+/// An empty 64-bit tag slot.
+const EMPTY64: u64 = u64::MAX;
 
 /// Largest tag the 32-bit storage holds (the value above is the sentinel).
-const NARROW_MAX: u64 = u32::MAX as u64 - 1;
+const NARROW_MAX: u64 = EMPTY32 as u64 - 1;
 
-/// Tags of every set, `ways` per set, in way order. The 32-bit array has
-/// [`PAD`] empty tags after the last set, so that 16 tags can be read from
-/// the start of any set (the ways beyond the set's own are masked off).
-#[derive(Clone, Debug)]
-enum Tags {
-    Narrow(Vec<u32>),
-    Wide(Vec<u64>),
-}
-
-/// Replacement state of one set, read with one host load.
+/// Replacement state of one set.
 #[derive(Clone, Copy, Debug)]
 struct Meta {
     /// Field `p` (4 bits): the way at LRU position `p`, 0 = most recent.
@@ -68,14 +49,24 @@ struct Meta {
     stale: u16,
 }
 
+/// One set: its 32-bit tags (way `w` in slot `w`; slots from `ways` on
+/// stay empty) and its state.
+#[derive(Clone, Copy, Debug)]
+struct Set {
+    tags: [u32; 16],
+    meta: Meta,
+}
+
 /// One set-associative LRU array.
 #[derive(Clone, Debug)]
 pub(super) struct SetAssoc {
     ways: usize,
     set_bits: u32,
     set_mask: u64,
-    tags: Tags,
-    meta: Vec<Meta>,
+    sets: Vec<Set>,
+    /// 64-bit tags, `ways` per set in way order, once a tag did not fit in
+    /// 32 bits (the 32-bit tags in `sets` are then unused).
+    wide: Option<Vec<u64>>,
     streamed: u64,
     /// Bit `w` set for every way of a set.
     way_mask: u32,
@@ -111,7 +102,7 @@ fn position_of(r: u64, w: usize) -> usize {
 
 /// Bit `w` set for each way whose tag equals `tag`.
 #[inline]
-fn matches<T: Tag>(set: &[T], tag: T) -> u32 {
+fn matches(set: &[u64], tag: u64) -> u32 {
     set.iter().enumerate().fold(0, |hits, (i, &t)| hits | u32::from(t == tag) << i)
 }
 
@@ -147,7 +138,7 @@ fn matches16_sse2(ways: &[u32; 16], tag: u32) -> u32 {
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
 fn matches16(ways: &[u32; 16], tag: u32) -> u32 {
-    matches(ways, tag)
+    ways.iter().enumerate().fold(0, |hits, (i, &t)| hits | u32::from(t == tag) << i)
 }
 
 /// Way `w` at LRU position `p` becomes the most recent.
@@ -202,19 +193,22 @@ impl SetAssoc {
         }
         let sets = cfg.size_bytes / per_way;
         let ways = cfg.ways as usize;
-        let meta = Meta {
-            recency: identity(ways),
-            seen: 0,
-            stale: 0,
+        let set = Set {
+            tags: [EMPTY32; 16],
+            meta: Meta {
+                recency: identity(ways),
+                seen: 0,
+                stale: 0,
+            },
         };
         Ok(Self {
             ways,
             set_bits: sets.trailing_zeros(),
             set_mask: sets - 1,
-            tags: Tags::Narrow(vec![u32::EMPTY; sets as usize * ways + PAD]),
+            sets: vec![set; sets as usize],
+            wide: None,
             way_mask: (1u32 << ways) - 1,
             low_last: low(ways - 1),
-            meta: vec![meta; sets as usize],
             streamed: 0,
         })
     }
@@ -244,17 +238,25 @@ impl SetAssoc {
     /// its pending fresh lines take its least recent ways (see [`absorb`]).
     #[inline]
     fn synced(&self, s: usize) -> Meta {
-        let mut m = self.meta[s];
+        let mut m = self.sets[s].meta;
         absorb(&mut m, self.ways, self.landed(s, self.streamed));
         m
     }
 
-    /// Stores 64-bit tags from now on (a tag did not fit in 32 bits).
+    /// Moves the tags to 64-bit storage (a tag did not fit in 32 bits).
     #[cold]
     fn widen(&mut self) {
-        if let Tags::Narrow(v) = &self.tags {
-            let wide = v.iter().map(|&t| if t == u32::EMPTY { u64::EMPTY } else { u64::from(t) }).collect();
-            self.tags = Tags::Wide(wide);
+        if self.wide.is_none() {
+            let wide = self
+                .sets
+                .iter()
+                .flat_map(|set| {
+                    set.tags[..self.ways]
+                        .iter()
+                        .map(|&t| if t == EMPTY32 { EMPTY64 } else { u64::from(t) })
+                })
+                .collect();
+            self.wide = Some(wide);
         }
     }
 
@@ -262,16 +264,26 @@ impl SetAssoc {
     /// is held at most once outside stale ways).
     #[inline]
     fn way_of(&self, s: usize, tag: u64, stale: u16) -> Option<usize> {
-        let start = s * self.ways;
-        let hits = match &self.tags {
-            Tags::Narrow(v) if tag <= NARROW_MAX => match <&[u32; PAD]>::try_from(&v[start..start + PAD]) {
-                Ok(sixteen) => matches16(sixteen, tag as u32) & self.way_mask,
-                Err(_) => 0, // unreachable: the range is PAD long
-            },
-            Tags::Narrow(_) => 0,
-            Tags::Wide(v) => matches(&v[start..start + self.ways], tag),
+        let hits = match &self.wide {
+            None if tag <= NARROW_MAX => matches16(&self.sets[s].tags, tag as u32) & self.way_mask,
+            None => 0,
+            Some(v) => matches(&v[s * self.ways..(s + 1) * self.ways], tag),
         } & !u32::from(stale);
         (hits != 0).then(|| hits.trailing_zeros() as usize)
+    }
+
+    /// Set `s`, its state brought up to date with the stream, when the
+    /// array stores 32-bit tags and `tag` fits in them.
+    #[inline(always)]
+    fn narrow_set(&mut self, s: usize, tag: u64) -> Option<&mut Set> {
+        if self.wide.is_some() || tag > NARROW_MAX {
+            return None;
+        }
+        let landed = self.landed(s, self.streamed);
+        let ways = self.ways;
+        let set = self.sets.get_mut(s)?;
+        absorb(&mut set.meta, ways, landed);
+        Some(set)
     }
 
     /// An access to `line`: on a hit, makes it most-recent and returns
@@ -281,26 +293,20 @@ impl SetAssoc {
     pub(super) fn touch(&mut self, line: u64) -> bool {
         let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
-        let landed = self.landed(s, self.streamed);
         let (ways, way_mask, low_last) = (self.ways, self.way_mask, self.low_last);
-        let start = s * ways;
-        let set = match &mut self.tags {
-            Tags::Narrow(v) if tag <= NARROW_MAX => v.get_mut(start..start + PAD).and_then(|x| <&mut [u32; PAD]>::try_from(x).ok()),
-            _ => None,
-        };
-        let (Some(set), Some(m)) = (set, self.meta.get_mut(s)) else {
+        let Some(set) = self.narrow_set(s, tag) else {
             return self.touch_wide(line);
         };
-        absorb(m, ways, landed);
+        let m = &mut set.meta;
         let r = m.recency;
-        let hits = matches16(set, tag as u32) & way_mask & !u32::from(m.stale);
+        let hits = matches16(&set.tags, tag as u32) & way_mask & !u32::from(m.stale);
         if hits != 0 {
             let w = hits.trailing_zeros() as usize;
             m.recency = promote(r, position_of(r, w), w);
             return true;
         }
         let w = way_at(r, ways - 1);
-        set[w] = tag as u32;
+        set.tags[w] = tag as u32;
         m.stale &= !(1 << w);
         m.recency = ((r & low_last) << 4) | w as u64;
         false
@@ -323,7 +329,7 @@ impl SetAssoc {
             None => {
                 let w = way_at(r, self.ways - 1);
                 let i = s * self.ways + w;
-                if let Tags::Wide(v) = &mut self.tags {
+                if let Some(v) = &mut self.wide {
                     v[i] = tag;
                 }
                 m.stale &= !(1 << w);
@@ -331,28 +337,50 @@ impl SetAssoc {
                 false
             }
         };
-        self.meta[s] = m;
+        self.sets[s].meta = m;
         hit
     }
 
     /// Drops a line (its way becomes empty and least recent); returns true
     /// if it was present.
+    #[inline]
     pub(super) fn remove(&mut self, line: u64) -> bool {
+        let s = (line & self.set_mask) as usize;
+        let tag = line >> self.set_bits;
+        let (way_mask, low_last, last) = (self.way_mask, self.low_last, self.ways - 1);
+        let Some(set) = self.narrow_set(s, tag) else {
+            return self.remove_general(line);
+        };
+        let m = &mut set.meta;
+        let hits = matches16(&set.tags, tag as u32) & way_mask & !u32::from(m.stale);
+        if hits == 0 {
+            return false;
+        }
+        let w = hits.trailing_zeros() as usize;
+        let r = m.recency;
+        let p = position_of(r, w);
+        m.recency = (r & low(p)) | ((r >> 4) & !low(p) & low_last) | (w as u64) << (4 * last);
+        set.tags[w] = EMPTY32;
+        true
+    }
+
+    /// [`Self::remove`] for 64-bit tags, or a tag too large for 32-bit ones.
+    #[cold]
+    fn remove_general(&mut self, line: u64) -> bool {
         let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
         let mut m = self.synced(s);
         let Some(w) = self.way_of(s, tag, m.stale) else {
-            self.meta[s] = m;
+            self.sets[s].meta = m;
             return false;
         };
         let (r, last) = (m.recency, self.ways - 1);
         let p = position_of(r, w);
         m.recency = (r & low(p)) | ((r >> 4) & !low(p) & self.low_last) | (w as u64) << (4 * last);
-        self.meta[s] = m;
-        let i = s * self.ways + w;
-        match &mut self.tags {
-            Tags::Narrow(v) => v[i] = u32::EMPTY,
-            Tags::Wide(v) => v[i] = u64::EMPTY,
+        self.sets[s].meta = m;
+        match &mut self.wide {
+            None => self.sets[s].tags[w] = EMPTY32,
+            Some(v) => v[s * self.ways + w] = EMPTY64,
         }
         true
     }
@@ -362,7 +390,7 @@ impl SetAssoc {
     pub(super) fn contains(&self, line: u64) -> bool {
         let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
-        let m = self.meta[s];
+        let m = self.sets[s].meta;
         match self.way_of(s, tag, m.stale) {
             Some(w) => position_of(m.recency, w) + self.pending(s, &m) < self.ways,
             None => false,
