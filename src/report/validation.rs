@@ -36,7 +36,7 @@ pub struct Row {
     pub scenario: String,
     /// The figure: metric and variant(s).
     pub figure: String,
-    /// The point, short (`profile=host-a count=1`).
+    /// The point, short (`profile=host-a mean_ns=64800.0`).
     pub at: String,
     /// The published figure (`246k`, or `[1.4, 1.7]` for a range).
     pub published: String,
