@@ -303,38 +303,26 @@ impl<'a> Sim<'a> {
 
     /// Prices the touches recorded so far for thread `i` along their
     /// critical path (overlapped accesses cost their slowest,
-    /// [`critical_path`]); counts them as the insert's when `insert` is set.
-    /// Returns ps.
+    /// [`critical_path`]); counts them as the insert's when `insert` is set
+    /// (from the core's cache counters before and after). Returns ps.
     fn price(&mut self, i: usize, insert: bool) -> u64 {
         let core = self.caches.thread_core[i];
-        let (caches, out) = (&mut self.caches, &mut self.out);
+        let before = self.caches.hierarchy.counters(core);
+        let caches = &mut self.caches;
         let ps = critical_path(&self.touches, |x| {
             let o = caches.hierarchy.access(core, x.line, x.access == Access::Write);
-            if insert {
-                Self::count(out, o.served);
-            }
             caches.prices.of(core, o)
         });
         self.touches.clear();
-        ps
-    }
-
-    /// Counts an insert's access by where it was served.
-    fn count(out: &mut Outcome, served: crate::machine::cache::Served) {
-        use crate::machine::cache::Served;
-        out.touches += 1;
-        match served {
-            Served::L1 => {}
-            Served::L2 | Served::Llc => out.l1_misses += 1,
-            Served::Memory => {
-                out.l1_misses += 1;
-                out.memory += 1;
-            }
-            Served::Peer { .. } => {
-                out.l1_misses += 1;
-                out.peer += 1;
-            }
+        if insert {
+            let after = self.caches.hierarchy.counters(core);
+            let out = &mut self.out;
+            out.touches += after.accesses - before.accesses;
+            out.l1_misses += after.l1_misses - before.l1_misses;
+            out.memory += after.llc_misses - before.llc_misses;
+            out.peer += after.coherence_misses - before.coherence_misses;
         }
+        ps
     }
 
     fn schedule(&mut self, i: usize) -> Result<(), SimError> {
