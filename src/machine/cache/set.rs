@@ -67,6 +67,9 @@ pub(super) struct SetAssoc {
     /// 64-bit tags, `ways` per set in way order, once a tag did not fit in
     /// 32 bits (the 32-bit tags in `sets` are then unused).
     wide: Option<Vec<u64>>,
+    /// Tags below this use the 32-bit tags: `NARROW_MAX + 1` while there
+    /// are no 64-bit tags, 0 after (one compare on the hot path).
+    narrow_end: u64,
     streamed: u64,
     /// Bit `w` set for every way of a set.
     way_mask: u32,
@@ -207,6 +210,7 @@ impl SetAssoc {
             set_mask: sets - 1,
             sets: vec![set; sets as usize],
             wide: None,
+            narrow_end: NARROW_MAX + 1,
             way_mask: (1u32 << ways) - 1,
             low_last: low(ways - 1),
             streamed: 0,
@@ -257,6 +261,7 @@ impl SetAssoc {
                 })
                 .collect();
             self.wide = Some(wide);
+            self.narrow_end = 0;
         }
     }
 
@@ -276,7 +281,7 @@ impl SetAssoc {
     /// array stores 32-bit tags and `tag` fits in them.
     #[inline(always)]
     fn narrow_set(&mut self, s: usize, tag: u64) -> Option<&mut Set> {
-        if self.wide.is_some() || tag > NARROW_MAX {
+        if tag >= self.narrow_end {
             return None;
         }
         let landed = self.landed(s, self.streamed);
