@@ -3,14 +3,16 @@
 //! Per set, one block: 16 tag slots in way order (the set's `ways` used,
 //! the rest empty) and a small [`Meta`] state, so that one bounds check
 //! reaches both. A tag is the line address without its set bits
-//! (`line >> set_bits`), kept in 32 bits while every tag seen fits (16
-//! tags are one 64-byte host line) and moved to a 64-bit array, once and
-//! for the whole array, by the first line that does not fit. The block's recency word holds, in 4-bit field `p`,
-//! the way at LRU position `p` (0 = most recent), so a hit, a fill or an
-//! eviction rewrites one word instead of moving tags: the tags stay in
-//! their ways, as in a real cache. Neither widening nor this layout changes
-//! any answer; the reference model in `oracle.rs` keeps the sets as
-//! recency-ordered lists and a proptest holds this one to it.
+//! (`line >> set_bits`). A block keeps the low 32 bits of each tag (16 of
+//! them are one 64-byte host line, compared at once); the high 32 bits
+//! live in a second array, allocated only when the first tag that needs
+//! them is seen, and are checked only for the ways whose low half
+//! matched. The block's recency word holds, in 4-bit field `p`, the way at
+//! LRU position `p` (0 = most recent), so a hit, a fill or an eviction
+//! rewrites one word instead of moving tags: the tags stay in their ways,
+//! as in a real cache. None of this layout changes any answer; the
+//! reference model in `oracle.rs` keeps the sets as recency-ordered lists
+//! and a proptest holds this one to it.
 //!
 //! Streams of fresh lines ([`SetAssoc::stream`]) are applied lazily, at no
 //! cost per line: the n-th fresh line ever streamed (n from 0) lands on set
@@ -29,14 +31,14 @@ use super::{CacheError, LevelConfig};
 /// Most ways a level may have (a recency word holds 16 four-bit fields).
 pub const MAX_WAYS: u32 = 16;
 
-/// An empty 32-bit tag slot (no real tag takes this value).
+/// Low half of an empty tag slot (with high half [`EMPTY32`] once high
+/// halves are kept; no line's tag has high half `u32::MAX`, as a line
+/// address is below 2^58).
 const EMPTY32: u32 = u32::MAX;
 
-/// An empty 64-bit tag slot.
-const EMPTY64: u64 = u64::MAX;
-
-/// Largest tag the 32-bit storage holds (the value above is the sentinel).
-const NARROW_MAX: u64 = EMPTY32 as u64 - 1;
+/// Tags from this value on need their high halves kept (its low half is
+/// the empty slot's).
+const HIGH_FROM: u64 = EMPTY32 as u64;
 
 /// Replacement state of one set.
 #[derive(Clone, Copy, Debug)]
@@ -64,12 +66,10 @@ pub(super) struct SetAssoc {
     set_bits: u32,
     set_mask: u64,
     sets: Vec<Set>,
-    /// 64-bit tags, `ways` per set in way order, once a tag did not fit in
-    /// 32 bits (the 32-bit tags in `sets` are then unused).
-    wide: Option<Vec<u64>>,
-    /// Tags below this use the 32-bit tags: `NARROW_MAX + 1` while there
-    /// are no 64-bit tags, 0 after (one compare on the hot path).
-    narrow_end: u64,
+    /// High halves of the tags, per set in way order; empty until a tag
+    /// of [`HIGH_FROM`] or more is seen (until then every tag's high half
+    /// is 0).
+    high: Vec<[u32; 16]>,
     streamed: u64,
     /// Bit `w` set for every way of a set.
     way_mask: u32,
@@ -101,12 +101,6 @@ fn position_of(r: u64, w: usize) -> usize {
     // zero field may too (borrow), never one below it.
     let zero = x.wrapping_sub(ONES) & !x & HIGHS;
     (zero.trailing_zeros() / 4) as usize
-}
-
-/// Bit `w` set for each way whose tag equals `tag`.
-#[inline]
-fn matches(set: &[u64], tag: u64) -> u32 {
-    set.iter().enumerate().fold(0, |hits, (i, &t)| hits | u32::from(t == tag) << i)
 }
 
 /// Bit `w` set where `ways[w] == tag`, for 16 32-bit tags: on x86-64 four
@@ -209,8 +203,7 @@ impl SetAssoc {
             set_bits: sets.trailing_zeros(),
             set_mask: sets - 1,
             sets: vec![set; sets as usize],
-            wide: None,
-            narrow_end: NARROW_MAX + 1,
+            high: Vec::new(),
             way_mask: (1u32 << ways) - 1,
             low_last: low(ways - 1),
             streamed: 0,
@@ -238,57 +231,54 @@ impl SetAssoc {
         (self.landed(s, self.streamed) - m.seen).min(self.ways as u64) as usize
     }
 
-    /// Set `s`'s state brought up to date with the stream (not stored):
-    /// its pending fresh lines take its least recent ways (see [`absorb`]).
-    #[inline]
-    fn synced(&self, s: usize) -> Meta {
-        let mut m = self.sets[s].meta;
-        absorb(&mut m, self.ways, self.landed(s, self.streamed));
-        m
-    }
-
-    /// Moves the tags to 64-bit storage (a tag did not fit in 32 bits).
+    /// Starts keeping the tags' high halves (a tag of [`HIGH_FROM`] or
+    /// more is about to be looked up): every tag so far has high half 0,
+    /// an empty slot gets [`EMPTY32`].
     #[cold]
-    fn widen(&mut self) {
-        if self.wide.is_none() {
-            let wide = self
-                .sets
-                .iter()
-                .flat_map(|set| {
-                    set.tags[..self.ways]
-                        .iter()
-                        .map(|&t| if t == EMPTY32 { EMPTY64 } else { u64::from(t) })
-                })
-                .collect();
-            self.wide = Some(wide);
-            self.narrow_end = 0;
-        }
+    fn keep_high_halves(&mut self) {
+        self.high = self
+            .sets
+            .iter()
+            .map(|set| set.tags.map(|t| if t == EMPTY32 { EMPTY32 } else { 0 }))
+            .collect();
     }
 
-    /// The way of set `s` holding `tag` and not stale, if any (a real tag
-    /// is held at most once outside stale ways).
+    /// Ways of set `s` holding `tag`, given the ways `low` whose low half
+    /// matched: those whose high half matches too.
     #[inline]
-    fn way_of(&self, s: usize, tag: u64, stale: u16) -> Option<usize> {
-        let hits = match &self.wide {
-            None if tag <= NARROW_MAX => matches16(&self.sets[s].tags, tag as u32) & self.way_mask,
-            None => 0,
-            Some(v) => matches(&v[s * self.ways..(s + 1) * self.ways], tag),
-        } & !u32::from(stale);
-        (hits != 0).then(|| hits.trailing_zeros() as usize)
+    fn confirm(&self, s: usize, tag: u64, low: u32) -> u32 {
+        let Some(high) = self.high.get(s) else {
+            return low;
+        };
+        let want = (tag >> 32) as u32;
+        let (mut bits, mut hits) = (low, 0);
+        while bits != 0 {
+            let w = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            hits |= u32::from(high[w] == want) << w;
+        }
+        hits
     }
 
-    /// Set `s`, its state brought up to date with the stream, when the
-    /// array stores 32-bit tags and `tag` fits in them.
+    /// The ways of set `s` (state `m`) holding `tag` and not stale (a real
+    /// tag is held at most once outside stale ways).
     #[inline(always)]
-    fn narrow_set(&mut self, s: usize, tag: u64) -> Option<&mut Set> {
-        if tag >= self.narrow_end {
-            return None;
+    fn hits(&self, s: usize, tag: u64, m: &Meta) -> u32 {
+        let low = matches16(&self.sets[s].tags, tag as u32) & self.way_mask & !u32::from(m.stale);
+        if low == 0 { 0 } else { self.confirm(s, tag, low) }
+    }
+
+    /// Set `s`'s state brought up to date with the stream, stored; first
+    /// makes sure a lookup of `tag` can be answered.
+    #[inline(always)]
+    fn sync(&mut self, s: usize, tag: u64) -> Meta {
+        if tag >= HIGH_FROM && self.high.is_empty() {
+            self.keep_high_halves();
         }
         let landed = self.landed(s, self.streamed);
-        let ways = self.ways;
-        let set = self.sets.get_mut(s)?;
-        absorb(&mut set.meta, ways, landed);
-        Some(set)
+        let m = &mut self.sets[s].meta;
+        absorb(m, self.ways, landed);
+        *m
     }
 
     /// An access to `line`: on a hit, makes it most-recent and returns
@@ -298,52 +288,23 @@ impl SetAssoc {
     pub(super) fn touch(&mut self, line: u64) -> bool {
         let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
-        let (ways, way_mask, low_last) = (self.ways, self.way_mask, self.low_last);
-        let Some(set) = self.narrow_set(s, tag) else {
-            return self.touch_wide(line);
-        };
-        let m = &mut set.meta;
+        let m = self.sync(s, tag);
         let r = m.recency;
-        let hits = matches16(&set.tags, tag as u32) & way_mask & !u32::from(m.stale);
+        let hits = self.hits(s, tag, &m);
+        let set = &mut self.sets[s];
         if hits != 0 {
             let w = hits.trailing_zeros() as usize;
-            m.recency = promote(r, position_of(r, w), w);
+            set.meta.recency = promote(r, position_of(r, w), w);
             return true;
         }
-        let w = way_at(r, ways - 1);
+        let w = way_at(r, self.ways - 1);
         set.tags[w] = tag as u32;
-        m.stale &= !(1 << w);
-        m.recency = ((r & low_last) << 4) | w as u64;
+        set.meta.stale &= !(1 << w);
+        set.meta.recency = ((r & self.low_last) << 4) | w as u64;
+        if let Some(high) = self.high.get_mut(s) {
+            high[w] = (tag >> 32) as u32;
+        }
         false
-    }
-
-    /// [`Self::touch`] for a tag that does not fit in 32 bits, or once the
-    /// array stores 64-bit tags: widens the array first if need be.
-    #[cold]
-    fn touch_wide(&mut self, line: u64) -> bool {
-        self.widen();
-        let s = (line & self.set_mask) as usize;
-        let tag = line >> self.set_bits;
-        let mut m = self.synced(s);
-        let r = m.recency;
-        let hit = match self.way_of(s, tag, m.stale) {
-            Some(w) => {
-                m.recency = promote(r, position_of(r, w), w);
-                true
-            }
-            None => {
-                let w = way_at(r, self.ways - 1);
-                let i = s * self.ways + w;
-                if let Some(v) = &mut self.wide {
-                    v[i] = tag;
-                }
-                m.stale &= !(1 << w);
-                m.recency = ((r & self.low_last) << 4) | w as u64;
-                false
-            }
-        };
-        self.sets[s].meta = m;
-        hit
     }
 
     /// Drops a line (its way becomes empty and least recent); returns true
@@ -352,40 +313,19 @@ impl SetAssoc {
     pub(super) fn remove(&mut self, line: u64) -> bool {
         let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
-        let (way_mask, low_last, last) = (self.way_mask, self.low_last, self.ways - 1);
-        let Some(set) = self.narrow_set(s, tag) else {
-            return self.remove_general(line);
-        };
-        let m = &mut set.meta;
-        let hits = matches16(&set.tags, tag as u32) & way_mask & !u32::from(m.stale);
+        let m = self.sync(s, tag);
+        let hits = self.hits(s, tag, &m);
         if hits == 0 {
             return false;
         }
         let w = hits.trailing_zeros() as usize;
-        let r = m.recency;
-        let p = position_of(r, w);
-        m.recency = (r & low(p)) | ((r >> 4) & !low(p) & low_last) | (w as u64) << (4 * last);
-        set.tags[w] = EMPTY32;
-        true
-    }
-
-    /// [`Self::remove`] for 64-bit tags, or a tag too large for 32-bit ones.
-    #[cold]
-    fn remove_general(&mut self, line: u64) -> bool {
-        let s = (line & self.set_mask) as usize;
-        let tag = line >> self.set_bits;
-        let mut m = self.synced(s);
-        let Some(w) = self.way_of(s, tag, m.stale) else {
-            self.sets[s].meta = m;
-            return false;
-        };
         let (r, last) = (m.recency, self.ways - 1);
         let p = position_of(r, w);
-        m.recency = (r & low(p)) | ((r >> 4) & !low(p) & self.low_last) | (w as u64) << (4 * last);
-        self.sets[s].meta = m;
-        match &mut self.wide {
-            None => self.sets[s].tags[w] = EMPTY32,
-            Some(v) => v[s * self.ways + w] = EMPTY64,
+        let set = &mut self.sets[s];
+        set.meta.recency = (r & low(p)) | ((r >> 4) & !low(p) & self.low_last) | (w as u64) << (4 * last);
+        set.tags[w] = EMPTY32;
+        if let Some(high) = self.high.get_mut(s) {
+            high[w] = EMPTY32;
         }
         true
     }
@@ -395,10 +335,13 @@ impl SetAssoc {
     pub(super) fn contains(&self, line: u64) -> bool {
         let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
+        if tag >= HIGH_FROM && self.high.is_empty() {
+            return false; // no tag this large was ever filled
+        }
         let m = self.sets[s].meta;
-        match self.way_of(s, tag, m.stale) {
-            Some(w) => position_of(m.recency, w) + self.pending(s, &m) < self.ways,
-            None => false,
+        match self.hits(s, tag, &m) {
+            0 => false,
+            hits => position_of(m.recency, hits.trailing_zeros() as usize) + self.pending(s, &m) < self.ways,
         }
     }
 }
