@@ -80,9 +80,19 @@ pub(super) struct SetAssoc {
 /// The low `n` four-bit fields of a recency word set (n <= 16).
 #[inline]
 fn low(n: usize) -> u64 {
-    // Two half shifts: a 64-bit shift by 64 would not clear the word.
-    !((u64::MAX << (2 * n)) << (2 * n))
+    LOW[n & 0x1F]
 }
+
+/// [`low`] for n = 0 to 16, and all ones beyond (never asked for).
+const LOW: [u64; 32] = {
+    let mut t = [u64::MAX; 32];
+    let mut n = 0;
+    while n < 16 {
+        t[n] = (1 << (4 * n)) - 1;
+        n += 1;
+    }
+    t
+};
 
 /// The way at LRU position `p`.
 #[inline]
