@@ -20,7 +20,9 @@ use crate::kernel::sync::counter::{Counter, CounterOp, MicroOp};
 use crate::machine::Pricing;
 use crate::machine::coherence::{LineId, LineTable};
 use crate::machine::lock::{LockId, LockTable};
+use rand::distr::Distribution;
 use rand_chacha::ChaCha8Rng;
+use statrs::distribution::Exp;
 
 /// One step of a path.
 #[derive(Debug, Clone)]
@@ -142,7 +144,9 @@ pub enum SimError {
 /// any machine completing zero-length operations at one instant.
 pub const NO_PROGRESS_OPS: u64 = 10_000_000;
 
-#[derive(Debug, Default)]
+/// One simulated thread: where it is in its path, with its own random
+/// stream and SMT slowdown (so a step reads one record, not three vectors).
+#[derive(Debug)]
 struct Proc {
     next: usize,
     /// Operations this process has completed.
@@ -155,6 +159,84 @@ struct Proc {
     /// queue: it is filled only once the previous one is used up).
     micro: Vec<MicroOp>,
     micro_at: usize,
+    /// The random stream of its work durations.
+    rng: ChaCha8Rng,
+    /// Work durations are multiplied by this / 1000 (SMT).
+    slowdown: u32,
+}
+
+impl Proc {
+    fn new(rng: ChaCha8Rng, slowdown: u32) -> Self {
+        Proc {
+            next: 0,
+            ops_done: 0,
+            spread: None,
+            op_start: SimTimePs::ZERO,
+            micro: Vec::new(),
+            micro_at: 0,
+            rng,
+            slowdown,
+        }
+    }
+
+    /// A spread read or a counter's access is still to be made.
+    #[inline]
+    fn pending(&self) -> bool {
+        self.spread.is_some() || self.micro_at < self.micro.len()
+    }
+
+    /// Draws the duration of work step `step` from `dur`, scaled by the
+    /// SMT slowdown.
+    #[inline]
+    fn draw(&mut self, dur: &Duration, step: usize) -> Result<SimTimePs, SimError> {
+        let d = dur.sample(&mut self.rng);
+        self.scaled(d, step)
+    }
+
+    /// `d` scaled by the SMT slowdown, or an error when out of range.
+    #[inline]
+    fn scaled(&self, d: SimTimePs, step: usize) -> Result<SimTimePs, SimError> {
+        match self.slowdown {
+            // A core of its own (no SMT sibling): the draw as is.
+            1000 if !d.is_out_of_range() => Ok(d),
+            slow => scale(d, slow).ok_or(SimError::DurationOutOfRange { step }),
+        }
+    }
+}
+
+/// A step of the path as the interpreter holds it.
+#[derive(Debug)]
+struct Op {
+    step: Step,
+    /// Runs on every `every`-th operation of a process (1: every one).
+    every: u32,
+    /// For a work step of exponential duration with no reads, the
+    /// distribution: the commonest step, taken on one branch instead of
+    /// the jumps through tables of `match step` and `match dur` (an
+    /// indirect jump whose target changes from step to step is often
+    /// mispredicted).
+    exp: Option<Exp>,
+    /// For a lock (true) or unlock (false) step, the lock, for the same
+    /// reason.
+    lock: Option<(bool, LockId)>,
+}
+
+impl Op {
+    fn new(step: Step, every: u32) -> Self {
+        let exp = match &step {
+            Step::Work {
+                dur: Duration::Exp(e),
+                reads: None,
+            } => Some(*e),
+            _ => None,
+        };
+        let lock = match step {
+            Step::Lock(l) => Some((true, l)),
+            Step::Unlock(l) => Some((false, l)),
+            _ => None,
+        };
+        Op { step, every, exp, lock }
+    }
 }
 
 /// A work step of `dur` ps with `n` reads of `line` at evenly spaced points:
@@ -209,14 +291,15 @@ enum Next {
     Blocked,
 }
 
-struct State {
+/// Everything a step may touch besides its own process's record: the
+/// machine's lines and locks, the counters, the queue and the run's
+/// tallies. Kept apart from the processes so that a process's record is
+/// looked up once per event, not once per step.
+struct World {
     pricing: Pricing,
-    slowdown: Vec<u32>,
-    rngs: Vec<ChaCha8Rng>,
     lines: LineTable,
     locks: LockTable,
     counters: Vec<Counter>,
-    procs: Vec<Proc>,
     queue: EventQueue,
     latency: LatencyHistogram,
     ops: u64,
@@ -241,15 +324,20 @@ pub fn run(spec: SimSpec) -> Result<Metrics, SimError> {
     let (names, counters): (Vec<String>, Vec<Counter>) = spec.counters.into_iter().unzip();
     let mut every = spec.every;
     every.resize(spec.path.len(), 1);
-    let mut st = State {
+    let path: Vec<Op> = spec.path.into_iter().zip(every).map(|(s, e)| Op::new(s, e)).collect();
+    let mut procs: Vec<Proc> = spec
+        .rngs
+        .into_iter()
+        .zip(spec.slowdown_permille)
+        .map(|(r, s)| Proc::new(r, s))
+        .collect();
+    debug_assert_eq!(procs.len(), n, "one SMT slowdown per process");
+    let mut w = World {
         counter_incs: vec![0; counters.len()],
         pricing: spec.pricing,
-        slowdown: spec.slowdown_permille,
-        rngs: spec.rngs,
         lines: spec.lines,
         locks: spec.locks,
         counters,
-        procs: (0..n).map(|_| Proc::default()).collect(),
         queue: EventQueue::new(),
         latency: LatencyHistogram::new(),
         ops: 0,
@@ -258,14 +346,14 @@ pub fn run(spec: SimSpec) -> Result<Metrics, SimError> {
         precision: spec.stop.precision.map(BatchMeans::new),
     };
     for p in 0..n as u32 {
-        st.queue.schedule_at(SimTimePs::ZERO, p)?;
+        w.queue.schedule_at(SimTimePs::ZERO, p)?;
     }
-    let end = st.main_loop(&spec.path, &every, spec.stop)?;
-    Ok(st.metrics(end, spec.reported_lines, &spec.lock_names, &names))
+    let end = w.main_loop(&mut procs, &path, spec.stop)?;
+    Ok(w.metrics(end, spec.reported_lines, &spec.lock_names, &names))
 }
 
-impl State {
-    fn main_loop(&mut self, path: &[Step], every: &[u32], stop: Stop) -> Result<SimTimePs, SimError> {
+impl World {
+    fn main_loop(&mut self, procs: &mut [Proc], path: &[Op], stop: Stop) -> Result<SimTimePs, SimError> {
         let limit_ops = stop.ops.unwrap_or(u64::MAX);
         // Checked in `run`: a stop time is below `SimTimePs::MAX`, and so is
         // every event time (`advance` refuses the rest), so `>` is reached.
@@ -278,97 +366,113 @@ impl State {
             if ev.time > limit_time {
                 return Ok(limit_time);
             }
-            if let Some(end) = self.advance(path, every, ev.target, ev.time, (limit_ops, limit_time))? {
+            let proc = &mut procs[ev.target as usize];
+            if let Some(end) = self.advance(proc, path, ev.target, ev.time, (limit_ops, limit_time))? {
                 return Ok(end);
             }
         }
         Err(SimError::Deadlock(self.queue.now()))
     }
 
-    /// Runs process `p` from `now` until it waits; the end time when the
-    /// run is over. When the event `p` would schedule is the next one the
-    /// queue would pop anyway ([`EventQueue::take_if_next`]), `p` goes on
-    /// at once: the same events in the same order, counted the same, with
-    /// no trip through the queue (a hit, a short transfer).
+    /// Runs process `p` (`proc`) from `now` until it waits; the end time
+    /// when the run is over. When the event `p` would schedule is the next
+    /// one the queue would pop anyway ([`EventQueue::take_or_schedule`]),
+    /// `p` goes on at once: the same events in the same order, counted the
+    /// same, with no trip through the queue (a hit, a short transfer).
+    #[inline]
     fn advance(
         &mut self,
-        path: &[Step],
-        every: &[u32],
+        proc: &mut Proc,
+        path: &[Op],
         p: u32,
         mut now: SimTimePs,
         (limit, limit_time): (u64, SimTimePs),
     ) -> Result<Option<SimTimePs>, SimError> {
         loop {
-            let next = if let Some(sp) = self.procs[p as usize].spread {
-                Next::At(self.spread_read(p, sp, now)?)
-            } else if let Some(&m) = self.procs[p as usize].micro.get(self.procs[p as usize].micro_at) {
-                self.procs[p as usize].micro_at += 1;
-                self.exec_micro(p, m, now)
+            let next = if proc.pending() {
+                self.pending(proc, p, now)?
             } else {
-                let proc = &mut self.procs[p as usize];
-                if proc.next == path.len() {
-                    self.latency.record(now.since(proc.op_start).0);
-                    self.ops += 1;
-                    if self.ops >= limit || self.precision.as_mut().is_some_and(|b| b.record(now)) {
-                        return Ok(Some(now));
-                    }
-                    self.check_progress(now, limit)?;
-                    let proc = &mut self.procs[p as usize];
-                    proc.next = 0;
-                    proc.ops_done += 1;
-                    proc.op_start = now;
+                if proc.next == path.len() && self.end_op(proc, now, limit)? {
+                    return Ok(Some(now));
                 }
-                let proc = &mut self.procs[p as usize];
                 let i = proc.next;
                 proc.next += 1;
-                if every[i] > 1 && !runs_on(proc.ops_done + 1, every[i]) {
+                let op = &path[i];
+                if op.every > 1 && !runs_on(proc.ops_done + 1, op.every) {
                     continue;
                 }
-                self.exec(p, i, &path[i], now)?
-            };
-            match next {
-                Next::At(t) if t == now => {}
-                Next::At(t) => {
-                    if !t.is_out_of_range() && t <= limit_time && self.queue.take_if_next(t) {
-                        self.events += 1;
-                        now = t;
-                        continue;
-                    }
-                    self.schedule(t, p, now)?;
-                    return Ok(None);
+                if let Some(e) = &op.exp {
+                    let d = SimTimePs::from_ns_f64(e.sample(&mut proc.rng));
+                    let d = proc.scaled(d, i)?;
+                    Next::At(now.checked_add(d).ok_or(SimError::TimeOverflow(now))?)
+                } else if let Some((acquire, l)) = op.lock {
+                    if acquire { self.lock(p, l, now) } else { self.unlock(p, l, now) }
+                } else {
+                    self.exec(proc, p, i, &op.step, now)?
                 }
+            };
+            let t = match next {
+                Next::At(t) if t == now => continue,
+                Next::At(t) => t,
                 Next::Blocked => return Ok(None),
+            };
+            if t.is_out_of_range() {
+                return Err(SimError::TimeOverflow(now));
             }
+            if self.queue.take_or_schedule(t, p, t <= limit_time)? {
+                self.events += 1;
+                now = t;
+                continue;
+            }
+            return Ok(None);
         }
+    }
+
+    /// Process `p`'s next spread read or counter access, at `now`.
+    #[inline]
+    fn pending(&mut self, proc: &mut Proc, p: u32, now: SimTimePs) -> Result<Next, SimError> {
+        if let Some(sp) = proc.spread {
+            return Ok(Next::At(self.spread_read(proc, p, sp, now)?));
+        }
+        let m = proc.micro[proc.micro_at];
+        proc.micro_at += 1;
+        Ok(self.exec_micro(p, m, now))
+    }
+
+    /// `proc` completed an operation at `now`: records it; true when the
+    /// run is over, else the process starts its next operation.
+    #[inline]
+    fn end_op(&mut self, proc: &mut Proc, now: SimTimePs, limit: u64) -> Result<bool, SimError> {
+        self.latency.record(now.since(proc.op_start).0);
+        self.ops += 1;
+        if self.ops >= limit || self.precision.as_mut().is_some_and(|b| b.record(now)) {
+            return Ok(true);
+        }
+        self.check_progress(now, limit)?;
+        proc.next = 0;
+        proc.ops_done += 1;
+        proc.op_start = now;
+        Ok(false)
     }
 
     /// The next read of the spread-read work in progress, at `now`: one
     /// read of the line (a transfer if another CPU wrote it since this
     /// process last held it), then the slice of work up to the next read
     /// or the end of the work. Returns when the process continues.
-    fn spread_read(&mut self, p: u32, mut sp: Spread, now: SimTimePs) -> Result<SimTimePs, SimError> {
+    fn spread_read(&mut self, proc: &mut Proc, p: u32, mut sp: Spread, now: SimTimePs) -> Result<SimTimePs, SimError> {
         let a = self.lines.read(sp.line, p, 1, now, &self.pricing);
         sp.done += 1;
         let next = sp.before(sp.done + 1);
         let slice = next - sp.at;
         sp.at = next;
-        self.procs[p as usize].spread = (sp.done < sp.n).then_some(sp);
+        proc.spread = (sp.done < sp.n).then_some(sp);
         a.done.checked_add(SimTimePs(slice)).ok_or(SimError::TimeOverflow(now))
-    }
-
-    /// Schedules `p` at `t`, refusing a time the clock cannot hold (a
-    /// saturated [`SimTimePs::MAX`] from a step's arithmetic).
-    fn schedule(&mut self, t: SimTimePs, p: u32, now: SimTimePs) -> Result<(), SimError> {
-        if t.is_out_of_range() {
-            return Err(SimError::TimeOverflow(now));
-        }
-        self.queue.schedule_at(t, p)?;
-        Ok(())
     }
 
     /// With no operation limit, fails once [`NO_PROGRESS_OPS`] operations
     /// have completed without the clock moving (the stop time would never
     /// come). One comparison per operation.
+    #[inline]
     fn check_progress(&mut self, now: SimTimePs, limit: u64) -> Result<(), SimError> {
         if now > self.progress.0 {
             self.progress = (now, self.ops);
@@ -381,15 +485,10 @@ impl State {
         Ok(())
     }
 
-    fn exec(&mut self, p: u32, i: usize, step: &Step, now: SimTimePs) -> Result<Next, SimError> {
+    fn exec(&mut self, proc: &mut Proc, p: u32, i: usize, step: &Step, now: SimTimePs) -> Result<Next, SimError> {
         Ok(match *step {
             Step::Work { ref dur, reads } => {
-                let d = dur.sample(&mut self.rngs[p as usize]);
-                let d = match self.slowdown[p as usize] {
-                    // A core of its own (no SMT sibling): the draw as is.
-                    1000 if !d.is_out_of_range() => d,
-                    slow => scale(d, slow).ok_or(SimError::DurationOutOfRange { step: i })?,
-                };
+                let d = proc.draw(dur, i)?;
                 match reads {
                     Some((line, n)) => {
                         let mut sp = Spread {
@@ -400,7 +499,7 @@ impl State {
                             at: 0,
                         };
                         sp.at = sp.before(1);
-                        self.procs[p as usize].spread = Some(sp);
+                        proc.spread = Some(sp);
                         Next::At(now.checked_add(SimTimePs(sp.at)).ok_or(SimError::TimeOverflow(now))?)
                     }
                     None => Next::At(now.checked_add(d).ok_or(SimError::TimeOverflow(now))?),
@@ -408,14 +507,13 @@ impl State {
             }
             Step::Read { line, count } => Next::At(self.lines.read(line, p, count, now, &self.pricing).done),
             Step::Write(line) => self.exec_micro(p, MicroOp::Write(line), now),
-            Step::Lock(l) => self.exec_micro(p, MicroOp::Lock(l), now),
-            Step::Unlock(l) => self.exec_micro(p, MicroOp::Unlock(l), now),
+            Step::Lock(l) => self.lock(p, l, now),
+            Step::Unlock(l) => self.unlock(p, l, now),
             Step::Counter { id, op } => {
                 if op == CounterOp::Inc {
                     self.counter_incs[id as usize] += 1;
                 }
                 // Steps run only once the previous accesses are made.
-                let proc = &mut self.procs[p as usize];
                 debug_assert_eq!(proc.micro_at, proc.micro.len());
                 proc.micro.clear();
                 proc.micro_at = 0;
@@ -425,23 +523,34 @@ impl State {
         })
     }
 
+    #[inline]
     fn exec_micro(&mut self, p: u32, m: MicroOp, now: SimTimePs) -> Next {
         match m {
             MicroOp::Write(line) => Next::At(self.lines.write(line, p, now, &self.pricing).done),
             MicroOp::Read(line) => Next::At(self.lines.read(line, p, 1, now, &self.pricing).done),
-            MicroOp::Lock(l) => match self.locks.acquire(l, p, now, &mut self.lines, &self.pricing) {
-                Some(t) => Next::At(t),
-                None => Next::Blocked,
-            },
-            MicroOp::Unlock(l) => {
-                let r = self.locks.release(l, p, now, &mut self.lines, &self.pricing);
-                if let Some((q, t)) = r.woken {
-                    // A hand-off is never earlier than now; scheduling cannot fail.
-                    let _ = self.queue.schedule_at(t.max(now), q);
-                }
-                Next::At(r.done)
-            }
+            MicroOp::Lock(l) => self.lock(p, l, now),
+            MicroOp::Unlock(l) => self.unlock(p, l, now),
         }
+    }
+
+    /// `p` asks for lock `l` at `now`.
+    #[inline]
+    fn lock(&mut self, p: u32, l: LockId, now: SimTimePs) -> Next {
+        match self.locks.acquire(l, p, now, &mut self.lines, &self.pricing) {
+            Some(t) => Next::At(t),
+            None => Next::Blocked,
+        }
+    }
+
+    /// `p` releases lock `l` at `now`, waking the next waiter if any.
+    #[inline]
+    fn unlock(&mut self, p: u32, l: LockId, now: SimTimePs) -> Next {
+        let r = self.locks.release(l, p, now, &mut self.lines, &self.pricing);
+        if let Some((q, t)) = r.woken {
+            // A hand-off is never earlier than now; scheduling cannot fail.
+            let _ = self.queue.schedule_at(t.max(now), q);
+        }
+        Next::At(r.done)
     }
 
     fn metrics(&self, end: SimTimePs, reported: usize, locks: &[String], counters: &[String]) -> Metrics {
