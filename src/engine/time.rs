@@ -38,7 +38,7 @@ impl SimTimePs {
         let ps = ns * 1000.0;
         // The usual case first, in two comparisons (false for NaN): the
         // same value `round_half_away` gives below 2^52.
-        if ps >= 0.5 && ps < TWO_52 {
+        if (0.5..TWO_52).contains(&ps) {
             return SimTimePs((ps + 0.5) as i64 as u64);
         }
         if ps.is_nan() || ps < 0.5 {

@@ -11,6 +11,7 @@
 
 use super::metrics;
 use super::precision::{BatchMeans, Target};
+use super::proc::{Proc, Spread};
 use crate::engine::Metrics;
 use crate::engine::dist::Duration;
 use crate::engine::histogram::LatencyHistogram;
@@ -144,66 +145,6 @@ pub enum SimError {
 /// any machine completing zero-length operations at one instant.
 pub const NO_PROGRESS_OPS: u64 = 10_000_000;
 
-/// One simulated thread: where it is in its path, with its own random
-/// stream and SMT slowdown (so a step reads one record, not three vectors).
-#[derive(Debug)]
-struct Proc {
-    next: usize,
-    /// Operations this process has completed.
-    ops_done: u64,
-    /// Reads spread over the work step in progress.
-    spread: Option<Spread>,
-    op_start: SimTimePs,
-    /// The accesses of the counter operation in progress, made in order
-    /// from `micro_at` (a `Vec` the counter model fills in place, not a
-    /// queue: it is filled only once the previous one is used up).
-    micro: Vec<MicroOp>,
-    micro_at: usize,
-    /// The random stream of its work durations.
-    rng: ChaCha8Rng,
-    /// Work durations are multiplied by this / 1000 (SMT).
-    slowdown: u32,
-}
-
-impl Proc {
-    fn new(rng: ChaCha8Rng, slowdown: u32) -> Self {
-        Proc {
-            next: 0,
-            ops_done: 0,
-            spread: None,
-            op_start: SimTimePs::ZERO,
-            micro: Vec::new(),
-            micro_at: 0,
-            rng,
-            slowdown,
-        }
-    }
-
-    /// A spread read or a counter's access is still to be made.
-    #[inline]
-    fn pending(&self) -> bool {
-        self.spread.is_some() || self.micro_at < self.micro.len()
-    }
-
-    /// Draws the duration of work step `step` from `dur`, scaled by the
-    /// SMT slowdown.
-    #[inline]
-    fn draw(&mut self, dur: &Duration, step: usize) -> Result<SimTimePs, SimError> {
-        let d = dur.sample(&mut self.rng);
-        self.scaled(d, step)
-    }
-
-    /// `d` scaled by the SMT slowdown, or an error when out of range.
-    #[inline]
-    fn scaled(&self, d: SimTimePs, step: usize) -> Result<SimTimePs, SimError> {
-        match self.slowdown {
-            // A core of its own (no SMT sibling): the draw as is.
-            1000 if !d.is_out_of_range() => Ok(d),
-            slow => scale(d, slow).ok_or(SimError::DurationOutOfRange { step }),
-        }
-    }
-}
-
 /// A step of the path as the interpreter holds it.
 #[derive(Debug)]
 struct Op {
@@ -236,52 +177,6 @@ impl Op {
             _ => None,
         };
         Op { step, every, exp, lock }
-    }
-}
-
-/// A work step of `dur` ps with `n` reads of `line` at evenly spaced points:
-/// read `k` (1-based) comes after `dur x (2k - 1) / 2n` of the work, so
-/// the reads sit at the middles of `n` equal slices. Each read is its own
-/// event: a miss is a transfer at the time of the read, serialised on the
-/// line like any other, and it stalls the work that follows.
-///
-/// Why a read that hits is still an event (issue 13, "fewer events for the
-/// same answer"): a hit changes no shared state, so the reads could be
-/// skipped until a write invalidates the reader's copy (the read after it
-/// misses) and the work's end scheduled at once. The times would be the
-/// same, but the end event (and a first miss) would take its `seq` when the
-/// work starts instead of at the read before it; events at exactly the
-/// same picosecond scheduled in between would then run in another order.
-/// With exponential work that happens about once per million skipped
-/// works, so outputs would differ at full scale: not the same answer. On
-/// case 1 it would save about 1.2 of 6.05 events per create (the per-CPU
-/// variant's reads all hit; the atomic variant's mostly miss).
-#[derive(Debug, Clone, Copy)]
-struct Spread {
-    line: LineId,
-    n: u32,
-    /// Reads made so far.
-    done: u32,
-    dur: u64,
-    /// `before(done + 1)`: work done before the next read.
-    at: u64,
-}
-
-impl Spread {
-    /// Work done before read `k` (1-based); `k = n + 1` gives `dur`.
-    fn before(&self, k: u32) -> u64 {
-        if k > self.n {
-            return self.dur;
-        }
-        // In u64 when the product fits (always, for works under about
-        // 2^64 / (2n) ps), else in u128; the quotient is the same. A
-        // power-of-two divisor (n = 1, 2, 4...) is a shift.
-        let div = 2 * u64::from(self.n);
-        match self.dur.checked_mul(u64::from(2 * k - 1)) {
-            Some(num) if div.is_power_of_two() => num >> div.trailing_zeros(),
-            Some(num) => num / div,
-            None => (u128::from(self.dur) * u128::from(2 * k - 1) / u128::from(div)) as u64,
-        }
     }
 }
 
@@ -625,21 +520,6 @@ fn runs_on(op: u64, every: u32) -> bool {
         op & (every - 1) == 0
     } else {
         op.is_multiple_of(every)
-    }
-}
-
-/// `d x slow / 1000` (the SMT slowdown), exact, or `None` when `d` is
-/// out of range or the result does not fit below [`SimTimePs::MAX`].
-fn scale(d: SimTimePs, slow: u32) -> Option<SimTimePs> {
-    let slow = u64::from(slow);
-    // u64 when the product fits (the common case), else exact in u128.
-    let scaled = match d.0.checked_mul(slow) {
-        Some(x) => Some(x / 1000),
-        None => u64::try_from(u128::from(d.0) * u128::from(slow) / 1000).ok(),
-    };
-    match scaled {
-        Some(v) if !d.is_out_of_range() && v != u64::MAX => Some(SimTimePs(v)),
-        _ => None,
     }
 }
 
