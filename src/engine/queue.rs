@@ -282,12 +282,17 @@ impl MinHeap {
         v[pos] = ev;
     }
 
-    /// Refills a root hole with the last element.
-    #[inline]
+    /// Refills a root hole with the last element. The test is inline (most
+    /// calls find no hole); the refill is not.
+    #[inline(always)]
     fn fill_hole(&mut self) {
-        if !self.hole {
-            return;
+        if self.hole {
+            self.refill();
         }
+    }
+
+    #[inline(never)]
+    fn refill(&mut self) {
         self.hole = false;
         let Some(last) = self.v.pop() else { return };
         if !self.v.is_empty() {
