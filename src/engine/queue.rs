@@ -413,6 +413,20 @@ mod tests {
                     prop_assert_eq!(q.len(), shadow.len());
                     continue;
                 }
+                if target == 6 {
+                    // Taken when allowed (`pop` stands for the stop-time
+                    // check), later than now and before every pending event.
+                    let seq = q.next_seq;
+                    let taken = pop && t > q.now() && next;
+                    prop_assert_eq!(q.take_or_schedule(t, target, pop), Ok(taken));
+                    if taken {
+                        prop_assert_eq!(q.now(), t);
+                    } else {
+                        shadow.insert((t.0, seq), target);
+                    }
+                    prop_assert_eq!(q.len(), shadow.len());
+                    continue;
+                }
                 if pop {
                     let got = q.pop();
                     let want = shadow.pop_first();
