@@ -14,7 +14,6 @@
 
 use super::time::SimTimePs;
 use std::cmp::Ordering;
-use std::collections::VecDeque;
 
 /// One scheduled event: at `time`, wake process `target`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +57,7 @@ pub struct SchedulingError {
 pub struct EventQueue {
     heap: MinHeap,
     /// Events at `now`, in `seq` order (see the module documentation).
-    lane: VecDeque<Event>,
+    lane: Lane,
     next_seq: u64,
     now: SimTimePs,
 }
@@ -118,6 +117,33 @@ impl EventQueue {
         true
     }
 
+    /// [`EventQueue::take_if_next`] then, when it declines,
+    /// [`EventQueue::schedule_at`], in one call: returns true when the
+    /// event at `time` was taken (the caller runs it now), false when it
+    /// was scheduled. `take = false` always schedules (an event past the
+    /// stop time must go through the queue, where the run ends). The same
+    /// sequence number is used up either way, so the order is exactly
+    /// that of the two calls.
+    #[inline]
+    pub fn take_or_schedule(&mut self, time: SimTimePs, target: u32, take: bool) -> Result<bool, SchedulingError> {
+        if time < self.now {
+            return Err(SchedulingError { at: time, now: self.now });
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let ev = Event { time, seq, target };
+        if time == self.now {
+            self.lane.push_back(ev);
+            return Ok(false);
+        }
+        if take && self.lane.is_empty() && self.heap.min_time().is_none_or(|m| m > time) {
+            self.now = time;
+            return Ok(true);
+        }
+        self.heap.push(ev);
+        Ok(false)
+    }
+
     /// Removes and returns the earliest event, advancing the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
@@ -128,6 +154,52 @@ impl EventQueue {
         debug_assert!(ev.time >= self.now, "time went backwards");
         debug_assert!(self.lane.is_empty() || ev.time == self.now, "the lane holds only events at now");
         self.now = ev.time;
+        Some(ev)
+    }
+}
+
+/// The lane's events in `seq` order: a `Vec` read from `head`, emptied
+/// whenever the last one is taken (a lane drains before the clock moves,
+/// so that is at least once per distinct time). Pushing and taking are a
+/// store and a load with no wrap-around arithmetic, unlike `VecDeque`.
+#[derive(Debug, Default)]
+struct Lane {
+    v: Vec<Event>,
+    head: usize,
+}
+
+/// Events already taken from the front of a lane that never drains (all
+/// of a run's events at one time) before they are dropped.
+const LANE_COMPACT: usize = 1024;
+
+impl Lane {
+    #[inline]
+    fn len(&self) -> usize {
+        self.v.len() - self.head
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.head == self.v.len()
+    }
+
+    #[inline]
+    fn push_back(&mut self, ev: Event) {
+        if self.head >= LANE_COMPACT {
+            self.v.drain(..self.head);
+            self.head = 0;
+        }
+        self.v.push(ev);
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<Event> {
+        let ev = *self.v.get(self.head)?;
+        self.head += 1;
+        if self.head == self.v.len() {
+            self.v.clear();
+            self.head = 0;
+        }
         Some(ev)
     }
 }
@@ -210,12 +282,17 @@ impl MinHeap {
         v[pos] = ev;
     }
 
-    /// Refills a root hole with the last element.
-    #[inline]
+    /// Refills a root hole with the last element. The test is inline (most
+    /// calls find no hole); the refill is not.
+    #[inline(always)]
     fn fill_hole(&mut self) {
-        if !self.hole {
-            return;
+        if self.hole {
+            self.refill();
         }
+    }
+
+    #[inline(never)]
+    fn refill(&mut self) {
         self.hole = false;
         let Some(last) = self.v.pop() else { return };
         if !self.v.is_empty() {
@@ -332,6 +409,20 @@ mod tests {
                         shadow.insert((t.0, u64::MAX), target);
                         prop_assert_eq!(shadow.pop_first().map(|(k, _)| k.0), Some(t.0));
                         prop_assert_eq!(q.now(), t);
+                    }
+                    prop_assert_eq!(q.len(), shadow.len());
+                    continue;
+                }
+                if target == 6 {
+                    // Taken when allowed (`pop` stands for the stop-time
+                    // check), later than now and before every pending event.
+                    let seq = q.next_seq;
+                    let taken = pop && t > q.now() && next;
+                    prop_assert_eq!(q.take_or_schedule(t, target, pop), Ok(taken));
+                    if taken {
+                        prop_assert_eq!(q.now(), t);
+                    } else {
+                        shadow.insert((t.0, seq), target);
                     }
                     prop_assert_eq!(q.len(), shadow.len());
                     continue;

@@ -34,7 +34,13 @@ impl SimTimePs {
     /// error instead.
     #[inline]
     pub fn from_ns_f64(ns: f64) -> SimTimePs {
+        const TWO_52: f64 = 4_503_599_627_370_496.0;
         let ps = ns * 1000.0;
+        // The usual case first, in two comparisons (false for NaN): the
+        // same value `round_half_away` gives below 2^52.
+        if (0.5..TWO_52).contains(&ps) {
+            return SimTimePs((ps + 0.5) as i64 as u64);
+        }
         if ps.is_nan() || ps < 0.5 {
             SimTimePs(0)
         } else if ps >= u64::MAX as f64 {

@@ -84,6 +84,7 @@ impl LineTable {
         &self.lines[id as usize].stats
     }
 
+    #[inline]
     fn is_sharer(l: &LineState, p: u32) -> bool {
         l.sharers[(p / 64) as usize] & (1 << (p % 64)) != 0
     }
@@ -124,6 +125,9 @@ impl LineTable {
     }
 
     /// A write or atomic read-modify-write of line `id` by process `p`.
+    /// The owner's own write (a hit) is inline; a miss is
+    /// [`LineTable::write_miss`].
+    #[inline]
     pub fn write(&mut self, id: LineId, p: u32, now: SimTimePs, m: &Pricing) -> Access {
         let l = &mut self.lines[id as usize];
         l.version += 1;
@@ -134,7 +138,23 @@ impl LineTable {
                 done: now.saturating_add(SimTimePs(m.hit_ps)),
             };
         }
-        // Farthest holder other than p decides the invalidation latency.
+        Self::write_miss(l, p, now, m)
+    }
+
+    /// A write by `p`, which does not own the line: invalidate every other
+    /// holder and take ownership.
+    fn write_miss(l: &mut LineState, p: u32, now: SimTimePs, m: &Pricing) -> Access {
+        if let Some(o) = l.owner {
+            // One holder, the owner (a line with an owner has no sharers).
+            debug_assert!(l.sharers.iter().all(|&w| w == 0), "an owned line has sharers");
+            let (cost, class) = (m.xfer(o, p).max(m.hit_ps), m.class(o, p));
+            l.owner = Some(p);
+            l.stats.misses += 1;
+            l.stats.transfers[class] += 1;
+            return Self::occupy_line(l, now, cost);
+        }
+        // No owner: the farthest sharer other than p decides the
+        // invalidation latency.
         let (mut cost, mut class) = (0u64, None);
         let mut consider = |q: u32| {
             let c = m.xfer(q, p);
@@ -143,10 +163,7 @@ impl LineTable {
                 class = Some(m.class(q, p));
             }
         };
-        match l.owner {
-            Some(o) => consider(o),
-            None => Self::holders(l).filter(|&q| q != p).for_each(&mut consider),
-        }
+        Self::holders(l).filter(|&q| q != p).for_each(&mut consider);
         if class.is_none() && !Self::is_sharer(l, p) {
             cost = m.memory_ps;
             class = Some(0);
@@ -177,6 +194,7 @@ impl LineTable {
     /// serialised on the line at the time it happens. Reads spread over
     /// work are issued one at a time by the caller, so a miss is never
     /// charged later than the read that caused it.
+    #[inline]
     pub fn read(&mut self, id: LineId, p: u32, count: u32, now: SimTimePs, m: &Pricing) -> Access {
         let l = &mut self.lines[id as usize];
         let holds = l.owner == Some(p) || (l.owner.is_none() && Self::is_sharer(l, p));
@@ -187,6 +205,12 @@ impl LineTable {
                 done: now.saturating_add(SimTimePs(m.hit_ps)),
             };
         }
+        Self::read_miss(l, p, count, now, m)
+    }
+
+    /// A read by `p`, which holds no valid copy: one transfer from the
+    /// nearest holder (memory if none); `p` and the old owner now share.
+    fn read_miss(l: &mut LineState, p: u32, count: u32, now: SimTimePs, m: &Pricing) -> Access {
         let (cost, class) = match l.owner {
             Some(o) => (m.xfer(o, p), m.class(o, p)),
             None => Self::holders(l)

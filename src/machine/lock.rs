@@ -97,6 +97,7 @@ impl LockTable {
 
     /// Process `p` asks for lock `id` at `now`. Returns when it holds the
     /// lock, or `None` if it must wait (it is queued FIFO).
+    #[inline]
     pub fn acquire(&mut self, id: LockId, p: u32, now: SimTimePs, lines: &mut LineTable, m: &Pricing) -> Option<SimTimePs> {
         let l = &mut self.locks[id as usize];
         if l.holder.is_some() {
@@ -113,6 +114,7 @@ impl LockTable {
 
     /// Process `p` releases lock `id` at `now`, handing it to the first
     /// waiter if there is one.
+    #[inline]
     pub fn release(&mut self, id: LockId, p: u32, now: SimTimePs, lines: &mut LineTable, m: &Pricing) -> Release {
         let l = &mut self.locks[id as usize];
         debug_assert_eq!(l.holder, Some(p), "unlock by a non-holder");

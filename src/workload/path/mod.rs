@@ -9,6 +9,7 @@ pub mod config;
 pub mod keys;
 pub mod metrics;
 pub mod precision;
+mod proc;
 pub mod sim;
 
 use crate::engine::Metrics;

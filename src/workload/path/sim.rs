@@ -11,6 +11,7 @@
 
 use super::metrics;
 use super::precision::{BatchMeans, Target};
+use super::proc::{Proc, Spread};
 use crate::engine::Metrics;
 use crate::engine::dist::Duration;
 use crate::engine::histogram::LatencyHistogram;
@@ -20,7 +21,9 @@ use crate::kernel::sync::counter::{Counter, CounterOp, MicroOp};
 use crate::machine::Pricing;
 use crate::machine::coherence::{LineId, LineTable};
 use crate::machine::lock::{LockId, LockTable};
+use rand::distr::Distribution;
 use rand_chacha::ChaCha8Rng;
+use statrs::distribution::Exp;
 
 /// One step of a path.
 #[derive(Debug, Clone)]
@@ -142,64 +145,38 @@ pub enum SimError {
 /// any machine completing zero-length operations at one instant.
 pub const NO_PROGRESS_OPS: u64 = 10_000_000;
 
-#[derive(Debug, Default)]
-struct Proc {
-    next: usize,
-    /// Operations this process has completed.
-    ops_done: u64,
-    /// Reads spread over the work step in progress.
-    spread: Option<Spread>,
-    op_start: SimTimePs,
-    /// The accesses of the counter operation in progress, made in order
-    /// from `micro_at` (a `Vec` the counter model fills in place, not a
-    /// queue: it is filled only once the previous one is used up).
-    micro: Vec<MicroOp>,
-    micro_at: usize,
+/// A step of the path as the interpreter holds it.
+#[derive(Debug)]
+struct Op {
+    step: Step,
+    /// Runs on every `every`-th operation of a process (1: every one).
+    every: u32,
+    /// For a work step of exponential duration with no reads, the
+    /// distribution: the commonest step, taken on one branch instead of
+    /// the jumps through tables of `match step` and `match dur` (an
+    /// indirect jump whose target changes from step to step is often
+    /// mispredicted).
+    exp: Option<Exp>,
+    /// For a lock (true) or unlock (false) step, the lock, for the same
+    /// reason.
+    lock: Option<(bool, LockId)>,
 }
 
-/// A work step of `dur` ps with `n` reads of `line` at evenly spaced points:
-/// read `k` (1-based) comes after `dur x (2k - 1) / 2n` of the work, so
-/// the reads sit at the middles of `n` equal slices. Each read is its own
-/// event: a miss is a transfer at the time of the read, serialised on the
-/// line like any other, and it stalls the work that follows.
-///
-/// Why a read that hits is still an event (issue 13, "fewer events for the
-/// same answer"): a hit changes no shared state, so the reads could be
-/// skipped until a write invalidates the reader's copy (the read after it
-/// misses) and the work's end scheduled at once. The times would be the
-/// same, but the end event (and a first miss) would take its `seq` when the
-/// work starts instead of at the read before it; events at exactly the
-/// same picosecond scheduled in between would then run in another order.
-/// With exponential work that happens about once per million skipped
-/// works, so outputs would differ at full scale: not the same answer. On
-/// case 1 it would save about 1.2 of 6.05 events per create (the per-CPU
-/// variant's reads all hit; the atomic variant's mostly miss).
-#[derive(Debug, Clone, Copy)]
-struct Spread {
-    line: LineId,
-    n: u32,
-    /// Reads made so far.
-    done: u32,
-    dur: u64,
-    /// `before(done + 1)`: work done before the next read.
-    at: u64,
-}
-
-impl Spread {
-    /// Work done before read `k` (1-based); `k = n + 1` gives `dur`.
-    fn before(&self, k: u32) -> u64 {
-        if k > self.n {
-            return self.dur;
-        }
-        // In u64 when the product fits (always, for works under about
-        // 2^64 / (2n) ps), else in u128; the quotient is the same. A
-        // power-of-two divisor (n = 1, 2, 4...) is a shift.
-        let div = 2 * u64::from(self.n);
-        match self.dur.checked_mul(u64::from(2 * k - 1)) {
-            Some(num) if div.is_power_of_two() => num >> div.trailing_zeros(),
-            Some(num) => num / div,
-            None => (u128::from(self.dur) * u128::from(2 * k - 1) / u128::from(div)) as u64,
-        }
+impl Op {
+    fn new(step: Step, every: u32) -> Self {
+        let exp = match &step {
+            Step::Work {
+                dur: Duration::Exp(e),
+                reads: None,
+            } => Some(*e),
+            _ => None,
+        };
+        let lock = match step {
+            Step::Lock(l) => Some((true, l)),
+            Step::Unlock(l) => Some((false, l)),
+            _ => None,
+        };
+        Op { step, every, exp, lock }
     }
 }
 
@@ -209,14 +186,15 @@ enum Next {
     Blocked,
 }
 
-struct State {
+/// Everything a step may touch besides its own process's record: the
+/// machine's lines and locks, the counters, the queue and the run's
+/// tallies. Kept apart from the processes so that a process's record is
+/// looked up once per event, not once per step.
+struct World {
     pricing: Pricing,
-    slowdown: Vec<u32>,
-    rngs: Vec<ChaCha8Rng>,
     lines: LineTable,
     locks: LockTable,
     counters: Vec<Counter>,
-    procs: Vec<Proc>,
     queue: EventQueue,
     latency: LatencyHistogram,
     ops: u64,
@@ -241,15 +219,20 @@ pub fn run(spec: SimSpec) -> Result<Metrics, SimError> {
     let (names, counters): (Vec<String>, Vec<Counter>) = spec.counters.into_iter().unzip();
     let mut every = spec.every;
     every.resize(spec.path.len(), 1);
-    let mut st = State {
+    let path: Vec<Op> = spec.path.into_iter().zip(every).map(|(s, e)| Op::new(s, e)).collect();
+    let mut procs: Vec<Proc> = spec
+        .rngs
+        .into_iter()
+        .zip(spec.slowdown_permille)
+        .map(|(r, s)| Proc::new(r, s))
+        .collect();
+    debug_assert_eq!(procs.len(), n, "one SMT slowdown per process");
+    let mut w = World {
         counter_incs: vec![0; counters.len()],
         pricing: spec.pricing,
-        slowdown: spec.slowdown_permille,
-        rngs: spec.rngs,
         lines: spec.lines,
         locks: spec.locks,
         counters,
-        procs: (0..n).map(|_| Proc::default()).collect(),
         queue: EventQueue::new(),
         latency: LatencyHistogram::new(),
         ops: 0,
@@ -258,14 +241,14 @@ pub fn run(spec: SimSpec) -> Result<Metrics, SimError> {
         precision: spec.stop.precision.map(BatchMeans::new),
     };
     for p in 0..n as u32 {
-        st.queue.schedule_at(SimTimePs::ZERO, p)?;
+        w.queue.schedule_at(SimTimePs::ZERO, p)?;
     }
-    let end = st.main_loop(&spec.path, &every, spec.stop)?;
-    Ok(st.metrics(end, spec.reported_lines, &spec.lock_names, &names))
+    let end = w.main_loop(&mut procs, &path, spec.stop)?;
+    Ok(w.metrics(end, spec.reported_lines, &spec.lock_names, &names))
 }
 
-impl State {
-    fn main_loop(&mut self, path: &[Step], every: &[u32], stop: Stop) -> Result<SimTimePs, SimError> {
+impl World {
+    fn main_loop(&mut self, procs: &mut [Proc], path: &[Op], stop: Stop) -> Result<SimTimePs, SimError> {
         let limit_ops = stop.ops.unwrap_or(u64::MAX);
         // Checked in `run`: a stop time is below `SimTimePs::MAX`, and so is
         // every event time (`advance` refuses the rest), so `>` is reached.
@@ -278,97 +261,113 @@ impl State {
             if ev.time > limit_time {
                 return Ok(limit_time);
             }
-            if let Some(end) = self.advance(path, every, ev.target, ev.time, (limit_ops, limit_time))? {
+            let proc = &mut procs[ev.target as usize];
+            if let Some(end) = self.advance(proc, path, ev.target, ev.time, (limit_ops, limit_time))? {
                 return Ok(end);
             }
         }
         Err(SimError::Deadlock(self.queue.now()))
     }
 
-    /// Runs process `p` from `now` until it waits; the end time when the
-    /// run is over. When the event `p` would schedule is the next one the
-    /// queue would pop anyway ([`EventQueue::take_if_next`]), `p` goes on
-    /// at once: the same events in the same order, counted the same, with
-    /// no trip through the queue (a hit, a short transfer).
+    /// Runs process `p` (`proc`) from `now` until it waits; the end time
+    /// when the run is over. When the event `p` would schedule is the next
+    /// one the queue would pop anyway ([`EventQueue::take_or_schedule`]),
+    /// `p` goes on at once: the same events in the same order, counted the
+    /// same, with no trip through the queue (a hit, a short transfer).
+    #[inline]
     fn advance(
         &mut self,
-        path: &[Step],
-        every: &[u32],
+        proc: &mut Proc,
+        path: &[Op],
         p: u32,
         mut now: SimTimePs,
         (limit, limit_time): (u64, SimTimePs),
     ) -> Result<Option<SimTimePs>, SimError> {
         loop {
-            let next = if let Some(sp) = self.procs[p as usize].spread {
-                Next::At(self.spread_read(p, sp, now)?)
-            } else if let Some(&m) = self.procs[p as usize].micro.get(self.procs[p as usize].micro_at) {
-                self.procs[p as usize].micro_at += 1;
-                self.exec_micro(p, m, now)
+            let next = if proc.pending() {
+                self.pending(proc, p, now)?
             } else {
-                let proc = &mut self.procs[p as usize];
-                if proc.next == path.len() {
-                    self.latency.record(now.since(proc.op_start).0);
-                    self.ops += 1;
-                    if self.ops >= limit || self.precision.as_mut().is_some_and(|b| b.record(now)) {
-                        return Ok(Some(now));
-                    }
-                    self.check_progress(now, limit)?;
-                    let proc = &mut self.procs[p as usize];
-                    proc.next = 0;
-                    proc.ops_done += 1;
-                    proc.op_start = now;
+                if proc.next == path.len() && self.end_op(proc, now, limit)? {
+                    return Ok(Some(now));
                 }
-                let proc = &mut self.procs[p as usize];
                 let i = proc.next;
                 proc.next += 1;
-                if every[i] > 1 && !runs_on(proc.ops_done + 1, every[i]) {
+                let op = &path[i];
+                if op.every > 1 && !runs_on(proc.ops_done + 1, op.every) {
                     continue;
                 }
-                self.exec(p, i, &path[i], now)?
-            };
-            match next {
-                Next::At(t) if t == now => {}
-                Next::At(t) => {
-                    if !t.is_out_of_range() && t <= limit_time && self.queue.take_if_next(t) {
-                        self.events += 1;
-                        now = t;
-                        continue;
-                    }
-                    self.schedule(t, p, now)?;
-                    return Ok(None);
+                if let Some(e) = &op.exp {
+                    let d = SimTimePs::from_ns_f64(e.sample(&mut proc.rng));
+                    let d = proc.scaled(d, i)?;
+                    Next::At(now.checked_add(d).ok_or(SimError::TimeOverflow(now))?)
+                } else if let Some((acquire, l)) = op.lock {
+                    if acquire { self.lock(p, l, now) } else { self.unlock(p, l, now) }
+                } else {
+                    self.exec(proc, p, i, &op.step, now)?
                 }
+            };
+            let t = match next {
+                Next::At(t) if t == now => continue,
+                Next::At(t) => t,
                 Next::Blocked => return Ok(None),
+            };
+            if t.is_out_of_range() {
+                return Err(SimError::TimeOverflow(now));
             }
+            if self.queue.take_or_schedule(t, p, t <= limit_time)? {
+                self.events += 1;
+                now = t;
+                continue;
+            }
+            return Ok(None);
         }
+    }
+
+    /// Process `p`'s next spread read or counter access, at `now`.
+    #[inline]
+    fn pending(&mut self, proc: &mut Proc, p: u32, now: SimTimePs) -> Result<Next, SimError> {
+        if let Some(sp) = proc.spread {
+            return Ok(Next::At(self.spread_read(proc, p, sp, now)?));
+        }
+        let m = proc.micro[proc.micro_at];
+        proc.micro_at += 1;
+        Ok(self.exec_micro(p, m, now))
+    }
+
+    /// `proc` completed an operation at `now`: records it; true when the
+    /// run is over, else the process starts its next operation.
+    #[inline]
+    fn end_op(&mut self, proc: &mut Proc, now: SimTimePs, limit: u64) -> Result<bool, SimError> {
+        self.latency.record(now.since(proc.op_start).0);
+        self.ops += 1;
+        if self.ops >= limit || self.precision.as_mut().is_some_and(|b| b.record(now)) {
+            return Ok(true);
+        }
+        self.check_progress(now, limit)?;
+        proc.next = 0;
+        proc.ops_done += 1;
+        proc.op_start = now;
+        Ok(false)
     }
 
     /// The next read of the spread-read work in progress, at `now`: one
     /// read of the line (a transfer if another CPU wrote it since this
     /// process last held it), then the slice of work up to the next read
     /// or the end of the work. Returns when the process continues.
-    fn spread_read(&mut self, p: u32, mut sp: Spread, now: SimTimePs) -> Result<SimTimePs, SimError> {
+    fn spread_read(&mut self, proc: &mut Proc, p: u32, mut sp: Spread, now: SimTimePs) -> Result<SimTimePs, SimError> {
         let a = self.lines.read(sp.line, p, 1, now, &self.pricing);
         sp.done += 1;
         let next = sp.before(sp.done + 1);
         let slice = next - sp.at;
         sp.at = next;
-        self.procs[p as usize].spread = (sp.done < sp.n).then_some(sp);
+        proc.spread = (sp.done < sp.n).then_some(sp);
         a.done.checked_add(SimTimePs(slice)).ok_or(SimError::TimeOverflow(now))
-    }
-
-    /// Schedules `p` at `t`, refusing a time the clock cannot hold (a
-    /// saturated [`SimTimePs::MAX`] from a step's arithmetic).
-    fn schedule(&mut self, t: SimTimePs, p: u32, now: SimTimePs) -> Result<(), SimError> {
-        if t.is_out_of_range() {
-            return Err(SimError::TimeOverflow(now));
-        }
-        self.queue.schedule_at(t, p)?;
-        Ok(())
     }
 
     /// With no operation limit, fails once [`NO_PROGRESS_OPS`] operations
     /// have completed without the clock moving (the stop time would never
     /// come). One comparison per operation.
+    #[inline]
     fn check_progress(&mut self, now: SimTimePs, limit: u64) -> Result<(), SimError> {
         if now > self.progress.0 {
             self.progress = (now, self.ops);
@@ -381,15 +380,10 @@ impl State {
         Ok(())
     }
 
-    fn exec(&mut self, p: u32, i: usize, step: &Step, now: SimTimePs) -> Result<Next, SimError> {
+    fn exec(&mut self, proc: &mut Proc, p: u32, i: usize, step: &Step, now: SimTimePs) -> Result<Next, SimError> {
         Ok(match *step {
             Step::Work { ref dur, reads } => {
-                let d = dur.sample(&mut self.rngs[p as usize]);
-                let d = match self.slowdown[p as usize] {
-                    // A core of its own (no SMT sibling): the draw as is.
-                    1000 if !d.is_out_of_range() => d,
-                    slow => scale(d, slow).ok_or(SimError::DurationOutOfRange { step: i })?,
-                };
+                let d = proc.draw(dur, i)?;
                 match reads {
                     Some((line, n)) => {
                         let mut sp = Spread {
@@ -400,7 +394,7 @@ impl State {
                             at: 0,
                         };
                         sp.at = sp.before(1);
-                        self.procs[p as usize].spread = Some(sp);
+                        proc.spread = Some(sp);
                         Next::At(now.checked_add(SimTimePs(sp.at)).ok_or(SimError::TimeOverflow(now))?)
                     }
                     None => Next::At(now.checked_add(d).ok_or(SimError::TimeOverflow(now))?),
@@ -408,14 +402,13 @@ impl State {
             }
             Step::Read { line, count } => Next::At(self.lines.read(line, p, count, now, &self.pricing).done),
             Step::Write(line) => self.exec_micro(p, MicroOp::Write(line), now),
-            Step::Lock(l) => self.exec_micro(p, MicroOp::Lock(l), now),
-            Step::Unlock(l) => self.exec_micro(p, MicroOp::Unlock(l), now),
+            Step::Lock(l) => self.lock(p, l, now),
+            Step::Unlock(l) => self.unlock(p, l, now),
             Step::Counter { id, op } => {
                 if op == CounterOp::Inc {
                     self.counter_incs[id as usize] += 1;
                 }
                 // Steps run only once the previous accesses are made.
-                let proc = &mut self.procs[p as usize];
                 debug_assert_eq!(proc.micro_at, proc.micro.len());
                 proc.micro.clear();
                 proc.micro_at = 0;
@@ -425,23 +418,34 @@ impl State {
         })
     }
 
+    #[inline]
     fn exec_micro(&mut self, p: u32, m: MicroOp, now: SimTimePs) -> Next {
         match m {
             MicroOp::Write(line) => Next::At(self.lines.write(line, p, now, &self.pricing).done),
             MicroOp::Read(line) => Next::At(self.lines.read(line, p, 1, now, &self.pricing).done),
-            MicroOp::Lock(l) => match self.locks.acquire(l, p, now, &mut self.lines, &self.pricing) {
-                Some(t) => Next::At(t),
-                None => Next::Blocked,
-            },
-            MicroOp::Unlock(l) => {
-                let r = self.locks.release(l, p, now, &mut self.lines, &self.pricing);
-                if let Some((q, t)) = r.woken {
-                    // A hand-off is never earlier than now; scheduling cannot fail.
-                    let _ = self.queue.schedule_at(t.max(now), q);
-                }
-                Next::At(r.done)
-            }
+            MicroOp::Lock(l) => self.lock(p, l, now),
+            MicroOp::Unlock(l) => self.unlock(p, l, now),
         }
+    }
+
+    /// `p` asks for lock `l` at `now`.
+    #[inline]
+    fn lock(&mut self, p: u32, l: LockId, now: SimTimePs) -> Next {
+        match self.locks.acquire(l, p, now, &mut self.lines, &self.pricing) {
+            Some(t) => Next::At(t),
+            None => Next::Blocked,
+        }
+    }
+
+    /// `p` releases lock `l` at `now`, waking the next waiter if any.
+    #[inline]
+    fn unlock(&mut self, p: u32, l: LockId, now: SimTimePs) -> Next {
+        let r = self.locks.release(l, p, now, &mut self.lines, &self.pricing);
+        if let Some((q, t)) = r.woken {
+            // A hand-off is never earlier than now; scheduling cannot fail.
+            let _ = self.queue.schedule_at(t.max(now), q);
+        }
+        Next::At(r.done)
     }
 
     fn metrics(&self, end: SimTimePs, reported: usize, locks: &[String], counters: &[String]) -> Metrics {
@@ -516,21 +520,6 @@ fn runs_on(op: u64, every: u32) -> bool {
         op & (every - 1) == 0
     } else {
         op.is_multiple_of(every)
-    }
-}
-
-/// `d x slow / 1000` (the SMT slowdown), exact, or `None` when `d` is
-/// out of range or the result does not fit below [`SimTimePs::MAX`].
-fn scale(d: SimTimePs, slow: u32) -> Option<SimTimePs> {
-    let slow = u64::from(slow);
-    // u64 when the product fits (the common case), else exact in u128.
-    let scaled = match d.0.checked_mul(slow) {
-        Some(x) => Some(x / 1000),
-        None => u64::try_from(u128::from(d.0) * u128::from(slow) / 1000).ok(),
-    };
-    match scaled {
-        Some(v) if !d.is_out_of_range() && v != u64::MAX => Some(SimTimePs(v)),
-        _ => None,
     }
 }
 
