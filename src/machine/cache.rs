@@ -284,6 +284,13 @@ impl Hierarchy {
     /// matter; a peer's caches are looked at, never filled).
     #[inline]
     pub fn access(&mut self, core: usize, line: u64, is_write: bool) -> Outcome {
+        if is_write && self.first_write(core, line) {
+            self.counters[core].count(Served::Memory, 0);
+            return Outcome {
+                served: Served::Memory,
+                invalidated_cores: 0,
+            };
+        }
         let served = if self.l1[core].touch(line) {
             Served::L1
         } else if self.l2[core].touch(line) {
@@ -296,6 +303,30 @@ impl Hierarchy {
         let invalidated_cores = if is_write { self.take_ownership(core, line) } else { 0 };
         self.counters[core].count(served, invalidated_cores);
         Outcome { served, invalidated_cores }
+    }
+
+    /// A write by `core` to a line no core has ever fetched (its state has
+    /// no sharer: a line enters a cache only through a fetch, which makes
+    /// the fetching core a sharer, and a write leaves its writer one), so
+    /// in no cache: it misses every level and comes from memory. Fills the
+    /// private levels and the LLC without looking, makes `core` the
+    /// owner, and returns true; returns false for any other line, whose
+    /// state it leaves as it was. The same outcome and state as the general path, with
+    /// one line-state lookup and no tag compares (a new object's
+    /// initialising stores are such writes).
+    #[inline]
+    fn first_write(&mut self, core: usize, line: u64) -> bool {
+        let state = self.lines.entry(line);
+        if state.sharers != 0 {
+            return false;
+        }
+        state.sharers = bit(core);
+        state.owner = core as u16;
+        let socket = self.core_socket[core] as usize;
+        self.l1[core].fill(line);
+        self.l2[core].fill(line);
+        self.llc[socket].fill(line);
+        true
     }
 
     /// Beyond the private caches (L1 and L2 already filled): a peer's

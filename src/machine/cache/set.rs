@@ -301,20 +301,38 @@ impl SetAssoc {
         let m = self.sync(s, tag);
         let r = m.recency;
         let hits = self.hits(s, tag, &m);
-        let set = &mut self.sets[s];
         if hits != 0 {
             let w = hits.trailing_zeros() as usize;
-            set.meta.recency = promote(r, position_of(r, w), w);
+            self.sets[s].meta.recency = promote(r, position_of(r, w), w);
             return true;
         }
+        self.fill_lru(s, tag, r);
+        false
+    }
+
+    /// Fills `line`, which the array does not hold, as most-recent in the
+    /// least recent way (evicting its line): [`Self::touch`] of a line
+    /// known to miss, without the lookup.
+    #[inline(always)]
+    pub(super) fn fill(&mut self, line: u64) {
+        let s = (line & self.set_mask) as usize;
+        let tag = line >> self.set_bits;
+        let m = self.sync(s, tag);
+        self.fill_lru(s, tag, m.recency);
+    }
+
+    /// Puts `tag` in set `s`'s least recent way (recency word `r`, the
+    /// set already synced) and makes it the most recent.
+    #[inline(always)]
+    fn fill_lru(&mut self, s: usize, tag: u64, r: u64) {
         let w = way_at(r, self.ways - 1);
+        let set = &mut self.sets[s];
         set.tags[w] = tag as u32;
         set.meta.stale &= !(1 << w);
         set.meta.recency = ((r & self.low_last) << 4) | w as u64;
         if let Some(high) = self.high.get_mut(s) {
             high[w] = (tag >> 32) as u32;
         }
-        false
     }
 
     /// Drops a line (its way becomes empty and least recent); returns true
