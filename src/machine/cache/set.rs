@@ -70,6 +70,9 @@ pub(super) struct SetAssoc {
     /// of [`HIGH_FROM`] or more is seen (until then every tag's high half
     /// is 0).
     high: Vec<[u32; 16]>,
+    /// Tags from this value on need `high` allocated first: [`HIGH_FROM`]
+    /// while it is empty, `u64::MAX` (no tag) after.
+    high_from: u64,
     streamed: u64,
     /// Bit `w` set for every way of a set.
     way_mask: u32,
@@ -214,6 +217,7 @@ impl SetAssoc {
             set_mask: sets - 1,
             sets: vec![set; sets as usize],
             high: Vec::new(),
+            high_from: HIGH_FROM,
             way_mask: (1u32 << ways) - 1,
             low_last: low(ways - 1),
             streamed: 0,
@@ -251,6 +255,7 @@ impl SetAssoc {
             .iter()
             .map(|set| set.tags.map(|t| if t == EMPTY32 { EMPTY32 } else { 0 }))
             .collect();
+        self.high_from = u64::MAX;
     }
 
     /// Ways of set `s` holding `tag`, given the ways `low` whose low half
@@ -282,7 +287,7 @@ impl SetAssoc {
     /// makes sure a lookup of `tag` can be answered.
     #[inline(always)]
     fn sync(&mut self, s: usize, tag: u64) -> Meta {
-        if tag >= HIGH_FROM && self.high.is_empty() {
+        if tag >= self.high_from {
             self.keep_high_halves();
         }
         let landed = self.landed(s, self.streamed);
@@ -363,7 +368,7 @@ impl SetAssoc {
     pub(super) fn contains(&self, line: u64) -> bool {
         let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
-        if tag >= HIGH_FROM && self.high.is_empty() {
+        if tag >= self.high_from {
             return false; // no tag this large was ever filled
         }
         let m = self.sets[s].meta;
