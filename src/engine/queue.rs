@@ -86,18 +86,25 @@ impl EventQueue {
     /// Schedules `target` to wake at `time`; returns the event's sequence number.
     #[inline]
     pub fn schedule_at(&mut self, time: SimTimePs, target: u32) -> Result<u64, SchedulingError> {
-        if time < self.now {
-            return Err(SchedulingError { at: time, now: self.now });
-        }
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let ev = Event { time, seq, target };
+        let ev = self.new_event(time, target)?;
         if time == self.now {
             self.lane.push_back(ev);
         } else {
             self.heap.push(ev);
         }
-        Ok(seq)
+        Ok(ev.seq)
+    }
+
+    /// The event waking `target` at `time`, with the next sequence number
+    /// (used up); an error if `time` is before now.
+    #[inline]
+    fn new_event(&mut self, time: SimTimePs, target: u32) -> Result<Event, SchedulingError> {
+        if time < self.now {
+            return Err(SchedulingError { at: time, now: self.now });
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        Ok(Event { time, seq, target })
     }
 
     /// Takes an event at `time` without queueing it, when it would be the
@@ -126,12 +133,7 @@ impl EventQueue {
     /// that of the two calls.
     #[inline]
     pub fn take_or_schedule(&mut self, time: SimTimePs, target: u32, take: bool) -> Result<bool, SchedulingError> {
-        if time < self.now {
-            return Err(SchedulingError { at: time, now: self.now });
-        }
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let ev = Event { time, seq, target };
+        let ev = self.new_event(time, target)?;
         if time == self.now {
             self.lane.push_back(ev);
             return Ok(false);
