@@ -143,21 +143,16 @@ impl Counters {
     fn count(&mut self, served: Served, invalidated: u32) {
         self.accesses += 1;
         self.invalidations += u64::from(invalidated);
+        // Every access past the L1 missed it; every one past the L2 missed
+        // both private levels.
+        self.l1_misses += u64::from(served != Served::L1);
+        self.l2_misses += u64::from(!matches!(served, Served::L1 | Served::L2));
         match served {
             Served::L1 => self.l1_hits += 1,
-            Served::L2 => {
-                self.l1_misses += 1;
-                self.l2_hits += 1;
-            }
-            other => {
-                self.l1_misses += 1;
-                self.l2_misses += 1;
-                match other {
-                    Served::Llc => self.llc_hits += 1,
-                    Served::Memory => self.llc_misses += 1,
-                    _ => self.coherence_misses += 1,
-                }
-            }
+            Served::L2 => self.l2_hits += 1,
+            Served::Llc => self.llc_hits += 1,
+            Served::Memory => self.llc_misses += 1,
+            Served::Peer { .. } => self.coherence_misses += 1,
         }
     }
 

@@ -203,7 +203,7 @@ fn geometry() -> impl Strategy<Value = (LevelConfig, LevelConfig, LevelConfig, V
 
 fn ops(cores: usize) -> impl Strategy<Value = Vec<Op>> {
     // Lines from a small pool so they collide, plus a few whose tags do
-    // not fit in 32 bits (the fast model widens its tags for them).
+    // not fit in 32 bits (the fast model keeps their high halves apart).
     let line = prop_oneof![
         8 => 0u64..24,
         1 => (0u64..4).prop_map(|k| (1 << 38) + k),
