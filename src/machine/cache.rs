@@ -137,22 +137,21 @@ pub struct Counters {
 }
 
 impl Counters {
-    /// Counts one access served by `served` that invalidated
-    /// `invalidated` other cores' copies.
-    #[inline]
-    fn count(&mut self, served: Served, invalidated: u32) {
-        self.accesses += 1;
-        self.invalidations += u64::from(invalidated);
-        // Every access past the L1 missed it; every one past the L2 missed
-        // both private levels.
-        self.l1_misses += u64::from(served != Served::L1);
-        self.l2_misses += u64::from(!matches!(served, Served::L1 | Served::L2));
-        match served {
-            Served::L1 => self.l1_hits += 1,
-            Served::L2 => self.l2_hits += 1,
-            Served::Llc => self.llc_hits += 1,
-            Served::Memory => self.llc_misses += 1,
-            Served::Peer { .. } => self.coherence_misses += 1,
+    /// The counters of a core whose accesses were served as `tally` says.
+    fn of(tally: &Tally) -> Self {
+        let [l1, l2, llc, memory, peer] = tally.served;
+        Self {
+            accesses: l1 + l2 + llc + memory + peer,
+            l1_hits: l1,
+            // Every access past the L1 missed it; every one past the L2
+            // missed both private levels.
+            l1_misses: l2 + llc + memory + peer,
+            l2_hits: l2,
+            l2_misses: llc + memory + peer,
+            llc_hits: llc,
+            llc_misses: memory,
+            coherence_misses: peer,
+            invalidations: tally.invalidations,
         }
     }
 
@@ -166,6 +165,39 @@ impl Counters {
         self.llc_misses += o.llc_misses;
         self.coherence_misses += o.coherence_misses;
         self.invalidations += o.invalidations;
+    }
+}
+
+/// What a core's accesses came to, counted as they happen: accesses by
+/// where they were served ([`Served::class`] order) and invalidations;
+/// [`Counters`] follow from it.
+#[derive(Clone, Copy, Debug, Default)]
+struct Tally {
+    served: [u64; 5],
+    invalidations: u64,
+}
+
+impl Tally {
+    /// Counts one access served by `served` that invalidated
+    /// `invalidated` other cores' copies.
+    #[inline]
+    fn count(&mut self, served: Served, invalidated: u32) {
+        self.served[served.class()] += 1;
+        self.invalidations += u64::from(invalidated);
+    }
+}
+
+impl Served {
+    /// 0 to 4: L1, L2, LLC, memory, peer.
+    #[inline]
+    fn class(self) -> usize {
+        match self {
+            Served::L1 => 0,
+            Served::L2 => 1,
+            Served::Llc => 2,
+            Served::Memory => 3,
+            Served::Peer { .. } => 4,
+        }
     }
 }
 
@@ -208,7 +240,7 @@ pub struct Hierarchy {
     llc: Vec<SetAssoc>,
     core_socket: Vec<u32>,
     lines: LineStates,
-    counters: Vec<Counters>,
+    tally: Vec<Tally>,
 }
 
 impl Hierarchy {
@@ -228,7 +260,7 @@ impl Hierarchy {
             llc: vec![llc; sockets],
             core_socket: config.core_socket.clone(),
             lines: LineStates::default(),
-            counters: vec![Counters::default(); cores],
+            tally: vec![Tally::default(); cores],
         })
     }
 
@@ -239,13 +271,13 @@ impl Hierarchy {
 
     /// Counters of one core.
     pub fn counters(&self, core: usize) -> Counters {
-        self.counters[core]
+        Counters::of(&self.tally[core])
     }
 
     /// Counters summed over all cores.
     pub fn totals(&self) -> Counters {
         let mut sum = Counters::default();
-        self.counters.iter().for_each(|c| sum.add(c));
+        self.tally.iter().for_each(|t| sum.add(&Counters::of(t)));
         sum
     }
 
@@ -280,7 +312,7 @@ impl Hierarchy {
     #[inline]
     pub fn access(&mut self, core: usize, line: u64, is_write: bool) -> Outcome {
         if is_write && self.first_write(core, line) {
-            self.counters[core].count(Served::Memory, 0);
+            self.tally[core].count(Served::Memory, 0);
             return Outcome {
                 served: Served::Memory,
                 invalidated_cores: 0,
@@ -296,7 +328,7 @@ impl Hierarchy {
             self.fetch(core, line)
         };
         let invalidated_cores = if is_write { self.take_ownership(core, line) } else { 0 };
-        self.counters[core].count(served, invalidated_cores);
+        self.tally[core].count(served, invalidated_cores);
         Outcome { served, invalidated_cores }
     }
 

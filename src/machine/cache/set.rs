@@ -181,6 +181,11 @@ fn absorb(m: &mut Meta, ways: usize, landed: u64) {
     }
     let k = (landed - m.seen).min(ways as u64) as usize;
     m.seen = landed;
+    if k == ways {
+        // Every way takes a fresh line, in LRU order: the order stays.
+        m.stale = ((1u32 << ways) - 1) as u16;
+        return;
+    }
     let r = m.recency;
     // The ways at positions ways - k .. ways, one field at a time.
     let mut top = r >> (4 * (ways - k));
@@ -188,9 +193,7 @@ fn absorb(m: &mut Meta, ways: usize, landed: u64) {
         m.stale |= 1 << (top & 0xF);
         top >>= 4;
     }
-    if k < ways {
-        m.recency = rotate(r, ways, k);
-    }
+    m.recency = rotate(r, ways, k);
 }
 
 impl SetAssoc {
