@@ -35,6 +35,7 @@ use crate::engine::dist::Duration;
 use crate::engine::histogram::LatencyHistogram;
 use crate::engine::queue::EventQueue;
 use crate::engine::time::SimTimePs;
+use crate::kernel::index::rbtree::NodeId;
 use crate::kernel::mm::slab::{SlabCache, SlabConfig};
 use crate::kernel::mm::touch::{Access, Issue, LINE_BYTES, Touch, critical_path};
 use crate::machine::Pricing;
@@ -67,6 +68,12 @@ enum Step {
     EvictCheck,
     Erase,
     Free,
+}
+
+/// Whether a thread goes on to its next step or waits for an event.
+enum Flow {
+    Next,
+    Wait,
 }
 
 const INODE_LOCK: LockId = 0;
@@ -347,114 +354,132 @@ impl<'a> Sim<'a> {
                 return self.schedule(i);
             }
             self.th[i].pc += 1;
-            match step {
-                Step::Work => {
-                    let core = self.caches.thread_core[i];
-                    self.caches
-                        .hierarchy
-                        .stream_fresh(core, self.p.create_touch_bytes.div_ceil(LINE_BYTES));
-                    let d = self.work.sample(&mut self.rngs[i]).0;
-                    let d = d.saturating_mul(u64::from(self.slowdown[i])) / 1000;
-                    self.th[i].t = t.saturating_add(SimTimePs(d));
-                    return self.schedule(i);
+            if let Flow::Wait = self.run_step(i, step, t)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Runs `step` of thread `i` at time `t` (the thread's program
+    /// counter already past it).
+    fn run_step(&mut self, i: usize, step: Step, t: SimTimePs) -> Result<Flow, SimError> {
+        match step {
+            Step::Work => {
+                let core = self.caches.thread_core[i];
+                self.caches
+                    .hierarchy
+                    .stream_fresh(core, self.p.create_touch_bytes.div_ceil(LINE_BYTES));
+                let d = self.work.sample(&mut self.rngs[i]).0;
+                let d = d.saturating_mul(u64::from(self.slowdown[i])) / 1000;
+                self.th[i].t = t.saturating_add(SimTimePs(d));
+                self.schedule(i)?;
+                return Ok(Flow::Wait);
+            }
+            Step::Counter => {
+                self.th[i].t = self.lines.write(self.counter, i as u32, t, self.pricing).done;
+                self.th[i].ino = self.next_ino;
+                self.next_ino += 1;
+            }
+            Step::Init => self.init_inode(i),
+            Step::Start => {
+                self.th[i].start = t;
+                self.th[i].failed = false;
+            }
+            Step::StoreLock(_) if self.th[i].failed => self.th[i].pc = self.end_pc,
+            Step::Lock(id) | Step::StoreLock(id) => return Ok(self.lock(i, id, t)),
+            Step::Unlock(id) => self.unlock(i, id, t)?,
+            Step::RbInsert => {
+                let (ino, obj) = (self.th[i].ino, self.th[i].obj);
+                let (node, depth) = self.index.rb_insert(ino, obj, &mut self.touches);
+                self.opened(i, t, depth, node);
+            }
+            Step::XaReserve => {
+                let ino = self.th[i].ino;
+                let r = self.index.xa_reserve(ino, &mut self.touches);
+                let ps = self.price(i, true);
+                self.th[i].t = t.saturating_add(SimTimePs(ps));
+                self.th[i].failed = r.is_err();
+            }
+            Step::XaStore => {
+                let (ino, obj) = (self.th[i].ino, self.th[i].obj);
+                let levels = self.index.xa_store(ino, obj, &mut self.touches);
+                self.opened(i, t, levels, None);
+            }
+            Step::End => self.end_insert(i),
+            Step::EvictCheck => {
+                let over = self.p.open_inodes > 0 && self.open.len() as u64 > self.p.open_inodes;
+                if over {
+                    self.th[i].victim = self.open.pop_front();
+                } else {
+                    self.th[i].pc = self.prog.len();
                 }
-                Step::Counter => {
-                    self.th[i].t = self.lines.write(self.counter, i as u32, t, self.pricing).done;
-                    self.th[i].ino = self.next_ino;
-                    self.next_ino += 1;
-                }
-                Step::Init => self.init_inode(i),
-                Step::Start => {
-                    self.th[i].start = t;
-                    self.th[i].failed = false;
-                }
-                Step::StoreLock(id) if self.th[i].failed => {
-                    let _ = id;
-                    self.th[i].pc = self.end_pc;
-                }
-                Step::Lock(id) | Step::StoreLock(id) => {
-                    let in_insert = self.th[i].pc <= self.end_pc;
-                    match self.locks.acquire(id, i as u32, t, &mut self.lines, self.pricing) {
-                        Some(got) => {
-                            if in_insert {
-                                self.out.insert_wait_ps += got.since(t).0;
-                            }
-                            self.th[i].t = got;
-                        }
-                        None => {
-                            self.lock_wait_start[i] = t;
-                            return Ok(()); // the releaser schedules us
-                        }
-                    }
-                }
-                Step::Unlock(id) => {
-                    let r = self.locks.release(id, i as u32, t, &mut self.lines, self.pricing);
-                    self.th[i].t = r.done;
-                    if let Some((q, at)) = r.woken {
-                        let q = q as usize;
-                        if self.th[q].pc <= self.end_pc {
-                            self.out.insert_wait_ps += at.since(self.lock_wait_start[q]).0;
-                        }
-                        self.th[q].t = at;
-                        self.queue.schedule_at(at, q as u32)?;
-                    }
-                }
-                Step::RbInsert => {
-                    let (ino, obj) = (self.th[i].ino, self.th[i].obj);
-                    let (node, depth) = self.index.rb_insert(ino, obj, &mut self.touches);
-                    self.out.depth_sum += u64::from(depth);
-                    let ps = self.price(i, true);
+            }
+            Step::Erase => {
+                if let Some(v) = self.th[i].victim {
+                    self.index.erase(&v, &mut self.touches);
+                    let ps = self.price(i, false);
                     self.th[i].t = t.saturating_add(SimTimePs(ps));
-                    self.open.push_back(Open {
-                        ino,
-                        obj,
-                        slab: i as u32,
-                        node,
-                    });
                 }
-                Step::XaReserve => {
-                    let ino = self.th[i].ino;
-                    let r = self.index.xa_reserve(ino, &mut self.touches);
-                    let ps = self.price(i, true);
-                    self.th[i].t = t.saturating_add(SimTimePs(ps));
-                    self.th[i].failed = r.is_err();
-                }
-                Step::XaStore => {
-                    let (ino, obj) = (self.th[i].ino, self.th[i].obj);
-                    let levels = self.index.xa_store(ino, obj, &mut self.touches);
-                    self.out.depth_sum += u64::from(levels);
-                    let ps = self.price(i, true);
-                    self.th[i].t = t.saturating_add(SimTimePs(ps));
-                    self.open.push_back(Open {
-                        ino,
-                        obj,
-                        slab: i as u32,
-                        node: None,
-                    });
-                }
-                Step::End => self.end_insert(i),
-                Step::EvictCheck => {
-                    let over = self.p.open_inodes > 0 && self.open.len() as u64 > self.p.open_inodes;
-                    if over {
-                        self.th[i].victim = self.open.pop_front();
-                    } else {
-                        self.th[i].pc = self.prog.len();
-                    }
-                }
-                Step::Erase => {
-                    if let Some(v) = self.th[i].victim {
-                        self.index.erase(&v, &mut self.touches);
-                        let ps = self.price(i, false);
-                        self.th[i].t = t.saturating_add(SimTimePs(ps));
-                    }
-                }
-                Step::Free => {
-                    if let Some(v) = self.th[i].victim.take() {
-                        let _ = self.slabs[v.slab as usize].free(v.obj);
-                    }
+            }
+            Step::Free => {
+                if let Some(v) = self.th[i].victim.take() {
+                    let _ = self.slabs[v.slab as usize].free(v.obj);
                 }
             }
         }
+        Ok(Flow::Next)
+    }
+
+    /// `spin_lock` by thread `i` at `t`: takes lock `id` now or at the
+    /// time its queue hands it over (lock waits inside the insert count
+    /// as the insert's).
+    fn lock(&mut self, i: usize, id: LockId, t: SimTimePs) -> Flow {
+        let in_insert = self.th[i].pc <= self.end_pc;
+        match self.locks.acquire(id, i as u32, t, &mut self.lines, self.pricing) {
+            Some(got) => {
+                if in_insert {
+                    self.out.insert_wait_ps += got.since(t).0;
+                }
+                self.th[i].t = got;
+                Flow::Next
+            }
+            None => {
+                self.lock_wait_start[i] = t;
+                Flow::Wait // the releaser schedules us
+            }
+        }
+    }
+
+    /// `spin_unlock` by thread `i` at `t`; schedules the waiter it hands
+    /// the lock to, if any.
+    fn unlock(&mut self, i: usize, id: LockId, t: SimTimePs) -> Result<(), SimError> {
+        let r = self.locks.release(id, i as u32, t, &mut self.lines, self.pricing);
+        self.th[i].t = r.done;
+        if let Some((q, at)) = r.woken {
+            let q = q as usize;
+            if self.th[q].pc <= self.end_pc {
+                self.out.insert_wait_ps += at.since(self.lock_wait_start[q]).0;
+            }
+            self.th[q].t = at;
+            self.queue.schedule_at(at, q as u32)?;
+        }
+        Ok(())
+    }
+
+    /// Thread `i`'s inode is in the index at level `depth` (`node`: its
+    /// rb-tree node): prices the insert's recorded touches from `t` and
+    /// opens the inode.
+    fn opened(&mut self, i: usize, t: SimTimePs, depth: u32, node: Option<NodeId>) {
+        self.out.depth_sum += u64::from(depth);
+        let ps = self.price(i, true);
+        let th = &mut self.th[i];
+        th.t = t.saturating_add(SimTimePs(ps));
+        self.open.push_back(Open {
+            ino: th.ino,
+            obj: th.obj,
+            slab: i as u32,
+            node,
+        });
     }
 
     /// `btrfs_alloc_inode` from this CPU's slab and the inode's
