@@ -261,42 +261,24 @@ impl SetAssoc {
         self.high_from = u64::MAX;
     }
 
-    /// Ways of set `s` holding `tag`, given the ways `low` whose low half
-    /// matched: those whose high half matches too.
-    #[inline]
-    fn confirm(&self, s: usize, tag: u64, low: u32) -> u32 {
-        let Some(high) = self.high.get(s) else {
-            return low;
-        };
-        let want = (tag >> 32) as u32;
-        let (mut bits, mut hits) = (low, 0);
-        while bits != 0 {
-            let w = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            hits |= u32::from(high[w] == want) << w;
-        }
-        hits
-    }
-
-    /// The ways of set `s` (state `m`) holding `tag` and not stale (a real
-    /// tag is held at most once outside stale ways).
+    /// Set `s` brought up to date with the stream and reached once for
+    /// one operation; first makes sure a lookup of `tag` can be answered.
     #[inline(always)]
-    fn hits(&self, s: usize, tag: u64, m: &Meta) -> u32 {
-        let low = matches16(&self.sets[s].tags, tag as u32) & self.way_mask & !u32::from(m.stale);
-        if low == 0 { 0 } else { self.confirm(s, tag, low) }
-    }
-
-    /// Set `s`'s state brought up to date with the stream, stored; first
-    /// makes sure a lookup of `tag` can be answered.
-    #[inline(always)]
-    fn sync(&mut self, s: usize, tag: u64) -> Meta {
+    fn open(&mut self, s: usize, tag: u64) -> Slot<'_> {
         if tag >= self.high_from {
             self.keep_high_halves();
         }
         let landed = self.landed(s, self.streamed);
-        let m = &mut self.sets[s].meta;
-        absorb(m, self.ways, landed);
-        *m
+        let set = &mut self.sets[s];
+        absorb(&mut set.meta, self.ways, landed);
+        Slot {
+            set,
+            high: &mut self.high,
+            s,
+            ways: self.ways,
+            way_mask: self.way_mask,
+            low_last: self.low_last,
+        }
     }
 
     /// An access to `line`: on a hit, makes it most-recent and returns
@@ -304,17 +286,14 @@ impl SetAssoc {
     /// (evicting its line) and returns false.
     #[inline(always)]
     pub(super) fn touch(&mut self, line: u64) -> bool {
-        let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
-        let m = self.sync(s, tag);
-        let r = m.recency;
-        let hits = self.hits(s, tag, &m);
+        let mut slot = self.open((line & self.set_mask) as usize, tag);
+        let hits = slot.hits(tag);
         if hits != 0 {
-            let w = hits.trailing_zeros() as usize;
-            self.sets[s].meta.recency = promote(r, position_of(r, w), w);
+            slot.promote(hits.trailing_zeros() as usize);
             return true;
         }
-        self.fill_lru(s, tag, r);
+        slot.fill_lru(tag);
         false
     }
 
@@ -323,47 +302,21 @@ impl SetAssoc {
     /// known to miss, without the lookup.
     #[inline(always)]
     pub(super) fn fill(&mut self, line: u64) {
-        let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
-        let m = self.sync(s, tag);
-        self.fill_lru(s, tag, m.recency);
-    }
-
-    /// Puts `tag` in set `s`'s least recent way (recency word `r`, the
-    /// set already synced) and makes it the most recent.
-    #[inline(always)]
-    fn fill_lru(&mut self, s: usize, tag: u64, r: u64) {
-        let w = way_at(r, self.ways - 1);
-        let set = &mut self.sets[s];
-        set.tags[w] = tag as u32;
-        set.meta.stale &= !(1 << w);
-        set.meta.recency = ((r & self.low_last) << 4) | w as u64;
-        if let Some(high) = self.high.get_mut(s) {
-            high[w] = (tag >> 32) as u32;
-        }
+        self.open((line & self.set_mask) as usize, tag).fill_lru(tag);
     }
 
     /// Drops a line (its way becomes empty and least recent); returns true
     /// if it was present.
     #[inline]
     pub(super) fn remove(&mut self, line: u64) -> bool {
-        let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
-        let m = self.sync(s, tag);
-        let hits = self.hits(s, tag, &m);
-        if hits == 0 {
-            return false;
+        let mut slot = self.open((line & self.set_mask) as usize, tag);
+        let hits = slot.hits(tag);
+        if hits != 0 {
+            slot.empty(hits.trailing_zeros() as usize);
         }
-        let w = hits.trailing_zeros() as usize;
-        let (r, last) = (m.recency, self.ways - 1);
-        let p = position_of(r, w);
-        let set = &mut self.sets[s];
-        set.meta.recency = (r & low(p)) | ((r >> 4) & !low(p) & self.low_last) | (w as u64) << (4 * last);
-        set.tags[w] = EMPTY32;
-        if let Some(high) = self.high.get_mut(s) {
-            high[w] = EMPTY32;
-        }
-        true
+        hits != 0
     }
 
     /// Whether the array holds `line` (no LRU update): a way holds it and
@@ -374,10 +327,87 @@ impl SetAssoc {
         if tag >= self.high_from {
             return false; // no tag this large was ever filled
         }
-        let m = self.sets[s].meta;
-        match self.hits(s, tag, &m) {
+        let set = &self.sets[s];
+        match holding(set, &self.high, s, self.way_mask, tag) {
             0 => false,
-            hits => position_of(m.recency, hits.trailing_zeros() as usize) + self.pending(s, &m) < self.ways,
+            hits => position_of(set.meta.recency, hits.trailing_zeros() as usize) + self.pending(s, &set.meta) < self.ways,
+        }
+    }
+}
+
+/// The ways of set `s` (block `set`; the array's tag high halves `high`,
+/// empty while not kept; ways `way_mask`) holding `tag` and not stale (a
+/// real tag is held at most once outside stale ways). High halves are
+/// compared only for the ways whose low half matched.
+#[inline(always)]
+fn holding(set: &Set, high: &[[u32; 16]], s: usize, way_mask: u32, tag: u64) -> u32 {
+    let low = matches16(&set.tags, tag as u32) & way_mask & !u32::from(set.meta.stale);
+    if low == 0 {
+        return 0;
+    }
+    let Some(high) = high.get(s) else {
+        return low;
+    };
+    let want = (tag >> 32) as u32;
+    let (mut bits, mut hits) = (low, 0);
+    while bits != 0 {
+        let w = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        hits |= u32::from(high[w] == want) << w;
+    }
+    hits
+}
+
+/// One set, synced with the stream, for one operation: its block, its
+/// tags' high halves if the array keeps them, and the array's shape (so
+/// the set is found, and bounds-checked, once).
+struct Slot<'a> {
+    set: &'a mut Set,
+    /// The array's high halves (empty while not kept) and the set's index.
+    high: &'a mut Vec<[u32; 16]>,
+    s: usize,
+    ways: usize,
+    way_mask: u32,
+    low_last: u64,
+}
+
+impl Slot<'_> {
+    /// The ways holding `tag` and not stale.
+    #[inline(always)]
+    fn hits(&self, tag: u64) -> u32 {
+        holding(self.set, &*self.high, self.s, self.way_mask, tag)
+    }
+
+    /// Way `w` (holding a line) becomes the most recent.
+    #[inline(always)]
+    fn promote(&mut self, w: usize) {
+        let r = self.set.meta.recency;
+        self.set.meta.recency = promote(r, position_of(r, w), w);
+    }
+
+    /// Puts `tag` in the least recent way (evicting its line) and makes it
+    /// the most recent.
+    #[inline(always)]
+    fn fill_lru(&mut self, tag: u64) {
+        let r = self.set.meta.recency;
+        let w = way_at(r, self.ways - 1);
+        self.set.tags[w] = tag as u32;
+        self.set.meta.stale &= !(1 << w);
+        self.set.meta.recency = ((r & self.low_last) << 4) | w as u64;
+        if let Some(high) = self.high.get_mut(self.s) {
+            high[w] = (tag >> 32) as u32;
+        }
+    }
+
+    /// Way `w` (holding a line) is emptied and becomes the least recent.
+    #[inline(always)]
+    fn empty(&mut self, w: usize) {
+        let (r, last) = (self.set.meta.recency, self.ways - 1);
+        let p = position_of(r, w);
+        self.set.meta.recency = (r & low(p)) | ((r >> 4) & !low(p) & self.low_last) | (w as u64) << (4 * last);
+        self.set.tags[w] = EMPTY32;
+        if let Some(high) = self.high.get_mut(self.s) {
+            high[w] = EMPTY32;
         }
     }
 }
