@@ -11,7 +11,7 @@
 
 use super::metrics;
 use super::precision::{BatchMeans, Target};
-use super::proc::{Proc, Spread};
+use super::proc::{Ahead, Proc, Spread};
 use crate::engine::Metrics;
 use crate::engine::dist::Duration;
 use crate::engine::histogram::LatencyHistogram;
@@ -21,7 +21,6 @@ use crate::kernel::sync::counter::{Counter, CounterOp, MicroOp};
 use crate::machine::Pricing;
 use crate::machine::coherence::{LineId, LineTable};
 use crate::machine::lock::{LockId, LockTable};
-use rand::distr::Distribution;
 use rand_chacha::ChaCha8Rng;
 use statrs::distribution::Exp;
 
@@ -220,11 +219,19 @@ pub fn run(spec: SimSpec) -> Result<Metrics, SimError> {
     let mut every = spec.every;
     every.resize(spec.path.len(), 1);
     let path: Vec<Op> = spec.path.into_iter().zip(every).map(|(s, e)| Op::new(s, e)).collect();
+    let ahead = if path.iter().all(|op| match &op.step {
+        Step::Work { dur, .. } => matches!(dur, Duration::Fixed(_) | Duration::Exp(_)),
+        _ => true,
+    }) {
+        Ahead::Exp
+    } else {
+        Ahead::Off
+    };
     let mut procs: Vec<Proc> = spec
         .rngs
         .into_iter()
         .zip(spec.slowdown_permille)
-        .map(|(r, s)| Proc::new(r, s))
+        .map(|(r, s)| Proc::new(r, s, ahead))
         .collect();
     debug_assert_eq!(procs.len(), n, "one SMT slowdown per process");
     let mut w = World {
@@ -297,7 +304,7 @@ impl World {
                     continue;
                 }
                 if let Some(e) = &op.exp {
-                    let d = SimTimePs::from_ns_f64(e.sample(&mut proc.rng));
+                    let d = SimTimePs::from_ns_f64(proc.exp_ns(e));
                     let d = proc.scaled(d, i)?;
                     Next::At(now.checked_add(d).ok_or(SimError::TimeOverflow(now))?)
                 } else if let Some((acquire, l)) = op.lock {
