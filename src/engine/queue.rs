@@ -98,7 +98,7 @@ impl EventQueue {
 
     /// The event waking `target` at `time`, with the next sequence number
     /// (used up); an error if `time` is before now.
-    #[inline]
+    #[inline(always)]
     fn new_event(&mut self, time: SimTimePs, target: u32) -> Result<Event, SchedulingError> {
         if time < self.now {
             return Err(SchedulingError { at: time, now: self.now });
@@ -132,7 +132,7 @@ impl EventQueue {
     /// stop time must go through the queue, where the run ends). The same
     /// sequence number is used up either way, so the order is exactly
     /// that of the two calls.
-    #[inline]
+    #[inline(always)]
     pub fn take_or_schedule(&mut self, time: SimTimePs, target: u32, take: bool) -> Result<bool, SchedulingError> {
         let ev = self.new_event(time, target)?;
         if time == self.now {

@@ -96,7 +96,7 @@ impl Proc {
 
     /// Draws the duration of work step `step` from `dur`, scaled by the
     /// SMT slowdown.
-    #[inline]
+    #[inline(always)]
     pub(super) fn draw(&mut self, dur: &Duration, step: usize) -> Result<SimTimePs, SimError> {
         let d = match dur {
             Duration::Exp(e) => SimTimePs::from_ns_f64(self.exp_ns(e)),
