@@ -12,6 +12,7 @@
 //! popping the heap while its top is at `now` and the lane otherwise gives
 //! exactly the `(time, seq)` order of a single heap.
 
+use super::fifo::Fifo;
 use super::time::SimTimePs;
 use std::cmp::Ordering;
 
@@ -57,7 +58,7 @@ pub struct SchedulingError {
 pub struct EventQueue {
     heap: MinHeap,
     /// Events at `now`, in `seq` order (see the module documentation).
-    lane: Lane,
+    lane: Fifo<Event>,
     next_seq: u64,
     now: SimTimePs,
 }
@@ -97,7 +98,7 @@ impl EventQueue {
 
     /// The event waking `target` at `time`, with the next sequence number
     /// (used up); an error if `time` is before now.
-    #[inline]
+    #[inline(always)]
     fn new_event(&mut self, time: SimTimePs, target: u32) -> Result<Event, SchedulingError> {
         if time < self.now {
             return Err(SchedulingError { at: time, now: self.now });
@@ -131,7 +132,7 @@ impl EventQueue {
     /// stop time must go through the queue, where the run ends). The same
     /// sequence number is used up either way, so the order is exactly
     /// that of the two calls.
-    #[inline]
+    #[inline(always)]
     pub fn take_or_schedule(&mut self, time: SimTimePs, target: u32, take: bool) -> Result<bool, SchedulingError> {
         let ev = self.new_event(time, target)?;
         if time == self.now {
@@ -156,52 +157,6 @@ impl EventQueue {
         debug_assert!(ev.time >= self.now, "time went backwards");
         debug_assert!(self.lane.is_empty() || ev.time == self.now, "the lane holds only events at now");
         self.now = ev.time;
-        Some(ev)
-    }
-}
-
-/// The lane's events in `seq` order: a `Vec` read from `head`, emptied
-/// whenever the last one is taken (a lane drains before the clock moves,
-/// so that is at least once per distinct time). Pushing and taking are a
-/// store and a load with no wrap-around arithmetic, unlike `VecDeque`.
-#[derive(Debug, Default)]
-struct Lane {
-    v: Vec<Event>,
-    head: usize,
-}
-
-/// Events already taken from the front of a lane that never drains (all
-/// of a run's events at one time) before they are dropped.
-const LANE_COMPACT: usize = 1024;
-
-impl Lane {
-    #[inline]
-    fn len(&self) -> usize {
-        self.v.len() - self.head
-    }
-
-    #[inline]
-    fn is_empty(&self) -> bool {
-        self.head == self.v.len()
-    }
-
-    #[inline]
-    fn push_back(&mut self, ev: Event) {
-        if self.head >= LANE_COMPACT {
-            self.v.drain(..self.head);
-            self.head = 0;
-        }
-        self.v.push(ev);
-    }
-
-    #[inline]
-    fn pop_front(&mut self) -> Option<Event> {
-        let ev = *self.v.get(self.head)?;
-        self.head += 1;
-        if self.head == self.v.len() {
-            self.v.clear();
-            self.head = 0;
-        }
         Some(ev)
     }
 }

@@ -10,8 +10,8 @@
 
 use super::Pricing;
 use super::coherence::{LineId, LineTable};
+use crate::engine::fifo::Fifo;
 use crate::engine::time::SimTimePs;
-use std::collections::VecDeque;
 
 /// Index of a lock in a [`LockTable`].
 pub type LockId = u32;
@@ -51,7 +51,7 @@ struct LockState {
     line: LineId,
     holder: Option<u32>,
     since: SimTimePs,
-    waiters: VecDeque<(u32, SimTimePs)>,
+    waiters: Fifo<(u32, SimTimePs)>,
     stats: LockStats,
 }
 
@@ -79,7 +79,7 @@ impl LockTable {
             line,
             holder: None,
             since: SimTimePs::ZERO,
-            waiters: VecDeque::new(),
+            waiters: Fifo::new(),
             stats: LockStats::default(),
         });
         (self.locks.len() - 1) as LockId
@@ -97,7 +97,7 @@ impl LockTable {
 
     /// Process `p` asks for lock `id` at `now`. Returns when it holds the
     /// lock, or `None` if it must wait (it is queued FIFO).
-    #[inline]
+    #[inline(always)]
     pub fn acquire(&mut self, id: LockId, p: u32, now: SimTimePs, lines: &mut LineTable, m: &Pricing) -> Option<SimTimePs> {
         let l = &mut self.locks[id as usize];
         if l.holder.is_some() {
