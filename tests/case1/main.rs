@@ -123,6 +123,33 @@ fn read_misses_follow_the_counter_lines_layout() {
 }
 
 #[test]
+fn events_per_create_are_one_per_step_and_one_per_read() {
+    // The engine's event economy on case 1's path: an atomic inc or dec is
+    // one event, a per-CPU one two (its micro-ops), the transaction's work
+    // one plus one per spread read of the counter's line (no lumps), and
+    // the every-64 roll's inc and dec one (two) event each per 64 creates.
+    let (file, text) = shipped("whatif-case1-layout.toml", 160_000);
+    let m = run_text(&file, &text);
+    for host in ["a", "b"] {
+        for count in [0u32, 1, 5] {
+            for (variant, per_op) in [("atomic", 1.0), ("percpu", 2.0)] {
+                let r = at(&m, host, Some(count), variant);
+                let expected = 2.0 * per_op + 1.0 + f64::from(count) + 2.0 * per_op / 64.0;
+                let got = r["events"] / r["ops"];
+                // Besides whole creates: up to one create in flight per
+                // thread (16) when the run stops, and each thread's last,
+                // partial 64-create chunk, which has no roll yet.
+                let slack = 16.0 * (expected + 2.0 * per_op) / r["ops"];
+                assert!(
+                    (got - expected).abs() < slack,
+                    "host {host} layout {count} {variant}: {got} events per create, want {expected}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn unlink_takes_two_handles_plus_a_roll_per_freed_chunk() {
     let (file, text) = shipped("xfs-active-trans-rm.toml", 80_000);
     let m = run_text(&file, &text);
