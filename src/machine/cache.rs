@@ -358,6 +358,7 @@ impl Hierarchy {
 
     /// Beyond the private caches (L1 and L2 already filled): a peer's
     /// modified copy, the LLC, or memory. The core becomes a sharer.
+    #[inline]
     fn fetch(&mut self, core: usize, line: u64) -> Served {
         let socket = self.core_socket[core] as usize;
         let state = self.lines.entry(line);

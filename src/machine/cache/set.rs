@@ -308,7 +308,7 @@ impl SetAssoc {
 
     /// Drops a line (its way becomes empty and least recent); returns true
     /// if it was present.
-    #[inline]
+    #[inline(always)]
     pub(super) fn remove(&mut self, line: u64) -> bool {
         let tag = line >> self.set_bits;
         let mut slot = self.open((line & self.set_mask) as usize, tag);
