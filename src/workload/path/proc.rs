@@ -7,9 +7,7 @@ use crate::engine::dist::Duration;
 use crate::engine::time::SimTimePs;
 use crate::kernel::sync::counter::MicroOp;
 use crate::machine::coherence::LineId;
-use rand::distr::Distribution;
 use rand_chacha::ChaCha8Rng;
-use statrs::distribution::Exp;
 
 /// One simulated thread: where it is in its path, with its own random
 /// stream and SMT slowdown (so a step reads one record, not three vectors).
@@ -30,36 +28,10 @@ pub(super) struct Proc {
     pub(super) rng: ChaCha8Rng,
     /// Work durations are multiplied by this / 1000 (SMT).
     pub(super) slowdown: u32,
-    /// Draw-ahead ([`Ahead`]): the unit exponential the next exponential
-    /// work step divides by its rate, drawn when the previous one was used.
-    ahead: Option<(Exp, f64)>,
-}
-
-/// Whether a path's exponential draws may be made one step ahead: true
-/// when every random work step is exponential, so a process's stream is
-/// only ever read by statrs' `Exp::sample` (`sample_exp_1(rng) / rate`).
-/// Then the unit draw for the next such step can be made as soon as the
-/// previous one is used: the same stream read in the same order gives the
-/// same values (`z / 1.0 == z` exactly), and the draw's latency (the
-/// ziggurat, a block refill) is off the path of the event that uses it.
-/// A path with uniform, normal or log-normal work draws as it goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Ahead {
-    /// Unit exponentials one step ahead.
-    Exp,
-    /// Every draw made when its step runs.
-    Off,
 }
 
 impl Proc {
-    pub(super) fn new(mut rng: ChaCha8Rng, slowdown: u32, ahead: Ahead) -> Self {
-        let ahead = match (ahead, Exp::new(1.0)) {
-            (Ahead::Exp, Ok(unit)) => {
-                let z = unit.sample(&mut rng);
-                Some((unit, z))
-            }
-            _ => None,
-        };
+    pub(super) fn new(rng: ChaCha8Rng, slowdown: u32) -> Self {
         Proc {
             next: 0,
             ops_done: 0,
@@ -69,22 +41,6 @@ impl Proc {
             micro_at: 0,
             rng,
             slowdown,
-            ahead,
-        }
-    }
-
-    /// One draw of `e` in ns, as `e.sample(&mut self.rng)` gives it: with
-    /// draw-ahead, the unit draw made earlier divided by the rate, and the
-    /// next unit draw made now.
-    #[inline(always)]
-    pub(super) fn exp_ns(&mut self, e: &Exp) -> f64 {
-        match &mut self.ahead {
-            Some((unit, z)) => {
-                let x = *z / e.rate();
-                *z = unit.sample(&mut self.rng);
-                x
-            }
-            None => e.sample(&mut self.rng),
         }
     }
 
@@ -98,10 +54,7 @@ impl Proc {
     /// SMT slowdown.
     #[inline(always)]
     pub(super) fn draw(&mut self, dur: &Duration, step: usize) -> Result<SimTimePs, SimError> {
-        let d = match dur {
-            Duration::Exp(e) => SimTimePs::from_ns_f64(self.exp_ns(e)),
-            _ => dur.sample(&mut self.rng),
-        };
+        let d = dur.sample(&mut self.rng);
         self.scaled(d, step)
     }
 
@@ -174,37 +127,5 @@ pub(super) fn scale(d: SimTimePs, slow: u32) -> Option<SimTimePs> {
     match scaled {
         Some(v) if !d.is_out_of_range() && v != u64::MAX => Some(SimTimePs(v)),
         _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-    use rand::SeedableRng;
-
-    proptest! {
-        /// Draw-ahead gives, step for step, the values statrs' `Exp::sample`
-        /// gives on the same stream (bit for bit), whatever the rates and
-        /// their order; so does a draw through `Proc::draw`.
-        #[test]
-        fn draw_ahead_gives_the_same_draws(seed in any::<u64>(), means in proptest::collection::vec(0.01f64..1e7, 1..200)) {
-            let mut direct = ChaCha8Rng::seed_from_u64(seed);
-            let mut ahead = Proc::new(ChaCha8Rng::seed_from_u64(seed), 1000, Ahead::Exp);
-            let mut off = Proc::new(ChaCha8Rng::seed_from_u64(seed), 1000, Ahead::Off);
-            for (i, mean) in means.iter().enumerate() {
-                let e = Exp::new(1.0 / mean).unwrap();
-                let want = e.sample(&mut direct);
-                if i % 3 == 0 {
-                    let d = Duration::Exp(e);
-                    let want = SimTimePs::from_ns_f64(want);
-                    prop_assert_eq!(ahead.draw(&d, i).unwrap(), want);
-                    prop_assert_eq!(off.draw(&d, i).unwrap(), want);
-                } else {
-                    prop_assert_eq!(ahead.exp_ns(&e).to_bits(), want.to_bits());
-                    prop_assert_eq!(off.exp_ns(&e).to_bits(), want.to_bits());
-                }
-            }
-        }
     }
 }

@@ -11,7 +11,7 @@
 
 use super::metrics;
 use super::precision::{BatchMeans, Target};
-use super::proc::{Ahead, Proc, Spread};
+use super::proc::{Proc, Spread};
 use crate::engine::Metrics;
 use crate::engine::dist::Duration;
 use crate::engine::histogram::LatencyHistogram;
@@ -21,6 +21,7 @@ use crate::kernel::sync::counter::{Counter, CounterOp, MicroOp};
 use crate::machine::Pricing;
 use crate::machine::coherence::{LineId, LineTable};
 use crate::machine::lock::{LockId, LockTable};
+use rand::distr::Distribution;
 use rand_chacha::ChaCha8Rng;
 use statrs::distribution::Exp;
 
@@ -211,8 +212,8 @@ pub fn run(spec: SimSpec) -> Result<Metrics, SimError> {
     run_with(spec, true)
 }
 
-/// [`run`]; `fast = false` runs every path through the general loop and
-/// draws as it goes (tests compare the two).
+/// [`run`]; `fast = false` runs every path through the general loop
+/// (tests compare the two).
 fn run_with(spec: SimSpec, fast: bool) -> Result<Metrics, SimError> {
     if spec.stop.ops.is_none() && spec.stop.time.is_none() {
         return Err(SimError::NoStop);
@@ -225,12 +226,11 @@ fn run_with(spec: SimSpec, fast: bool) -> Result<Metrics, SimError> {
     let mut every = spec.every;
     every.resize(spec.path.len(), 1);
     let path: Vec<Op> = spec.path.into_iter().zip(every).map(|(s, e)| Op::new(s, e)).collect();
-    let ahead = if fast { ahead(&path) } else { Ahead::Off };
     let mut procs: Vec<Proc> = spec
         .rngs
         .into_iter()
         .zip(spec.slowdown_permille)
-        .map(|(r, s)| Proc::new(r, s, ahead))
+        .map(|(r, s)| Proc::new(r, s))
         .collect();
     debug_assert_eq!(procs.len(), n, "one SMT slowdown per process");
     let mut w = World {
@@ -263,15 +263,6 @@ fn run_with(spec: SimSpec, fast: bool) -> Result<Metrics, SimError> {
 fn is_lean(path: &[Op]) -> bool {
     path.iter()
         .all(|op| !matches!(op.step, Step::Counter { .. } | Step::Work { reads: Some(_), .. }))
-}
-
-/// Draw-ahead when every random work step is exponential ([`Ahead`]).
-fn ahead(path: &[Op]) -> Ahead {
-    let exp_only = path.iter().all(|op| match &op.step {
-        Step::Work { dur, .. } => matches!(dur, Duration::Fixed(_) | Duration::Exp(_)),
-        _ => true,
-    });
-    if exp_only { Ahead::Exp } else { Ahead::Off }
 }
 
 impl World {
@@ -326,7 +317,7 @@ impl World {
                     continue;
                 }
                 if let Some(e) = &op.exp {
-                    let d = SimTimePs::from_ns_f64(proc.exp_ns(e));
+                    let d = SimTimePs::from_ns_f64(e.sample(&mut proc.rng));
                     let d = proc.scaled(d, i)?;
                     Next::At(now.checked_add(d).ok_or(SimError::TimeOverflow(now))?)
                 } else if let Some((acquire, l)) = op.lock {
@@ -628,7 +619,7 @@ mod tests {
 
     /// Four threads on a machine where transfers cost 40 ns: exponential
     /// think, a queued lock around exponential and fixed work and a write
-    /// of a line (a lean path, drawn ahead).
+    /// of a line (a lean path).
     fn lean_spec(seed: u64) -> SimSpec {
         let n = 4;
         let mut x = vec![40_000; n * n];
@@ -668,10 +659,9 @@ mod tests {
     }
 
     #[test]
-    fn lean_loop_and_draw_ahead_give_the_same_metrics() {
+    fn lean_loop_gives_the_same_metrics_as_the_general_one() {
         let path: Vec<Op> = lean_spec(0).path.into_iter().map(|s| Op::new(s, 1)).collect();
         assert!(is_lean(&path));
-        assert_eq!(ahead(&path), Ahead::Exp);
         for seed in 0..4 {
             let fast = run_with(lean_spec(seed), true).unwrap();
             let general = run_with(lean_spec(seed), false).unwrap();
