@@ -19,14 +19,12 @@
 //! `FSMETA_CACHE_CREATES` overrides the creates per iteration (default
 //! 20,000, about 2.2M accesses); throughput is in accesses (criterion's
 //! elements/s). Time is the thread's CPU time where Linux reports it
-//! (`/proc/thread-self/schedstat`), wall time elsewhere: the machine the
+//! (`clock_gettime`, [`fsmeta::measure::timed`]), wall time elsewhere: the machine the
 //! figures come from is shared.
 
-#[path = "common/cpu_time.rs"]
-mod cpu_time;
-use cpu_time::timed;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use fsmeta::machine::cache::{CacheConfig, Hierarchy, LevelConfig};
+use fsmeta::measure::timed;
 
 const THREADS: u64 = 12;
 const OBJ_BYTES: u64 = 1072;

@@ -1,37 +1,87 @@
-//! `fsmeta bench`: the engine's speed on a fixed path
-//! (`benches/engine.toml`: 16 threads on the ideal machine, exponential
-//! work, a queued lock around exponential work), in events per second of
-//! wall time on one core.
+//! `fsmeta bench`: the engine's speed, measured on the calling thread's
+//! CPU time ([`fsmeta::measure`]), the median of several runs.
+//!
+//! * The engine path (`benches/engine.toml`: 16 threads on the ideal
+//!   machine, exponential work, a queued lock around exponential work), in
+//!   events per second.
+//! * M/M/1//N (`benches/mm1n.toml`) through fsmeta next to the bare-heap
+//!   loop ([`fsmeta::measure::mm1n`]), in completions per second, run in
+//!   turns: their ratio is issue 13's figure, and the bare loop's rate
+//!   shows how fast this machine is.
 
+use fsmeta::measure::{median, mm1n, timed};
 use fsmeta::{LoadOptions, Study};
 use std::path::Path;
-use std::time::Instant;
 
-/// The fixed scenario the benchmark runs (`ops` replaced by the caller).
+/// The fixed scenario of the engine path (`ops` replaced by the caller).
 pub const BENCH_SCENARIO: &str = include_str!("../benches/engine.toml");
+/// The M/M/1//N scenario (`ops` replaced by the caller).
+pub const MM1N_SCENARIO: &str = include_str!("../benches/mm1n.toml");
 
 /// What the benchmark measured.
 #[derive(Debug, Clone, Copy)]
 pub struct BenchResult {
-    /// Events processed.
+    /// Events processed per run of the engine path.
     pub events: u64,
-    /// Wall-clock seconds.
-    pub wall_s: f64,
-    /// Events per wall-clock second, rounded down.
+    /// Runs of each kind.
+    pub repeat: u32,
+    /// CPU seconds of the median engine-path run.
+    pub cpu_s: f64,
+    /// Events per CPU second: the median over the runs, rounded down.
     pub events_per_sec: u64,
+    /// Events per CPU second of the fastest run, rounded down.
+    pub events_per_sec_best: u64,
+    /// M/M/1//N completions per CPU second through fsmeta (median).
+    pub mm1n_fsmeta: f64,
+    /// M/M/1//N completions per CPU second of the bare-heap loop (median).
+    pub mm1n_bare_heap: f64,
 }
 
-/// Runs the fixed path for `ops` operations on one thread and times it.
-pub fn engine_bench(ops: u64) -> Result<BenchResult, anyhow::Error> {
-    let text = BENCH_SCENARIO.replace("ops = 1000", &format!("ops = {}", ops.max(1)));
-    let study = Study::from_text(Path::new("benches/engine.toml"), &text, &LoadOptions::default())?;
-    let start = Instant::now();
-    let results = study.run(1, &|| {})?;
-    let wall_s = start.elapsed().as_secs_f64();
-    let events = results.runs.first().and_then(|r| r.metrics.get("events")).copied().unwrap_or(0.0) as u64;
+/// A scenario with `ops = 1000` replaced by `ops`.
+fn study(name: &str, text: &str, ops: u64) -> Result<Study, anyhow::Error> {
+    let text = text.replace("ops = 1000", &format!("ops = {}", ops.max(1)));
+    Ok(Study::from_text(Path::new(name), &text, &LoadOptions::default())?)
+}
+
+/// One run of `s`'s only run on this thread: its metrics and CPU seconds.
+fn run_timed(s: &Study) -> Result<(fsmeta::engine::Metrics, f64), anyhow::Error> {
+    let plan = s.plan();
+    let first = plan.first().ok_or_else(|| anyhow::anyhow!("the bench scenario has no run"))?;
+    let mut out = None;
+    let d = timed(1, || out = Some(fsmeta::runner::run_one(&s.scenario, first)));
+    let metrics = out.ok_or_else(|| anyhow::anyhow!("the bench run did not run"))??;
+    Ok((metrics, d.as_secs_f64().max(1e-9)))
+}
+
+/// Runs the engine path for `ops` operations and M/M/1//N for `completions`
+/// completions (fsmeta and the bare loop in turns; none for 0), `repeat`
+/// times each.
+pub fn engine_bench(ops: u64, completions: u64, repeat: u32) -> Result<BenchResult, anyhow::Error> {
+    let repeat = repeat.max(1);
+    let engine = study("benches/engine.toml", BENCH_SCENARIO, ops)?;
+    let queue = study("benches/mm1n.toml", MM1N_SCENARIO, completions)?;
+    let (mut rates, mut secs, mut fsmeta_cps, mut bare_cps) = (vec![], vec![], vec![], vec![]);
+    let mut events = 0;
+    for r in 0..repeat {
+        let (m, s) = run_timed(&engine)?;
+        events = m.get("events").copied().unwrap_or(0.0) as u64;
+        rates.push(events as f64 / s);
+        secs.push(s);
+        if completions == 0 {
+            continue;
+        }
+        let (m, s) = run_timed(&queue)?;
+        fsmeta_cps.push(m.get("ops").copied().unwrap_or(0.0) / s);
+        let d = timed(1, || mm1n::bare_heap(completions, 1 + u64::from(r)));
+        bare_cps.push(completions as f64 / d.as_secs_f64().max(1e-9));
+    }
     Ok(BenchResult {
         events,
-        wall_s,
-        events_per_sec: (events as f64 / wall_s.max(1e-9)) as u64,
+        repeat,
+        cpu_s: median(&secs),
+        events_per_sec: median(&rates) as u64,
+        events_per_sec_best: rates.iter().copied().fold(0.0, f64::max) as u64,
+        mm1n_fsmeta: median(&fsmeta_cps),
+        mm1n_bare_heap: median(&bare_cps),
     })
 }

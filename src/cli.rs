@@ -132,12 +132,20 @@ pub enum Command {
         #[command(flatten)]
         limits: Limits,
     },
-    /// Measure the engine's speed on a fixed path; the last line is
-    /// `events_per_sec: <integer>`.
+    /// Measure the engine's speed (thread CPU time, median of --repeat
+    /// runs): events per second on a fixed path, and M/M/1//N through
+    /// fsmeta next to a bare-heap loop (their ratio, and how fast this
+    /// machine is). The last line is `events_per_sec: <integer>`.
     Bench {
-        /// Operations to simulate.
+        /// Operations of the fixed path per run.
         #[arg(long, default_value_t = 4_000_000)]
         ops: u64,
+        /// M/M/1//N completions per run (0: skip the comparison).
+        #[arg(long, default_value_t = 1_000_000)]
+        completions: u64,
+        /// Runs of each kind; the medians are reported.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        repeat: u32,
     },
     /// List the built-in machine profiles.
     Machines,
@@ -309,10 +317,17 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             }
             Ok(Status::Ok)
         }
-        Command::Bench { ops } => {
-            let r = crate::bench::engine_bench(ops).map_err(CliError::Other)?;
+        Command::Bench { ops, completions, repeat } => {
+            let r = crate::bench::engine_bench(ops, completions, repeat).map_err(CliError::Other)?;
+            println!("repeat: {}", r.repeat);
+            if completions > 0 {
+                println!("mm1n_bare_heap_completions_per_sec: {}", r.mm1n_bare_heap as u64);
+                println!("mm1n_fsmeta_completions_per_sec: {}", r.mm1n_fsmeta as u64);
+                println!("mm1n_ratio: {:.3}", r.mm1n_fsmeta / r.mm1n_bare_heap.max(1e-9));
+            }
             println!("events: {}", r.events);
-            println!("wall_s: {:.3}", r.wall_s);
+            println!("cpu_s: {:.3}", r.cpu_s);
+            println!("events_per_sec_best: {}", r.events_per_sec_best);
             println!("events_per_sec: {}", r.events_per_sec);
             Ok(Status::Ok)
         }

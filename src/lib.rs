@@ -17,6 +17,7 @@
 pub mod engine;
 pub mod kernel;
 pub mod machine;
+pub mod measure;
 pub mod param;
 pub mod plan;
 pub mod report;

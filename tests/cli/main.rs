@@ -1,10 +1,11 @@
 //! End-to-end tests through the `fsmeta` binary, one binary: `bad_input`
-//! (located errors, exit 2), `determinism` (same bytes for any `--jobs`),
+//! (located errors, exit 2), `bench` (what `fsmeta bench` prints), `determinism` (same bytes for any `--jobs`),
 //! `kill` (a run killed at any instant leaves the old or the new outputs),
 //! `machine` (the machine model through scenarios), `shards` (shard, merge
 //! and the result cache), `theory` (M/M/1//N).
 
 mod bad_input;
+mod bench;
 mod crn;
 mod determinism;
 mod kill;

@@ -1,0 +1,47 @@
+//! `fsmeta bench`: what it prints, and that the two M/M/1//N runs it
+//! compares are the same model.
+
+use super::fsmeta;
+
+/// The value of `key: value` in `out`.
+fn field(out: &str, key: &str) -> f64 {
+    let line = out.lines().find(|l| l.starts_with(&format!("{key}: ")));
+    let value = line.and_then(|l| l.split(": ").nth(1)).and_then(|v| v.parse().ok());
+    value.unwrap_or_else(|| panic!("no {key} in:\n{out}"))
+}
+
+#[test]
+fn bench_prints_the_comparison_and_ends_with_events_per_sec() {
+    let out = fsmeta(&["bench", "--ops", "20000", "--completions", "20000", "--repeat", "3"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(field(&text, "repeat"), 3.0);
+    // 20,000 operations of the engine path are 2.6 to 2.8 events each
+    // (one per work step, one per contended hand-off).
+    let events = field(&text, "events");
+    assert!((52_000.0..56_000.0).contains(&events), "{events}");
+    for key in [
+        "mm1n_bare_heap_completions_per_sec",
+        "mm1n_fsmeta_completions_per_sec",
+        "mm1n_ratio",
+    ] {
+        assert!(field(&text, key) > 0.0, "{key} in:\n{text}");
+    }
+    assert!(field(&text, "events_per_sec_best") >= field(&text, "events_per_sec"));
+    let last = text.lines().last().unwrap_or_default();
+    assert!(last.starts_with("events_per_sec: "), "{last}");
+}
+
+#[test]
+fn bench_without_completions_skips_the_comparison() {
+    let out = fsmeta(&["bench", "--ops", "1000", "--completions", "0", "--repeat", "1"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("mm1n"), "{text}");
+}
+
+#[test]
+fn bench_refuses_zero_repeats() {
+    let out = fsmeta(&["bench", "--repeat", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+}
