@@ -125,34 +125,37 @@ impl LineTable {
     }
 
     /// A write or atomic read-modify-write of line `id` by process `p`.
-    /// The owner's own write (a hit) is inline; a miss is
-    /// [`LineTable::write_miss`].
+    /// The owner's own write (a hit) and a transfer from the owner are
+    /// inline; a write to a line with sharers and no owner is not.
     #[inline]
     pub fn write(&mut self, id: LineId, p: u32, now: SimTimePs, m: &Pricing) -> Access {
         let l = &mut self.lines[id as usize];
         l.version += 1;
-        if l.owner == Some(p) {
-            l.stats.hits += 1;
-            return Access {
-                start: now,
-                done: now.saturating_add(SimTimePs(m.hit_ps)),
-            };
+        match l.owner {
+            Some(o) if o == p => {
+                l.stats.hits += 1;
+                Access {
+                    start: now,
+                    done: now.saturating_add(SimTimePs(m.hit_ps)),
+                }
+            }
+            Some(o) => {
+                // One holder, the owner (a line with an owner has no sharers).
+                debug_assert!(l.sharers.iter().all(|&w| w == 0), "an owned line has sharers");
+                let (xfer, class) = m.xfer_class(o, p);
+                l.owner = Some(p);
+                l.stats.misses += 1;
+                l.stats.transfers[class] += 1;
+                Self::occupy_line(l, now, xfer.max(m.hit_ps))
+            }
+            None => Self::write_shared(l, p, now, m),
         }
-        Self::write_miss(l, p, now, m)
     }
 
-    /// A write by `p`, which does not own the line: invalidate every other
-    /// holder and take ownership.
-    fn write_miss(l: &mut LineState, p: u32, now: SimTimePs, m: &Pricing) -> Access {
-        if let Some(o) = l.owner {
-            // One holder, the owner (a line with an owner has no sharers).
-            debug_assert!(l.sharers.iter().all(|&w| w == 0), "an owned line has sharers");
-            let (cost, class) = (m.xfer(o, p).max(m.hit_ps), m.class(o, p));
-            l.owner = Some(p);
-            l.stats.misses += 1;
-            l.stats.transfers[class] += 1;
-            return Self::occupy_line(l, now, cost);
-        }
+    /// A write by `p` to a line with no owner: invalidate every sharer
+    /// and take ownership.
+    #[inline(never)]
+    fn write_shared(l: &mut LineState, p: u32, now: SimTimePs, m: &Pricing) -> Access {
         // No owner: the farthest sharer other than p decides the
         // invalidation latency.
         let (mut cost, mut class) = (0u64, None);
