@@ -137,11 +137,13 @@ pub enum Command {
     /// fsmeta next to a bare-heap loop (their ratio, and how fast this
     /// machine is). The last line is `events_per_sec: <integer>`.
     Bench {
-        /// Operations of the fixed path per run.
-        #[arg(long, default_value_t = 4_000_000)]
+        /// Operations of the fixed path per run (at least 10,000: a
+        /// shorter run is too short to time).
+        #[arg(long, default_value_t = 4_000_000, value_parser = clap::value_parser!(u64).range(10_000..))]
         ops: u64,
-        /// M/M/1//N completions per run (0: skip the comparison).
-        #[arg(long, default_value_t = 1_000_000)]
+        /// M/M/1//N completions per run (0 skips the comparison; else at
+        /// least 10,000).
+        #[arg(long, default_value_t = 1_000_000, value_parser = completions_arg)]
         completions: u64,
         /// Runs of each kind; the medians are reported.
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -457,4 +459,14 @@ fn progress(len: u64, name: &str) -> Option<ProgressBar> {
     bar.set_style(style.progress_chars("=> "));
     bar.set_message(name.to_string());
     Some(bar)
+}
+
+/// `--completions`: 0, or at least 10,000 (a shorter run is too short to
+/// time).
+fn completions_arg(v: &str) -> Result<u64, String> {
+    match v.parse::<u64>() {
+        Ok(n) if n == 0 || n >= 10_000 => Ok(n),
+        Ok(n) => Err(format!("{n} completions are too few to time: give 0 (skip) or at least 10000")),
+        Err(e) => Err(format!("not a count: {e}")),
+    }
 }

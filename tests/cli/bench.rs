@@ -34,14 +34,20 @@ fn bench_prints_the_comparison_and_ends_with_events_per_sec() {
 
 #[test]
 fn bench_without_completions_skips_the_comparison() {
-    let out = fsmeta(&["bench", "--ops", "1000", "--completions", "0", "--repeat", "1"]);
+    let out = fsmeta(&["bench", "--ops", "10000", "--completions", "0", "--repeat", "1"]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("mm1n"), "{text}");
 }
 
 #[test]
-fn bench_refuses_zero_repeats() {
-    let out = fsmeta(&["bench", "--repeat", "0"]);
-    assert_eq!(out.status.code(), Some(2));
+fn bench_refuses_runs_too_short_to_time() {
+    for args in [
+        &["bench", "--repeat", "0"][..],
+        &["bench", "--ops", "9999"],
+        &["bench", "--completions", "5"],
+    ] {
+        let out = fsmeta(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
 }
