@@ -15,6 +15,10 @@ pub mod queue;
 pub mod rng;
 pub mod time;
 
+/// The most operations one run may simulate: 10^10 is hours of wall time
+/// at the engine's tens of millions of events per second.
+pub const MAX_OPS: u64 = 10_000_000_000;
+
 /// Metrics of one run, by name, in sorted order (so output order never
 /// depends on insertion order).
 pub type Metrics = std::collections::BTreeMap<String, f64>;

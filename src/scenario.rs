@@ -274,6 +274,7 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     let variants = variants(&ctx, &doc)?;
     let axes = sweep::axes(base.get("sweep")).map_err(|(at, m)| ctx.error_at(&at, &at, m, None))?;
     let swept = sweep::flatten(&axes);
+    check_variants_vs_sweep(&ctx, &variants, &swept)?;
     let sweep: Vec<(String, Vec<toml::Value>)> = swept.iter().map(|(p, _, v)| (p.clone(), v.clone())).collect();
     let dir = file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     check_run_count(&ctx, &doc, &variants, &axes, opts)?;
@@ -506,6 +507,28 @@ fn variants(ctx: &Ctx<'_>, doc: &Document) -> Result<Vec<Variant>, ScenarioError
         });
     }
     Ok(out)
+}
+
+/// A variant may not set a parameter the sweep sets: the sweep's value
+/// would replace the variant's at every point, so the variant's would be
+/// silently ignored.
+fn check_variants_vs_sweep(ctx: &Ctx<'_>, variants: &[Variant], swept: &[(String, String, Vec<toml::Value>)]) -> Result<(), ScenarioError> {
+    for (vi, v) in variants.iter().enumerate() {
+        for (path, at, _) in swept {
+            if overrides::get_path(&v.overrides, path).is_some() {
+                return Err(ctx.error_at(
+                    &format!("variant[{vi}].{path}"),
+                    path,
+                    format!(
+                        "variant `{}` sets {path}, which the sweep ({at}) also sets: the sweep's values would replace the variant's at every point; set it in one place",
+                        v.name
+                    ),
+                    None,
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Turns a semantic error on field `e.field` into a located one: the sweep

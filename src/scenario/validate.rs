@@ -13,9 +13,7 @@ fn fail(field: impl Into<String>, message: impl Into<String>) -> ParamError {
     ParamError::new(field, message)
 }
 
-/// The most operations one run may simulate: 10^10 is hours of wall time
-/// at the engine's tens of millions of events per second.
-pub const MAX_OPS: u64 = 10_000_000_000;
+pub use crate::engine::MAX_OPS;
 
 /// The longest simulated time one run may cover, in ms (10^7 ms, about
 /// 2.8 simulated hours; far below the u64 picosecond clock's 2^64 ps).

@@ -136,3 +136,89 @@ fn too_many_cache_ways_names_the_ways_field() {
         "{err}"
     );
 }
+
+/// Locks must pair up within one operation: an unlock of a lock the path
+/// does not hold would release another thread's lock (utilisation above 1),
+/// a lock never released or taken twice would deadlock.
+#[test]
+fn unpaired_locks_are_refused() {
+    let cases = [
+        (
+            "unlock-first",
+            "[[path]]\nlock = \"l\"\n[[path]]\nunlock = \"l\"",
+            "[[path]]\nunlock = \"l\"\n[[path]]\nlock = \"l\"",
+            "path[1].unlock",
+            "does not hold",
+        ),
+        ("never-released", "[[path]]\nunlock = \"l\"\n", "", "path[1].lock", "never released"),
+        (
+            "twice",
+            "[[path]]\nunlock = \"l\"",
+            "[[path]]\nlock = \"l\"\n[[path]]\nunlock = \"l\"",
+            "path[2].lock",
+            "again",
+        ),
+        (
+            "every",
+            "[[path]]\nlock = \"l\"",
+            "[[path]]\nlock = \"l\"\nevery = 2",
+            "path[2].every",
+            "must match",
+        ),
+    ];
+    for (tag, good, bad, field, says) in cases {
+        let e = run_bad(tag, good, bad);
+        assert!(e.contains(field) && e.contains(says), "{tag}: {e}");
+    }
+}
+
+/// Keys a step or a distribution never reads are refused, not ignored.
+#[test]
+fn keys_a_step_does_not_read_are_refused() {
+    let cases = [
+        ("count-on-lock", "lock = \"l\"", "lock = \"l\"\ncount = 3", "path[1].count"),
+        ("op-on-lock", "lock = \"l\"", "lock = \"l\"\nop = \"inc\"", "path[1].op"),
+        (
+            "count-without-read",
+            "work = { dist = \"exp\", mean_ns = 100.0 }",
+            "work = { dist = \"exp\", mean_ns = 100.0 }\ncount = 2",
+            "path[0].count",
+        ),
+        (
+            "sigma-on-exp",
+            "{ dist = \"exp\", mean_ns = 100.0 }",
+            "{ dist = \"exp\", mean_ns = 100.0, sigma = 3.0 }",
+            "path[0].work.sigma",
+        ),
+        (
+            "mean-on-uniform",
+            "{ dist = \"exp\", mean_ns = 100.0 }",
+            "{ dist = \"uniform\", min_ns = 1.0, max_ns = 5.0, mean_ns = 3.0 }",
+            "path[0].work.mean_ns",
+        ),
+    ];
+    for (tag, good, bad, field) in cases {
+        let e = run_bad(tag, good, bad);
+        assert!(
+            e.contains(field) && (e.contains("remove it") || e.contains("needs `read`")),
+            "{tag}: {e}"
+        );
+    }
+}
+
+/// A precision stop's cap is bounded like `scenario.ops`: an unreachable
+/// target with an unbounded cap would run for ever.
+#[test]
+fn precision_stop_cap_is_bounded() {
+    let stop = "\n[stop]\nci_half_width_pct = 0.0001\nmax_ops = 9223372036854775807\n\n[workload]";
+    let e = run_bad("max-ops", "ops = 100\n\n[workload]", stop);
+    assert!(e.contains("stop.max_ops") && e.contains("10000000000"), "{e}");
+}
+
+/// A variant setting a swept parameter would be overridden at every point
+/// (the sweep layers come last): refused rather than silently dropped.
+#[test]
+fn variant_setting_a_swept_parameter_is_refused() {
+    let e = run_bad("variant-vs-sweep", "name = \"a\"", "name = \"a\"\nworkload.threads = 4");
+    assert!(e.contains("workload.threads") && e.contains("sweep"), "{e}");
+}

@@ -108,7 +108,23 @@ pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -
     if count == 0 {
         return Err(err(format!("{field}.count"), "expected a count >= 1"));
     }
-    Ok(match step_action(s, field)? {
+    let action = step_action(s, field)?;
+    if s.count.is_some() && !matches!(action, "read" | "work") {
+        return Err(err(
+            format!("{field}.count"),
+            format!("a `{action}` step does not read `count` (only read steps and work with `read` do); remove it"),
+        ));
+    }
+    if s.count.is_some() && action == "work" && s.read.is_none() && matches!(s.work, Some(WorkRef::Inline(_))) {
+        return Err(err(format!("{field}.count"), "count needs `read`: the line the work reads"));
+    }
+    if s.op.is_some() && action != "counter" {
+        return Err(err(
+            format!("{field}.op"),
+            format!("a `{action}` step does not read `op` (only counter steps do); remove it"),
+        ));
+    }
+    Ok(match action {
         "work" => work_step(s, field, count, lines, names)?,
         "read" => Step::Read {
             line: lines.named(s.read.as_deref().unwrap_or_default(), &format!("{field}.read"))?,
@@ -171,6 +187,66 @@ fn work_step(s: &StepConfig, field: &str, count: u32, lines: &mut Lines, names: 
     }
 }
 
+/// Checks that every lock the path takes is released later in the same
+/// operation by a step that runs on the same operations (the same
+/// `every`), and that no step takes a lock the path already holds or
+/// releases one it does not hold. The lock model trusts its callers: an
+/// unpaired unlock would release another thread's lock (utilisation above
+/// 1, throughput past mutual exclusion), an unpaired lock would deadlock.
+pub fn check_lock_pairs(path: &[Step], every: &[u32], locks: &BTreeMap<String, u32>) -> Result<(), BuildError> {
+    let name = |id: u32| locks.iter().find(|(_, v)| **v == id).map_or("?", |(k, _)| k.as_str());
+    // (lock, step that took it)
+    let mut held: Vec<(u32, usize)> = Vec::new();
+    for (i, step) in path.iter().enumerate() {
+        let every_at = |j: usize| every.get(j).copied().unwrap_or(1);
+        match *step {
+            Step::Lock(l) => {
+                if let Some(&(_, j)) = held.iter().find(|(h, _)| *h == l) {
+                    return Err(err(
+                        format!("path[{i}].lock"),
+                        format!(
+                            "takes lock `{}` again while the path holds it (taken at path[{j}]): the thread would wait for itself",
+                            name(l)
+                        ),
+                    ));
+                }
+                held.push((l, i));
+            }
+            Step::Unlock(l) => {
+                let Some(k) = held.iter().position(|(h, _)| *h == l) else {
+                    return Err(err(
+                        format!("path[{i}].unlock"),
+                        format!(
+                            "releases lock `{}`, which the path does not hold here: take it with a `lock` step before",
+                            name(l)
+                        ),
+                    ));
+                };
+                let (_, j) = held.remove(k);
+                if every_at(i) != every_at(j) {
+                    return Err(err(
+                        format!("path[{i}].every"),
+                        format!(
+                            "the unlock of `{}` runs every {} operations and its lock (path[{j}]) every {}: they must match",
+                            name(l),
+                            every_at(i),
+                            every_at(j)
+                        ),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    match held.first() {
+        Some(&(l, j)) => Err(err(
+            format!("path[{j}].lock"),
+            format!("lock `{}` is never released: add an `unlock` step after it", name(l)),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// How often step `s` runs: on every `every`-th operation of its thread.
 pub fn every(s: &StepConfig, field: &str) -> Result<u32, BuildError> {
     match s.every {
@@ -193,6 +269,30 @@ pub fn duration(d: &DistConfig, field: &str) -> Result<Duration, BuildError> {
         }
     };
     let bad = |e: &dyn std::fmt::Display| err(field.to_string(), format!("invalid distribution: {e}"));
+    let reads: &[&str] = match d.dist {
+        DistKind::Fixed | DistKind::Exp => &["mean_ns"],
+        DistKind::Uniform => &["min_ns", "max_ns"],
+        DistKind::Normal => &["mean_ns", "sd_ns"],
+        DistKind::Lognormal => &["mean_ns", "sigma"],
+    };
+    let given = [
+        ("mean_ns", d.mean_ns),
+        ("sd_ns", d.sd_ns),
+        ("min_ns", d.min_ns),
+        ("max_ns", d.max_ns),
+        ("sigma", d.sigma),
+    ];
+    if let Some((name, _)) = given.iter().find(|(n, v)| v.is_some() && !reads.contains(n)) {
+        return Err(err(
+            format!("{field}.{name}"),
+            format!(
+                "dist = {:?} does not read `{name}` (it reads {}); remove it",
+                d.dist,
+                reads.join(" and ")
+            )
+            .to_lowercase(),
+        ));
+    }
     Ok(match d.dist {
         DistKind::Fixed => Duration::Fixed(SimTimePs::from_ns_f64(need(d.mean_ns, "mean_ns")?)),
         DistKind::Exp => {

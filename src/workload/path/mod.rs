@@ -114,13 +114,15 @@ fn check_stop(sections: &PathSections, input: &Input<'_>) -> Result<(), ParamErr
         ));
     }
     let min = precision::BASE_BATCH_OPS * precision::MIN_KEPT as u64;
-    if stop.max_ops < min {
+    let max = crate::engine::MAX_OPS;
+    if !(min..=max).contains(&stop.max_ops) {
         return Err(ParamError::new(
             "stop.max_ops",
             format!(
-                "expected at least {min} operations ({} batches of {})",
+                "expected {min} ({} batches of {}) to {max} operations (the cap of scenario.ops), found {}",
                 precision::MIN_KEPT,
-                precision::BASE_BATCH_OPS
+                precision::BASE_BATCH_OPS,
+                stop.max_ops
             ),
         ));
     }
@@ -261,6 +263,7 @@ impl PreparedPath {
             .enumerate()
             .map(|(i, s)| build::every(s, &format!("path[{i}]")))
             .collect::<Result<Vec<_>, _>>()?;
+        build::check_lock_pairs(&path, &every, &lock_ids)?;
         let reported = lines.names.len();
         let mut counters = Vec::with_capacity(doc.counters.len());
         for (name, c) in &doc.counters {

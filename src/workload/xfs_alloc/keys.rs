@@ -99,7 +99,7 @@ pub const PARAMS: &[ParamSpec] = &[
     p(
         "xfs_alloc.aging.max_steps",
         "a whole number",
-        "1 to 1,000,000,000",
+        "1 to 100,000,000",
         "give up after this many steps",
     ),
     p("xfs_alloc.minlen", "a whole number of blocks", "1 or more", "request minlen"),
