@@ -538,19 +538,42 @@ fn locate(ctx: &Ctx<'_>, layers: &[(String, toml::Table)], quick: bool, e: Param
         return ctx.param_error(e);
     }
     let mut at = e.field.clone();
+    let mut field = e.field.clone();
     if quick && let Some(k) = quick_key_for(ctx, &e.field) {
         at = k;
     }
     for (name, layer) in layers {
-        if overrides::get_path(layer, &e.field).is_some() {
+        if let Some(v) = overrides::get_path(layer, &e.field) {
+            // An error on a whole section (a value of the wrong type or an
+            // unknown word, found deserialising the section) names the one
+            // key the layer sets inside it, when there is just one.
+            field = match one_leaf(v).filter(|_| !e.field.contains('.')) {
+                Some(leaf) => format!("{}.{leaf}", e.field),
+                None => e.field.clone(),
+            };
             at = if name.starts_with("sweep.") {
                 name.clone()
             } else {
-                format!("{name}.{}", e.field)
+                format!("{name}.{field}")
             };
         }
     }
-    ctx.error_at(&at, &e.field, e.message, e.suggestion)
+    ctx.error_at(&at, &field, e.message, e.suggestion)
+}
+
+/// The dotted path of the only non-table value inside `v`, if `v` is a
+/// table holding exactly one.
+fn one_leaf(v: &toml::Value) -> Option<String> {
+    let toml::Value::Table(t) = v else { return None };
+    let mut entries = t.iter();
+    let (k, inner) = entries.next()?;
+    if entries.next().is_some() {
+        return None;
+    }
+    match inner {
+        toml::Value::Table(_) => one_leaf(inner).map(|rest| format!("{k}.{rest}")),
+        _ => Some(k.clone()),
+    }
 }
 
 /// The `[scenario.quick]` key that sets `field` or a parameter inside it.

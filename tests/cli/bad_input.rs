@@ -222,3 +222,14 @@ fn variant_setting_a_swept_parameter_is_refused() {
     let e = run_bad("variant-vs-sweep", "name = \"a\"", "name = \"a\"\nworkload.threads = 4");
     assert!(e.contains("workload.threads") && e.contains("sweep"), "{e}");
 }
+
+/// A bad value set by a sweep or a variant names its own key, not only
+/// the section it is in.
+#[test]
+fn bad_value_from_a_sweep_or_variant_names_its_key() {
+    let sweep = "[sweep]\n\"locks.l.kind\" = [\"queued\", \"bogus\"]";
+    let e = run_bad("sweep-value", "[sweep]\n\"workload.threads\" = [1, 2]", sweep);
+    assert!(e.contains("locks.l.kind: unknown value `bogus`"), "{e}");
+    let e = run_bad("variant-value", "name = \"a\"", "name = \"a\"\nlocks.l.kind = \"bogus\"");
+    assert!(e.contains("locks.l.kind: unknown value `bogus`"), "{e}");
+}
