@@ -130,7 +130,9 @@ impl Workload for Fsmark {
     }
 
     fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {
-        let Some(p) = sections.get_opt::<FsmarkParams>("fsmark")? else {
+        let p = sections.get_opt::<FsmarkParams>("fsmark")?;
+        sections.check_selected(&params::INDEX_KEYS)?;
+        let Some(p) = p else {
             return Ok(String::new());
         };
         let table = BTreeMap::from([("fsmark", p)]);

@@ -34,6 +34,25 @@ impl Sections<'_> {
         toml::to_string_pretty(&table).map_err(|e| ParamError::new(name, e.to_string()))
     }
 
+    /// The whole scenario document (shared sections, `[[variant]]`,
+    /// `[sweep]` included) when reading the scenario text; `None` for a
+    /// merged point table, which holds the workload's sections alone.
+    pub fn document(&self) -> Option<toml::Table> {
+        match self {
+            Sections::Text(t) => {
+                let de = toml::de::Deserializer::from((*t).clone());
+                serde::Deserialize::deserialize(de).ok()
+            }
+            Sections::Table(_) => None,
+        }
+    }
+
+    /// Refuses keys of `sel`'s section that no run they apply to reads
+    /// (see [`super::selected`]); checked on the scenario text only.
+    pub fn check_selected(&self, sel: &super::selected::Selected) -> Result<(), ParamError> {
+        self.document().map_or(Ok(()), |doc| sel.check(&doc))
+    }
+
     /// Reads section `name` as `T` if present.
     pub fn get_opt<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, ParamError> {
         match self {

@@ -180,3 +180,71 @@ fn a_workload_reading_only_the_machine_profile_refuses_the_rest_of_machine() {
     let e = err(&format!("{XFS}\n[sweep]\n\"machine.wakeup_ns\" = [1.0, 2.0]\n"));
     assert!(e.contains("does not read `machine.wakeup_ns`"), "{e}");
 }
+
+const XFS_FRAG: &str =
+    "[scenario]\nname = \"x\"\n\n[workload]\nkind = \"xfs-alloc\"\n\n[xfs_alloc]\nsource = \"fragmentation\"\nfree_blocks = 1000\n";
+
+#[test]
+fn keys_of_another_free_space_source_are_refused() {
+    if let Err(e) = Study::from_text(Path::new("s.toml"), XFS_FRAG, &LoadOptions::default()) {
+        panic!("{e}");
+    }
+    let e = err(&format!("{XFS_FRAG}freesp_file = \"data/case4.freesp\"\n"));
+    assert!(e.starts_with("s.toml:10:1: xfs_alloc.freesp_file:"), "{e}");
+    assert!(e.contains("read only with source = \"freesp_file\""), "{e}");
+    let e = err(&format!("{XFS_FRAG}histogram = [{{from = 1, to = 2, extents = 5}}]\n"));
+    assert!(e.starts_with("s.toml:10:1: xfs_alloc.histogram:"), "{e}");
+    let e = err(&format!("{XFS_FRAG}aging.max_steps = 5\n"));
+    assert!(e.contains("xfs_alloc.aging") && e.contains("source = \"aging\""), "{e}");
+    let hist = "[scenario]\nname = \"x\"\n\n[workload]\nkind = \"xfs-alloc\"\n\n[xfs_alloc]\nsource = \"histogram\"\nhistogram = [{from = 1, to = 2, extents = 5}]\n";
+    for key in ["fragmentation = 0.5", "free_blocks = 100", "small_extent_blocks = 4"] {
+        let e = err(&format!("{hist}{key}\n"));
+        assert!(
+            e.starts_with("s.toml:10:1: xfs_alloc.") && e.contains("source = \"fragmentation\""),
+            "{e}"
+        );
+    }
+    // A variant may bring its own source's keys; one the variant's source
+    // does not read is refused where the variant writes it.
+    let ok = format!(
+        "{XFS_FRAG}\n[[variant]]\nname = \"f\"\n\n[[variant]]\nname = \"h\"\nxfs_alloc.source = \"histogram\"\nxfs_alloc.histogram = [{{from = 1, to = 2, extents = 5}}]\n"
+    );
+    if let Err(e) = Study::from_text(Path::new("s.toml"), &ok, &LoadOptions::default()) {
+        panic!("{e}");
+    }
+    let e = err(&ok.replace("name = \"f\"", "name = \"f\"\nxfs_alloc.histogram = []"));
+    assert!(e.starts_with("s.toml:13:11: variant[0].xfs_alloc.histogram:"), "{e}");
+}
+
+const FSMARK: &str = "[scenario]\nname = \"f\"\n\n[machine]\nprofile = \"scenarios/machines/spr-12vcpu.toml\"\n\n[workload]\nkind = \"fsmark\"\nthreads = 1\n\n[fsmark]\nfiles_per_thread = 10\nloops = 1\n";
+
+#[test]
+fn keys_of_the_other_inode_index_are_refused() {
+    let e = err(&format!("{FSMARK}enomem_every = 3\n"));
+    assert!(e.starts_with("s.toml:14:1: fsmark.enomem_every:"), "{e}");
+    assert!(e.contains("read only with index = \"xarray\""), "{e}");
+    let e = err(&format!("{FSMARK}index = \"xarray\"\nrb_node_offset = 128\n"));
+    assert!(
+        e.starts_with("s.toml:15:1: fsmark.rb_node_offset:") && e.contains("index = \"rbtree\""),
+        "{e}"
+    );
+    // The shipped case-2 shape: rb_node_offset in the base, read by the
+    // rbtree variant and inherited unread by the xarray one.
+    let both = format!(
+        "{FSMARK}rb_node_offset = 256\n\n[[variant]]\nname = \"rbtree\"\nfsmark.index = \"rbtree\"\n\n[[variant]]\nname = \"xarray\"\nfsmark.index = \"xarray\"\n"
+    );
+    if let Err(e) = Study::from_text(Path::new("s.toml"), &both, &LoadOptions::default()) {
+        panic!("{e}");
+    }
+    let e = err(&both.replace("fsmark.index = \"xarray\"", "fsmark.index = \"xarray\"\nfsmark.rb_node_offset = 64"));
+    assert!(
+        e.contains("variant[1].fsmark.rb_node_offset") && e.contains("index = \"rbtree\""),
+        "{e}"
+    );
+    let e = err(&format!("{FSMARK}\n[sweep]\n\"fsmark.enomem_every\" = [0, 3]\n"));
+    assert!(e.starts_with("s.toml:16:1: sweep.fsmark.enomem_every:"), "{e}");
+    let ok = format!("{FSMARK}\n[sweep]\n\"fsmark.enomem_every\" = [0, 3]\n\"fsmark.index\" = [\"xarray\"]\n");
+    if let Err(e) = Study::from_text(Path::new("s.toml"), &ok, &LoadOptions::default()) {
+        panic!("{e}");
+    }
+}
