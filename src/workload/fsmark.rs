@@ -113,8 +113,13 @@ impl Workload for Fsmark {
         &["fsmark"]
     }
 
+    /// The profile (prices, caches), topology and placement (where the
+    /// threads run), and the thread count. Not `machine.wakeup_ns`: the
+    /// only lock, `inode_lock`, is a spinlock, whose waiters spin rather
+    /// than sleep; nor `machine.online_cpus`: no path reads
+    /// `num_online_cpus()`.
     fn reads_shared(&self) -> &'static [&'static str] {
-        &["machine", "workload.threads"]
+        &["machine.profile", "machine.topology", "machine.placement", "workload.threads"]
     }
 
     fn params(&self) -> Vec<crate::workload::ParamSpec> {

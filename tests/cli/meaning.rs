@@ -248,3 +248,40 @@ fn keys_of_the_other_inode_index_are_refused() {
         panic!("{e}");
     }
 }
+
+#[test]
+fn btrfs_dir_and_fsmark_refuse_the_machine_keys_they_do_not_read() {
+    let with = |text: &str, key: &str| text.replacen("[workload]", &format!("{key}\n\n[workload]"), 1);
+    let btrfs = BTRFS.replacen("[workload]", "[machine]\nprofile = \"ideal\"\n\n[workload]", 1);
+    if let Err(e) = Study::from_text(Path::new("s.toml"), &btrfs, &LoadOptions::default()) {
+        panic!("{e}");
+    }
+    for (key, field) in [
+        ("wakeup_ns = 5.0", "machine.wakeup_ns"),
+        ("online_cpus = 4", "machine.online_cpus"),
+        ("placement = \"compact\"", "machine.placement"),
+        ("topology = { sockets = 1 }", "machine.topology.sockets"),
+    ] {
+        let e = err(&with(&btrfs, key));
+        assert!(e.starts_with("s.toml:7:") && e.contains(&format!(" {field}:")), "{e}");
+        assert!(
+            e.contains(&format!("workload `btrfs-dir` does not read `{field}`; remove it")),
+            "{e}"
+        );
+    }
+    for (key, field) in [("wakeup_ns = 5.0", "machine.wakeup_ns"), ("online_cpus = 4", "machine.online_cpus")] {
+        let e = err(&with(FSMARK, key));
+        assert!(e.starts_with("s.toml:7:") && e.contains(&format!(" {field}:")), "{e}");
+        assert!(e.contains(&format!("workload `fsmark` does not read `{field}`")), "{e}");
+    }
+    // fsmark places its threads: topology and placement are read.
+    let placed = with(FSMARK, "placement = \"compact\"\ntopology = { sockets = 1 }");
+    if let Err(e) = Study::from_text(Path::new("s.toml"), &placed, &LoadOptions::default()) {
+        panic!("{e}");
+    }
+    let e = err(&format!("{FSMARK}\n[sweep]\n\"machine.wakeup_ns\" = [0.0, 100.0]\n"));
+    assert!(
+        e.starts_with("s.toml:16:1: machine.wakeup_ns:") && e.contains("does not read"),
+        "{e}"
+    );
+}
