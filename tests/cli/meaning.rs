@@ -285,3 +285,57 @@ fn btrfs_dir_and_fsmark_refuse_the_machine_keys_they_do_not_read() {
         "{e}"
     );
 }
+
+/// CASE1 swept over threads, with `plots` appended.
+fn with_plots(plots: &str) -> String {
+    format!("{CASE1}\n[sweep]\n\"workload.threads\" = [1, 2]\n{plots}")
+}
+
+const LINE_PLOT: &str = "\n[[plot]]\nname = \"p/q\"\nx = \"workload.threads\"\ny = \"ops_per_sec\"\n";
+
+#[test]
+fn plots_that_would_share_a_file_are_refused() {
+    if let Err(e) = Study::from_text(Path::new("s.toml"), &with_plots(LINE_PLOT), &LoadOptions::default()) {
+        panic!("{e}");
+    }
+    let e = err(&with_plots(&format!("{LINE_PLOT}{LINE_PLOT}")));
+    assert!(e.starts_with("s.toml:46:1: plot[1].name:"), "{e}");
+    assert!(e.contains("plot[0] already writes `p_q.svg`"), "{e}");
+    let e = err(&with_plots(&format!("{LINE_PLOT}{}", LINE_PLOT.replace("p/q", "p_q"))));
+    assert!(e.contains("plot[1].name") && e.contains("`p_q.svg`"), "{e}");
+    // Two unnamed plots of the same axes write the same default file.
+    let unnamed = LINE_PLOT.replace("name = \"p/q\"\n", "");
+    let e = err(&with_plots(&format!("{unnamed}{unnamed}")));
+    assert!(e.contains("plot[1]:") && e.contains("`ops_per_sec-vs-workload.threads.svg`"), "{e}");
+}
+
+#[test]
+fn plot_keys_the_kind_does_not_read_are_refused() {
+    let bars = LINE_PLOT.replace("[[plot]]", "[[plot]]\nkind = \"bars\"\ntop = 3");
+    let e = err(&with_plots(&bars));
+    assert!(
+        e.starts_with("s.toml:42:1: ") && e.contains("plot[0].top: `top` is for kind = \"utilisation\""),
+        "{e}"
+    );
+    let util = "\n[[plot]]\nkind = \"utilisation\"\ntop = 3\n";
+    if let Err(e) = Study::from_text(Path::new("s.toml"), &with_plots(util), &LoadOptions::default()) {
+        panic!("{e}");
+    }
+    let e = err(&with_plots(&util.replace("top = 3", "top = 0")));
+    assert!(
+        e.starts_with("s.toml:42:1: ") && e.contains("plot[0].top: expected at least 1"),
+        "{e}"
+    );
+    for (key, field) in [
+        ("x = \"workload.threads\"", "x"),
+        ("y = \"ops_per_sec\"", "y"),
+        ("x_log = true", "x_log"),
+    ] {
+        let e = err(&with_plots(&format!("{util}{key}\n")));
+        assert!(e.starts_with("s.toml:43:1: "), "{e}");
+        assert!(
+            e.contains(&format!("plot[0].{field}: `{field}` is not read by kind = \"utilisation\"")),
+            "{e}"
+        );
+    }
+}
