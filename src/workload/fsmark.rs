@@ -10,7 +10,6 @@ pub mod params;
 pub mod report;
 pub mod sim;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub use params::{FsmarkParams, IndexKind};
@@ -135,13 +134,9 @@ impl Workload for Fsmark {
     }
 
     fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {
-        let p = sections.get_opt::<FsmarkParams>("fsmark")?;
+        let text = sections.resolved_selected::<FsmarkParams>("fsmark", &params::INDEX_KEYS)?;
         sections.check_selected(&params::INDEX_KEYS)?;
-        let Some(p) = p else {
-            return Ok(String::new());
-        };
-        let table = BTreeMap::from([("fsmark", p)]);
-        toml::to_string_pretty(&table).map_err(|e| ParamError::new("fsmark", e.to_string()))
+        Ok(text)
     }
 
     fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError> {

@@ -87,6 +87,14 @@ impl Selected {
         }
     }
 
+    /// Removes from `section` (the section with every default filled)
+    /// the keys no run of `doc` reads, so that a resolved scenario does not
+    /// write keys [`Selected::check`] would refuse.
+    pub fn prune(&self, doc: &Table, section: &mut Table) {
+        let runs = self.runs(doc);
+        section.retain(|k, _| self.owner(k).is_none_or(|o| runs.iter().flatten().any(|s| s == o)));
+    }
+
     fn refuse(&self, at: String, key: &str, owner: &str) -> ParamError {
         ParamError::new(
             at,

@@ -420,7 +420,7 @@ impl Workload for XfsAlloc {
     }
 
     fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {
-        let text = sections.resolved::<XfsAllocParams>("xfs_alloc")?;
+        let text = sections.resolved_selected::<XfsAllocParams>("xfs_alloc", &SOURCE_KEYS)?;
         sections.check_selected(&SOURCE_KEYS)?;
         Ok(text)
     }

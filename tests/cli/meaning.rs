@@ -339,3 +339,18 @@ fn plot_keys_the_kind_does_not_read_are_refused() {
         );
     }
 }
+
+#[test]
+fn a_resolved_scenario_does_not_write_the_keys_it_would_refuse() {
+    let aging = "[scenario]\nname = \"x\"\n\n[workload]\nkind = \"xfs-alloc\"\n\n[xfs_alloc]\nagblocks = 4096\nsource = \"aging\"\naging.max_steps = 50\n";
+    for text in [XFS_FRAG, aging, FSMARK] {
+        let s = Study::from_text(Path::new("s.toml"), text, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let resolved = &s.scenario.resolved_toml;
+        for key in ["freesp_file", "histogram", "enomem_every"] {
+            assert!(!resolved.contains(key), "{resolved}");
+        }
+        if let Err(e) = Study::from_text(Path::new("s.toml"), resolved, &LoadOptions::default()) {
+            panic!("{e}\n{resolved}");
+        }
+    }
+}
