@@ -196,7 +196,7 @@ fn workload_defaults(w: &dyn Workload) -> toml::Table {
         .iter()
         .map(|s| (s.to_string(), toml::Value::Table(toml::Table::new())))
         .collect();
-    w.resolved_toml(&Sections::Table(&empty))
+    w.resolved_toml(&Sections::Defaults(&empty))
         .ok()
         .and_then(|t| toml::from_str(&t).ok())
         .unwrap_or_default()

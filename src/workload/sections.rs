@@ -16,6 +16,9 @@ pub enum Sections<'a> {
     Text(&'a Spanned<DeTable<'a>>),
     /// A merged document table (errors name the section).
     Table(&'a toml::Table),
+    /// Sections read for their defaults alone (the reference): like
+    /// `Table`, but nothing is left out as unread.
+    Defaults(&'a toml::Table),
 }
 
 impl Sections<'_> {
@@ -43,7 +46,7 @@ impl Sections<'_> {
                 let de = toml::de::Deserializer::from((*t).clone());
                 serde::Deserialize::deserialize(de).ok()
             }
-            Sections::Table(_) => None,
+            Sections::Table(_) | Sections::Defaults(_) => None,
         }
     }
 
@@ -66,11 +69,11 @@ impl Sections<'_> {
         let bad = |e: &dyn std::fmt::Display| ParamError::new(name, e.to_string());
         let full = toml::to_string_pretty(&value).map_err(|e| bad(&e))?;
         let mut table = toml::Table::try_from(&value).map_err(|e| bad(&e))?;
-        let doc = match self {
-            Sections::Text(_) => self.document().unwrap_or_default(),
-            Sections::Table(t) => (*t).clone(),
-        };
-        sel.prune(&doc, &mut table);
+        match self {
+            Sections::Text(_) => sel.prune(&self.document().unwrap_or_default(), &mut table),
+            Sections::Table(t) => sel.prune(t, &mut table),
+            Sections::Defaults(_) => {}
+        }
         // Keys in the order `T` writes them (a table sorts them).
         let at = |k: &str| {
             let plain = full
@@ -97,7 +100,7 @@ impl Sections<'_> {
                         .map_err(|e| ParamError::from_toml(name, &e))
                 }
             },
-            Sections::Table(t) => match t.get(name) {
+            Sections::Table(t) | Sections::Defaults(t) => match t.get(name) {
                 None => Ok(None),
                 Some(v) => v
                     .clone()
