@@ -9,6 +9,7 @@ pub mod fsmark;
 pub mod path;
 pub mod registry;
 pub mod sections;
+pub mod selected;
 pub mod xfs_alloc;
 
 pub use contract::{Input, MetricSpec, ParamSpec, Prepared, RunFailure, StepAxis, StepScale, StopConfig, Workload};

@@ -15,15 +15,7 @@ const DEFAULT_TOP: usize = 8;
 
 /// The file stem of a plot.
 pub fn stem(p: &PlotConfig) -> String {
-    p.name
-        .clone()
-        .unwrap_or_else(|| match p.kind.as_str() {
-            "utilisation" => "utilisation".into(),
-            "histogram" => format!("{}-histogram", p.x),
-            "heatmap" => format!("{}-by-{}-and-{}", p.metric.as_deref().unwrap_or("metric"), p.x, p.y),
-            _ => format!("{}-vs-{}", p.y, p.x),
-        })
-        .replace(['/', '\\', ' '], "_")
+    p.file_stem()
 }
 
 /// The small print of every plot: scenario name, seed and fsmeta version

@@ -155,6 +155,22 @@ pub struct PlotConfig {
     pub marks: Vec<MarkConfig>,
 }
 
+impl PlotConfig {
+    /// The file stem its `.svg` and `.png` are written under: `name`, or
+    /// one made from its kind and axes, with `/`, `\\` and spaces made `_`.
+    pub fn file_stem(&self) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| match self.kind.as_str() {
+                "utilisation" => "utilisation".into(),
+                "histogram" => format!("{}-histogram", self.x),
+                "heatmap" => format!("{}-by-{}-and-{}", self.metric.as_deref().unwrap_or("metric"), self.x, self.y),
+                _ => format!("{}-vs-{}", self.y, self.x),
+            })
+            .replace(['/', '\\', ' '], "_")
+    }
+}
+
 /// One reference mark of a `[[plot]]`: a published figure at a point.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

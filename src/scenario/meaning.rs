@@ -10,9 +10,21 @@ use crate::workload::Workload;
 use crate::workload::registry::owner_of;
 
 /// Shared parameters that only some workloads read (see
-/// [`Workload::reads_shared`]). `machine.profile` comes before `machine`
-/// so a workload may read the profile alone.
-const OPTIONAL_SHARED: &[&str] = &["machine.profile", "machine", "workload.threads", "scenario.ops", "scenario.time_ms"];
+/// [`Workload::reads_shared`]). The keys of `[machine]` come before
+/// `machine` so a workload may read some of them alone (`machine.profile`
+/// to price its counted work; `machine.topology` and `machine.placement`
+/// to place threads without wake-ups or `num_online_cpus()`).
+pub const OPTIONAL_SHARED: &[&str] = &[
+    "machine.profile",
+    "machine.topology",
+    "machine.placement",
+    "machine.wakeup_ns",
+    "machine.online_cpus",
+    "machine",
+    "workload.threads",
+    "scenario.ops",
+    "scenario.time_ms",
+];
 
 /// Whether `workload` reads the shared parameter at `path` (or inside it):
 /// it lists that key, or a section the key is in (`machine` covers

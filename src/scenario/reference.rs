@@ -47,19 +47,19 @@ pub const SHARED: &[ParamSpec] = &[
         "machine.profile",
         "a name or a path",
         "a built-in (fsmeta machines) or NAME.toml relative to the scenario",
-        "the machine (path; xfs-alloc prices its counted events with it)",
+        "the machine (path, fsmark; btrfs-dir and xfs-alloc price their counted events with it)",
     ),
     p(
         "machine.topology",
         "a table",
-        "sockets, cores_per_socket, smt, llc_per_socket",
-        "replaces the profile's topology (path)",
+        "sockets, cores_per_socket, smt, llcs_per_socket",
+        "replaces the profile's topology (path, fsmark)",
     ),
     p(
         "machine.placement",
         "a word",
         "spread, compact, interleave",
-        "threads on CPUs: spread = CPU i for thread i (Linux numbering); compact = fill SMT siblings first; interleave = alternate sockets",
+        "threads on CPUs: spread = CPU i for thread i (Linux numbering); compact = fill SMT siblings first; interleave = alternate sockets (path, fsmark)",
     ),
     p(
         "machine.wakeup_ns",
@@ -196,7 +196,7 @@ fn workload_defaults(w: &dyn Workload) -> toml::Table {
         .iter()
         .map(|s| (s.to_string(), toml::Value::Table(toml::Table::new())))
         .collect();
-    w.resolved_toml(&Sections::Table(&empty))
+    w.resolved_toml(&Sections::Defaults(&empty))
         .ok()
         .and_then(|t| toml::from_str(&t).ok())
         .unwrap_or_default()
@@ -232,4 +232,22 @@ pub fn reference(registry: &[&dyn Workload], only: Option<&str>) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SHARED;
+    use crate::machine::MachineConfig;
+
+    /// Every sub-key `machine.topology` documents is one `[machine]` accepts.
+    #[test]
+    fn documented_topology_keys_parse() {
+        let spec = SHARED.iter().find(|s| s.path == "machine.topology").expect("documented");
+        for key in spec.range.split(", ") {
+            let text = format!("topology = {{ {key} = 1 }}");
+            if let Err(e) = toml::from_str::<MachineConfig>(&text) {
+                panic!("documented `machine.topology.{key}` is refused: {e}");
+            }
+        }
+    }
 }

@@ -17,13 +17,13 @@ pub fn resolved_text(doc: &Document, workload: &dyn Workload, sections: &toml::T
         machine: Option<MachineHead<'a>>,
         workload: WorkloadHead<'a>,
     }
-    /// The whole `[machine]`, or its profile alone for a workload that
-    /// reads only `machine.profile`.
+    /// The whole `[machine]`, or the keys of it the workload reads (its
+    /// profile alone for one that reads only `machine.profile`).
     #[derive(serde::Serialize)]
     #[serde(untagged)]
     enum MachineHead<'a> {
         Whole(&'a config::MachineConfig),
-        Profile { profile: &'a str },
+        Part(toml::Table),
     }
     #[derive(serde::Serialize)]
     struct WorkloadHead<'a> {
@@ -38,9 +38,7 @@ pub fn resolved_text(doc: &Document, workload: &dyn Workload, sections: &toml::T
         machine: if reads.contains(&"machine") {
             Some(MachineHead::Whole(&doc.machine))
         } else {
-            reads.contains(&"machine.profile").then_some(MachineHead::Profile {
-                profile: &doc.machine.profile,
-            })
+            machine_part(&doc.machine, reads).map(MachineHead::Part)
         },
         workload: WorkloadHead {
             kind: &doc.workload.kind,
@@ -68,6 +66,17 @@ pub fn resolved_text(doc: &Document, workload: &dyn Workload, sections: &toml::T
     let head_text = toml::to_string_pretty(&head).unwrap_or_default();
     let rest = toml::to_string_pretty(&tail).unwrap_or_default();
     Ok(join_toml(&[&head_text, &own, &rest]))
+}
+
+/// The keys of `[machine]` a workload reading `reads` (some
+/// `machine.KEY` entries) reads, or `None` when it reads none.
+fn machine_part(machine: &config::MachineConfig, reads: &[&str]) -> Option<toml::Table> {
+    let whole = toml::Table::try_from(machine).ok()?;
+    let part: toml::Table = whole
+        .into_iter()
+        .filter(|(k, _)| reads.iter().any(|r| r.strip_prefix("machine.") == Some(k.as_str())))
+        .collect();
+    (!part.is_empty()).then_some(part)
 }
 
 /// Joins TOML documents made of tables, one blank line between them.

@@ -172,6 +172,7 @@ pub fn validate_outputs(
         if p.kind != "histogram" && p.share {
             return Err(fail(format!("plot[{i}].share"), "`share` is for kind = \"histogram\""));
         }
+        check_kind_keys(i, p)?;
         if p.series != "variant" {
             known_param(format!("plot[{i}].series"), &p.series)?;
         }
@@ -188,6 +189,7 @@ pub fn validate_outputs(
             }
         }
     }
+    check_stems(&doc.plot)?;
     for (i, e) in doc.expect.iter().enumerate() {
         known_metric(format!("expect[{i}].metric"), &e.metric)?;
         if let Some(v) = &e.variant {
@@ -244,6 +246,52 @@ fn known_value(field: String, a: &StepAxis, y: &str) -> Result<(), ParamError> {
         format!("step axis `{}` reports at each step: {}; found `{y}`", a.name, values.join(", ")),
     )
     .suggest(closest(y, values.iter().copied())))
+}
+
+/// Keys a plot's kind does not read: `top` off `utilisation` plots, and
+/// on them `x`, `y` and `x_log` (their x axis is the busiest resources);
+/// `top = 0` would show nothing.
+fn check_kind_keys(i: usize, p: &super::config::PlotConfig) -> Result<(), ParamError> {
+    if p.kind != "utilisation" {
+        return match p.top {
+            Some(_) => Err(fail(format!("plot[{i}].top"), "`top` is for kind = \"utilisation\"; remove it")),
+            None => Ok(()),
+        };
+    }
+    if p.top == Some(0) {
+        return Err(fail(format!("plot[{i}].top"), "expected at least 1 line or lock to show, found 0"));
+    }
+    let unread = [("x", !p.x.is_empty()), ("y", !p.y.is_empty()), ("x_log", p.x_log)];
+    match unread.iter().find(|(_, set)| *set) {
+        Some((key, _)) => Err(fail(
+            format!("plot[{i}].{key}"),
+            format!(
+                "`{key}` is not read by kind = \"utilisation\" (its x axis is the busiest lines and locks, its y their utilisation); remove it"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Two plots must not write the same file: their stems (`name`, or the
+/// default from kind and axes, after `/`, `\\` and spaces become `_`)
+/// differ.
+fn check_stems(plots: &[super::config::PlotConfig]) -> Result<(), ParamError> {
+    for (i, p) in plots.iter().enumerate() {
+        let stem = p.file_stem();
+        if let Some(j) = plots[..i].iter().position(|q| q.file_stem() == stem) {
+            let field = if p.name.is_some() {
+                format!("plot[{i}].name")
+            } else {
+                format!("plot[{i}]")
+            };
+            return Err(fail(
+                field,
+                format!("plot[{j}] already writes `{stem}.svg`; give each plot a different `name`"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Checks one reference mark of plot `p` (on step axis `axis`, if its `x`

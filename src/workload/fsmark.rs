@@ -10,7 +10,6 @@ pub mod params;
 pub mod report;
 pub mod sim;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub use params::{FsmarkParams, IndexKind};
@@ -113,8 +112,13 @@ impl Workload for Fsmark {
         &["fsmark"]
     }
 
+    /// The profile (prices, caches), topology and placement (where the
+    /// threads run), and the thread count. Not `machine.wakeup_ns`: the
+    /// only lock, `inode_lock`, is a spinlock, whose waiters spin rather
+    /// than sleep; nor `machine.online_cpus`: no path reads
+    /// `num_online_cpus()`.
     fn reads_shared(&self) -> &'static [&'static str] {
-        &["machine", "workload.threads"]
+        &["machine.profile", "machine.topology", "machine.placement", "workload.threads"]
     }
 
     fn params(&self) -> Vec<crate::workload::ParamSpec> {
@@ -130,11 +134,9 @@ impl Workload for Fsmark {
     }
 
     fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {
-        let Some(p) = sections.get_opt::<FsmarkParams>("fsmark")? else {
-            return Ok(String::new());
-        };
-        let table = BTreeMap::from([("fsmark", p)]);
-        toml::to_string_pretty(&table).map_err(|e| ParamError::new("fsmark", e.to_string()))
+        let text = sections.resolved_selected::<FsmarkParams>("fsmark", &params::INDEX_KEYS)?;
+        sections.check_selected(&params::INDEX_KEYS)?;
+        Ok(text)
     }
 
     fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError> {

@@ -51,6 +51,22 @@ pub enum FreeSpaceSource {
     Aging,
 }
 
+/// The keys only one free-space source reads (the others ignore them):
+/// written where no run has that source, they are refused.
+pub const SOURCE_KEYS: crate::workload::selected::Selected = crate::workload::selected::Selected {
+    section: "xfs_alloc",
+    selector: "source",
+    default: "fragmentation",
+    owned: &[
+        ("freesp_file", "freesp_file"),
+        ("histogram", "histogram"),
+        ("fragmentation", "fragmentation"),
+        ("free_blocks", "fragmentation"),
+        ("small_extent_blocks", "fragmentation"),
+        ("aging", "aging"),
+    ],
+};
+
 /// Parameters of the `xfs_alloc` workload section.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -404,7 +420,9 @@ impl Workload for XfsAlloc {
     }
 
     fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {
-        sections.resolved::<XfsAllocParams>("xfs_alloc")
+        let text = sections.resolved_selected::<XfsAllocParams>("xfs_alloc", &SOURCE_KEYS)?;
+        sections.check_selected(&SOURCE_KEYS)?;
+        Ok(text)
     }
 
     /// Validates `[xfs_alloc]`, resolves the `[machine]` profile and reads

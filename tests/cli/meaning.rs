@@ -180,3 +180,177 @@ fn a_workload_reading_only_the_machine_profile_refuses_the_rest_of_machine() {
     let e = err(&format!("{XFS}\n[sweep]\n\"machine.wakeup_ns\" = [1.0, 2.0]\n"));
     assert!(e.contains("does not read `machine.wakeup_ns`"), "{e}");
 }
+
+const XFS_FRAG: &str =
+    "[scenario]\nname = \"x\"\n\n[workload]\nkind = \"xfs-alloc\"\n\n[xfs_alloc]\nsource = \"fragmentation\"\nfree_blocks = 1000\n";
+
+#[test]
+fn keys_of_another_free_space_source_are_refused() {
+    if let Err(e) = Study::from_text(Path::new("s.toml"), XFS_FRAG, &LoadOptions::default()) {
+        panic!("{e}");
+    }
+    let e = err(&format!("{XFS_FRAG}freesp_file = \"data/case4.freesp\"\n"));
+    assert!(e.starts_with("s.toml:10:1: xfs_alloc.freesp_file:"), "{e}");
+    assert!(e.contains("read only with source = \"freesp_file\""), "{e}");
+    let e = err(&format!("{XFS_FRAG}histogram = [{{from = 1, to = 2, extents = 5}}]\n"));
+    assert!(e.starts_with("s.toml:10:1: xfs_alloc.histogram:"), "{e}");
+    let e = err(&format!("{XFS_FRAG}aging.max_steps = 5\n"));
+    assert!(e.contains("xfs_alloc.aging") && e.contains("source = \"aging\""), "{e}");
+    let hist = "[scenario]\nname = \"x\"\n\n[workload]\nkind = \"xfs-alloc\"\n\n[xfs_alloc]\nsource = \"histogram\"\nhistogram = [{from = 1, to = 2, extents = 5}]\n";
+    for key in ["fragmentation = 0.5", "free_blocks = 100", "small_extent_blocks = 4"] {
+        let e = err(&format!("{hist}{key}\n"));
+        assert!(
+            e.starts_with("s.toml:10:1: xfs_alloc.") && e.contains("source = \"fragmentation\""),
+            "{e}"
+        );
+    }
+    // A variant may bring its own source's keys; one the variant's source
+    // does not read is refused where the variant writes it.
+    let ok = format!(
+        "{XFS_FRAG}\n[[variant]]\nname = \"f\"\n\n[[variant]]\nname = \"h\"\nxfs_alloc.source = \"histogram\"\nxfs_alloc.histogram = [{{from = 1, to = 2, extents = 5}}]\n"
+    );
+    if let Err(e) = Study::from_text(Path::new("s.toml"), &ok, &LoadOptions::default()) {
+        panic!("{e}");
+    }
+    let e = err(&ok.replace("name = \"f\"", "name = \"f\"\nxfs_alloc.histogram = []"));
+    assert!(e.starts_with("s.toml:13:11: variant[0].xfs_alloc.histogram:"), "{e}");
+}
+
+const FSMARK: &str = "[scenario]\nname = \"f\"\n\n[machine]\nprofile = \"scenarios/machines/spr-12vcpu.toml\"\n\n[workload]\nkind = \"fsmark\"\nthreads = 1\n\n[fsmark]\nfiles_per_thread = 10\nloops = 1\n";
+
+#[test]
+fn keys_of_the_other_inode_index_are_refused() {
+    let e = err(&format!("{FSMARK}enomem_every = 3\n"));
+    assert!(e.starts_with("s.toml:14:1: fsmark.enomem_every:"), "{e}");
+    assert!(e.contains("read only with index = \"xarray\""), "{e}");
+    let e = err(&format!("{FSMARK}index = \"xarray\"\nrb_node_offset = 128\n"));
+    assert!(
+        e.starts_with("s.toml:15:1: fsmark.rb_node_offset:") && e.contains("index = \"rbtree\""),
+        "{e}"
+    );
+    // The shipped case-2 shape: rb_node_offset in the base, read by the
+    // rbtree variant and inherited unread by the xarray one.
+    let both = format!(
+        "{FSMARK}rb_node_offset = 256\n\n[[variant]]\nname = \"rbtree\"\nfsmark.index = \"rbtree\"\n\n[[variant]]\nname = \"xarray\"\nfsmark.index = \"xarray\"\n"
+    );
+    if let Err(e) = Study::from_text(Path::new("s.toml"), &both, &LoadOptions::default()) {
+        panic!("{e}");
+    }
+    let e = err(&both.replace("fsmark.index = \"xarray\"", "fsmark.index = \"xarray\"\nfsmark.rb_node_offset = 64"));
+    assert!(
+        e.contains("variant[1].fsmark.rb_node_offset") && e.contains("index = \"rbtree\""),
+        "{e}"
+    );
+    let e = err(&format!("{FSMARK}\n[sweep]\n\"fsmark.enomem_every\" = [0, 3]\n"));
+    assert!(e.starts_with("s.toml:16:1: sweep.fsmark.enomem_every:"), "{e}");
+    let ok = format!("{FSMARK}\n[sweep]\n\"fsmark.enomem_every\" = [0, 3]\n\"fsmark.index\" = [\"xarray\"]\n");
+    if let Err(e) = Study::from_text(Path::new("s.toml"), &ok, &LoadOptions::default()) {
+        panic!("{e}");
+    }
+}
+
+#[test]
+fn btrfs_dir_and_fsmark_refuse_the_machine_keys_they_do_not_read() {
+    let with = |text: &str, key: &str| text.replacen("[workload]", &format!("{key}\n\n[workload]"), 1);
+    let btrfs = BTRFS.replacen("[workload]", "[machine]\nprofile = \"ideal\"\n\n[workload]", 1);
+    if let Err(e) = Study::from_text(Path::new("s.toml"), &btrfs, &LoadOptions::default()) {
+        panic!("{e}");
+    }
+    for (key, field) in [
+        ("wakeup_ns = 5.0", "machine.wakeup_ns"),
+        ("online_cpus = 4", "machine.online_cpus"),
+        ("placement = \"compact\"", "machine.placement"),
+        ("topology = { sockets = 1 }", "machine.topology.sockets"),
+    ] {
+        let e = err(&with(&btrfs, key));
+        assert!(e.starts_with("s.toml:7:") && e.contains(&format!(" {field}:")), "{e}");
+        assert!(
+            e.contains(&format!("workload `btrfs-dir` does not read `{field}`; remove it")),
+            "{e}"
+        );
+    }
+    for (key, field) in [("wakeup_ns = 5.0", "machine.wakeup_ns"), ("online_cpus = 4", "machine.online_cpus")] {
+        let e = err(&with(FSMARK, key));
+        assert!(e.starts_with("s.toml:7:") && e.contains(&format!(" {field}:")), "{e}");
+        assert!(e.contains(&format!("workload `fsmark` does not read `{field}`")), "{e}");
+    }
+    // fsmark places its threads: topology and placement are read.
+    let placed = with(FSMARK, "placement = \"compact\"\ntopology = { sockets = 1 }");
+    if let Err(e) = Study::from_text(Path::new("s.toml"), &placed, &LoadOptions::default()) {
+        panic!("{e}");
+    }
+    let e = err(&format!("{FSMARK}\n[sweep]\n\"machine.wakeup_ns\" = [0.0, 100.0]\n"));
+    assert!(
+        e.starts_with("s.toml:16:1: machine.wakeup_ns:") && e.contains("does not read"),
+        "{e}"
+    );
+}
+
+/// CASE1 swept over threads, with `plots` appended.
+fn with_plots(plots: &str) -> String {
+    format!("{CASE1}\n[sweep]\n\"workload.threads\" = [1, 2]\n{plots}")
+}
+
+const LINE_PLOT: &str = "\n[[plot]]\nname = \"p/q\"\nx = \"workload.threads\"\ny = \"ops_per_sec\"\n";
+
+#[test]
+fn plots_that_would_share_a_file_are_refused() {
+    if let Err(e) = Study::from_text(Path::new("s.toml"), &with_plots(LINE_PLOT), &LoadOptions::default()) {
+        panic!("{e}");
+    }
+    let e = err(&with_plots(&format!("{LINE_PLOT}{LINE_PLOT}")));
+    assert!(e.starts_with("s.toml:46:1: plot[1].name:"), "{e}");
+    assert!(e.contains("plot[0] already writes `p_q.svg`"), "{e}");
+    let e = err(&with_plots(&format!("{LINE_PLOT}{}", LINE_PLOT.replace("p/q", "p_q"))));
+    assert!(e.contains("plot[1].name") && e.contains("`p_q.svg`"), "{e}");
+    // Two unnamed plots of the same axes write the same default file.
+    let unnamed = LINE_PLOT.replace("name = \"p/q\"\n", "");
+    let e = err(&with_plots(&format!("{unnamed}{unnamed}")));
+    assert!(e.contains("plot[1]:") && e.contains("`ops_per_sec-vs-workload.threads.svg`"), "{e}");
+}
+
+#[test]
+fn plot_keys_the_kind_does_not_read_are_refused() {
+    let bars = LINE_PLOT.replace("[[plot]]", "[[plot]]\nkind = \"bars\"\ntop = 3");
+    let e = err(&with_plots(&bars));
+    assert!(
+        e.starts_with("s.toml:42:1: ") && e.contains("plot[0].top: `top` is for kind = \"utilisation\""),
+        "{e}"
+    );
+    let util = "\n[[plot]]\nkind = \"utilisation\"\ntop = 3\n";
+    if let Err(e) = Study::from_text(Path::new("s.toml"), &with_plots(util), &LoadOptions::default()) {
+        panic!("{e}");
+    }
+    let e = err(&with_plots(&util.replace("top = 3", "top = 0")));
+    assert!(
+        e.starts_with("s.toml:42:1: ") && e.contains("plot[0].top: expected at least 1"),
+        "{e}"
+    );
+    for (key, field) in [
+        ("x = \"workload.threads\"", "x"),
+        ("y = \"ops_per_sec\"", "y"),
+        ("x_log = true", "x_log"),
+    ] {
+        let e = err(&with_plots(&format!("{util}{key}\n")));
+        assert!(e.starts_with("s.toml:43:1: "), "{e}");
+        assert!(
+            e.contains(&format!("plot[0].{field}: `{field}` is not read by kind = \"utilisation\"")),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn a_resolved_scenario_does_not_write_the_keys_it_would_refuse() {
+    let aging = "[scenario]\nname = \"x\"\n\n[workload]\nkind = \"xfs-alloc\"\n\n[xfs_alloc]\nagblocks = 4096\nsource = \"aging\"\naging.max_steps = 50\n";
+    for text in [XFS_FRAG, aging, FSMARK] {
+        let s = Study::from_text(Path::new("s.toml"), text, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let resolved = &s.scenario.resolved_toml;
+        for key in ["freesp_file", "histogram", "enomem_every"] {
+            assert!(!resolved.contains(key), "{resolved}");
+        }
+        if let Err(e) = Study::from_text(Path::new("s.toml"), resolved, &LoadOptions::default()) {
+            panic!("{e}\n{resolved}");
+        }
+    }
+}

@@ -16,6 +16,16 @@ pub enum IndexKind {
     Xarray,
 }
 
+/// The keys only one index reads: `rb_node_offset` (the rb-tree's node
+/// in the inode) and `enomem_every` (xarray node allocations); written
+/// where no run has that index, they are refused.
+pub const INDEX_KEYS: crate::workload::selected::Selected = crate::workload::selected::Selected {
+    section: "fsmark",
+    selector: "index",
+    default: "rbtree",
+    owned: &[("rb_node_offset", "rbtree"), ("enomem_every", "xarray")],
+};
+
 /// `[fsmark]`: an fs_mark run of zero-size creates on one btrfs subvolume.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields, default)]

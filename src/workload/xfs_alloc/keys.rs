@@ -81,7 +81,7 @@ pub const PARAMS: &[ParamSpec] = &[
     p(
         "xfs_alloc.aging.target_used",
         "a fraction",
-        "0 to 1",
+        "above 0 and below 1",
         "allocate while the used share is below this",
     ),
     p(
