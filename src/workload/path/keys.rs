@@ -138,7 +138,7 @@ pub const PARAMS: &[ParamSpec] = &[
     p(
         "stop.max_ops",
         "a whole number",
-        "3840 or more (30 batches of 128)",
-        "cap on operations (all threads) if the target is not reached",
+        "3840 (30 batches of 128) to 10,000,000,000",
+        "required with [stop]: cap on operations (all threads) if the target is not reached",
     ),
 ];
