@@ -232,15 +232,31 @@ fn bit(core: usize) -> u16 {
 /// Most cores a hierarchy may have (line states keep core numbers in 16 bits).
 pub const MAX_CORES: usize = 32_000;
 
+/// One core's private caches, its LLC's number and its counts, kept
+/// together so that an access finds them with one index.
+#[derive(Clone, Debug)]
+struct Private {
+    l1: SetAssoc,
+    l2: SetAssoc,
+    /// Index of the core's LLC (its socket).
+    socket: usize,
+    tally: Tally,
+}
+
+impl Private {
+    /// Whether the L1d or L2 holds `line`.
+    #[inline]
+    fn holds(&self, line: u64) -> bool {
+        self.l1.contains(line) || self.l2.contains(line)
+    }
+}
+
 /// The cache hierarchy of one machine.
 #[derive(Clone, Debug)]
 pub struct Hierarchy {
-    l1: Vec<SetAssoc>,
-    l2: Vec<SetAssoc>,
+    private: Vec<Private>,
     llc: Vec<SetAssoc>,
-    core_socket: Vec<u32>,
     lines: LineStates,
-    tally: Vec<Tally>,
 }
 
 impl Hierarchy {
@@ -254,36 +270,44 @@ impl Hierarchy {
         let l1 = SetAssoc::new("l1d", config.l1d)?;
         let l2 = SetAssoc::new("l2", config.l2)?;
         let llc = SetAssoc::new("llc", config.llc)?;
+        let private = config
+            .core_socket
+            .iter()
+            .map(|&s| Private {
+                l1: l1.clone(),
+                l2: l2.clone(),
+                socket: s as usize,
+                tally: Tally::default(),
+            })
+            .collect();
         Ok(Self {
-            l1: vec![l1; cores],
-            l2: vec![l2; cores],
+            private,
             llc: vec![llc; sockets],
-            core_socket: config.core_socket.clone(),
             lines: LineStates::default(),
-            tally: vec![Tally::default(); cores],
         })
     }
 
     /// Number of cores.
     pub fn cores(&self) -> usize {
-        self.core_socket.len()
+        self.private.len()
     }
 
     /// Counters of one core.
     pub fn counters(&self, core: usize) -> Counters {
-        Counters::of(&self.tally[core])
+        Counters::of(&self.private[core].tally)
     }
 
     /// Counters summed over all cores.
     pub fn totals(&self) -> Counters {
         let mut sum = Counters::default();
-        self.tally.iter().for_each(|t| sum.add(&Counters::of(t)));
+        self.private.iter().for_each(|p| sum.add(&Counters::of(&p.tally)));
         sum
     }
 
     /// Whether `core`'s (L1d, L2) hold `line`.
     pub fn private_holds(&self, core: usize, line: u64) -> (bool, bool) {
-        (self.l1[core].contains(line), self.l2[core].contains(line))
+        let p = &self.private[core];
+        (p.l1.contains(line), p.l2.contains(line))
     }
 
     /// Whether `socket`'s LLC holds `line`.
@@ -298,10 +322,10 @@ impl Hierarchy {
     /// set reached (at most every set); each set absorbs its share when
     /// next looked at.
     pub fn stream_fresh(&mut self, core: usize, lines: u64) {
-        let socket = self.core_socket[core] as usize;
-        self.l1[core].stream(lines);
-        self.l2[core].stream(lines);
-        self.llc[socket].stream(lines);
+        let p = &mut self.private[core];
+        p.l1.stream(lines);
+        p.l2.stream(lines);
+        self.llc[p.socket].stream(lines);
     }
 
     /// One access by `core` to line address `line` (byte address / 64).
@@ -311,107 +335,121 @@ impl Hierarchy {
     /// matter; a peer's caches are looked at, never filled).
     #[inline]
     pub fn access(&mut self, core: usize, line: u64, is_write: bool) -> Outcome {
-        if is_write && self.first_write(core, line) {
-            self.tally[core].count(Served::Memory, 0);
+        if is_write {
+            return self.write(core, line);
+        }
+        let p = &mut self.private[core];
+        let served = if p.l1.touch(line) {
+            Served::L1
+        } else if p.l2.touch(line) {
+            // From an L2 hit the core already holds the line: its sharer
+            // bit is set.
+            Served::L2
+        } else {
+            let state = self.lines.entry(line);
+            fetch(&self.private, &mut self.llc, state, core, line)
+        };
+        self.private[core].tally.count(served, 0);
+        Outcome {
+            served,
+            invalidated_cores: 0,
+        }
+    }
+
+    /// A write by `core`: looked up as a read, then `core` takes
+    /// ownership, invalidating the other cores' private copies. One
+    /// line-state lookup serves the whole write.
+    ///
+    /// A line no core has ever fetched (its state has no sharer: a line
+    /// enters a cache only through a fetch, which makes the fetching core
+    /// a sharer, and a write leaves its writer one) is in no cache: it
+    /// misses every level and comes from memory; the private levels and
+    /// the LLC are filled without looking (a new object's initialising
+    /// stores are such writes). The same outcome and state as the general
+    /// path, without its tag compares.
+    #[inline]
+    fn write(&mut self, core: usize, line: u64) -> Outcome {
+        let state = self.lines.entry(line);
+        if state.sharers == 0 {
+            state.sharers = bit(core);
+            state.owner = core as u16;
+            let p = &mut self.private[core];
+            p.l1.fill(line);
+            p.l2.fill(line);
+            self.llc[p.socket].fill(line);
+            p.tally.count(Served::Memory, 0);
             return Outcome {
                 served: Served::Memory,
                 invalidated_cores: 0,
             };
         }
-        let served = if self.l1[core].touch(line) {
+        let p = &mut self.private[core];
+        let served = if p.l1.touch(line) {
             Served::L1
-        } else if self.l2[core].touch(line) {
-            // From an L2 hit the core already holds the line: its sharer
-            // bit is set.
+        } else if p.l2.touch(line) {
             Served::L2
         } else {
-            self.fetch(core, line)
+            fetch(&self.private, &mut self.llc, state, core, line)
         };
-        let invalidated_cores = if is_write { self.take_ownership(core, line) } else { 0 };
-        self.tally[core].count(served, invalidated_cores);
-        Outcome { served, invalidated_cores }
-    }
-
-    /// A write by `core` to a line no core has ever fetched (its state has
-    /// no sharer: a line enters a cache only through a fetch, which makes
-    /// the fetching core a sharer, and a write leaves its writer one), so
-    /// in no cache: it misses every level and comes from memory. Fills the
-    /// private levels and the LLC without looking, makes `core` the
-    /// owner, and returns true; returns false for any other line, whose
-    /// state it leaves as it was. The same outcome and state as the general path, with
-    /// one line-state lookup and no tag compares (a new object's
-    /// initialising stores are such writes).
-    #[inline]
-    fn first_write(&mut self, core: usize, line: u64) -> bool {
-        let state = self.lines.entry(line);
-        if state.sharers != 0 {
-            return false;
+        let invalidated_cores = take_ownership(&mut self.private, state, core, line);
+        self.private[core].tally.count(served, invalidated_cores);
+        Outcome {
+            served,
+            invalidated_cores,
         }
-        state.sharers = bit(core);
-        state.owner = core as u16;
-        let socket = self.core_socket[core] as usize;
-        self.l1[core].fill(line);
-        self.l2[core].fill(line);
-        self.llc[socket].fill(line);
-        true
-    }
-
-    /// Beyond the private caches (L1 and L2 already filled): a peer's
-    /// modified copy, the LLC, or memory. The core becomes a sharer.
-    #[inline]
-    fn fetch(&mut self, core: usize, line: u64) -> Served {
-        let socket = self.core_socket[core] as usize;
-        let state = self.lines.entry(line);
-        let owner = state.owner;
-        state.sharers |= bit(core);
-        // Ownership ends when the owner no longer holds the line privately
-        // (it was written back on eviction); checked here, lazily.
-        if owner != NO_OWNER && owner as usize != core && holds(&self.l1, &self.l2, owner as usize, line) {
-            state.owner = NO_OWNER; // shared now, written back
-            self.llc[socket].touch(line);
-            let cross_socket = self.core_socket[owner as usize] as usize != socket;
-            return Served::Peer {
-                from_core: u32::from(owner),
-                cross_socket,
-            };
-        }
-        if self.llc[socket].touch(line) {
-            Served::Llc
-        } else {
-            Served::Memory
-        }
-    }
-
-    /// A write: invalidate other cores' private copies, become the owner.
-    /// Returns the number of cores whose copies were invalidated.
-    #[inline]
-    fn take_ownership(&mut self, core: usize, line: u64) -> u32 {
-        let cores = self.core_socket.len();
-        let state = self.lines.entry(line);
-        let others = if cores > 16 { state.sharers } else { state.sharers & !bit(core) };
-        state.sharers = bit(core);
-        state.owner = core as u16;
-        if others == 0 {
-            return 0;
-        }
-        let mut invalidated = 0;
-        let mut bits = others;
-        while bits != 0 {
-            let b = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            for other in (b..cores).step_by(16).filter(|&o| o != core) {
-                let (a, c) = (self.l1[other].remove(line), self.l2[other].remove(line));
-                invalidated += u32::from(a || c);
-            }
-        }
-        invalidated
     }
 }
 
-/// Whether `core`'s L1d or L2 holds `line`.
+/// Beyond `core`'s private caches (L1 and L2 already filled): a peer's
+/// modified copy, the LLC, or memory. The core becomes a sharer of the
+/// line (state `state`).
 #[inline]
-fn holds(l1: &[SetAssoc], l2: &[SetAssoc], core: usize, line: u64) -> bool {
-    l1[core].contains(line) || l2[core].contains(line)
+fn fetch(private: &[Private], llc: &mut [SetAssoc], state: &mut LineState, core: usize, line: u64) -> Served {
+    let socket = private[core].socket;
+    let owner = state.owner;
+    state.sharers |= bit(core);
+    // Ownership ends when the owner no longer holds the line privately
+    // (it was written back on eviction); checked here, lazily.
+    if owner != NO_OWNER && owner as usize != core && private[owner as usize].holds(line) {
+        state.owner = NO_OWNER; // shared now, written back
+        llc[socket].touch(line);
+        let cross_socket = private[owner as usize].socket != socket;
+        return Served::Peer {
+            from_core: u32::from(owner),
+            cross_socket,
+        };
+    }
+    if llc[socket].touch(line) {
+        Served::Llc
+    } else {
+        Served::Memory
+    }
+}
+
+/// A write by `core` to `line` (state `state`): invalidate other cores'
+/// private copies, become the owner. Returns the number of cores whose
+/// copies were invalidated.
+#[inline]
+fn take_ownership(private: &mut [Private], state: &mut LineState, core: usize, line: u64) -> u32 {
+    let cores = private.len();
+    let others = if cores > 16 { state.sharers } else { state.sharers & !bit(core) };
+    state.sharers = bit(core);
+    state.owner = core as u16;
+    if others == 0 {
+        return 0;
+    }
+    let mut invalidated = 0;
+    let mut bits = others;
+    while bits != 0 {
+        let b = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        for other in (b..cores).step_by(16).filter(|&o| o != core) {
+            let p = &mut private[other];
+            let (a, c) = (p.l1.remove(line), p.l2.remove(line));
+            invalidated += u32::from(a || c);
+        }
+    }
+    invalidated
 }
 
 #[cfg(test)]
