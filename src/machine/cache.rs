@@ -485,6 +485,9 @@ pub struct CachePrices {
     /// by the distance class of their CPUs.
     pub peer_ps: Vec<u64>,
     cores: usize,
+    /// `[l1_ps, l2_ps, llc_ps, memory_ps]`, by [`Served::class`]: a load,
+    /// not a jump, per access.
+    by_class: [u64; 4],
 }
 
 impl CachePrices {
@@ -497,11 +500,8 @@ impl CachePrices {
     #[inline]
     pub fn of(&self, core: usize, o: Outcome) -> u64 {
         match o.served {
-            Served::L1 => self.l1_ps,
-            Served::L2 => self.l2_ps,
-            Served::Llc => self.llc_ps,
-            Served::Memory => self.memory_ps,
             Served::Peer { from_core, .. } => self.peer_ps[from_core as usize * self.cores + core],
+            local => self.by_class[local.class() & 3],
         }
     }
 }
@@ -593,13 +593,16 @@ impl MachineCaches {
                 peer_ps.push(p.transfer_between_ps(topo.distance(a, b), topo.socket_of(a), topo.socket_of(b)));
             }
         }
+        let (l1_ps, l2_ps) = (crate::machine::ns_to_ps(p.hit_ns), crate::machine::ns_to_ps(levels.l2_hit_ns));
+        let (llc_ps, memory_ps) = (crate::machine::ns_to_ps(levels.llc_hit_ns), p.memory_ps());
         let prices = CachePrices {
-            l1_ps: crate::machine::ns_to_ps(p.hit_ns),
-            l2_ps: crate::machine::ns_to_ps(levels.l2_hit_ns),
-            llc_ps: crate::machine::ns_to_ps(levels.llc_hit_ns),
-            memory_ps: p.memory_ps(),
+            l1_ps,
+            l2_ps,
+            llc_ps,
+            memory_ps,
             peer_ps,
             cores: n,
+            by_class: [l1_ps, l2_ps, llc_ps, memory_ps],
         };
         Ok(Self {
             hierarchy,

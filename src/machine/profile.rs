@@ -348,12 +348,32 @@ fn invalid(field: &str, message: String) -> ParamError {
 mod tests {
     use super::*;
 
-    fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("fsmeta-profile-test-{}", std::process::id()));
+    /// A file written in a directory of its own (one per file, as tests
+    /// run in parallel), removed with it when dropped.
+    struct TempFile {
+        dir: std::path::PathBuf,
+        path: std::path::PathBuf,
+    }
+
+    impl std::ops::Deref for TempFile {
+        type Target = std::path::Path;
+        fn deref(&self) -> &std::path::Path {
+            &self.path
+        }
+    }
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    fn temp_file(name: &str, text: &str) -> TempFile {
+        let dir = std::env::temp_dir().join(format!("fsmeta-profile-test-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
         std::fs::write(&path, text).unwrap();
-        path
+        TempFile { dir, path }
     }
 
     fn icelake() -> MachineProfile {
