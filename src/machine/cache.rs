@@ -393,10 +393,7 @@ impl Hierarchy {
         };
         let invalidated_cores = take_ownership(&mut self.private, state, core, line);
         self.private[core].tally.count(served, invalidated_cores);
-        Outcome {
-            served,
-            invalidated_cores,
-        }
+        Outcome { served, invalidated_cores }
     }
 }
 
@@ -419,11 +416,7 @@ fn fetch(private: &[Private], llc: &mut [SetAssoc], state: &mut LineState, core:
             cross_socket,
         };
     }
-    if llc[socket].touch(line) {
-        Served::Llc
-    } else {
-        Served::Memory
-    }
+    if llc[socket].touch(line) { Served::Llc } else { Served::Memory }
 }
 
 /// A write by `core` to `line` (state `state`): invalidate other cores'
