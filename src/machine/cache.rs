@@ -244,6 +244,20 @@ struct Private {
 }
 
 impl Private {
+    /// An access to `line` in the L1d, then the L2: the level that served
+    /// it, or `None` if both missed. Every level missed is filled. From an
+    /// L2 hit the core already holds the line, so its sharer bit is set.
+    #[inline]
+    fn lookup(&mut self, line: u64) -> Option<Served> {
+        if self.l1.touch(line) {
+            Some(Served::L1)
+        } else if self.l2.touch(line) {
+            Some(Served::L2)
+        } else {
+            None
+        }
+    }
+
     /// Whether the L1d or L2 holds `line`.
     #[inline]
     fn holds(&self, line: u64) -> bool {
@@ -338,16 +352,9 @@ impl Hierarchy {
         if is_write {
             return self.write(core, line);
         }
-        let p = &mut self.private[core];
-        let served = if p.l1.touch(line) {
-            Served::L1
-        } else if p.l2.touch(line) {
-            // From an L2 hit the core already holds the line: its sharer
-            // bit is set.
-            Served::L2
-        } else {
-            let state = self.lines.entry(line);
-            fetch(&self.private, &mut self.llc, state, core, line)
+        let served = match self.private[core].lookup(line) {
+            Some(served) => served,
+            None => fetch(&self.private, &mut self.llc, self.lines.entry(line), core, line),
         };
         self.private[core].tally.count(served, 0);
         Outcome {
@@ -383,13 +390,9 @@ impl Hierarchy {
                 invalidated_cores: 0,
             };
         }
-        let p = &mut self.private[core];
-        let served = if p.l1.touch(line) {
-            Served::L1
-        } else if p.l2.touch(line) {
-            Served::L2
-        } else {
-            fetch(&self.private, &mut self.llc, state, core, line)
+        let served = match self.private[core].lookup(line) {
+            Some(served) => served,
+            None => fetch(&self.private, &mut self.llc, state, core, line),
         };
         let invalidated_cores = take_ownership(&mut self.private, state, core, line);
         self.private[core].tally.count(served, invalidated_cores);
@@ -466,21 +469,15 @@ pub struct MachineCaches {
 /// What an access costs by where it was served, in ps (load-to-use).
 #[derive(Clone, Debug)]
 pub struct CachePrices {
-    /// L1d hit (`hit_ns`).
-    pub l1_ps: u64,
-    /// L2 hit (`levels.l2_hit_ns`).
-    pub l2_ps: u64,
-    /// LLC hit (`levels.llc_hit_ns`).
-    pub llc_ps: u64,
-    /// DRAM (`memory_ns`).
-    pub memory_ps: u64,
+    /// Served without leaving the core's socket, in [`Served::class`]
+    /// order: L1d hit (`hit_ns`), L2 hit (`levels.l2_hit_ns`), LLC hit
+    /// (`levels.llc_hit_ns`), DRAM (`memory_ns`). An array, so an access
+    /// is priced by a load rather than a jump on where it was served.
+    pub local_ps: [u64; 4],
     /// Transfer from core `a`'s cache to core `b`'s, `[a * cores + b]`,
     /// by the distance class of their CPUs.
     pub peer_ps: Vec<u64>,
     cores: usize,
-    /// `[l1_ps, l2_ps, llc_ps, memory_ps]`, by [`Served::class`]: a load,
-    /// not a jump, per access.
-    by_class: [u64; 4],
 }
 
 impl CachePrices {
@@ -494,7 +491,7 @@ impl CachePrices {
     pub fn of(&self, core: usize, o: Outcome) -> u64 {
         match o.served {
             Served::Peer { from_core, .. } => self.peer_ps[from_core as usize * self.cores + core],
-            local => self.by_class[local.class() & 3],
+            local => self.local_ps[local.class() & 3],
         }
     }
 }
@@ -586,16 +583,11 @@ impl MachineCaches {
                 peer_ps.push(p.transfer_between_ps(topo.distance(a, b), topo.socket_of(a), topo.socket_of(b)));
             }
         }
-        let (l1_ps, l2_ps) = (crate::machine::ns_to_ps(p.hit_ns), crate::machine::ns_to_ps(levels.l2_hit_ns));
-        let (llc_ps, memory_ps) = (crate::machine::ns_to_ps(levels.llc_hit_ns), p.memory_ps());
+        let ps = crate::machine::ns_to_ps;
         let prices = CachePrices {
-            l1_ps,
-            l2_ps,
-            llc_ps,
-            memory_ps,
+            local_ps: [ps(p.hit_ns), ps(levels.l2_hit_ns), ps(levels.llc_hit_ns), p.memory_ps()],
             peer_ps,
             cores: n,
-            by_class: [l1_ps, l2_ps, llc_ps, memory_ps],
         };
         Ok(Self {
             hierarchy,

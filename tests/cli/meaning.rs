@@ -63,12 +63,17 @@ fn err(text: &str) -> String {
     error(text, &LoadOptions::default())
 }
 
+/// Panics with the error if `text` does not load.
+fn loads(text: &str) {
+    if let Err(e) = Study::from_text(Path::new("s.toml"), text, &LoadOptions::default()) {
+        panic!("{e}");
+    }
+}
+
 #[test]
 fn the_good_scenarios_load() {
     for t in [CASE1, BTRFS] {
-        if let Err(e) = Study::from_text(Path::new("s.toml"), t, &LoadOptions::default()) {
-            panic!("{e}");
-        }
+        loads(t);
     }
 }
 
@@ -172,9 +177,7 @@ calls = 50
 #[test]
 fn a_workload_reading_only_the_machine_profile_refuses_the_rest_of_machine() {
     const XFS: &str = "[scenario]\nname = \"x\"\n\n[machine]\nprofile = \"ideal\"\n\n[workload]\nkind = \"xfs-alloc\"\n\n[xfs_alloc]\nfree_blocks = 1000\n";
-    if let Err(e) = Study::from_text(Path::new("s.toml"), XFS, &LoadOptions::default()) {
-        panic!("{e}");
-    }
+    loads(XFS);
     let e = err(&XFS.replace("profile = \"ideal\"", "profile = \"ideal\"\nplacement = \"compact\""));
     assert!(e.contains("does not read `machine.placement`"), "{e}");
     let e = err(&format!("{XFS}\n[sweep]\n\"machine.wakeup_ns\" = [1.0, 2.0]\n"));
@@ -186,9 +189,7 @@ const XFS_FRAG: &str =
 
 #[test]
 fn keys_of_another_free_space_source_are_refused() {
-    if let Err(e) = Study::from_text(Path::new("s.toml"), XFS_FRAG, &LoadOptions::default()) {
-        panic!("{e}");
-    }
+    loads(XFS_FRAG);
     let e = err(&format!("{XFS_FRAG}freesp_file = \"data/case4.freesp\"\n"));
     assert!(e.starts_with("s.toml:10:1: xfs_alloc.freesp_file:"), "{e}");
     assert!(e.contains("read only with source = \"freesp_file\""), "{e}");
@@ -209,9 +210,7 @@ fn keys_of_another_free_space_source_are_refused() {
     let ok = format!(
         "{XFS_FRAG}\n[[variant]]\nname = \"f\"\n\n[[variant]]\nname = \"h\"\nxfs_alloc.source = \"histogram\"\nxfs_alloc.histogram = [{{from = 1, to = 2, extents = 5}}]\n"
     );
-    if let Err(e) = Study::from_text(Path::new("s.toml"), &ok, &LoadOptions::default()) {
-        panic!("{e}");
-    }
+    loads(&ok);
     let e = err(&ok.replace("name = \"f\"", "name = \"f\"\nxfs_alloc.histogram = []"));
     assert!(e.starts_with("s.toml:13:11: variant[0].xfs_alloc.histogram:"), "{e}");
 }
@@ -233,9 +232,7 @@ fn keys_of_the_other_inode_index_are_refused() {
     let both = format!(
         "{FSMARK}rb_node_offset = 256\n\n[[variant]]\nname = \"rbtree\"\nfsmark.index = \"rbtree\"\n\n[[variant]]\nname = \"xarray\"\nfsmark.index = \"xarray\"\n"
     );
-    if let Err(e) = Study::from_text(Path::new("s.toml"), &both, &LoadOptions::default()) {
-        panic!("{e}");
-    }
+    loads(&both);
     let e = err(&both.replace("fsmark.index = \"xarray\"", "fsmark.index = \"xarray\"\nfsmark.rb_node_offset = 64"));
     assert!(
         e.contains("variant[1].fsmark.rb_node_offset") && e.contains("index = \"rbtree\""),
@@ -244,18 +241,14 @@ fn keys_of_the_other_inode_index_are_refused() {
     let e = err(&format!("{FSMARK}\n[sweep]\n\"fsmark.enomem_every\" = [0, 3]\n"));
     assert!(e.starts_with("s.toml:16:1: sweep.fsmark.enomem_every:"), "{e}");
     let ok = format!("{FSMARK}\n[sweep]\n\"fsmark.enomem_every\" = [0, 3]\n\"fsmark.index\" = [\"xarray\"]\n");
-    if let Err(e) = Study::from_text(Path::new("s.toml"), &ok, &LoadOptions::default()) {
-        panic!("{e}");
-    }
+    loads(&ok);
 }
 
 #[test]
 fn btrfs_dir_and_fsmark_refuse_the_machine_keys_they_do_not_read() {
     let with = |text: &str, key: &str| text.replacen("[workload]", &format!("{key}\n\n[workload]"), 1);
     let btrfs = BTRFS.replacen("[workload]", "[machine]\nprofile = \"ideal\"\n\n[workload]", 1);
-    if let Err(e) = Study::from_text(Path::new("s.toml"), &btrfs, &LoadOptions::default()) {
-        panic!("{e}");
-    }
+    loads(&btrfs);
     for (key, field) in [
         ("wakeup_ns = 5.0", "machine.wakeup_ns"),
         ("online_cpus = 4", "machine.online_cpus"),
@@ -276,9 +269,7 @@ fn btrfs_dir_and_fsmark_refuse_the_machine_keys_they_do_not_read() {
     }
     // fsmark places its threads: topology and placement are read.
     let placed = with(FSMARK, "placement = \"compact\"\ntopology = { sockets = 1 }");
-    if let Err(e) = Study::from_text(Path::new("s.toml"), &placed, &LoadOptions::default()) {
-        panic!("{e}");
-    }
+    loads(&placed);
     let e = err(&format!("{FSMARK}\n[sweep]\n\"machine.wakeup_ns\" = [0.0, 100.0]\n"));
     assert!(
         e.starts_with("s.toml:16:1: machine.wakeup_ns:") && e.contains("does not read"),
