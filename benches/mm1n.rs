@@ -3,12 +3,14 @@
 //!
 //! * `bare_heap`: a hand-written loop ([`fsmeta::measure::mm1n`]),
 //!   `BinaryHeap<Reverse<(time, seq, source, kind)>>`, a `VecDeque` FIFO,
-//!   ChaCha8, exponential draws by statrs' ziggurat (the sampler fsmeta
-//!   uses), integer picoseconds.
+//!   ChaCha8, exponential draws by statrs' `Exp`, integer picoseconds.
+//! * `bare_heap_engine_sampler`: the same loop drawing with fsmeta's own
+//!   exponential sampler, so the engine's event handling can be compared
+//!   without the sampler's share.
 //! * `fsmeta`: the same model as a scenario (`benches/mm1n.toml`), run
 //!   through `Study::run` on one thread, as `fsmeta run --jobs 1` does.
 //!
-//! Both are reported in completions per second (criterion's elements/s);
+//! All three are reported in completions per second (criterion's elements/s);
 //! the ratio fsmeta / bare_heap is the figure issue 13 asks for (target
 //! at least 0.8). `FSMETA_MM1N_COMPLETIONS` overrides the completions per
 //! iteration (default 1,000,000).
@@ -21,7 +23,7 @@
 //! through `runner::run_one` on this thread).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use fsmeta::measure::mm1n::bare_heap;
+use fsmeta::measure::mm1n::{bare_heap, bare_heap_engine_sampler};
 use fsmeta::measure::timed;
 use fsmeta::{LoadOptions, Study};
 use std::path::Path;
@@ -52,6 +54,9 @@ fn mm1n(c: &mut Criterion) {
     g.throughput(Throughput::Elements(n));
     g.sample_size(10);
     g.bench_function("bare_heap", |b| b.iter_custom(|iters| timed(iters, || bare_heap(n, 1))));
+    g.bench_function("bare_heap_engine_sampler", |b| {
+        b.iter_custom(|iters| timed(iters, || bare_heap_engine_sampler(n, 1)))
+    });
     g.bench_function("fsmeta", |b| b.iter_custom(|iters| timed(iters, || fsmeta_ops(&s))));
     g.finish();
 }

@@ -7,7 +7,14 @@
 //! * M/M/1//N (`benches/mm1n.toml`) through fsmeta next to the bare-heap
 //!   loop ([`fsmeta::measure::mm1n`]), in completions per second, run in
 //!   turns: their ratio is issue 13's figure, and the bare loop's rate
-//!   shows how fast this machine is.
+//!   shows how fast this machine is. The ratio is the median over the
+//!   repeats of each pair's ratio (fsmeta's run and the bare loop's next
+//!   to it in time): on a shared machine the slow phases last longer than
+//!   a pair, so a pair sees the same phase, while separate medians of the
+//!   two rates can each come from another phase. The bare loop runs twice
+//!   per repeat: with statrs' sampler (the issue's baseline) and with the
+//!   engine's, so the ratio can be read with and without the sampler's
+//!   share.
 
 use fsmeta::measure::{median, mm1n, timed};
 use fsmeta::{LoadOptions, Study};
@@ -35,6 +42,11 @@ pub struct BenchResult {
     pub mm1n_fsmeta: f64,
     /// M/M/1//N completions per CPU second of the bare-heap loop (median).
     pub mm1n_bare_heap: f64,
+    /// fsmeta / bare loop, the median of the per-repeat ratios.
+    pub mm1n_ratio: f64,
+    /// fsmeta / the bare loop drawing with the engine's sampler, the
+    /// median of the per-repeat ratios.
+    pub mm1n_ratio_same_sampler: f64,
 }
 
 /// A scenario with `ops = 1000` replaced by `ops`.
@@ -61,6 +73,8 @@ pub fn engine_bench(ops: u64, completions: u64, repeat: u32) -> Result<BenchResu
     let engine = study("benches/engine.toml", BENCH_SCENARIO, ops)?;
     let queue = study("benches/mm1n.toml", MM1N_SCENARIO, completions)?;
     let (mut rates, mut secs, mut fsmeta_cps, mut bare_cps) = (vec![], vec![], vec![], vec![]);
+    let (mut ratios, mut ratios_same) = (vec![], vec![]);
+    let per_sec = |d: std::time::Duration| completions as f64 / d.as_secs_f64().max(1e-9);
     let mut events = 0;
     for r in 0..repeat {
         let (m, s) = run_timed(&engine)?;
@@ -71,9 +85,13 @@ pub fn engine_bench(ops: u64, completions: u64, repeat: u32) -> Result<BenchResu
             continue;
         }
         let (m, s) = run_timed(&queue)?;
-        fsmeta_cps.push(m.get("ops").copied().unwrap_or(0.0) / s);
-        let d = timed(1, || mm1n::bare_heap(completions, 1 + u64::from(r)));
-        bare_cps.push(completions as f64 / d.as_secs_f64().max(1e-9));
+        let fsmeta = m.get("ops").copied().unwrap_or(0.0) / s;
+        let bare = per_sec(timed(1, || mm1n::bare_heap(completions, 1 + u64::from(r))));
+        let same = per_sec(timed(1, || mm1n::bare_heap_engine_sampler(completions, 1 + u64::from(r))));
+        fsmeta_cps.push(fsmeta);
+        bare_cps.push(bare);
+        ratios.push(fsmeta / bare);
+        ratios_same.push(fsmeta / same);
     }
     Ok(BenchResult {
         events,
@@ -83,5 +101,7 @@ pub fn engine_bench(ops: u64, completions: u64, repeat: u32) -> Result<BenchResu
         events_per_sec_best: rates.iter().copied().fold(0.0, f64::max) as u64,
         mm1n_fsmeta: median(&fsmeta_cps),
         mm1n_bare_heap: median(&bare_cps),
+        mm1n_ratio: median(&ratios),
+        mm1n_ratio_same_sampler: median(&ratios_same),
     })
 }

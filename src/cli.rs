@@ -139,14 +139,16 @@ pub enum Command {
     Bench {
         /// Operations of the fixed path per run (at least 10,000: a
         /// shorter run is too short to time).
-        #[arg(long, default_value_t = 4_000_000, value_parser = clap::value_parser!(u64).range(10_000..))]
+        #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(10_000..))]
         ops: u64,
         /// M/M/1//N completions per run (0 skips the comparison; else at
         /// least 10,000).
-        #[arg(long, default_value_t = 1_000_000, value_parser = completions_arg)]
+        #[arg(long, default_value_t = 200_000, value_parser = completions_arg)]
         completions: u64,
-        /// Runs of each kind; the medians are reported.
-        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        /// Runs of each kind; the medians are reported (many short runs
+        /// resist a shared machine's slow phases better than a few long
+        /// ones).
+        #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=1000))]
         repeat: u32,
     },
     /// List the built-in machine profiles.
@@ -325,7 +327,8 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             if completions > 0 {
                 println!("mm1n_bare_heap_completions_per_sec: {}", r.mm1n_bare_heap as u64);
                 println!("mm1n_fsmeta_completions_per_sec: {}", r.mm1n_fsmeta as u64);
-                println!("mm1n_ratio: {:.3}", r.mm1n_fsmeta / r.mm1n_bare_heap.max(1e-9));
+                println!("mm1n_ratio: {:.3}", r.mm1n_ratio);
+                println!("mm1n_ratio_same_sampler: {:.3}", r.mm1n_ratio_same_sampler);
             }
             println!("events: {}", r.events);
             println!("cpu_s: {:.3}", r.cpu_s);

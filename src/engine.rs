@@ -8,6 +8,7 @@
 //! built [`sim::Simulation`] and reads back its metrics.
 
 pub mod dist;
+pub mod exp;
 pub mod fifo;
 pub mod histogram;
 pub mod input;

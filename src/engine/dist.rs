@@ -1,9 +1,37 @@
-//! Service-time distributions for `work` steps, sampled through statrs.
+//! Service-time distributions for `work` steps: the exponential by the
+//! engine's own ziggurat ([`super::exp`]), the others through statrs.
 
+use super::exp::StdExp;
 use super::time::SimTimePs;
 use rand::distr::Distribution;
 use rand_chacha::ChaCha8Rng;
-use statrs::distribution::{Exp, LogNormal, Normal, Uniform};
+use statrs::distribution::{LogNormal, Normal, Uniform};
+
+/// The exponential distribution of durations with a given mean: a standard
+/// exponential draw ([`StdExp`]) times the mean in picoseconds, rounded to
+/// the picosecond as [`SimTimePs::from_ps_f64`] says.
+#[derive(Debug, Clone, Copy)]
+pub struct ExpDuration {
+    mean_ps: f64,
+    std: StdExp,
+}
+
+impl ExpDuration {
+    /// Mean `mean_ns` nanoseconds; `None` unless it is finite and above 0.
+    pub fn from_mean_ns(mean_ns: f64) -> Option<Self> {
+        let mean_ps = mean_ns * 1000.0;
+        (mean_ps.is_finite() && mean_ps > 0.0).then(|| ExpDuration {
+            mean_ps,
+            std: StdExp::new(),
+        })
+    }
+
+    /// One draw (beyond the clock's range: [`SimTimePs::MAX`]).
+    #[inline(always)]
+    pub fn sample(&self, rng: &mut ChaCha8Rng) -> SimTimePs {
+        SimTimePs::from_ps_f64(self.std.sample(rng) * self.mean_ps)
+    }
+}
 
 /// A distribution of durations, built and checked once; samples are in ns
 /// and converted to [`SimTimePs`] by [`SimTimePs::from_ns_f64`].
@@ -11,8 +39,8 @@ use statrs::distribution::{Exp, LogNormal, Normal, Uniform};
 pub enum Duration {
     /// Always the same duration.
     Fixed(SimTimePs),
-    /// Exponential with the given rate in 1/ns (mean = 1/rate).
-    Exp(Exp),
+    /// Exponential with a given mean.
+    Exp(ExpDuration),
     /// Uniform between two bounds in ns.
     Uniform(Uniform),
     /// Normal in ns, negative draws clamped to zero.
@@ -29,7 +57,7 @@ impl Duration {
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> SimTimePs {
         match self {
             Duration::Fixed(t) => *t,
-            Duration::Exp(d) => SimTimePs::from_ns_f64(d.sample(rng)),
+            Duration::Exp(d) => d.sample(rng),
             Duration::Uniform(d) => SimTimePs::from_ns_f64(d.sample(rng)),
             Duration::Normal(d) => SimTimePs::from_ns_f64(d.sample(rng)),
             Duration::LogNormal(d) => SimTimePs::from_ns_f64(d.sample(rng)),

@@ -34,8 +34,14 @@ impl SimTimePs {
     /// error instead.
     #[inline]
     pub fn from_ns_f64(ns: f64) -> SimTimePs {
+        SimTimePs::from_ps_f64(ns * 1000.0)
+    }
+
+    /// Converts a duration in picoseconds to a time, rounded and saturated
+    /// as [`SimTimePs::from_ns_f64`] says.
+    #[inline]
+    pub fn from_ps_f64(ps: f64) -> SimTimePs {
         const TWO_52: f64 = 4_503_599_627_370_496.0;
-        let ps = ns * 1000.0;
         // The usual case first, in two comparisons (false for NaN): the
         // same value `round_half_away` gives below 2^52.
         if (0.5..TWO_52).contains(&ps) {

@@ -127,7 +127,7 @@ impl LineTable {
     /// A write or atomic read-modify-write of line `id` by process `p`.
     /// The owner's own write (a hit) and a transfer from the owner are
     /// inline; a write to a line with sharers and no owner is not.
-    #[inline]
+    #[inline(always)]
     pub fn write(&mut self, id: LineId, p: u32, now: SimTimePs, m: &Pricing) -> Access {
         let l = &mut self.lines[id as usize];
         l.version += 1;

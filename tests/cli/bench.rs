@@ -24,6 +24,7 @@ fn bench_prints_the_comparison_and_ends_with_events_per_sec() {
         "mm1n_bare_heap_completions_per_sec",
         "mm1n_fsmeta_completions_per_sec",
         "mm1n_ratio",
+        "mm1n_ratio_same_sampler",
     ] {
         assert!(field(&text, key) > 0.0, "{key} in:\n{text}");
     }

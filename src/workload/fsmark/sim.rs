@@ -27,11 +27,10 @@
 use std::collections::VecDeque;
 
 use rand_chacha::ChaCha8Rng;
-use statrs::distribution::Exp;
 
 use super::index::{InodeIndex, Open};
 use super::params::{FsmarkParams, IndexKind};
-use crate::engine::dist::Duration;
+use crate::engine::dist::{Duration, ExpDuration};
 use crate::engine::histogram::LatencyHistogram;
 use crate::engine::queue::EventQueue;
 use crate::engine::time::SimTimePs;
@@ -221,7 +220,7 @@ impl<'a> Sim<'a> {
             .map(|i| SlabCache::new(slab, SLAB_BASE + i * SLAB_SPAN).expect("inode_bytes validated to fit a page"))
             .collect();
         let work = if p.create_work_ns > 0.0 {
-            Duration::Exp(Exp::new(1.0 / p.create_work_ns).expect("positive rate"))
+            Duration::Exp(ExpDuration::from_mean_ns(p.create_work_ns).expect("create_work_ns validated finite"))
         } else {
             Duration::Fixed(SimTimePs::ZERO)
         };

@@ -4,14 +4,14 @@
 
 use super::config::{CounterConfig, CounterKindName, DistConfig, DistKind, StepConfig, WorkConfig, WorkRef};
 use super::sim::Step;
-use crate::engine::dist::Duration;
+use crate::engine::dist::{Duration, ExpDuration};
 use crate::engine::time::SimTimePs;
 use crate::kernel::sync::counter::{Counter, CounterKind, CounterPlacement};
 use crate::machine::coherence::LineId;
 use crate::machine::lock::{LockKind, LockTable};
 use crate::machine::{CpuId, Topology};
 use crate::param::ParamError;
-use statrs::distribution::{Exp, LogNormal, Normal, Uniform};
+use statrs::distribution::{LogNormal, Normal, Uniform};
 use std::collections::BTreeMap;
 
 /// A problem building the run, with the field it concerns.
@@ -300,7 +300,7 @@ pub fn duration(d: &DistConfig, field: &str) -> Result<Duration, BuildError> {
             if mean == 0.0 {
                 Duration::Fixed(SimTimePs::ZERO)
             } else {
-                Duration::Exp(Exp::new(1.0 / mean).map_err(|e| bad(&e))?)
+                Duration::Exp(ExpDuration::from_mean_ns(mean).ok_or_else(|| bad(&"the mean must be finite and positive"))?)
             }
         }
         DistKind::Uniform => {

@@ -13,7 +13,7 @@ use super::metrics;
 use super::precision::{BatchMeans, Target};
 use super::proc::{Proc, Spread};
 use crate::engine::Metrics;
-use crate::engine::dist::Duration;
+use crate::engine::dist::{Duration, ExpDuration};
 use crate::engine::histogram::LatencyHistogram;
 use crate::engine::queue::{EventQueue, SchedulingError};
 use crate::engine::time::SimTimePs;
@@ -21,9 +21,7 @@ use crate::kernel::sync::counter::{Counter, CounterOp, MicroOp};
 use crate::machine::Pricing;
 use crate::machine::coherence::{LineId, LineTable};
 use crate::machine::lock::{LockId, LockTable};
-use rand::distr::Distribution;
 use rand_chacha::ChaCha8Rng;
-use statrs::distribution::Exp;
 
 /// One step of a path.
 #[derive(Debug, Clone)]
@@ -156,7 +154,7 @@ struct Op {
     /// the jumps through tables of `match step` and `match dur` (an
     /// indirect jump whose target changes from step to step is often
     /// mispredicted).
-    exp: Option<Exp>,
+    exp: Option<ExpDuration>,
     /// For a lock (true) or unlock (false) step, the lock, for the same
     /// reason.
     lock: Option<(bool, LockId)>,
@@ -317,7 +315,7 @@ impl World {
                     continue;
                 }
                 if let Some(e) = &op.exp {
-                    let d = SimTimePs::from_ns_f64(e.sample(&mut proc.rng));
+                    let d = e.sample(&mut proc.rng);
                     let d = proc.scaled(d, i)?;
                     Next::At(now.checked_add(d).ok_or(SimError::TimeOverflow(now))?)
                 } else if let Some((acquire, l)) = op.lock {
@@ -629,7 +627,7 @@ mod tests {
         let mut locks = LockTable::default();
         let l = locks.add(crate::machine::lock::LockKind::Queued, 1);
         let exp = |mean: f64| Step::Work {
-            dur: Duration::Exp(Exp::new(1.0 / mean).unwrap()),
+            dur: Duration::Exp(ExpDuration::from_mean_ns(mean).unwrap()),
             reads: None,
         };
         SimSpec {
