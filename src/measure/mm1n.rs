@@ -8,9 +8,7 @@
 //! [`bare_heap_engine_sampler`] is the same loop drawing with the engine's
 //! own exponential sampler ([`StdExp`] times the mean), so that a
 //! comparison can separate the engine's event handling from its sampler.
-//! The two are written out in full, not as one generic loop: as a generic
-//! the compiler laid out the statrs loop differently (6% more
-//! instructions), and the baseline must be the loop as a user writes it.
+//! Both run one loop, [`simulate`], given the two draws.
 
 use crate::engine::exp::StdExp;
 use rand::SeedableRng;
@@ -36,66 +34,34 @@ fn ps(ns: f64) -> u64 {
     (ns * 1000.0) as u64
 }
 
-/// Simulates until `completions` services have ended; returns the end
-/// time in ps (so the work cannot be optimised away), 0 if `completions`
-/// is 0.
+/// Simulates until `completions` services have ended, with statrs' `Exp`
+/// draws; returns the end time in ps (so the work cannot be optimised
+/// away), 0 if `completions` is 0.
 pub fn bare_heap(completions: u64, seed: u64) -> u64 {
-    if completions == 0 {
-        return 0;
-    }
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (Ok(think), Ok(service)) = (Exp::new(1.0 / THINK_NS), Exp::new(1.0 / SERVICE_NS)) else {
         return 0; // unreachable: both rates are positive constants
     };
-    let mut heap: BinaryHeap<Reverse<(u64, u64, u32, u8)>> = BinaryHeap::with_capacity(SOURCES as usize + 1);
-    let mut fifo: VecDeque<u32> = VecDeque::with_capacity(SOURCES as usize);
-    let mut seq = 0u64;
-    let mut push = |heap: &mut BinaryHeap<_>, t: u64, who: u32, kind: u8| {
-        heap.push(Reverse((t, seq, who, kind)));
-        seq += 1;
-    };
-    for who in 0..SOURCES {
-        let t = ps(think.sample(&mut rng));
-        push(&mut heap, t, who, ARRIVE);
-    }
-    let mut busy = false;
-    let mut done = 0u64;
-    while let Some(Reverse((now, _, who, kind))) = heap.pop() {
-        if kind == ARRIVE {
-            if busy {
-                fifo.push_back(who);
-            } else {
-                busy = true;
-                let t = now + ps(service.sample(&mut rng));
-                push(&mut heap, t, who, DEPART);
-            }
-            continue;
-        }
-        done += 1;
-        if done >= completions {
-            return now;
-        }
-        let t = now + ps(think.sample(&mut rng));
-        push(&mut heap, t, who, ARRIVE);
-        match fifo.pop_front() {
-            Some(next) => {
-                let t = now + ps(service.sample(&mut rng));
-                push(&mut heap, t, next, DEPART);
-            }
-            None => busy = false,
-        }
-    }
-    0
+    simulate(completions, seed, |rng| think.sample(rng), |rng| service.sample(rng))
 }
 
 /// [`bare_heap`] drawing with the engine's exponential sampler
 /// ([`StdExp`] times the mean), as fsmeta draws work durations.
 pub fn bare_heap_engine_sampler(completions: u64, seed: u64) -> u64 {
+    let exp = StdExp::new();
+    simulate(
+        completions,
+        seed,
+        |rng| exp.sample(rng) * THINK_NS,
+        |rng| exp.sample(rng) * SERVICE_NS,
+    )
+}
+
+/// The loop; `think` and `service` each draw one duration in ns.
+fn simulate(completions: u64, seed: u64, think: impl Fn(&mut ChaCha8Rng) -> f64, service: impl Fn(&mut ChaCha8Rng) -> f64) -> u64 {
     if completions == 0 {
         return 0;
     }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let exp = StdExp::new();
     let mut heap: BinaryHeap<Reverse<(u64, u64, u32, u8)>> = BinaryHeap::with_capacity(SOURCES as usize + 1);
     let mut fifo: VecDeque<u32> = VecDeque::with_capacity(SOURCES as usize);
     let mut seq = 0u64;
@@ -104,7 +70,7 @@ pub fn bare_heap_engine_sampler(completions: u64, seed: u64) -> u64 {
         seq += 1;
     };
     for who in 0..SOURCES {
-        let t = ps(exp.sample(&mut rng) * THINK_NS);
+        let t = ps(think(&mut rng));
         push(&mut heap, t, who, ARRIVE);
     }
     let mut busy = false;
@@ -115,7 +81,7 @@ pub fn bare_heap_engine_sampler(completions: u64, seed: u64) -> u64 {
                 fifo.push_back(who);
             } else {
                 busy = true;
-                let t = now + ps(exp.sample(&mut rng) * SERVICE_NS);
+                let t = now + ps(service(&mut rng));
                 push(&mut heap, t, who, DEPART);
             }
             continue;
@@ -124,11 +90,11 @@ pub fn bare_heap_engine_sampler(completions: u64, seed: u64) -> u64 {
         if done >= completions {
             return now;
         }
-        let t = now + ps(exp.sample(&mut rng) * THINK_NS);
+        let t = now + ps(think(&mut rng));
         push(&mut heap, t, who, ARRIVE);
         match fifo.pop_front() {
             Some(next) => {
-                let t = now + ps(exp.sample(&mut rng) * SERVICE_NS);
+                let t = now + ps(service(&mut rng));
                 push(&mut heap, t, next, DEPART);
             }
             None => busy = false,
