@@ -23,8 +23,8 @@
 //! just the same), is what it has pending. Before a set is read, its
 //! pending lines take its least recent ways, which become the most recent,
 //! exactly as if the lines had been filled one by one; a fresh line matches
-//! no real line, so its way is only marked `stale` (a bit per way) and its
-//! old tag is ignored until the way is filled again.
+//! no real line, so its way's tag is only set empty ([`EMPTY32`]), which
+//! no lookup matches, until the way is filled again.
 
 use super::{CacheError, LevelConfig};
 
@@ -47,8 +47,6 @@ struct Meta {
     recency: u64,
     /// Fresh streamed lines this set has absorbed since the start.
     seen: u64,
-    /// Bit `w`: way `w` holds a fresh streamed line (its tag is stale).
-    stale: u16,
 }
 
 /// One set: its 32-bit tags (way `w` in slot `w`; slots from `ways` on
@@ -151,11 +149,20 @@ fn matches16(ways: &[u32; 16], tag: u32) -> u32 {
     ways.iter().enumerate().fold(0, |hits, (i, &t)| hits | u32::from(t == tag) << i)
 }
 
-/// Way `w` at LRU position `p` becomes the most recent.
+/// Way `w` (which `r` holds exactly once) becomes the most recent: the
+/// fields below its position move up one, the rest stay. The position is
+/// found as in [`position_of`], kept as the bit `4p + 3` rather than `p`,
+/// so that the two masks follow from it by shifts alone.
 #[inline]
-fn promote(r: u64, p: usize, w: usize) -> u64 {
-    let below = low(p);
-    (r & !((below << 4) | 0xF)) | ((r & below) << 4) | w as u64
+fn promote(r: u64, w: usize) -> u64 {
+    const ONES: u64 = 0x1111_1111_1111_1111;
+    const HIGHS: u64 = 0x8888_8888_8888_8888;
+    let x = r ^ (ONES * w as u64);
+    let zero = x.wrapping_sub(ONES) & !x & HIGHS;
+    let top = zero & zero.wrapping_neg(); // bit 4p + 3
+    let below = (top >> 3).wrapping_sub(1); // fields 0 .. p
+    let through = (top << 1).wrapping_sub(1); // fields 0 ..= p
+    (r & !through) | ((r & below) << 4) | w as u64
 }
 
 /// The recency word of a `ways`-way set after `k` (< ways) fills in a row:
@@ -170,12 +177,14 @@ fn identity(ways: usize) -> u64 {
     (0..ways).fold(0, |r, w| r | (w as u64) << (4 * w))
 }
 
-/// Brings a set's state `m` up to date with the stream, the set having
-/// been sent `landed` fresh lines in all: its `k` pending ones (capped at
-/// `ways`) take the `k` least recent ways, which go stale and become the
-/// most recent in the same relative order (k fills in a row).
+/// Brings `set` up to date with the stream, the set having been sent
+/// `landed` fresh lines in all: its `k` pending ones (capped at `ways`)
+/// take the `k` least recent ways, whose tags (and high halves, `high`,
+/// when kept) become empty, and which become the most recent in the same
+/// relative order (k fills in a row).
 #[inline]
-fn absorb(m: &mut Meta, ways: usize, landed: u64) {
+fn absorb(set: &mut Set, high: Option<&mut [u32; 16]>, ways: usize, landed: u64) {
+    let m = &mut set.meta;
     if landed == m.seen {
         return;
     }
@@ -183,17 +192,27 @@ fn absorb(m: &mut Meta, ways: usize, landed: u64) {
     m.seen = landed;
     if k == ways {
         // Every way takes a fresh line, in LRU order: the order stays.
-        m.stale = ((1u32 << ways) - 1) as u16;
+        set.tags = [EMPTY32; 16];
+        if let Some(high) = high {
+            *high = [EMPTY32; 16];
+        }
         return;
     }
     let r = m.recency;
+    m.recency = rotate(r, ways, k);
     // The ways at positions ways - k .. ways, one field at a time.
     let mut top = r >> (4 * (ways - k));
     for _ in 0..k {
-        m.stale |= 1 << (top & 0xF);
+        set.tags[(top & 0xF) as usize] = EMPTY32;
         top >>= 4;
     }
-    m.recency = rotate(r, ways, k);
+    if let Some(high) = high {
+        let mut top = r >> (4 * (ways - k));
+        for _ in 0..k {
+            high[(top & 0xF) as usize] = EMPTY32;
+            top >>= 4;
+        }
+    }
 }
 
 impl SetAssoc {
@@ -211,7 +230,6 @@ impl SetAssoc {
             meta: Meta {
                 recency: identity(ways),
                 seen: 0,
-                stale: 0,
             },
         };
         Ok(Self {
@@ -270,7 +288,7 @@ impl SetAssoc {
         }
         let landed = self.landed(s, self.streamed);
         let set = &mut self.sets[s];
-        absorb(&mut set.meta, self.ways, landed);
+        absorb(set, self.high.get_mut(s), self.ways, landed);
         Slot {
             set,
             high: &mut self.high,
@@ -341,7 +359,7 @@ impl SetAssoc {
 /// compared only for the ways whose low half matched.
 #[inline(always)]
 fn holding(set: &Set, high: &[[u32; 16]], s: usize, way_mask: u32, tag: u64) -> u32 {
-    let low = matches16(&set.tags, tag as u32) & way_mask & !u32::from(set.meta.stale);
+    let low = matches16(&set.tags, tag as u32) & way_mask;
     if low == 0 {
         return 0;
     }
@@ -382,7 +400,7 @@ impl Slot<'_> {
     #[inline(always)]
     fn promote(&mut self, w: usize) {
         let r = self.set.meta.recency;
-        self.set.meta.recency = promote(r, position_of(r, w), w);
+        self.set.meta.recency = promote(r, w);
     }
 
     /// Puts `tag` in the least recent way (evicting its line) and makes it
@@ -392,7 +410,6 @@ impl Slot<'_> {
         let r = self.set.meta.recency;
         let w = way_at(r, self.ways - 1);
         self.set.tags[w] = tag as u32;
-        self.set.meta.stale &= !(1 << w);
         self.set.meta.recency = ((r & self.low_last) << 4) | w as u64;
         if let Some(high) = self.high.get_mut(self.s) {
             high[w] = (tag >> 32) as u32;
@@ -432,8 +449,10 @@ mod tests {
     #[test]
     fn promote_moves_one_way_to_the_front() {
         let r = identity(4); // ways 0,1,2,3 at positions 0..3
-        assert_eq!(promote(r, 2, 2), 0x3102);
-        assert_eq!(promote(r, 0, 0), r);
-        assert_eq!(promote(identity(16), 15, 15), 0xEDCB_A987_6543_210F);
+        assert_eq!(promote(r, 2), 0x3102);
+        assert_eq!(promote(r, 0), r);
+        assert_eq!(promote(r, 3), 0x2103);
+        assert_eq!(promote(identity(16), 15), 0xEDCB_A987_6543_210F);
+        assert_eq!(promote(identity(12), 11), 0xA987_6543_210B);
     }
 }
