@@ -58,7 +58,17 @@ pub fn write_field_message(f: &mut std::fmt::Formatter<'_>, field: &str, message
 /// not confused with a `[[variant]]`).
 pub fn plain(message: &str) -> String {
     const WORDS: &[(&str, &str)] = &[
-        ("expected u64", "expected a whole number from 0 to 18,446,744,073,709,551,615"),
+        // TOML integers are 64-bit signed, so a u64 field tops out at
+        // i64::MAX in a scenario file.
+        ("expected u64", "expected a whole number from 0 to 9,223,372,036,854,775,807"),
+        (
+            "u64 value was too large",
+            "too large: expected a whole number from 0 to 9,223,372,036,854,775,807 (the largest TOML integer)",
+        ),
+        (
+            "as i128, expected any valid TOML value",
+            "beyond the largest TOML integer: expected a whole number from 0 to 9,223,372,036,854,775,807",
+        ),
         ("expected u32", "expected a whole number from 0 to 4,294,967,295"),
         ("expected u16", "expected a whole number from 0 to 65,535"),
         ("expected u8", "expected a whole number from 0 to 255"),
@@ -103,7 +113,17 @@ mod tests {
     fn serde_type_names_become_plain_words() {
         assert_eq!(
             plain("invalid value: integer `-1`, expected u64"),
-            "found the whole number `-1`, expected a whole number from 0 to 18,446,744,073,709,551,615"
+            "found the whole number `-1`, expected a whole number from 0 to 9,223,372,036,854,775,807"
+        );
+        // What the toml crate says of integers past i64::MAX: both now give
+        // the range a scenario can use.
+        assert_eq!(
+            plain("u64 value was too large"),
+            "too large: expected a whole number from 0 to 9,223,372,036,854,775,807 (the largest TOML integer)"
+        );
+        assert_eq!(
+            plain("invalid type: integer `18446744073709551616` as i128, expected any valid TOML value"),
+            "found the whole number `18446744073709551616` beyond the largest TOML integer: expected a whole number from 0 to 9,223,372,036,854,775,807"
         );
         assert_eq!(
             plain("invalid type: integer `3`, expected struct AgingParams"),
