@@ -1,8 +1,8 @@
 //! Scenario -> the list of runs: every sweep point x variant x replication,
 //! in a fixed order that every output follows.
 
-use crate::engine::rng::RunKey;
-use crate::scenario::Scenario;
+use crate::engine::rng::{RunKey, point_id};
+use crate::scenario::{Point, Scenario};
 
 /// One run: which point, variant and replication, and its random key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,12 +21,13 @@ pub struct RunPlan {
 pub fn plan(s: &Scenario) -> Vec<RunPlan> {
     let mut out = Vec::new();
     for (pi, point) in s.points.iter().enumerate() {
+        let id = point_id(&coordinates(s, point));
         for (vi, config) in point.configs.iter().enumerate() {
             let doc = &config.doc;
             for r in 0..doc.scenario.replications {
                 let key = RunKey {
                     seed: doc.scenario.seed,
-                    point: pi as u64,
+                    point: id,
                     replication: u64::from(r),
                 };
                 out.push(RunPlan {
@@ -39,6 +40,20 @@ pub fn plan(s: &Scenario) -> Vec<RunPlan> {
         }
     }
     out
+}
+
+/// A point's swept values as `path=value;...` in sweep order (strings
+/// bare, other values as TOML writes them): what [`point_id`] hashes.
+pub fn coordinates(s: &Scenario, point: &Point) -> String {
+    s.sweep
+        .iter()
+        .zip(&point.values)
+        .map(|((path, _), v)| match v {
+            toml::Value::String(text) => format!("{path}={text}"),
+            other => format!("{path}={other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(";")
 }
 
 /// A slice of a plan: shard `index` (1-based) of `count`.

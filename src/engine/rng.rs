@@ -16,7 +16,9 @@ use rand_chacha::ChaCha8Rng;
 pub struct RunKey {
     /// The scenario's master seed.
     pub seed: u64,
-    /// Index of the sweep point in plan order.
+    /// The sweep point's id: [`point_id`] of its swept values (0 when the
+    /// scenario sweeps nothing). Not its index, so that a point draws the
+    /// same numbers whatever other points the sweep holds.
     pub point: u64,
     /// Replication number, from 0.
     pub replication: u64,
@@ -36,6 +38,15 @@ pub fn stream_id(name: &str) -> u64 {
     name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })
+}
+
+/// Id of a sweep point from its coordinates, `path=value` per swept
+/// parameter in the sweep's (sorted) order, joined by `;`: a fixed hash
+/// (FNV-1a), so adding, removing or reordering other points never changes
+/// a point's random streams (and a result cache keeps its runs). A
+/// scenario without a sweep has one point, with no coordinates: id 0.
+pub fn point_id(coordinates: &str) -> u64 {
+    if coordinates.is_empty() { 0 } else { stream_id(coordinates) }
 }
 
 impl RunKey {
@@ -70,6 +81,16 @@ mod tests {
         let exp = statrs::distribution::Exp::new(2.0).unwrap();
         let x: f64 = exp.sample(&mut rng);
         assert_eq!(x, 0.04993533399267494);
+    }
+
+    /// Canary: point ids are a fixed function of the coordinates text (a
+    /// change here changes every swept run's random numbers).
+    #[test]
+    fn point_ids_are_fixed_hashes_of_the_coordinates() {
+        assert_eq!(point_id(""), 0);
+        assert_eq!(point_id("workload.threads=16"), stream_id("workload.threads=16"));
+        assert_eq!(point_id("a=1"), 0xe650_e419_0492_2b36); // FNV-1a, computed independently
+        assert_ne!(point_id("a=1"), point_id("a=2"));
     }
 
     #[test]

@@ -147,6 +147,14 @@ fn the_cache_computes_only_new_runs_and_changes_no_byte() {
         (6, 2),
         "an added point: its 2 runs computed"
     );
+    // A point between two others: a point's random numbers follow from
+    // its own coordinates, not its place in the grid, so only it is new.
+    let middle = write(&dir, "middle.toml", &SWEEP.replace("POINTS", "[1, 2, 3, 4, 8]"));
+    assert_eq!(
+        cached_run(&middle, &cache, &dir.join("c2")),
+        (8, 2),
+        "a point in the middle: its 2 runs computed"
+    );
     let more = write(
         &dir,
         "more.toml",
@@ -179,6 +187,27 @@ fn the_cache_computes_only_new_runs_and_changes_no_byte() {
     ]);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(files(&dir.join("c/cached")), files(&dir.join("f/cached")));
+}
+
+#[test]
+fn a_value_added_to_the_fast_axis_of_a_grid_computes_only_its_points() {
+    let dir = temp_dir("cache-grid");
+    let cache = dir.join("cache");
+    let grid = |threads: &str| {
+        SWEEP
+            .replace("POINTS", threads)
+            .replace("[sweep]\n", "[sweep]\n\"scenario.ops\" = [2000, 3000]\n")
+    };
+    let two = write(&dir, "two.toml", &grid("[1, 2]"));
+    assert_eq!(cached_run(&two, &cache, &dir.join("a")), (0, 8), "2 x 2 points, 2 replications");
+    // threads is the fast axis: with points keyed by their index, every
+    // point after (2000, 2) would move and be computed again.
+    let three = write(&dir, "three.toml", &grid("[1, 2, 4]"));
+    assert_eq!(
+        cached_run(&three, &cache, &dir.join("b")),
+        (8, 4),
+        "one new value of the fast axis: its 2 points' runs computed"
+    );
 }
 
 #[test]
