@@ -42,8 +42,13 @@ pub struct FsmarkParams {
     /// (docs/reference/kernel.md 2.2). Default 1064.
     pub inode_bytes: u64,
     /// Byte offset of `rb_node` in `struct btrfs_inode` (rb-tree only).
-    /// Default 256: UNCONFIRMED (kernel.md 2.2 leaves open whether it
-    /// shares a line with `location`; 256 puts it on another line).
+    /// Default 192 (line 3; `location` is on line 0): the sum of the field
+    /// sizes before it in fs/btrfs/btrfs_inode.h as the xarray patch
+    /// (commit 310b2f5d5a94, v6.11) found it, x86-64 without lock
+    /// debugging: root 8, location 17 (packed) + 2 compress bytes + a hole,
+    /// lock 4, extent_tree 40, io_tree 24, file_extent_tree 24, log_mutex
+    /// 32, outstanding_extents 4, ordered_tree_lock 4, ordered_tree 8,
+    /// ordered_tree_last 8, delalloc_inodes 16. DERIVED, not a pahole dump.
     pub rb_node_offset: u64,
     /// Byte offset of `location.objectid`, the key `btrfs_ino()` reads:
     /// right after the `root` pointer, the first field. Default 8.
@@ -90,7 +95,7 @@ impl Default for FsmarkParams {
             files_per_thread: 100_000,
             loops: 5,
             inode_bytes: 1064,
-            rb_node_offset: 256,
+            rb_node_offset: 192,
             key_offset: 8,
             open_inodes: 0,
             prefill: false,
