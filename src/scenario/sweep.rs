@@ -83,7 +83,39 @@ pub fn axes(sweep: Option<&Value>) -> Result<Vec<Axis>, SweepError> {
             return Err((at.clone(), format!("`{path}` is swept twice")));
         }
     }
+    out.iter().try_for_each(distinct_steps)?;
     Ok(out)
+}
+
+/// A value as a point's coordinates spell it (strings bare).
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Every step of `axis` differs from the others: a repeated value would
+/// be a second point with the same coordinates, the same random numbers
+/// and so the same results, counted twice.
+fn distinct_steps(axis: &Axis) -> Result<(), SweepError> {
+    let mut steps = std::collections::BTreeSet::new();
+    for k in 0..axis.len() {
+        let step: Vec<String> = axis.params.iter().map(|p| text(&p.2[k])).collect();
+        if !steps.insert(step.clone()) {
+            let at = axis.params.first().map_or_else(String::new, |p| p.1.clone());
+            let what = if step.len() == 1 {
+                format!("`{}`", step[0])
+            } else {
+                format!("({})", step.join(", "))
+            };
+            return Err((
+                at,
+                format!("{what} appears twice: each value of a sweep is a point of its own, and a repeated one would repeat the same runs"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Every swept path, where it is written, and its values, in grid order.
@@ -139,5 +171,34 @@ mod tests {
         assert_eq!(axes(Some(&s)).expect_err("unequal").0, "sweep.zip[0]");
         let s = table("[sweep]\np = [1]\n[[sweep.zip]]\np = [2]\n");
         assert!(axes(Some(&s)).expect_err("twice").1.contains("swept twice"));
+    }
+
+    #[test]
+    fn a_repeated_point_is_an_error_but_a_repeat_within_one_zip_list_is_not() {
+        let s = table(
+            "[sweep]
+x = [1, 2, 1]
+",
+        );
+        let (at, why) = axes(Some(&s)).expect_err("repeated");
+        assert_eq!(at, "sweep.x");
+        assert!(why.starts_with("`1` appears twice"), "{why}");
+        // A zip group's steps are tuples: t repeats, (p, t) does not.
+        let s = table(
+            "[[sweep.zip]]
+p = [\"a\", \"b\"]
+t = [8, 8]
+",
+        );
+        assert!(axes(Some(&s)).is_ok());
+        let s = table(
+            "[[sweep.zip]]
+p = [\"a\", \"a\"]
+t = [8, 8]
+",
+        );
+        let (at, why) = axes(Some(&s)).expect_err("repeated tuple");
+        assert_eq!(at, "sweep.zip[0].p");
+        assert!(why.starts_with("(a, 8) appears twice"), "{why}");
     }
 }

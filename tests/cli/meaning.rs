@@ -110,6 +110,10 @@ fn sweeping_a_parameter_the_workload_does_not_read_is_an_error() {
     assert!(e.contains("s.toml:11:1") && e.contains("did you mean `files`"), "{e}");
     let e = err(&format!("{BTRFS}\n[sweep]\n\"workload.threads\" = [1, 2]\n"));
     assert!(e.contains("does not read `workload.threads`"), "{e}");
+    // A repeated value would be a second point with the same coordinates,
+    // so the same random numbers: the same runs, counted twice.
+    let e = err(&format!("{BTRFS}\n[sweep]\n\"btrfs_dir.files\" = [10, 20, 10]\n"));
+    assert!(e.starts_with("s.toml:11:1: sweep.btrfs_dir.files: `10` appears twice"), "{e}");
 }
 
 #[test]
@@ -157,16 +161,20 @@ free_blocks = 40
 calls = 50
 
 [sweep]
-"xfs_alloc.alignment" = [1, 1]
+"xfs_alloc.btree_fill" = [0.75, 0.8]
 "#;
     let study = Study::from_text(Path::new("w.toml"), text, &LoadOptions::default()).expect("loads");
     let r = study.run(1, &|| {}).expect("runs");
     let rows = fsmeta::report::stats::summarise(&study.scenario, &r.runs);
     let w = fsmeta::report::warnings::warnings(&study.scenario, &rows).join("\n");
     assert!(w.contains("ran out of space"), "{w}");
-    assert!(w.contains("sweeping `xfs_alloc.alignment` changed no metric"), "{w}");
+    // A repeated value is refused (sweep.rs); two fills that give the same
+    // 1-level tree are a sweep that changes nothing.
+    assert!(w.contains("sweeping `xfs_alloc.btree_fill` changed no metric"), "{w}");
     assert!(w.contains("replications gave identical results"), "{w}");
-    let ok = text.replace("free_blocks = 40", "free_blocks = 400").replace("[1, 1]", "[1, 4]");
+    let ok = text
+        .replace("free_blocks = 40", "free_blocks = 400")
+        .replace("\"xfs_alloc.btree_fill\" = [0.75, 0.8]", "\"xfs_alloc.alignment\" = [1, 4]");
     let study = Study::from_text(Path::new("w.toml"), &ok, &LoadOptions::default()).expect("loads");
     let r = study.run(1, &|| {}).expect("runs");
     let rows = fsmeta::report::stats::summarise(&study.scenario, &r.runs);
