@@ -2,6 +2,7 @@
 //! in a fixed order that every output follows.
 
 use crate::engine::rng::{RunKey, point_id};
+use crate::scenario::sweep::value_text;
 use crate::scenario::{Point, Scenario};
 
 /// One run: which point, variant and replication, and its random key.
@@ -42,16 +43,13 @@ pub fn plan(s: &Scenario) -> Vec<RunPlan> {
     out
 }
 
-/// A point's swept values as `path=value;...` in sweep order (strings
-/// bare, other values as TOML writes them): what [`point_id`] hashes.
+/// A point's swept values as `path=value;...` in sweep order
+/// ([`value_text`]): what [`point_id`] hashes.
 pub fn coordinates(s: &Scenario, point: &Point) -> String {
     s.sweep
         .iter()
         .zip(&point.values)
-        .map(|((path, _), v)| match v {
-            toml::Value::String(text) => format!("{path}={text}"),
-            other => format!("{path}={other}"),
-        })
+        .map(|((path, _), v)| format!("{path}={}", value_text(v)))
         .collect::<Vec<_>>()
         .join(";")
 }

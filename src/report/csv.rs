@@ -15,13 +15,7 @@ pub fn field(s: &str) -> String {
     }
 }
 
-/// A swept value as text: strings bare, numbers as written.
-pub fn value_text(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
+pub use crate::scenario::sweep::value_text;
 
 /// A float as CSV text (`NaN` for not-a-number).
 pub fn num(x: f64) -> String {

@@ -87,8 +87,9 @@ pub fn axes(sweep: Option<&Value>) -> Result<Vec<Axis>, SweepError> {
     Ok(out)
 }
 
-/// A value as a point's coordinates spell it (strings bare).
-fn text(v: &Value) -> String {
+/// A swept value as text: strings bare, other values as TOML writes them
+/// (how reports, point labels and point ids spell a coordinate).
+pub fn value_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -101,7 +102,7 @@ fn text(v: &Value) -> String {
 fn distinct_steps(axis: &Axis) -> Result<(), SweepError> {
     let mut steps = std::collections::BTreeSet::new();
     for k in 0..axis.len() {
-        let step: Vec<String> = axis.params.iter().map(|p| text(&p.2[k])).collect();
+        let step: Vec<String> = axis.params.iter().map(|p| value_text(&p.2[k])).collect();
         if !steps.insert(step.clone()) {
             let at = axis.params.first().map_or_else(String::new, |p| p.1.clone());
             let what = if step.len() == 1 {
