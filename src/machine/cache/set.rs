@@ -105,13 +105,20 @@ fn way_at(r: u64, p: usize) -> usize {
 /// exactly once): the one field equal to `w`, found without a loop.
 #[inline]
 fn position_of(r: u64, w: usize) -> usize {
+    (field_top_bit(r, w).trailing_zeros() / 4) as usize
+}
+
+/// The top bit (`4p + 3`) of the field at position `p` that holds way `w`
+/// (which `r` holds exactly once), found without a loop.
+#[inline]
+fn field_top_bit(r: u64, w: usize) -> u64 {
     const ONES: u64 = 0x1111_1111_1111_1111;
     const HIGHS: u64 = 0x8888_8888_8888_8888;
     let x = r ^ (ONES * w as u64);
     // The lowest zero field of x sets its high bit here; a field above a
     // zero field may too (borrow), never one below it.
     let zero = x.wrapping_sub(ONES) & !x & HIGHS;
-    (zero.trailing_zeros() / 4) as usize
+    zero & zero.wrapping_neg()
 }
 
 /// Bit `w` set where `ways[w] == tag`, for 16 32-bit tags: on x86-64 four
@@ -151,15 +158,11 @@ fn matches16(ways: &[u32; 16], tag: u32) -> u32 {
 
 /// Way `w` (which `r` holds exactly once) becomes the most recent: the
 /// fields below its position move up one, the rest stay. The position is
-/// found as in [`position_of`], kept as the bit `4p + 3` rather than `p`,
-/// so that the two masks follow from it by shifts alone.
+/// kept as its field's top bit ([`field_top_bit`]) rather than `p`, so
+/// that the two masks follow from it by shifts alone.
 #[inline]
 fn promote(r: u64, w: usize) -> u64 {
-    const ONES: u64 = 0x1111_1111_1111_1111;
-    const HIGHS: u64 = 0x8888_8888_8888_8888;
-    let x = r ^ (ONES * w as u64);
-    let zero = x.wrapping_sub(ONES) & !x & HIGHS;
-    let top = zero & zero.wrapping_neg(); // bit 4p + 3
+    let top = field_top_bit(r, w); // bit 4p + 3
     let below = (top >> 3).wrapping_sub(1); // fields 0 .. p
     let through = (top << 1).wrapping_sub(1); // fields 0 ..= p
     (r & !through) | ((r & below) << 4) | w as u64
@@ -183,7 +186,7 @@ fn identity(ways: usize) -> u64 {
 /// when kept) become empty, and which become the most recent in the same
 /// relative order (k fills in a row).
 #[inline]
-fn absorb(set: &mut Set, high: Option<&mut [u32; 16]>, ways: usize, landed: u64) {
+fn absorb(set: &mut Set, mut high: Option<&mut [u32; 16]>, ways: usize, landed: u64) {
     let m = &mut set.meta;
     if landed == m.seen {
         return;
@@ -203,15 +206,12 @@ fn absorb(set: &mut Set, high: Option<&mut [u32; 16]>, ways: usize, landed: u64)
     // The ways at positions ways - k .. ways, one field at a time.
     let mut top = r >> (4 * (ways - k));
     for _ in 0..k {
-        set.tags[(top & 0xF) as usize] = EMPTY32;
-        top >>= 4;
-    }
-    if let Some(high) = high {
-        let mut top = r >> (4 * (ways - k));
-        for _ in 0..k {
-            high[(top & 0xF) as usize] = EMPTY32;
-            top >>= 4;
+        let w = (top & 0xF) as usize;
+        set.tags[w] = EMPTY32;
+        if let Some(high) = high.as_mut() {
+            high[w] = EMPTY32;
         }
+        top >>= 4;
     }
 }
 
