@@ -403,7 +403,7 @@ impl Hierarchy {
 /// Beyond `core`'s private caches (L1 and L2 already filled): a peer's
 /// modified copy, the LLC, or memory. The core becomes a sharer of the
 /// line (state `state`).
-#[inline]
+#[inline(always)]
 fn fetch(private: &[Private], llc: &mut [SetAssoc], state: &mut LineState, core: usize, line: u64) -> Served {
     let socket = private[core].socket;
     let owner = state.owner;

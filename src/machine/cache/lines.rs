@@ -14,7 +14,11 @@ const REGION_BITS: u32 = 30;
 const CHUNK_BITS: u32 = 12;
 const MAX_DENSE_REGIONS: u64 = 1 << 12;
 
-type Chunk = Box<[LineState]>;
+const CHUNK_LINES: usize = 1 << CHUNK_BITS;
+
+/// The states of one chunk's lines; a fixed-size array, so that an offset
+/// masked to [`CHUNK_BITS`] bits needs no bounds check.
+type Chunk = Box<[LineState; CHUNK_LINES]>;
 
 /// Per-line state, default for a line never seen.
 #[derive(Clone, Debug, Default)]
@@ -36,24 +40,30 @@ impl LineStates {
     }
 
     /// The state of `line`, mutable (created default if absent).
-    #[inline]
+    #[inline(always)]
     pub(super) fn entry(&mut self, line: u64) -> &mut LineState {
         match Self::split(line) {
             Some((r, c, o)) => {
-                // The common case first: the chunk is already there (so the
-                // insertion below never runs).
-                if self.regions.get(r).and_then(|v| v.get(c)).is_some_and(Option::is_some) {
-                    return &mut self.regions[r][c].get_or_insert_with(new_chunk)[o];
+                // The common case first: the chunk is already there. The
+                // position is found once, as a pointer-free index pair, and
+                // the cold path runs only when it is missing.
+                let found = self.regions.get(r).and_then(|v| v.get(c)).is_some_and(Option::is_some);
+                if !found {
+                    self.new_chunk(r, c);
                 }
-                self.entry_new_chunk(r, c, o)
+                match &mut self.regions[r][c] {
+                    Some(chunk) => &mut chunk[o],
+                    None => unreachable!("new_chunk allocated it"),
+                }
             }
             None => self.sparse.entry(line),
         }
     }
 
-    /// [`Self::entry`] when the line's chunk is not allocated yet.
+    /// Allocates chunk `c` of region `r` (not allocated yet).
     #[cold]
-    fn entry_new_chunk(&mut self, r: usize, c: usize, o: usize) -> &mut LineState {
+    #[inline(never)]
+    fn new_chunk(&mut self, r: usize, c: usize) {
         if r >= self.regions.len() {
             self.regions.resize_with(r + 1, Vec::new);
         }
@@ -61,11 +71,11 @@ impl LineStates {
         if c >= v.len() {
             v.resize_with(c + 1, || None);
         }
-        &mut v[c].get_or_insert_with(new_chunk)[o]
+        v[c] = Some(new_chunk());
     }
 }
 
 /// A chunk of lines never seen.
 fn new_chunk() -> Chunk {
-    vec![LineState::default(); 1 << CHUNK_BITS].into_boxed_slice()
+    Box::new([LineState::default(); CHUNK_LINES])
 }
