@@ -271,6 +271,9 @@ pub struct Hierarchy {
     private: Vec<Private>,
     llc: Vec<SetAssoc>,
     lines: LineStates,
+    /// Lines from this address on must be admitted to every array before
+    /// an access ([`SetAssoc::admit`]): the least of their `high_line`s.
+    high_line: u64,
 }
 
 impl Hierarchy {
@@ -294,11 +297,27 @@ impl Hierarchy {
                 tally: Tally::default(),
             })
             .collect();
+        let high_line = l1.high_line().min(l2.high_line()).min(llc.high_line());
         Ok(Self {
             private,
             llc: vec![llc; sockets],
             lines: LineStates::default(),
+            high_line,
         })
+    }
+
+    /// Admits `line` to every array ([`SetAssoc::admit`]), which then
+    /// keep their tags' high halves if it needs them.
+    #[cold]
+    #[inline(never)]
+    fn admit(&mut self, line: u64) {
+        let mut high_line = u64::MAX;
+        let arrays = self.private.iter_mut().flat_map(|p| [&mut p.l1, &mut p.l2]);
+        for a in arrays.chain(self.llc.iter_mut()) {
+            a.admit(line);
+            high_line = high_line.min(a.high_line());
+        }
+        self.high_line = high_line;
     }
 
     /// Number of cores.
@@ -349,6 +368,9 @@ impl Hierarchy {
     /// matter; a peer's caches are looked at, never filled).
     #[inline]
     pub fn access(&mut self, core: usize, line: u64, is_write: bool) -> Outcome {
+        if line >= self.high_line {
+            self.admit(line);
+        }
         if is_write {
             return self.write(core, line);
         }
@@ -436,6 +458,16 @@ fn take_ownership(private: &mut [Private], state: &mut LineState, core: usize, l
     }
     let mut invalidated = 0;
     let mut bits = others;
+    if cores <= 16 {
+        // Bit `o` is core `o` itself, and `others` excludes `core`.
+        while bits != 0 {
+            let p = &mut private[bits.trailing_zeros() as usize];
+            bits &= bits - 1;
+            let (a, c) = (p.l1.remove(line), p.l2.remove(line));
+            invalidated += u32::from(a || c);
+        }
+        return invalidated;
+    }
     while bits != 0 {
         let b = bits.trailing_zeros() as usize;
         bits &= bits - 1;

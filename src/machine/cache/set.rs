@@ -279,15 +279,41 @@ impl SetAssoc {
         self.high_from = u64::MAX;
     }
 
-    /// Set `s` brought up to date with the stream and reached once for
-    /// one operation; first makes sure a lookup of `tag` can be answered.
-    #[inline(always)]
-    fn open(&mut self, s: usize, tag: u64) -> Slot<'_> {
-        if tag >= self.high_from {
+    /// The first line address whose tag needs the high halves kept, so
+    /// that [`Self::admit`] must see it first; `u64::MAX` once they are
+    /// kept (or when no line's tag can need them).
+    pub(super) fn high_line(&self) -> u64 {
+        if self.high_from == u64::MAX {
+            return u64::MAX;
+        }
+        let line = HIGH_FROM << self.set_bits;
+        if line >> self.set_bits == HIGH_FROM { line } else { u64::MAX }
+    }
+
+    /// Makes sure an operation on `line` can be answered: starts keeping
+    /// the tags' high halves when its tag is the first to need them.
+    /// Every line an operation names must have been admitted (the
+    /// hierarchy does it once per access, for all its arrays, whenever a
+    /// line reaches [`Self::high_line`]).
+    #[cold]
+    pub(super) fn admit(&mut self, line: u64) {
+        if line >> self.set_bits >= self.high_from {
             self.keep_high_halves();
         }
+    }
+
+    /// Set `s` (`line & set_mask`) brought up to date with the stream and
+    /// reached once for one operation on a line with tag `tag` (admitted,
+    /// [`Self::admit`]).
+    #[inline(always)]
+    fn open(&mut self, s: usize, tag: u64) -> Slot<'_> {
+        debug_assert!(tag < self.high_from, "tag {tag:#x} not admitted");
+        debug_assert!(s < self.sets.len());
         let landed = self.landed(s, self.streamed);
-        let set = &mut self.sets[s];
+        // SAFETY: every caller passes `s = line & set_mask`, and
+        // `set_mask = sets.len() - 1` (a power of two set when the array
+        // is built; `sets` never changes length), so `s` is in bounds.
+        let set = unsafe { self.sets.get_unchecked_mut(s) };
         absorb(set, self.high.get_mut(s), self.ways, landed);
         Slot {
             set,
