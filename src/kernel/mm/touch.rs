@@ -90,13 +90,11 @@ pub fn critical_path<F: FnMut(&Touch) -> u64>(touches: &[Touch], mut cost: F) ->
     let (mut total, mut group) = (0u64, 0u64);
     for t in touches {
         let c = cost(t);
-        match t.issue {
-            Issue::WithPrevious => group = group.max(c),
-            Issue::AfterPrevious => {
-                total += group;
-                group = c;
-            }
-        }
+        // Written as selects rather than a branch on the issue: the walk
+        // of a tree alternates the two kinds in data-dependent order.
+        let after = t.issue == Issue::AfterPrevious;
+        total += if after { group } else { 0 };
+        group = if after { c } else { group.max(c) };
     }
     total + group
 }
