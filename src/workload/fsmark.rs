@@ -190,7 +190,8 @@ impl Prepared for PreparedFsmark {
     }
 
     /// Per create: an rb node (40 B) or a share of an xarray node (about
-    /// 1 KiB per 64 inodes), the eviction queue entry (32 B), the slab
+    /// 1 KiB per 64 inodes), the eviction queue entry (32 B, kept only
+    /// when `open_inodes` bounds the index), the slab
     /// bitmaps; plus the caches' tags and line states (a few MiB per core).
     fn memory_bytes(&self) -> u64 {
         let files = self.params.total_files(self.machine.cpus.len() as u64);

@@ -187,7 +187,12 @@ pub struct Sim<'a> {
     counter: LineId,
     index: InodeIndex,
     slabs: Vec<SlabCache>,
+    /// Open inodes, oldest first: the eviction queue, kept only when
+    /// `open_inodes` bounds the index (without a bound nothing is ever
+    /// evicted, and only their number is reported).
     open: VecDeque<Open>,
+    /// Inodes in the index.
+    open_count: u64,
     next_ino: u64,
     queue: EventQueue,
     th: Vec<Thread>,
@@ -239,6 +244,7 @@ impl<'a> Sim<'a> {
             index: InodeIndex::new(p.index, p.rb_node_offset, p.key_offset, p.enomem_every),
             slabs,
             open: VecDeque::new(),
+            open_count: 0,
             next_ino: FIRST_INO,
             queue: EventQueue::new(),
             th: (0..n).map(|_| Thread::default()).collect(),
@@ -277,7 +283,7 @@ impl<'a> Sim<'a> {
                 }
             };
             self.touches.clear();
-            self.open.push_back(Open { ino, obj, slab, node });
+            self.push_open(Open { ino, obj, slab, node });
         }
     }
 
@@ -299,7 +305,7 @@ impl<'a> Sim<'a> {
         self.out.inode_lock = (s.acquisitions, s.wait_ps, s.hold_ps);
         self.out.height = self.index.height();
         self.out.mean_depth = self.index.mean_depth();
-        self.out.open = self.open.len() as u64;
+        self.out.open = self.open_count;
         self.out.failed = self.index.alloc_failures();
         if self.out.min_ps == u64::MAX {
             self.out.min_ps = 0;
@@ -406,9 +412,10 @@ impl<'a> Sim<'a> {
             }
             Step::End => self.end_insert(i),
             Step::EvictCheck => {
-                let over = self.p.open_inodes > 0 && self.open.len() as u64 > self.p.open_inodes;
+                let over = self.p.open_inodes > 0 && self.open_count > self.p.open_inodes;
                 if over {
                     self.th[i].victim = self.open.pop_front();
+                    self.open_count -= 1;
                 } else {
                     self.th[i].pc = self.prog.len();
                 }
@@ -473,12 +480,22 @@ impl<'a> Sim<'a> {
         let ps = self.price(i, true);
         let th = &mut self.th[i];
         th.t = t.saturating_add(SimTimePs(ps));
-        self.open.push_back(Open {
+        let open = Open {
             ino: th.ino,
             obj: th.obj,
             slab: i as u32,
             node,
-        });
+        };
+        self.push_open(open);
+    }
+
+    /// An inode enters the index (and the eviction queue, if there is a
+    /// bound to evict to).
+    fn push_open(&mut self, open: Open) {
+        self.open_count += 1;
+        if self.p.open_inodes > 0 {
+            self.open.push_back(open);
+        }
     }
 
     /// `btrfs_alloc_inode` from this CPU's slab and the inode's
