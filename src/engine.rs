@@ -12,6 +12,7 @@ pub mod exp;
 pub mod fifo;
 pub mod histogram;
 pub mod input;
+pub mod prefetch;
 pub mod queue;
 pub mod rng;
 pub mod time;

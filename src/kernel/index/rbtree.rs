@@ -113,6 +113,11 @@ pub struct RbTree {
     /// The walk loop's branch as the core predicts it: the direction taken
     /// at the previous level walked (see [`RbTree::insert`]).
     predicted: Side,
+    /// The nodes the last walk visited, root first: the next walk's likely
+    /// path (inserts of rising keys walk the same right spine), whose host
+    /// lines are prefetched before it starts, so that its pointer chase
+    /// does not wait on the host's memory one level at a time.
+    path: Vec<u32>,
 }
 
 impl RbTree {
@@ -128,6 +133,7 @@ impl RbTree {
             len: 0,
             last_depth: 0,
             predicted: Side::Right,
+            path: Vec::new(),
         }
     }
 
@@ -395,9 +401,14 @@ impl RbTree {
     /// loop). `Err(node)` if found; else `Ok((parent, side))` of the empty link.
     fn walk_to_slot(&mut self, key: u64, t: &mut Vec<Touch>) -> Result<(u32, Side), u32> {
         record(t, self.root_addr, Access::Read);
+        for &n in &self.path {
+            crate::engine::prefetch::prefetch_read(self.nodes.as_ptr().wrapping_add(n as usize));
+        }
+        self.path.clear();
         let (mut parent, mut side, mut n, mut depth) = (NIL, Side::Left, self.root, 0);
         while n != NIL {
             depth += 1;
+            self.path.push(n);
             record(t, self.key_addr(n), Access::Read);
             let k = self.nodes[n as usize].key;
             if key == k {
