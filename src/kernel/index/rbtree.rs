@@ -72,7 +72,10 @@ impl Side {
     }
 }
 
+// 32 bytes aligned to 32, so that a node never straddles two host cache
+// lines: a walk's pointer chase then waits for one line per level.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(32))]
 struct Node {
     key: u64,
     obj: u64,
