@@ -49,12 +49,14 @@ struct Meta {
     seen: u64,
 }
 
-/// One set: its 32-bit tags (way `w` in slot `w`; slots from `ways` on
-/// stay empty) and its state.
+/// One set's 32-bit tags (way `w` in slot `w`; slots from `ways` on stay
+/// empty): one host cache line, apart from the set's [`Meta`], so that the
+/// states of many sets share a host line and a set's tags never straddle
+/// two.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 struct Set {
     tags: [u32; 16],
-    meta: Meta,
 }
 
 /// One set-associative LRU array.
@@ -64,6 +66,8 @@ pub(super) struct SetAssoc {
     set_bits: u32,
     set_mask: u64,
     sets: Vec<Set>,
+    /// Each set's replacement state, by set (as long as `sets`).
+    metas: Vec<Meta>,
     /// High halves of the tags, per set in way order; empty until a tag
     /// of [`HIGH_FROM`] or more is seen (until then every tag's high half
     /// is 0).
@@ -186,8 +190,7 @@ fn identity(ways: usize) -> u64 {
 /// when kept) become empty, and which become the most recent in the same
 /// relative order (k fills in a row).
 #[inline]
-fn absorb(set: &mut Set, mut high: Option<&mut [u32; 16]>, ways: usize, landed: u64) {
-    let m = &mut set.meta;
+fn absorb(set: &mut Set, m: &mut Meta, mut high: Option<&mut [u32; 16]>, ways: usize, landed: u64) {
     if landed == m.seen {
         return;
     }
@@ -225,18 +228,17 @@ impl SetAssoc {
         }
         let sets = cfg.size_bytes / per_way;
         let ways = cfg.ways as usize;
-        let set = Set {
-            tags: [EMPTY32; 16],
-            meta: Meta {
-                recency: identity(ways),
-                seen: 0,
-            },
+        let set = Set { tags: [EMPTY32; 16] };
+        let meta = Meta {
+            recency: identity(ways),
+            seen: 0,
         };
         Ok(Self {
             ways,
             set_bits: sets.trailing_zeros(),
             set_mask: sets - 1,
             sets: vec![set; sets as usize],
+            metas: vec![meta; sets as usize],
             high: Vec::new(),
             high_from: HIGH_FROM,
             way_mask: (1u32 << ways) - 1,
@@ -311,12 +313,14 @@ impl SetAssoc {
         debug_assert!(s < self.sets.len());
         let landed = self.landed(s, self.streamed);
         // SAFETY: every caller passes `s = line & set_mask`, and
-        // `set_mask = sets.len() - 1` (a power of two set when the array
-        // is built; `sets` never changes length), so `s` is in bounds.
-        let set = unsafe { self.sets.get_unchecked_mut(s) };
-        absorb(set, self.high.get_mut(s), self.ways, landed);
+        // `set_mask = sets.len() - 1 = metas.len() - 1` (a power of two
+        // set when the array is built; neither changes length), so `s` is
+        // in bounds of both.
+        let (set, meta) = unsafe { (self.sets.get_unchecked_mut(s), self.metas.get_unchecked_mut(s)) };
+        absorb(set, meta, self.high.get_mut(s), self.ways, landed);
         Slot {
             set,
+            meta,
             high: &mut self.high,
             s,
             ways: self.ways,
@@ -371,10 +375,10 @@ impl SetAssoc {
         if tag >= self.high_from {
             return false; // no tag this large was ever filled
         }
-        let set = &self.sets[s];
+        let (set, meta) = (&self.sets[s], &self.metas[s]);
         match holding(set, &self.high, s, self.way_mask, tag) {
             0 => false,
-            hits => position_of(set.meta.recency, hits.trailing_zeros() as usize) + self.pending(s, &set.meta) < self.ways,
+            hits => position_of(meta.recency, hits.trailing_zeros() as usize) + self.pending(s, meta) < self.ways,
         }
     }
 }
@@ -407,6 +411,7 @@ fn holding(set: &Set, high: &[[u32; 16]], s: usize, way_mask: u32, tag: u64) -> 
 /// the set is found, and bounds-checked, once).
 struct Slot<'a> {
     set: &'a mut Set,
+    meta: &'a mut Meta,
     /// The array's high halves (empty while not kept) and the set's index.
     high: &'a mut Vec<[u32; 16]>,
     s: usize,
@@ -425,18 +430,18 @@ impl Slot<'_> {
     /// Way `w` (holding a line) becomes the most recent.
     #[inline(always)]
     fn promote(&mut self, w: usize) {
-        let r = self.set.meta.recency;
-        self.set.meta.recency = promote(r, w);
+        let r = self.meta.recency;
+        self.meta.recency = promote(r, w);
     }
 
     /// Puts `tag` in the least recent way (evicting its line) and makes it
     /// the most recent.
     #[inline(always)]
     fn fill_lru(&mut self, tag: u64) {
-        let r = self.set.meta.recency;
+        let r = self.meta.recency;
         let w = way_at(r, self.ways - 1);
         self.set.tags[w] = tag as u32;
-        self.set.meta.recency = ((r & self.low_last) << 4) | w as u64;
+        self.meta.recency = ((r & self.low_last) << 4) | w as u64;
         if let Some(high) = self.high.get_mut(self.s) {
             high[w] = (tag >> 32) as u32;
         }
@@ -445,9 +450,9 @@ impl Slot<'_> {
     /// Way `w` (holding a line) is emptied and becomes the least recent.
     #[inline(always)]
     fn empty(&mut self, w: usize) {
-        let (r, last) = (self.set.meta.recency, self.ways - 1);
+        let (r, last) = (self.meta.recency, self.ways - 1);
         let p = position_of(r, w);
-        self.set.meta.recency = (r & low(p)) | ((r >> 4) & !low(p) & self.low_last) | (w as u64) << (4 * last);
+        self.meta.recency = (r & low(p)) | ((r >> 4) & !low(p) & self.low_last) | (w as u64) << (4 * last);
         self.set.tags[w] = EMPTY32;
         if let Some(high) = self.high.get_mut(self.s) {
             high[w] = EMPTY32;
