@@ -369,6 +369,7 @@ impl SetAssoc {
 
     /// Whether the array holds `line` (no LRU update): a way holds it and
     /// the set's pending fresh lines do not push it out.
+    #[inline]
     pub(super) fn contains(&self, line: u64) -> bool {
         let s = (line & self.set_mask) as usize;
         let tag = line >> self.set_bits;
