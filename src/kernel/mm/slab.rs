@@ -136,48 +136,32 @@ impl std::fmt::Display for SlabError {
 
 impl std::error::Error for SlabError {}
 
-/// One slab: a bitmap of free slots (bit set = free).
+/// One slab's counts; its bitmap of free slots (bit set = free) is its
+/// stretch of the cache's flat `bits`, so that a new slab costs no
+/// allocation of its own (a run of millions of inodes makes millions of
+/// slabs).
 #[derive(Clone, Debug)]
 struct Slab {
-    free_bits: Vec<u64>,
     free_count: u64,
     on_partial: bool,
 }
 
-impl Slab {
-    fn new(objects: u64) -> Self {
-        let words = objects.div_ceil(64) as usize;
-        let mut free_bits = vec![u64::MAX; words];
-        let tail = objects % 64;
-        if tail != 0 {
-            free_bits[words - 1] = (1u64 << tail) - 1;
-        }
-        Self {
-            free_bits,
-            free_count: objects,
-            on_partial: false,
-        }
-    }
+/// Takes the lowest free slot of a slab's bitmap `bits`.
+fn take_lowest(bits: &mut [u64]) -> Option<u64> {
+    let (w, word) = bits.iter_mut().enumerate().find(|(_, w)| **w != 0)?;
+    let bit = u64::from(word.trailing_zeros());
+    *word &= !(1u64 << bit);
+    Some(w as u64 * 64 + bit)
+}
 
-    /// Takes the lowest free slot.
-    fn take_lowest(&mut self) -> Option<u64> {
-        let (w, word) = self.free_bits.iter_mut().enumerate().find(|(_, w)| **w != 0)?;
-        let bit = u64::from(word.trailing_zeros());
-        *word &= !(1u64 << bit);
-        self.free_count -= 1;
-        Some(w as u64 * 64 + bit)
+/// Returns `slot` to a slab's bitmap `bits`; false if it was already free.
+fn put(bits: &mut [u64], slot: u64) -> bool {
+    let (w, mask) = ((slot / 64) as usize, 1u64 << (slot % 64));
+    if bits[w] & mask != 0 {
+        return false;
     }
-
-    /// Returns `slot`; false if it was already free.
-    fn put(&mut self, slot: u64) -> bool {
-        let (w, mask) = ((slot / 64) as usize, 1u64 << (slot % 64));
-        if self.free_bits[w] & mask != 0 {
-            return false;
-        }
-        self.free_bits[w] |= mask;
-        self.free_count += 1;
-        true
-    }
+    bits[w] |= mask;
+    true
 }
 
 /// A slab cache (`struct kmem_cache`) handing out simulated addresses.
@@ -191,6 +175,10 @@ pub struct SlabCache {
     config: SlabConfig,
     base: u64,
     slabs: Vec<Slab>,
+    /// Every slab's free-slot bitmap, `words` words each, in slab order.
+    bits: Vec<u64>,
+    /// Bitmap words per slab.
+    words: usize,
     current: Option<usize>,
     partial: Vec<usize>,
     live: u64,
@@ -206,6 +194,8 @@ impl SlabCache {
             config,
             base,
             slabs: Vec::new(),
+            bits: Vec::new(),
+            words: config.objects_per_slab().div_ceil(64) as usize,
             current: None,
             partial: Vec::new(),
             live: 0,
@@ -232,9 +222,8 @@ impl SlabCache {
     /// [`crate::xarray::FailPlan`]).
     pub fn alloc(&mut self) -> u64 {
         let slab = self.slab_with_room();
-        let slot = self.slabs[slab]
-            .take_lowest()
-            .expect("slab_with_room returns a slab with a free slot");
+        let slot = take_lowest(self.bits_of(slab)).expect("slab_with_room returns a slab with a free slot");
+        self.slabs[slab].free_count -= 1;
         self.live += 1;
         self.addr_of(slab, slot)
     }
@@ -244,9 +233,10 @@ impl SlabCache {
     pub fn free(&mut self, addr: u64) -> Result<(), SlabError> {
         let (slab, slot) = self.locate(addr).ok_or(SlabError::NotLive(addr))?;
         let was_full = self.slabs[slab].free_count == 0;
-        if !self.slabs[slab].put(slot) {
+        if !put(self.bits_of(slab), slot) {
             return Err(SlabError::NotLive(addr));
         }
+        self.slabs[slab].free_count += 1;
         self.live -= 1;
         if was_full && self.current != Some(slab) && !self.slabs[slab].on_partial {
             self.slabs[slab].on_partial = true;
@@ -280,9 +270,30 @@ impl SlabCache {
     /// True if `addr` is the start of a live object of this cache.
     pub fn is_live(&self, addr: u64) -> bool {
         match self.locate(addr) {
-            Some((slab, slot)) => self.slabs[slab].free_bits[(slot / 64) as usize] & (1u64 << (slot % 64)) == 0,
+            Some((slab, slot)) => self.bits[slab * self.words + (slot / 64) as usize] & (1u64 << (slot % 64)) == 0,
             None => false,
         }
+    }
+
+    /// Slab `slab`'s free-slot bitmap.
+    fn bits_of(&mut self, slab: usize) -> &mut [u64] {
+        &mut self.bits[slab * self.words..(slab + 1) * self.words]
+    }
+
+    /// Makes a new slab, every slot free; returns its index.
+    fn new_slab(&mut self) -> usize {
+        let objects = self.objects_per_slab();
+        let start = self.bits.len();
+        self.bits.resize(start + self.words, u64::MAX);
+        let tail = objects % 64;
+        if tail != 0 {
+            self.bits[start + self.words - 1] = (1u64 << tail) - 1;
+        }
+        self.slabs.push(Slab {
+            free_count: objects,
+            on_partial: false,
+        });
+        self.slabs.len() - 1
     }
 
     fn slab_with_room(&mut self) -> usize {
@@ -296,10 +307,7 @@ impl SlabCache {
                 self.slabs[p].on_partial = false;
                 p
             }
-            None => {
-                self.slabs.push(Slab::new(self.objects_per_slab()));
-                self.slabs.len() - 1
-            }
+            None => self.new_slab(),
         };
         self.current = Some(next);
         next
