@@ -1,13 +1,13 @@
 //! One set-associative LRU array, laid out for the host's caches.
 //!
-//! Per set, one block: 16 tag slots in way order (the set's `ways` used,
-//! the rest empty) and a small [`Meta`] state, so that one bounds check
-//! reaches both. A tag is the line address without its set bits
-//! (`line >> set_bits`). A block keeps the low 32 bits of each tag (16 of
-//! them are one 64-byte host line, compared at once); the high 32 bits
-//! live in a second array, allocated only when the first tag that needs
-//! them is seen, and are checked only for the ways whose low half
-//! matched. The block's recency word holds, in 4-bit field `p`, the way at
+//! Per set, one block of 16 tag slots in way order (the set's `ways` used,
+//! the rest empty), one 64-byte-aligned host line, and a small [`Meta`]
+//! state in a dense array of its own (four sets' states to a host line).
+//! A tag is the line address without its set bits (`line >> set_bits`).
+//! A block keeps the low 32 bits of each tag (compared at once); the high
+//! 32 bits live in a third array, allocated only when the first tag that
+//! needs them is seen, and are checked only for the ways whose low half
+//! matched. The set's recency word holds, in 4-bit field `p`, the way at
 //! LRU position `p` (0 = most recent), so a hit, a fill or an eviction
 //! rewrites one word instead of moving tags: the tags stay in their ways,
 //! as in a real cache. None of this layout changes any answer; the
