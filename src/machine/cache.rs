@@ -258,6 +258,14 @@ impl Private {
         }
     }
 
+    /// Drops `line` from the L1d and the L2 (another core took it for
+    /// writing); true if either held it.
+    #[inline]
+    fn invalidate(&mut self, line: u64) -> bool {
+        let (l1, l2) = (self.l1.remove(line), self.l2.remove(line));
+        l1 || l2
+    }
+
     /// Whether the L1d or L2 holds `line`.
     #[inline]
     fn holds(&self, line: u64) -> bool {
@@ -297,13 +305,20 @@ impl Hierarchy {
                 tally: Tally::default(),
             })
             .collect();
-        let high_line = l1.high_line().min(l2.high_line()).min(llc.high_line());
-        Ok(Self {
+        let mut h = Self {
             private,
             llc: vec![llc; sockets],
             lines: LineStates::default(),
-            high_line,
-        })
+            high_line: 0,
+        };
+        h.high_line = h.least_high_line();
+        Ok(h)
+    }
+
+    /// The least of every array's [`SetAssoc::high_line`].
+    fn least_high_line(&self) -> u64 {
+        let private = self.private.iter().flat_map(|p| [p.l1.high_line(), p.l2.high_line()]);
+        private.chain(self.llc.iter().map(SetAssoc::high_line)).min().unwrap_or(u64::MAX)
     }
 
     /// Admits `line` to every array ([`SetAssoc::admit`]), which then
@@ -311,13 +326,12 @@ impl Hierarchy {
     #[cold]
     #[inline(never)]
     fn admit(&mut self, line: u64) {
-        let mut high_line = u64::MAX;
-        let arrays = self.private.iter_mut().flat_map(|p| [&mut p.l1, &mut p.l2]);
-        for a in arrays.chain(self.llc.iter_mut()) {
-            a.admit(line);
-            high_line = high_line.min(a.high_line());
+        for p in &mut self.private {
+            p.l1.admit(line);
+            p.l2.admit(line);
         }
-        self.high_line = high_line;
+        self.llc.iter_mut().for_each(|a| a.admit(line));
+        self.high_line = self.least_high_line();
     }
 
     /// Number of cores.
@@ -458,23 +472,16 @@ fn take_ownership(private: &mut [Private], state: &mut LineState, core: usize, l
     }
     let mut invalidated = 0;
     let mut bits = others;
-    if cores <= 16 {
-        // Bit `o` is core `o` itself, and `others` excludes `core`.
-        while bits != 0 {
-            let p = &mut private[bits.trailing_zeros() as usize];
-            bits &= bits - 1;
-            let (a, c) = (p.l1.remove(line), p.l2.remove(line));
-            invalidated += u32::from(a || c);
-        }
-        return invalidated;
-    }
     while bits != 0 {
         let b = bits.trailing_zeros() as usize;
         bits &= bits - 1;
+        if cores <= 16 {
+            // Bit `b` is core `b` itself, and `others` excludes `core`.
+            invalidated += u32::from(private[b].invalidate(line));
+            continue;
+        }
         for other in (b..cores).step_by(16).filter(|&o| o != core) {
-            let p = &mut private[other];
-            let (a, c) = (p.l1.remove(line), p.l2.remove(line));
-            invalidated += u32::from(a || c);
+            invalidated += u32::from(private[other].invalidate(line));
         }
     }
     invalidated
