@@ -102,9 +102,15 @@ pub enum Command {
         /// Parallel runs (default: all cores).
         #[arg(long)]
         jobs: Option<usize>,
-        /// Write the Markdown table here (default docs/validation.md).
+        /// Write the Markdown table here (default docs/validation.md; with
+        /// --lab, docs/lab.md).
         #[arg(long)]
         doc: Option<PathBuf>,
+        /// Instead of the cases: every lab run in DIR (DIR/lab-NAME/, from
+        /// `fsmeta lab`) beside a fresh run of its twin
+        /// scenarios/lab/NAME.toml, written to docs/lab.md.
+        #[arg(long, value_name = "DIR")]
+        lab: Option<PathBuf>,
         #[command(flatten)]
         limits: Limits,
     },
@@ -150,6 +156,31 @@ pub enum Command {
         /// ones).
         #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=1000))]
         repeat: u32,
+    },
+    /// Run an experiment on the live kernel (root; XFS and btrfs on loop
+    /// devices made from image files; tracepoints in a private tracefs
+    /// instance) and write the same summary.csv as its simulated twin
+    /// scenarios/lab/EXPERIMENT.toml, plus lab.txt. Without EXPERIMENT,
+    /// list the experiments and their parameters.
+    #[command(
+        after_help = "Experiments: xfs-handles, xfs-alloc, btrfs-layout, btrfs-delayed.\nExample: sudo fsmeta lab btrfs-delayed --runs 5 -p files=1000\nThen: fsmeta run scenarios/lab/btrfs-delayed.toml && fsmeta compare plots/lab-btrfs-delayed plots/btrfs-delayed"
+    )]
+    Lab {
+        /// The experiment (see `fsmeta lab` for the list).
+        experiment: Option<String>,
+        /// Output folder; the experiment writes OUT/lab-EXPERIMENT/.
+        #[arg(long, default_value = "plots")]
+        out: PathBuf,
+        /// Repetitions, each on a fresh filesystem (medians and ranges in
+        /// report.txt, means and CIs in summary.csv).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+        runs: u32,
+        /// An experiment parameter, NAME=VALUE (repeatable).
+        #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// Do not print the report or progress (files are still written).
+        #[arg(long)]
+        silent: bool,
     },
     /// List the built-in machine profiles.
     Machines,
@@ -222,6 +253,10 @@ pub enum CliError {
     /// The result cache cannot be opened (exit 2).
     #[error(transparent)]
     Cache(#[from] fsmeta::runner::cache::CacheError),
+    /// The lab stopped (exit 2): a missing requirement, a failed step or
+    /// safety check, an interrupt.
+    #[error(transparent)]
+    Lab(#[from] fsmeta::lab::LabError),
     /// A command could not run (exit 2).
     #[error("{0}")]
     Other(anyhow::Error),
@@ -287,11 +322,19 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             limits,
         }),
         Command::Validate {
+            lab: Some(dir),
+            jobs,
+            doc,
+            limits,
+            ..
+        } => validate::validate_lab(&dir, doc.as_deref(), default_jobs(jobs), limits),
+        Command::Validate {
             files,
             quick,
             jobs,
             doc,
             limits,
+            lab: None,
         } => validate::validate(&validate::ValidateArgs {
             files,
             quick,
@@ -344,6 +387,13 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             print!("{}", fsmeta::scenario::reference::reference(registry, workload.as_deref()));
             Ok(Status::Ok)
         }
+        Command::Lab {
+            experiment,
+            out,
+            runs,
+            params,
+            silent,
+        } => lab(experiment.as_deref(), &out, runs, &params, silent),
         Command::Machines => {
             for p in fsmeta::machine::builtin_profiles() {
                 println!("{}\n", p.describe());
@@ -472,4 +522,37 @@ fn completions_arg(v: &str) -> Result<u64, String> {
         Ok(n) => Err(format!("{n} completions are too few to time: give 0 (skip) or at least 10000")),
         Err(e) => Err(format!("not a count: {e}")),
     }
+}
+
+/// `fsmeta lab`: one experiment on the live kernel, or the list.
+fn lab(experiment: Option<&str>, out: &std::path::Path, runs: u32, params: &[String], silent: bool) -> Result<Status, CliError> {
+    use fsmeta::lab;
+    let Some(name) = experiment else {
+        println!("experiments (fsmeta lab NAME [-p PARAM=VALUE]...):");
+        for e in lab::EXPERIMENTS {
+            let ps: Vec<String> = e.params.iter().map(|p| format!("{}={} ({}..{})", p.0, p.1, p.2, p.3)).collect();
+            println!("  {:<14} {}\n  {:<14} params: {}", e.name, e.about, "", ps.join(", "));
+        }
+        return Ok(Status::Ok);
+    };
+    let e = lab::find(name)?;
+    let mut map = std::collections::BTreeMap::new();
+    for p in params {
+        let Some((k, v)) = p.split_once('=') else {
+            return Err(lab::LabError::Param(format!("`{}`: expected NAME=VALUE", lab::short(p))).into());
+        };
+        map.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    let opts = lab::LabOptions {
+        runs,
+        params: map,
+        verbose: !silent,
+    };
+    let run = lab::run(e, &opts)?;
+    let (dir, text) = lab::output::write(&run, out)?;
+    if !silent {
+        println!("{text}");
+        println!("outputs: {}", dir.display());
+    }
+    Ok(Status::Ok)
 }

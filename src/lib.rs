@@ -16,6 +16,7 @@
 
 pub mod engine;
 pub mod kernel;
+pub mod lab;
 pub mod machine;
 pub mod measure;
 pub mod param;

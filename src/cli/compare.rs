@@ -29,8 +29,15 @@ fn other(msg: String) -> CliError {
     CliError::Other(anyhow::anyhow!(msg))
 }
 
-/// Runs the comparison and prints it.
+/// Runs the comparison and prints it. Two output folders (a lab run and
+/// its twin's run) are read back and printed side by side instead.
 pub fn compare(a: &CompareArgs) -> Result<Status, CliError> {
+    if let [x, y] = a.files.as_slice()
+        && x.is_dir()
+        && y.is_dir()
+    {
+        return compare_dirs(x, y);
+    }
     let opts = LoadOptions {
         quick: a.quick,
         seed: a.seed,
@@ -87,4 +94,20 @@ pub fn compare(a: &CompareArgs) -> Result<Status, CliError> {
             "compare takes two files (before, after), or one file with --variants BEFORE,AFTER".into(),
         )),
     }
+}
+
+/// `fsmeta compare LABDIR SIMDIR`: a lab run's outputs beside its twin's.
+fn compare_dirs(live: &std::path::Path, twin: &std::path::Path) -> Result<Status, CliError> {
+    use fsmeta::lab::twin::{Outputs, join, text_table};
+    let (l, t) = (Outputs::read(live)?, Outputs::read(twin)?);
+    let rows = join(&l, &t);
+    if rows.is_empty() {
+        return Err(other(format!(
+            "{} and {} have no (variant, metric) in common: is one the lab run of the other's twin?",
+            live.display(),
+            twin.display()
+        )));
+    }
+    print!("{}", text_table(&l, &t, &rows));
+    Ok(Status::Ok)
 }

@@ -69,3 +69,34 @@ pub fn validate(a: &ValidateArgs) -> Result<Status, CliError> {
         Status::Ok
     })
 }
+
+/// `fsmeta validate --lab DIR`: each lab run in DIR beside a fresh run of
+/// its twin, printed and written to `doc` (default docs/lab.md).
+pub fn validate_lab(dir: &Path, doc: Option<&Path>, jobs: usize, limits: Limits) -> Result<Status, CliError> {
+    use fsmeta::lab::{self, twin::Outputs};
+    let other = |m: String| CliError::Other(anyhow::anyhow!(m));
+    let tmp = std::env::temp_dir().join(format!("fsmeta-validate-lab-{}", std::process::id()));
+    let mut entries = Vec::new();
+    for e in lab::EXPERIMENTS {
+        let ldir = dir.join(lab::out_name(e.name));
+        if !ldir.is_dir() {
+            eprintln!("fsmeta: validate --lab: no {} (run `fsmeta lab {}`)", ldir.display(), e.name);
+            continue;
+        }
+        let live = Outputs::read(&ldir)?;
+        let study = Study::load(&lab::twin_path(e.name), &limits.options(jobs))?;
+        let results = study.run(jobs, &|| {})?;
+        let outcome = study.write(&results, &tmp)?;
+        let twin = Outputs::read(&outcome.dir)?;
+        println!("{}", lab::twin::text_table(&live, &twin, &lab::twin::join(&live, &twin)));
+        entries.push((e, live, twin));
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    if entries.is_empty() {
+        return Err(other(format!("{}: no lab run (lab-NAME folder) found", dir.display())));
+    }
+    let path = doc.map_or_else(|| PathBuf::from("docs/lab.md"), Path::to_path_buf);
+    std::fs::write(&path, lab::markdown(&entries)).map_err(|e| other(format!("cannot write {}: {e}", path.display())))?;
+    println!("written: {}", path.display());
+    Ok(Status::Ok)
+}

@@ -83,6 +83,11 @@ pub const COUNTER: &[Decl] = &[
         "1/s",
         "increments per simulated second (m_active_trans: transaction handles per second)",
     ),
+    (
+        "incs_per_op",
+        "count",
+        "increments per completed operation (a count of what the path does: m_active_trans: handles per create)",
+    ),
     ("read_error_max", "count", "largest error of a rough read (`percpu_counter_read`)"),
 ];
 

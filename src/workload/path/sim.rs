@@ -535,7 +535,13 @@ impl World {
         }
         for ((c, name), &incs) in self.counters.iter().zip(counters).zip(&self.counter_incs) {
             let inc_rate = if secs > 0.0 { incs as f64 / secs } else { 0.0 };
-            fill(&mut m, name, metrics::COUNTER, &[c.folds as f64, inc_rate, c.read_error_max as f64]);
+            let per_op = incs as f64 / self.ops.max(1) as f64;
+            fill(
+                &mut m,
+                name,
+                metrics::COUNTER,
+                &[c.folds as f64, inc_rate, per_op, c.read_error_max as f64],
+            );
         }
         m
     }

@@ -1,0 +1,309 @@
+//! The lab: the live kernel as the oracle for counts.
+//!
+//! `fsmeta lab EXPERIMENT` builds the real counterpart of a shipped
+//! scenario (its twin, `scenarios/lab/EXPERIMENT.toml`) on a filesystem in
+//! an image file it made, attached to a loop device it attached, counts
+//! what the running kernel did through tracepoints in a private tracefs
+//! instance, and writes the same `summary.csv` (long format, same metric
+//! names), `runs.csv` and `report.txt` as `fsmeta run`, plus `lab.txt`
+//! (kernel, CPU, mkfs and mount options, tool versions, what was traced).
+//!
+//! Safety, in the order the code enforces it ([`host`]):
+//! - requirements are checked first (root, loop devices, tracefs, the
+//!   tools) and a missing one is named with its package, before anything
+//!   is made;
+//! - what the lab makes (temporary folder, image, loop device, mount,
+//!   tracefs instance) is written to a ledger in `/run/fsmeta-lab` *before*
+//!   it is made, and undone in reverse order on every exit path: success,
+//!   error, SIGINT/SIGTERM (a flag checked between steps), panic (`Drop`);
+//!   a lab killed by SIGKILL leaves its ledger, and the next lab run undoes
+//!   what it names before anything else;
+//! - every write goes through a directory handle opened only after
+//!   `/proc/self/mountinfo` showed the mount point mounted from the lab's
+//!   own loop device, and the check is repeated before each phase;
+//! - images are bounded in size and need that much free space.
+//!
+//! Counts are never fitted: a count that differs from the twin's is a
+//! modelling gap for `docs/lab.md`.
+
+pub mod btrfs_delayed;
+pub mod btrfs_layout;
+pub mod dumptree;
+pub mod host;
+pub mod ledger;
+pub mod output;
+pub mod trace;
+pub mod twin;
+pub mod xfs_alloc;
+pub mod xfs_handles;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Why a lab run stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LabError {
+    /// Something the lab needs is missing (nothing was set up).
+    #[error("the lab cannot run here: {what}{}", hint.as_ref().map(|h| format!(" ({h})")).unwrap_or_default())]
+    Missing {
+        /// What is missing.
+        what: String,
+        /// How to get it (the package that provides it).
+        hint: Option<String>,
+    },
+    /// A step failed; everything set up so far was undone.
+    #[error("lab step failed: {step}: {detail}")]
+    Step {
+        /// The step.
+        step: String,
+        /// What went wrong (the command's stderr, the I/O error).
+        detail: String,
+    },
+    /// A safety check failed; the lab stopped before writing.
+    #[error("lab safety check failed, stopped before writing: {0}")]
+    Unsafe(String),
+    /// SIGINT or SIGTERM arrived; everything set up was undone.
+    #[error("interrupted; everything the lab set up was undone")]
+    Interrupted,
+    /// A parameter is not valid for the experiment.
+    #[error("lab parameter: {0}")]
+    Param(String),
+    /// The outputs could not be written.
+    #[error(transparent)]
+    Report(#[from] crate::report::ReportError),
+}
+
+impl LabError {
+    /// A failed step.
+    pub fn step(step: impl Into<String>, detail: impl std::fmt::Display) -> LabError {
+        LabError::Step {
+            step: step.into(),
+            detail: detail.to_string(),
+        }
+    }
+}
+
+/// One run of an experiment: its metrics, by the twin's names.
+pub type Metrics = BTreeMap<String, f64>;
+
+/// What a lab run is given.
+#[derive(Debug, Clone)]
+pub struct LabOptions {
+    /// Repetitions of the experiment (each on a fresh filesystem).
+    pub runs: u32,
+    /// Experiment parameters (`NAME=VALUE`), checked by the experiment.
+    pub params: BTreeMap<String, String>,
+    /// Print progress to stderr.
+    pub verbose: bool,
+}
+
+/// An experiment's parameters: declared defaults, overridden by the
+/// user's `NAME=VALUE`; an unknown name is refused with the closest one.
+#[derive(Debug, Clone)]
+pub struct Params {
+    values: BTreeMap<&'static str, u64>,
+}
+
+impl Params {
+    /// The defaults `decl` (name, default, lowest, highest) overridden by
+    /// `given`.
+    pub fn resolve(decl: &[(&'static str, u64, u64, u64)], given: &BTreeMap<String, String>) -> Result<Params, LabError> {
+        let mut values: BTreeMap<&'static str, u64> = decl.iter().map(|d| (d.0, d.1)).collect();
+        for (k, v) in given {
+            let Some(&(name, _, lo, hi)) = decl.iter().find(|d| d.0 == k) else {
+                let names: Vec<&str> = decl.iter().map(|d| d.0).collect();
+                let hint = crate::text::closest(k, names.iter().copied())
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_default();
+                return Err(LabError::Param(format!(
+                    "unknown parameter `{}` (this experiment takes {}){hint}",
+                    short(k),
+                    names.join(", ")
+                )));
+            };
+            let n: u64 = v
+                .replace('_', "")
+                .parse()
+                .map_err(|_| LabError::Param(format!("{name} = `{}`: expected a whole number", short(v))))?;
+            if n < lo || n > hi {
+                return Err(LabError::Param(format!("{name} = {n}: expected {lo} to {hi}")));
+            }
+            values.insert(name, n);
+        }
+        Ok(Params { values })
+    }
+
+    /// The value of a declared parameter.
+    pub fn get(&self, name: &str) -> u64 {
+        self.values.get(name).copied().unwrap_or(0)
+    }
+
+    /// `name=value` pairs, for `lab.txt`.
+    pub fn describe(&self) -> String {
+        self.values.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// What one run of an experiment produced.
+#[derive(Debug, Clone, Default)]
+pub struct Trial {
+    /// Metrics per variant (as the twin names its variants), in order.
+    pub variants: Vec<(String, Metrics)>,
+    /// Setup lines for `lab.txt` (mkfs and mount options, what was traced).
+    pub setup: Vec<String>,
+    /// Extra files to write beside the outputs (name, bytes), e.g. the
+    /// AG's freesp text.
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+/// What an experiment produced over all its runs.
+#[derive(Debug, Clone)]
+pub struct LabRun {
+    /// The experiment's name (the twin is `scenarios/lab/NAME.toml`).
+    pub experiment: &'static str,
+    /// Variant names, in order.
+    pub variants: Vec<String>,
+    /// `runs[v][r]`: variant v's metrics in run r.
+    pub runs: Vec<Vec<Metrics>>,
+    /// Setup lines of the first run.
+    pub setup: Vec<String>,
+    /// The parameters used.
+    pub params: String,
+    /// Extra files of the first run.
+    pub files: Vec<(String, Vec<u8>)>,
+    /// Wall time of the whole lab run, seconds.
+    pub wall_s: f64,
+}
+
+/// One experiment: its name, what it does, its parameters, how it runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Experiment {
+    /// The name on the command line and of the twin.
+    pub name: &'static str,
+    /// One line on what it measures.
+    pub about: &'static str,
+    /// Parameters: name, default, lowest, highest.
+    pub params: &'static [(&'static str, u64, u64, u64)],
+    /// Runs the experiment once (run number given) on a fresh filesystem.
+    pub run: fn(&host::Host, &Params, u32) -> Result<Trial, LabError>,
+    /// Where the live kernel and the twin differ, and why (for
+    /// `docs/lab.md`).
+    pub notes: &'static str,
+}
+
+/// Every experiment, by name.
+pub const EXPERIMENTS: &[Experiment] = &[
+    xfs_handles::EXPERIMENT,
+    xfs_alloc::EXPERIMENT,
+    btrfs_layout::EXPERIMENT,
+    btrfs_delayed::EXPERIMENT,
+];
+
+/// The experiment called `name`, or an error naming the closest one.
+pub fn find(name: &str) -> Result<&'static Experiment, LabError> {
+    EXPERIMENTS.iter().find(|e| e.name == name).ok_or_else(|| {
+        let hint = crate::text::closest(name, EXPERIMENTS.iter().map(|e| e.name))
+            .map(|s| format!("; did you mean `{s}`?"))
+            .unwrap_or_default();
+        LabError::Param(format!(
+            "unknown experiment `{}` (experiments: {}){hint}",
+            short(name),
+            EXPERIMENTS.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
+        ))
+    })
+}
+
+/// Runs experiment `e` `opts.runs` times, each on a fresh filesystem,
+/// after checking the requirements and undoing what dead labs left.
+pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
+    let params = Params::resolve(e.params, &opts.params)?;
+    let host = host::Host::prepare(opts.verbose)?;
+    let start = std::time::Instant::now();
+    let mut out = LabRun {
+        experiment: e.name,
+        variants: Vec::new(),
+        runs: Vec::new(),
+        setup: Vec::new(),
+        params: params.describe(),
+        files: Vec::new(),
+        wall_s: 0.0,
+    };
+    for r in 0..opts.runs {
+        host.progress(&format!("{}: run {}/{}", e.name, r + 1, opts.runs));
+        let t = (e.run)(&host, &params, r)?;
+        if r == 0 {
+            out.variants = t.variants.iter().map(|v| v.0.clone()).collect();
+            out.runs = vec![Vec::new(); t.variants.len()];
+            out.setup = t.setup;
+            out.files = t.files;
+        }
+        for (i, (name, m)) in t.variants.into_iter().enumerate() {
+            match out.variants.get(i) {
+                Some(n) if *n == name => out.runs[i].push(m),
+                _ => return Err(LabError::step("collect", format!("run {r} gave variant `{name}` out of order"))),
+            }
+        }
+    }
+    out.wall_s = start.elapsed().as_secs_f64();
+    Ok(out)
+}
+
+/// Where a lab run's outputs go: `OUT/lab-<experiment>/`.
+pub fn out_name(experiment: &str) -> String {
+    format!("lab-{experiment}")
+}
+
+/// The twin scenario of an experiment, relative to the repository.
+pub fn twin_path(experiment: &str) -> PathBuf {
+    PathBuf::from(format!("scenarios/lab/{experiment}.toml"))
+}
+
+/// `s` for a message: control characters escaped, at most 60 characters.
+pub fn short(s: &str) -> String {
+    let mut out: String = s.chars().take(60).flat_map(char::escape_debug).collect();
+    if s.chars().count() > 60 {
+        out.push_str("...");
+    }
+    out
+}
+
+/// The largest raw text (trace, dump) kept beside the outputs, bytes.
+pub const KEEP_MAX_BYTES: usize = 32 << 20;
+
+/// `text` as the file `name` of the outputs, unless it is over
+/// [`KEEP_MAX_BYTES`].
+pub fn keep(name: &str, text: String) -> Vec<(String, Vec<u8>)> {
+    if text.len() <= KEEP_MAX_BYTES {
+        vec![(name.to_string(), text.into_bytes())]
+    } else {
+        Vec::new()
+    }
+}
+
+/// `docs/lab.md`: each experiment's setup (from its `lab.txt`), its
+/// figures beside the twin's, and the notes on where they differ.
+pub fn markdown(entries: &[(&Experiment, twin::Outputs, twin::Outputs)]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::from(
+        "# The lab: live kernel against the simulated twins\n\n\
+Generated by `fsmeta validate --lab DIR` from the outputs of `fsmeta lab` (DIR/lab-EXPERIMENT/) and fresh runs of \
+the twins (`scenarios/lab/EXPERIMENT.toml`). Counts are never fitted: a count that differs is a modelling gap, \
+explained under each table. \"twin - live\" is relative to the live median; **differs** marks a twin value \
+outside the live runs' range.\n",
+    );
+    for (e, live, twin) in entries {
+        let rows = twin::join(live, twin);
+        let _ = writeln!(s, "\n## `{}`: {}\n", e.name, e.about);
+        if let Some(t) = &live.lab_txt {
+            s.push_str("```\n");
+            for l in t.lines().filter(|l| !l.starts_with("setup: traced")) {
+                let _ = writeln!(s, "{l}");
+            }
+            s.push_str("```\n\n");
+        }
+        s.push_str(&twin::markdown_table(&rows));
+        let _ = writeln!(s, "\n{}", e.notes.trim());
+    }
+    s
+}

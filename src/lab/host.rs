@@ -1,0 +1,665 @@
+//! The host side of the lab: requirements, commands, signals, and the
+//! one filesystem a run makes ([`Fs`]), undone on every exit path.
+
+use super::LabError;
+use super::ledger::{self, Entry, Ledger};
+use std::fs::{self, File};
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Where tracefs is mounted.
+pub const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// The largest image the lab makes (bytes): images are sparse, but a bug
+/// must not be able to fill the host's disk.
+pub const MAX_IMAGE_BYTES: u64 = 64 << 30;
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static NEXT_FS: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Stops the lab with [`LabError::Interrupted`] once SIGINT or SIGTERM
+/// arrived (checked between steps and every few hundred file operations).
+pub fn check_interrupt() -> Result<(), LabError> {
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        Err(LabError::Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
+fn install_signal_handlers() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only stores to an atomic, which is
+        // async-signal-safe; sigaction is given a zeroed, valid struct.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// A checked host: root, loop devices, tracefs, the tools; dead labs'
+/// leftovers removed.
+#[derive(Debug)]
+pub struct Host {
+    verbose: bool,
+    /// Where images are made (the temporary folder).
+    pub tmp: PathBuf,
+}
+
+/// A tool the lab runs and the Debian package that provides it.
+const TOOLS: &[(&str, &str)] = &[
+    ("mkfs.xfs", "xfsprogs"),
+    ("xfs_db", "xfsprogs"),
+    ("xfs_io", "xfsprogs"),
+    ("mkfs.btrfs", "btrfs-progs"),
+    ("btrfs", "btrfs-progs"),
+    ("losetup", "mount (util-linux)"),
+    ("mount", "mount (util-linux)"),
+    ("umount", "mount (util-linux)"),
+];
+
+/// The full path of `tool` on PATH or in the sbin folders, if any.
+pub fn which(tool: &str) -> Option<PathBuf> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    path.split(':')
+        .chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"])
+        .map(|d| Path::new(d).join(tool))
+        .find(|p| p.is_file())
+}
+
+/// What the lab needs and this host lacks (empty: all there), each with
+/// the package or command that provides it.
+pub fn missing_requirements() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        out.push(("root".into(), "run as root: the lab attaches loop devices and mounts".into()));
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        out.push(("loop devices (/dev/loop-control)".into(), "modprobe loop".into()));
+    }
+    if !Path::new(TRACEFS).join("instances").is_dir() || !Path::new(TRACEFS).join("events/xfs").is_dir() {
+        out.push((
+            format!("tracefs with the xfs and btrfs events at {TRACEFS}"),
+            format!("mount -t tracefs nodev {TRACEFS}"),
+        ));
+    }
+    let fss = fs::read_to_string("/proc/filesystems").unwrap_or_default();
+    for fsname in ["xfs", "btrfs"] {
+        if !fss.split_whitespace().any(|w| w == fsname) {
+            out.push((format!("{fsname} in the running kernel"), format!("modprobe {fsname}")));
+        }
+    }
+    for (tool, pkg) in TOOLS {
+        if which(tool).is_none() {
+            out.push((format!("the `{tool}` command"), format!("apt-get install {pkg}")));
+        }
+    }
+    out
+}
+
+impl Host {
+    /// Checks the requirements (nothing is set up if one is missing),
+    /// undoes what dead labs left, and installs the signal handlers.
+    pub fn prepare(verbose: bool) -> Result<Host, LabError> {
+        let missing = missing_requirements();
+        if !missing.is_empty() {
+            let what = missing.iter().map(|m| m.0.clone()).collect::<Vec<_>>().join(", ");
+            let hints = missing.iter().map(|m| m.1.clone()).collect::<Vec<_>>().join("; ");
+            return Err(LabError::Missing { what, hint: Some(hints) });
+        }
+        install_signal_handlers();
+        let host = Host {
+            verbose,
+            tmp: std::env::temp_dir(),
+        };
+        for (file, entries) in ledger::dead_ledgers() {
+            host.progress(&format!(
+                "undoing what a dead lab left ({}: {} entries)",
+                file.display(),
+                entries.len()
+            ));
+            undo(&entries);
+            let _ = fs::remove_file(&file);
+        }
+        Ok(host)
+    }
+
+    /// Prints `msg` to stderr when verbose.
+    pub fn progress(&self, msg: &str) {
+        if self.verbose {
+            eprintln!("fsmeta lab: {msg}");
+        }
+    }
+}
+
+/// Runs `tool args`, returning its stdout; a non-zero exit is a failed
+/// `step` carrying the tool's stderr.
+pub fn cmd(step: &str, tool: &str, args: &[&str]) -> Result<String, LabError> {
+    check_interrupt()?;
+    let exe = which(tool).ok_or_else(|| LabError::step(step, format!("`{tool}` not found")))?;
+    let out = Command::new(&exe)
+        .args(args)
+        .output()
+        .map_err(|e| LabError::step(step, format!("{}: {e}", exe.display())))?;
+    if !out.status.success() {
+        return Err(LabError::step(
+            step,
+            format!(
+                "`{tool} {}` exited with {}: {}",
+                args.join(" "),
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// One line of `/proc/self/mountinfo`: mount point, major:minor, fs type,
+/// source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountLine {
+    /// The mount point (octal escapes decoded).
+    pub point: PathBuf,
+    /// `major:minor` of the filesystem.
+    pub dev: String,
+    /// The filesystem type.
+    pub fstype: String,
+    /// The mount source (e.g. `/dev/loop3`).
+    pub source: String,
+}
+
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let oct = b.get(i + 1..i + 4).filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match (b[i], oct) {
+            (b'\\', Some(d)) => {
+                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Parses mountinfo text (see proc(5)).
+pub fn parse_mountinfo(text: &str) -> Vec<MountLine> {
+    text.lines()
+        .filter_map(|l| {
+            let (pre, post) = l.split_once(" - ")?;
+            let f: Vec<&str> = pre.split(' ').collect();
+            let g: Vec<&str> = post.split(' ').collect();
+            Some(MountLine {
+                point: PathBuf::from(unescape(f.get(4)?)),
+                dev: (*f.get(2)?).to_string(),
+                fstype: (*g.first()?).to_string(),
+                source: unescape(g.get(1)?),
+            })
+        })
+        .collect()
+}
+
+fn mounts() -> Vec<MountLine> {
+    parse_mountinfo(&fs::read_to_string("/proc/self/mountinfo").unwrap_or_default())
+}
+
+/// Undoes ledger entries, newest first, each only if it is still there
+/// and still the lab's; errors are printed, not returned (cleanup goes on).
+pub fn undo(entries: &[Entry]) {
+    for e in entries.iter().rev() {
+        if let Err(msg) = undo_one(e) {
+            eprintln!("fsmeta lab: cleanup: {msg}");
+        }
+    }
+}
+
+fn undo_one(e: &Entry) -> Result<(), String> {
+    match e {
+        Entry::Instance(dir) => {
+            if dir.is_dir() {
+                let _ = fs::write(dir.join("tracing_on"), "0");
+                let _ = fs::write(dir.join("events/enable"), "0");
+                clear_triggers(dir);
+                fs::remove_dir(dir).map_err(|err| format!("rmdir {}: {err}", dir.display()))?;
+            }
+        }
+        Entry::Mount(mnt) => {
+            for _ in 0..50 {
+                if !mounts().iter().any(|m| &m.point == mnt) {
+                    return Ok(());
+                }
+                let ok = which("umount")
+                    .and_then(|u| Command::new(u).arg(mnt).output().ok())
+                    .is_some_and(|o| o.status.success());
+                if !ok {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+            }
+            if mounts().iter().any(|m| &m.point == mnt) {
+                let _ = which("umount").map(|u| Command::new(u).arg("-l").arg(mnt).output());
+                return Err(format!("{} was busy: lazily unmounted", mnt.display()));
+            }
+        }
+        Entry::Loop(image) => {
+            for dev in loops_backed_by(image) {
+                let ok = which("losetup")
+                    .and_then(|l| Command::new(l).arg("-d").arg(&dev).output().ok())
+                    .is_some_and(|o| o.status.success());
+                if !ok {
+                    return Err(format!("losetup -d {dev} failed"));
+                }
+            }
+        }
+        Entry::Image(p) => {
+            if p.is_file() {
+                fs::remove_file(p).map_err(|err| format!("rm {}: {err}", p.display()))?;
+            }
+        }
+        Entry::Dir(d) => {
+            if mounts().iter().any(|m| m.point.starts_with(d)) {
+                return Err(format!("{} still has a mount under it: left in place", d.display()));
+            }
+            if d.is_dir() {
+                fs::remove_dir_all(d).map_err(|err| format!("rm -r {}: {err}", d.display()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn clear_triggers(instance: &Path) {
+    let Ok(systems) = fs::read_dir(instance.join("events")) else {
+        return;
+    };
+    for sys in systems.flatten() {
+        let Ok(evs) = fs::read_dir(sys.path()) else {
+            continue;
+        };
+        for ev in evs.flatten() {
+            let trig = ev.path().join("trigger");
+            let Ok(text) = fs::read_to_string(&trig) else {
+                continue;
+            };
+            for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+                let t = line.split(':').next().unwrap_or("").trim();
+                let cond = line.split_once(" if ").map(|(_, c)| c.trim_end_matches(" [unlimited]").trim());
+                let undo = match cond {
+                    Some(c) => format!("!{t} if {c}"),
+                    None => format!("!{t}"),
+                };
+                let _ = fs::write(&trig, undo);
+            }
+        }
+    }
+}
+
+/// Loop devices whose backing file is `image`.
+pub fn loops_backed_by(image: &Path) -> Vec<String> {
+    let Ok(rd) = fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for ent in rd.flatten() {
+        let name = ent.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("loop") {
+            continue;
+        }
+        let Ok(b) = fs::read_to_string(ent.path().join("loop/backing_file")) else {
+            continue;
+        };
+        if Path::new(b.trim()) == image {
+            out.push(format!("/dev/{name}"));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A filesystem type the lab makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsType {
+    /// XFS.
+    Xfs,
+    /// btrfs.
+    Btrfs,
+}
+
+impl FsType {
+    /// The superblock magic `statfs(2)` reports (XFS_SUPER_MAGIC,
+    /// BTRFS_SUPER_MAGIC; include/uapi/linux/magic.h).
+    fn magic(self) -> i64 {
+        match self {
+            FsType::Xfs => 0x5846_5342,
+            FsType::Btrfs => 0x9123_683E,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            FsType::Xfs => "xfs",
+            FsType::Btrfs => "btrfs",
+        }
+    }
+}
+
+/// One filesystem of a lab run: temporary folder, image, loop device,
+/// mount (and the run's tracefs instance, see [`super::trace::Instance`]).
+/// Dropping it undoes all of them, newest first.
+#[derive(Debug)]
+pub struct Fs {
+    ledger: Option<Ledger>,
+    fstype: FsType,
+    dir: PathBuf,
+    image: PathBuf,
+    mnt: PathBuf,
+    loopdev: String,
+    root: Option<File>,
+    /// `mkfs` and `mount` as run, for `lab.txt`.
+    pub setup: Vec<String>,
+}
+
+fn free_bytes(dir: &Path) -> Option<u64> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: c is a valid NUL-terminated path; st is a valid out-pointer.
+    unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(c.as_ptr(), &mut st) != 0 {
+            return None;
+        }
+        Some(st.f_bavail as u64 * st.f_frsize as u64)
+    }
+}
+
+impl Fs {
+    /// Makes an image of `bytes` in a new temporary folder, runs `mkfs`
+    /// with `mkfs_args` on the image file, attaches it to a loop device and
+    /// mounts it with `mount_opts`, then checks that the mount point is
+    /// mounted from that loop device.
+    pub fn create(host: &Host, fstype: FsType, bytes: u64, mkfs_args: &[&str], mount_opts: &str) -> Result<Fs, LabError> {
+        check_interrupt()?;
+        if bytes > MAX_IMAGE_BYTES {
+            return Err(LabError::Param(format!(
+                "an image of {bytes} bytes is over the lab's bound of {MAX_IMAGE_BYTES}"
+            )));
+        }
+        let free = free_bytes(&host.tmp).unwrap_or(0);
+        if free < bytes + (1 << 30) {
+            return Err(LabError::Missing {
+                what: format!(
+                    "free space in {}: {} MiB needed (the image's size and 1 GiB), {} MiB free",
+                    host.tmp.display(),
+                    (bytes >> 20) + 1024,
+                    free >> 20
+                ),
+                hint: Some("set TMPDIR to a folder with more room".into()),
+            });
+        }
+        let mut ledger = Ledger::open()?;
+        let n = NEXT_FS.fetch_add(1, Ordering::Relaxed);
+        let dir = host.tmp.join(format!("fsmeta-lab-{}-{n}", std::process::id()));
+        let dir_text = dir.to_string_lossy();
+        if dir_text.chars().any(|c| c.is_whitespace() || c == '\\' || c.is_control()) {
+            return Err(LabError::Unsafe(format!(
+                "the temporary folder {dir_text:?} holds blanks or escapes; set TMPDIR to a plain path"
+            )));
+        }
+        ledger.record(Entry::Dir(dir.clone()))?;
+        let mut me = Fs {
+            ledger: Some(ledger),
+            fstype,
+            image: dir.join("image"),
+            mnt: dir.join("mnt"),
+            dir,
+            loopdev: String::new(),
+            root: None,
+            setup: Vec::new(),
+        };
+        fs::create_dir(&me.dir).map_err(|e| LabError::step(format!("mkdir {}", me.dir.display()), e))?;
+        fs::create_dir(&me.mnt).map_err(|e| LabError::step(format!("mkdir {}", me.mnt.display()), e))?;
+        me.record(Entry::Image(me.image.clone()))?;
+        let f = File::create_new(&me.image).map_err(|e| LabError::step("create the image", e))?;
+        f.set_len(bytes).map_err(|e| LabError::step("size the image", e))?;
+        drop(f);
+        let image = me.image.to_string_lossy().into_owned();
+        let mut args: Vec<&str> = mkfs_args.to_vec();
+        args.push(&image);
+        let mkfs = format!("mkfs.{}", fstype.name());
+        cmd(&mkfs, &mkfs, &args)?;
+        me.setup
+            .push(format!("{mkfs} {} IMAGE ({} MiB image)", mkfs_args.join(" "), bytes >> 20));
+        me.record(Entry::Loop(me.image.clone()))?;
+        me.loopdev = cmd("attach a loop device", "losetup", &["--find", "--show", &image])?
+            .trim()
+            .to_string();
+        if !me.loopdev.starts_with("/dev/loop") || loops_backed_by(&me.image) != [me.loopdev.clone()] {
+            return Err(LabError::Unsafe(format!(
+                "losetup gave `{}`, which is not the one loop device backed by the lab's image",
+                super::short(&me.loopdev)
+            )));
+        }
+        me.mount(mount_opts)?;
+        Ok(me)
+    }
+
+    fn record(&mut self, e: Entry) -> Result<(), LabError> {
+        match &mut self.ledger {
+            Some(l) => l.record(e),
+            None => Err(LabError::step("ledger", "closed")),
+        }
+    }
+
+    /// Records a tracefs instance in the ledger before it is made.
+    pub fn record_instance(&mut self, dir: &Path) -> Result<(), LabError> {
+        self.record(Entry::Instance(dir.to_path_buf()))
+    }
+
+    /// Mounts the loop device (again) and checks it.
+    pub fn mount(&mut self, opts: &str) -> Result<(), LabError> {
+        let mnt = self.mnt.to_string_lossy().into_owned();
+        self.record(Entry::Mount(self.mnt.clone()))?;
+        let mut args = vec!["-t", self.fstype.name()];
+        if !opts.is_empty() {
+            args.extend(["-o", opts]);
+        }
+        let dev = self.loopdev.clone();
+        args.extend([dev.as_str(), mnt.as_str()]);
+        cmd("mount", "mount", &args)?;
+        let line = format!("mount {}", args.join(" ").replace(&mnt, "MNT").replace(&dev, "LOOPDEV"));
+        if !self.setup.contains(&line) {
+            self.setup.push(line);
+        }
+        self.verify()?;
+        let root = File::open(&self.mnt).map_err(|e| LabError::step("open the mount point", e))?;
+        let (want, got) = (fs::metadata(&self.mnt).map(|m| m.dev()).ok(), root.metadata().map(|m| m.dev()).ok());
+        // btrfs reports a subvolume's anonymous device in st_dev, XFS the
+        // block device's, which mountinfo prints.
+        let dev_ok = self.fstype == FsType::Btrfs || self.mount_line()?.dev == dev_text(got.unwrap_or(0));
+        if want.is_none() || want != got || !dev_ok || fs_magic(&root) != Some(self.fstype.magic()) {
+            return Err(LabError::Unsafe(format!(
+                "{} changed between the check and the open",
+                self.mnt.display()
+            )));
+        }
+        self.root = Some(root);
+        Ok(())
+    }
+
+    fn mount_line(&self) -> Result<MountLine, LabError> {
+        let all = mounts();
+        let here: Vec<&MountLine> = all.iter().filter(|m| m.point == self.mnt).collect();
+        match here.last() {
+            Some(m) => Ok((*m).clone()),
+            None => Err(LabError::Unsafe(format!("{} is not a mount point", self.mnt.display()))),
+        }
+    }
+
+    /// Checks that the mount point is mounted, last, from the lab's loop
+    /// device with the expected type, and that the loop device is backed by
+    /// the lab's image. Called before every phase that writes.
+    pub fn verify(&self) -> Result<(), LabError> {
+        let m = self.mount_line()?;
+        if m.source != self.loopdev || m.fstype != self.fstype.name() {
+            return Err(LabError::Unsafe(format!(
+                "{} is mounted from {} ({}), not from the lab's {} ({})",
+                self.mnt.display(),
+                super::short(&m.source),
+                super::short(&m.fstype),
+                self.loopdev,
+                self.fstype.name()
+            )));
+        }
+        if loops_backed_by(&self.image) != [self.loopdev.clone()] {
+            return Err(LabError::Unsafe(format!("{} is no longer backed by the lab's image", self.loopdev)));
+        }
+        Ok(())
+    }
+
+    /// The folder every write goes through: `/proc/self/fd/N` of the
+    /// mount's root opened after the check, so a path under it can only
+    /// reach the lab's filesystem. Checks the mount again first.
+    pub fn base(&self) -> Result<PathBuf, LabError> {
+        self.verify()?;
+        use std::os::fd::AsRawFd as _;
+        match &self.root {
+            Some(f) => Ok(PathBuf::from(format!("/proc/self/fd/{}", f.as_raw_fd()))),
+            None => Err(LabError::Unsafe("the filesystem is not mounted".into())),
+        }
+    }
+
+    /// The mount point, for tools run in child processes (checked first).
+    pub fn mount_point(&self) -> Result<&Path, LabError> {
+        self.verify()?;
+        Ok(&self.mnt)
+    }
+
+    /// Unmounts (for tools that read the image: dump-tree, xfs_db).
+    pub fn unmount(&mut self) -> Result<(), LabError> {
+        self.root = None;
+        let mnt = self.mnt.to_string_lossy().into_owned();
+        cmd("umount", "umount", &[&mnt])?;
+        if mounts().iter().any(|m| m.point == self.mnt) {
+            return Err(LabError::step("umount", format!("{mnt} is still mounted")));
+        }
+        Ok(())
+    }
+
+    /// The image file (for read-only tools, after [`Fs::unmount`]).
+    pub fn image(&self) -> &Path {
+        &self.image
+    }
+
+    /// The loop device's `major:minor` and the kernel's dev_t for it
+    /// (`major << 20 | minor`, as the XFS events print and filter it).
+    pub fn dev(&self) -> Result<(String, u64), LabError> {
+        let name = self.loopdev.trim_start_matches("/dev/");
+        let text = fs::read_to_string(format!("/sys/block/{name}/dev")).map_err(|e| LabError::step("read the loop device's number", e))?;
+        let text = text.trim().to_string();
+        let (ma, mi) = text.split_once(':').ok_or_else(|| LabError::step("loop device number", &text))?;
+        let (ma, mi): (u64, u64) = (
+            ma.parse().map_err(|_| LabError::step("loop device number", &text))?,
+            mi.parse().map_err(|_| LabError::step("loop device number", &text))?,
+        );
+        Ok((text, ma << 20 | mi))
+    }
+}
+
+/// `syncfs(2)` on the filesystem holding `dir`.
+pub fn syncfs(dir: &Path) -> Result<(), LabError> {
+    let f = File::open(dir).map_err(|e| LabError::step("open for syncfs", e))?;
+    use std::os::fd::AsRawFd as _;
+    // SAFETY: the descriptor is open for the duration of the call.
+    if unsafe { libc::syncfs(f.as_raw_fd()) } != 0 {
+        return Err(LabError::step("syncfs", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// Creates empty files `dir/<prefix>1 ..= dir/<prefix>n` (as `touch` does:
+/// open with O_CREAT, close), checking for interrupts as it goes.
+pub fn create_files(dir: &Path, prefix: &str, n: u64) -> Result<(), LabError> {
+    for i in 1..=n {
+        if i % 256 == 0 {
+            check_interrupt()?;
+        }
+        let p = dir.join(format!("{prefix}{i}"));
+        File::create_new(&p).map_err(|e| LabError::step(format!("create {prefix}{i}"), e))?;
+    }
+    Ok(())
+}
+
+/// Unlinks `dir/<prefix>i` for each `i` of `which`.
+pub fn unlink_files(dir: &Path, prefix: &str, which: impl IntoIterator<Item = u64>) -> Result<u64, LabError> {
+    let mut n = 0;
+    for i in which {
+        n += 1;
+        if n % 256 == 0 {
+            check_interrupt()?;
+        }
+        fs::remove_file(dir.join(format!("{prefix}{i}"))).map_err(|e| LabError::step(format!("unlink {prefix}{i}"), e))?;
+    }
+    Ok(n)
+}
+
+fn fs_magic(f: &File) -> Option<i64> {
+    use std::os::fd::AsRawFd as _;
+    // SAFETY: the descriptor is open; st is a valid out-pointer.
+    unsafe {
+        let mut st: libc::statfs = std::mem::zeroed();
+        if libc::fstatfs(f.as_raw_fd(), &mut st) != 0 {
+            return None;
+        }
+        Some(st.f_type as i64)
+    }
+}
+
+fn dev_text(dev: u64) -> String {
+    format!("{}:{}", libc::major(dev), libc::minor(dev))
+}
+
+impl Drop for Fs {
+    fn drop(&mut self) {
+        self.root = None;
+        if let Some(l) = self.ledger.take() {
+            undo(l.entries());
+            l.close();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_lines_are_parsed_with_escapes() {
+        let text = "36 35 98:0 / /mnt1 rw,noatime master:1 - ext3 /dev/root rw,errors=continue\n\
+                    40 22 7:3 / /tmp/fsmeta-lab-1-0/mnt rw,relatime shared:5 - xfs /dev/loop3 rw,attr2\n\
+                    41 22 0:52 / /tmp/a\\040b rw - btrfs /dev/loop4 rw\n";
+        let m = parse_mountinfo(text);
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[1].point, PathBuf::from("/tmp/fsmeta-lab-1-0/mnt"));
+        assert_eq!(
+            (m[1].dev.as_str(), m[1].fstype.as_str(), m[1].source.as_str()),
+            ("7:3", "xfs", "/dev/loop3")
+        );
+        assert_eq!(m[2].point, PathBuf::from("/tmp/a b"));
+        assert_eq!(m[2].fstype, "btrfs");
+    }
+}

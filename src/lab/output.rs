@@ -1,0 +1,160 @@
+//! A lab run's outputs, through the report layer's all-or-nothing writer:
+//! `runs.csv` and `summary.csv` in `fsmeta run`'s formats (one row per
+//! run; the long format per variant and metric, with the twin's metric
+//! names), `report.txt` (median and range per metric), `lab.txt` (the
+//! setup), and the experiment's own files.
+
+use super::{LabError, LabRun};
+use crate::report::csv::{field, num};
+use crate::report::stats::mean_ci;
+use crate::report::write::Staging;
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The kernel, CPU, tools and setup, for `lab.txt` and the report head.
+pub fn header(run: &LabRun) -> String {
+    let mut s = String::new();
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())
+        })
+        .unwrap_or_default();
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let _ = writeln!(s, "experiment: {}", run.experiment);
+    let _ = writeln!(s, "fsmeta: {}", env!("CARGO_PKG_VERSION"));
+    let _ = writeln!(s, "kernel: Linux {}", kernel.trim());
+    let _ = writeln!(s, "cpu: {cpu} ({cpus} CPUs online)");
+    for (tool, args) in [("mkfs.xfs", "-V"), ("btrfs", "--version")] {
+        let v = super::host::cmd("tool version", tool, &[args]).unwrap_or_default();
+        let _ = writeln!(s, "{tool}: {}", v.lines().next().unwrap_or("").trim());
+    }
+    let _ = writeln!(s, "parameters: {}", run.params);
+    let _ = writeln!(s, "runs: {} (each on a fresh filesystem)", run.runs.first().map_or(0, Vec::len));
+    let _ = writeln!(s, "wall time: {:.1} s", run.wall_s);
+    for l in &run.setup {
+        let _ = writeln!(s, "setup: {l}");
+    }
+    let _ = writeln!(s, "trace clock: mono (the trace prints microseconds)");
+    s
+}
+
+fn metric_names(run: &LabRun, v: usize) -> BTreeSet<&str> {
+    run.runs[v].iter().flat_map(|m| m.keys().map(String::as_str)).collect()
+}
+
+/// `runs.csv`: one row per (variant, run), every metric.
+pub fn runs_csv(run: &LabRun) -> String {
+    let all: BTreeSet<&str> = (0..run.variants.len()).flat_map(|v| metric_names(run, v)).collect();
+    let mut out = String::from("scenario,variant,replication,seed");
+    for n in &all {
+        let _ = write!(out, ",{}", field(n));
+    }
+    out.push('\n');
+    let name = super::out_name(run.experiment);
+    for (v, vname) in run.variants.iter().enumerate() {
+        for (r, m) in run.runs[v].iter().enumerate() {
+            let _ = write!(out, "{},{},{r},", field(&name), field(vname));
+            for n in &all {
+                let _ = write!(out, ",{}", m.get(*n).map_or(String::new(), |x| num(*x)));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The values of `metric` for variant `v`, one per run that has it.
+pub fn values(run: &LabRun, v: usize, metric: &str) -> Vec<f64> {
+    run.runs[v].iter().filter_map(|m| m.get(metric).copied()).collect()
+}
+
+/// `summary.csv` in the long format of `fsmeta run` (no sweep columns;
+/// CI columns empty with one run; no paired columns: lab variants are
+/// different operations, not treatments of one).
+pub fn summary_csv(run: &LabRun) -> String {
+    let mut out =
+        String::from("scenario,variant,metric,mean,stddev,ci95_lo,ci95_hi,n,diff_vs_first,diff_ci95_lo,diff_ci95_hi,ratio_vs_first\n");
+    let name = super::out_name(run.experiment);
+    for (v, vname) in run.variants.iter().enumerate() {
+        for metric in metric_names(run, v) {
+            let xs = values(run, v, metric);
+            let (mean, sd, half) = mean_ci(&xs, 0.95);
+            let (lo, hi, sd) = if xs.len() > 1 {
+                (num(mean - half), num(mean + half), num(sd))
+            } else {
+                (String::new(), String::new(), String::new())
+            };
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{sd},{lo},{hi},{},,,,",
+                field(&name),
+                field(vname),
+                field(metric),
+                num(mean),
+                xs.len()
+            );
+        }
+    }
+    out
+}
+
+fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn fmt(x: f64) -> String {
+    if x == x.trunc() && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else if x.abs() >= 100.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+/// `report.txt`: the header, then per variant each metric's median and
+/// range over the runs.
+pub fn report(run: &LabRun) -> String {
+    let mut s = header(run);
+    for (v, vname) in run.variants.iter().enumerate() {
+        let _ = writeln!(s, "\n{} / {vname}:", run.experiment);
+        let _ = writeln!(s, "  {:<40} {:>14} {:>24}", "metric", "median", "range over runs");
+        for metric in metric_names(run, v) {
+            let xs = values(run, v, metric);
+            let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let range = if xs.len() > 1 {
+                format!("{} .. {}", fmt(lo), fmt(hi))
+            } else {
+                "n/a (1 run)".into()
+            };
+            let _ = writeln!(s, "  {metric:<40} {:>14} {range:>24}", fmt(median(&xs)));
+        }
+    }
+    s
+}
+
+/// Writes the outputs as the set `out/lab-<experiment>/`; returns it.
+pub fn write(run: &LabRun, out: &Path) -> Result<(PathBuf, String), LabError> {
+    let text = report(run);
+    let mut set = Staging::begin(out, &super::out_name(run.experiment))?;
+    set.write("runs.csv", runs_csv(run).as_bytes())?;
+    set.write("summary.csv", summary_csv(run).as_bytes())?;
+    set.write("report.txt", text.as_bytes())?;
+    set.write("lab.txt", header(run).as_bytes())?;
+    for (name, bytes) in &run.files {
+        set.write(name, bytes)?;
+    }
+    Ok((set.commit()?, text))
+}

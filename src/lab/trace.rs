@@ -1,0 +1,250 @@
+//! Tracing in a private tracefs instance, and the trace text parser.
+//!
+//! The instance is `/sys/kernel/tracing/instances/fsmeta-<pid>-<n>`,
+//! recorded in the run's ledger before it is made and removed with the
+//! run's filesystem ([`super::host::Fs`]'s drop). Its clock is `mono`
+//! (nanoseconds, one clock for all CPUs; the `trace` file prints
+//! microseconds). Phases are separated by `trace_marker` writes.
+
+use super::LabError;
+use super::host::{Fs, TRACEFS, check_interrupt};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+/// One event to trace: `system/event`, an optional filter, and whether a
+/// kernel stack is recorded with each hit (the `stacktrace` trigger, with
+/// the same filter).
+#[derive(Debug, Clone)]
+pub struct EventSpec {
+    /// `system/event`, e.g. `xfs/xfs_trans_alloc`.
+    pub event: &'static str,
+    /// A tracefs filter expression, e.g. `dev == 7340035`.
+    pub filter: Option<String>,
+    /// Record the kernel stack of each hit.
+    pub stack: bool,
+}
+
+/// A private tracefs instance.
+#[derive(Debug)]
+pub struct Instance {
+    dir: PathBuf,
+    events: Vec<EventSpec>,
+}
+
+fn write(path: &Path, text: &str) -> Result<(), LabError> {
+    fs::write(path, text).map_err(|e| LabError::step(format!("write `{text}` to {}", path.display()), e))
+}
+
+impl Instance {
+    /// Makes the instance (recorded in `fs`'s ledger first), sets its
+    /// clock and buffer, and enables `events`; tracing starts at once.
+    pub fn create(fs: &mut Fs, events: &[EventSpec], buffer_kb: u64) -> Result<Instance, LabError> {
+        check_interrupt()?;
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = Path::new(TRACEFS).join(format!("instances/fsmeta-{}-{n}", std::process::id()));
+        fs.record_instance(&dir)?;
+        fs::create_dir(&dir).map_err(|e| LabError::step(format!("mkdir {}", dir.display()), e))?;
+        let me = Instance {
+            dir,
+            events: events.to_vec(),
+        };
+        write(&me.dir.join("tracing_on"), "0")?;
+        write(&me.dir.join("trace_clock"), "mono")?;
+        write(&me.dir.join("buffer_size_kb"), &buffer_kb.to_string())?;
+        for e in events {
+            let ev = me.dir.join("events").join(e.event);
+            if !ev.is_dir() {
+                return Err(LabError::Missing {
+                    what: format!("the tracepoint {} in the running kernel", e.event),
+                    hint: None,
+                });
+            }
+            if let Some(f) = &e.filter {
+                write(&ev.join("filter"), f)?;
+            }
+            if e.stack {
+                let trig = match &e.filter {
+                    Some(f) => format!("stacktrace if {f}"),
+                    None => "stacktrace".to_string(),
+                };
+                write(&ev.join("trigger"), &trig)?;
+            }
+            write(&ev.join("enable"), "1")?;
+        }
+        write(&me.dir.join("tracing_on"), "1")?;
+        Ok(me)
+    }
+
+    /// Writes `fsmeta:TEXT` into the trace (a phase boundary).
+    pub fn mark(&self, text: &str) -> Result<(), LabError> {
+        write(&self.dir.join("trace_marker"), &format!("fsmeta:{text}"))
+    }
+
+    /// What the events of this instance are, for `lab.txt`.
+    pub fn describe(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .map(|e| {
+                format!(
+                    "traced {}{}{}",
+                    e.event,
+                    e.filter.as_ref().map(|f| format!(" if {f}")).unwrap_or_default(),
+                    if e.stack { " (with kernel stacks)" } else { "" }
+                )
+            })
+            .collect()
+    }
+
+    /// Stops tracing and returns the trace text; a trace that lost events
+    /// (a full buffer) is a failed step.
+    pub fn finish(&self) -> Result<String, LabError> {
+        write(&self.dir.join("tracing_on"), "0")?;
+        let text = fs::read_to_string(self.dir.join("trace")).map_err(|e| LabError::step("read the trace", e))?;
+        let cpus = fs::read_dir(self.dir.join("per_cpu")).map_err(|e| LabError::step("read per_cpu", e))?;
+        for c in cpus.flatten() {
+            let stats = fs::read_to_string(c.path().join("stats")).unwrap_or_default();
+            let lost = ["overrun:", "dropped events:"]
+                .iter()
+                .filter_map(|k| stats.lines().find_map(|l| l.strip_prefix(k)))
+                .filter_map(|v| v.trim().parse::<u64>().ok())
+                .sum::<u64>();
+            if lost > 0 {
+                return Err(LabError::step(
+                    "trace",
+                    format!("{lost} events lost on {}: run fewer operations", c.file_name().to_string_lossy()),
+                ));
+            }
+        }
+        Ok(text)
+    }
+}
+
+/// One record of a trace: who, where, when, which event, its text, and
+/// the kernel stack recorded with it (innermost first, without the
+/// tracing frames).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// The task's name.
+    pub task: String,
+    /// Its pid.
+    pub pid: u32,
+    /// The CPU.
+    pub cpu: u32,
+    /// The time, in ns (the trace prints microseconds).
+    pub ts_ns: u64,
+    /// The event's name (`tracing_mark_write` for markers).
+    pub event: String,
+    /// The event's text.
+    pub body: String,
+    /// Stack frames (function names without offsets), innermost first.
+    pub stack: Vec<String>,
+}
+
+fn parse_ts(s: &str) -> Option<u64> {
+    let (sec, frac) = s.split_once('.')?;
+    let sec: u64 = sec.parse().ok()?;
+    let digits = frac.len().min(9);
+    let f: u64 = frac[..digits].parse().ok()?;
+    Some(sec * 1_000_000_000 + f * 10u64.pow(9 - digits as u32))
+}
+
+/// Parses the head of one trace line: `TASK-PID [CPU] FLAGS TS: EVENT: BODY`.
+pub fn parse_line(line: &str) -> Option<Record> {
+    // The CPU field `[NNN]` is the first bracketed number after the task.
+    let open = line.find(" [")?;
+    let close = open + line[open..].find(']')?;
+    let cpu: u32 = line[open + 2..close].trim().parse().ok()?;
+    let (task, pid) = line[..open].trim().rsplit_once('-')?;
+    let pid: u32 = pid.parse().ok()?;
+    let rest = line[close + 1..].trim_start();
+    let mut it = rest.splitn(2, ' ');
+    let first = it.next()?;
+    // Flags (`.....`) are printed unless the irq-info option is off.
+    let rest = if first.ends_with(':') { rest } else { it.next()?.trim_start() };
+    let (ts, rest) = rest.split_once(": ")?;
+    let ts_ns = parse_ts(ts)?;
+    let (event, body) = match rest.split_once(": ") {
+        Some((e, b)) => (e, b),
+        None => (rest.trim_end_matches(':'), ""),
+    };
+    Some(Record {
+        task: task.to_string(),
+        pid,
+        cpu,
+        ts_ns,
+        event: event.to_string(),
+        body: body.to_string(),
+        stack: Vec::new(),
+    })
+}
+
+/// Parses a whole trace: comment lines skipped, each `<stack trace>`
+/// record's frames attached to the task's previous record.
+pub fn parse(text: &str) -> Vec<Record> {
+    let mut out: Vec<Record> = Vec::new();
+    let mut stack_of: Option<usize> = None;
+    for line in text.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        if let Some(frame) = line.trim_start().strip_prefix("=> ") {
+            if let Some(i) = stack_of {
+                let name = frame.split(['+', ' ']).next().unwrap_or(frame);
+                if !name.starts_with("trace_event_raw_event") && !name.starts_with("trace_") {
+                    out[i].stack.push(name.to_string());
+                }
+            }
+            continue;
+        }
+        let Some(r) = parse_line(line) else {
+            stack_of = None;
+            continue;
+        };
+        if r.event == "<stack trace>" {
+            stack_of = out.iter().rposition(|p| p.pid == r.pid);
+            continue;
+        }
+        stack_of = None;
+        out.push(r);
+    }
+    out
+}
+
+/// The token after `key ` in an event's text (`dev 7:3 trans ...`).
+pub fn field<'a>(body: &'a str, key: &str) -> Option<&'a str> {
+    let mut it = body.split_whitespace();
+    while let Some(t) = it.next() {
+        if t == key {
+            return it.next();
+        }
+    }
+    None
+}
+
+/// A number printed in decimal or `0x` hex.
+pub fn number(s: &str) -> Option<u64> {
+    match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
+/// The phase each record falls in: the text of the last `fsmeta:PHASE`
+/// marker before it (`None` before the first).
+pub fn phases(records: &[Record]) -> Vec<Option<String>> {
+    let mut cur = None;
+    records
+        .iter()
+        .map(|r| {
+            if r.event == "tracing_mark_write"
+                && let Some(p) = r.body.trim().strip_prefix("fsmeta:")
+            {
+                cur = Some(p.to_string());
+            }
+            cur.clone()
+        })
+        .collect()
+}

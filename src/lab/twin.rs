@@ -1,0 +1,231 @@
+//! A lab run beside its simulated twin: both output folders are read back
+//! (`summary.csv` for means, `runs.csv` for the live ranges, `lab.txt` for
+//! the setup) and joined on (variant, metric).
+
+use super::LabError;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// One output folder read back.
+#[derive(Debug, Clone, Default)]
+pub struct Outputs {
+    /// The folder.
+    pub dir: PathBuf,
+    /// (variant, metric) -> (mean, n), in the file's order of variants.
+    pub means: BTreeMap<(String, String), (f64, usize)>,
+    /// Variant names in first-seen order.
+    pub variants: Vec<String>,
+    /// (variant, metric) -> every run's value (from runs.csv).
+    pub values: BTreeMap<(String, String), Vec<f64>>,
+    /// `lab.txt`, for a lab run.
+    pub lab_txt: Option<String>,
+}
+
+fn bad(path: &Path, what: impl std::fmt::Display) -> LabError {
+    LabError::Param(format!("{}: {what}", path.display()))
+}
+
+/// The largest summary or runs file read back, bytes.
+const MAX_CSV_BYTES: u64 = 256 << 20;
+
+fn read_csv(path: &Path) -> Result<csv::Reader<std::fs::File>, LabError> {
+    let meta = std::fs::metadata(path).map_err(|e| bad(path, e))?;
+    if !meta.is_file() || meta.len() > MAX_CSV_BYTES {
+        return Err(bad(path, format!("not a regular file of at most {MAX_CSV_BYTES} bytes")));
+    }
+    csv::Reader::from_path(path).map_err(|e| bad(path, e))
+}
+
+fn column(headers: &csv::StringRecord, path: &Path, name: &str) -> Result<usize, LabError> {
+    headers
+        .iter()
+        .position(|h| h == name)
+        .ok_or_else(|| bad(path, format!("no `{name}` column: not an fsmeta output")))
+}
+
+impl Outputs {
+    /// Reads `dir/summary.csv` (required), `dir/runs.csv` and
+    /// `dir/lab.txt` (if there). A swept scenario (columns between
+    /// `variant` and `metric`) is refused: twins have one point.
+    pub fn read(dir: &Path) -> Result<Outputs, LabError> {
+        let mut o = Outputs {
+            dir: dir.to_path_buf(),
+            ..Outputs::default()
+        };
+        let sp = dir.join("summary.csv");
+        let mut r = read_csv(&sp)?;
+        let h = r.headers().map_err(|e| bad(&sp, e))?.clone();
+        let (v, m, mean, n) = (
+            column(&h, &sp, "variant")?,
+            column(&h, &sp, "metric")?,
+            column(&h, &sp, "mean")?,
+            column(&h, &sp, "n")?,
+        );
+        if m != v + 1 {
+            return Err(bad(&sp, "a swept scenario: a lab twin has one point"));
+        }
+        for (i, rec) in r.records().enumerate() {
+            let rec = rec.map_err(|e| bad(&sp, e))?;
+            let get = |c: usize| rec.get(c).unwrap_or("");
+            let x: f64 = get(mean)
+                .parse()
+                .map_err(|_| bad(&sp, format!("row {}: mean `{}` is not a number", i + 2, super::short(get(mean)))))?;
+            let k: usize = get(n).parse().map_err(|_| bad(&sp, format!("row {}: n is not a count", i + 2)))?;
+            let variant = get(v).to_string();
+            if !o.variants.contains(&variant) {
+                o.variants.push(variant.clone());
+            }
+            o.means.insert((variant, get(m).to_string()), (x, k));
+        }
+        let rp = dir.join("runs.csv");
+        if rp.exists() {
+            let mut r = read_csv(&rp)?;
+            let h = r.headers().map_err(|e| bad(&rp, e))?.clone();
+            let v = column(&h, &rp, "variant")?;
+            let first = column(&h, &rp, "seed")? + 1;
+            for rec in r.records() {
+                let rec = rec.map_err(|e| bad(&rp, e))?;
+                let variant = rec.get(v).unwrap_or("").to_string();
+                for (c, name) in h.iter().enumerate().skip(first) {
+                    if let Some(x) = rec.get(c).and_then(|t| t.parse::<f64>().ok()) {
+                        o.values.entry((variant.clone(), name.to_string())).or_default().push(x);
+                    }
+                }
+            }
+        }
+        o.lab_txt = std::fs::read_to_string(dir.join("lab.txt")).ok();
+        Ok(o)
+    }
+}
+
+/// One metric of one variant on both sides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// The variant (the twin's name).
+    pub variant: String,
+    /// The metric.
+    pub metric: String,
+    /// The live median over runs, its lowest and highest run, and runs.
+    pub live: (f64, f64, f64, usize),
+    /// The twin's mean.
+    pub twin: f64,
+}
+
+impl Row {
+    /// (twin - live median) / live median, in percent (`None` for a live 0).
+    pub fn diff_pct(&self) -> Option<f64> {
+        (self.live.0 != 0.0).then(|| (self.twin - self.live.0) / self.live.0.abs() * 100.0)
+    }
+
+    /// True when the twin's value lies within the live runs' range (or
+    /// equals the single live value to 1e-9).
+    pub fn within_range(&self) -> bool {
+        let eps = 1e-9 * self.live.0.abs().max(1.0);
+        self.twin >= self.live.1 - eps && self.twin <= self.live.2 + eps
+    }
+}
+
+fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// The metrics both sides report, joined on (variant, metric); when each
+/// side has exactly one variant, their names need not agree.
+pub fn join(live: &Outputs, twin: &Outputs) -> Vec<Row> {
+    let one = live.variants.len() == 1 && twin.variants.len() == 1;
+    let mut rows = Vec::new();
+    for ((v, m), (mean, n)) in &live.means {
+        let tv = if one { twin.variants[0].clone() } else { v.clone() };
+        let Some((t, _)) = twin.means.get(&(tv, m.clone())) else {
+            continue;
+        };
+        let vals = live.values.get(&(v.clone(), m.clone())).cloned().unwrap_or_else(|| vec![*mean]);
+        let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        rows.push(Row {
+            variant: v.clone(),
+            metric: m.clone(),
+            live: (median(&vals), lo, hi, vals.len().max(*n)),
+            twin: *t,
+        });
+    }
+    let order = |v: &str| live.variants.iter().position(|x| x == v).unwrap_or(usize::MAX);
+    rows.sort_by(|a, b| order(&a.variant).cmp(&order(&b.variant)).then(a.metric.cmp(&b.metric)));
+    rows
+}
+
+/// A number for a table: whole numbers plain, others to 4 significant
+/// digits.
+pub fn num(x: f64) -> String {
+    if !x.is_finite() {
+        return "n/a".into();
+    }
+    if x == x.trunc() && x.abs() < 1e15 {
+        return format!("{x:.0}");
+    }
+    let digits = (3 - x.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    format!("{x:.digits$}")
+}
+
+/// The rows as a text table (what `fsmeta compare LABDIR SIMDIR` prints).
+pub fn text_table(live: &Outputs, twin: &Outputs, rows: &[Row]) -> String {
+    let mut s = format!("{} (live kernel) vs {} (simulated twin)\n", live.dir.display(), twin.dir.display());
+    let _ = writeln!(
+        s,
+        "{:<12} {:<34} {:>22} {:>12} {:>9}",
+        "variant", "metric", "live median [range]", "twin", "diff"
+    );
+    for r in rows {
+        let range = if r.live.3 > 1 {
+            format!("{} [{}, {}]", num(r.live.0), num(r.live.1), num(r.live.2))
+        } else {
+            num(r.live.0)
+        };
+        let diff = r.diff_pct().map_or("n/a".into(), |d| format!("{d:+.1}%"));
+        let _ = writeln!(
+            s,
+            "{:<12} {:<34} {:>22} {:>12} {:>9}",
+            r.variant,
+            r.metric,
+            range,
+            num(r.twin),
+            diff
+        );
+    }
+    if rows.is_empty() {
+        s.push_str("(no metric in common)\n");
+    }
+    s
+}
+
+/// A Markdown table of the rows.
+pub fn markdown_table(rows: &[Row]) -> String {
+    let mut s = String::from(
+        "| variant | metric | live median | live range (runs) | twin | twin - live |\n| --- | --- | --- | --- | --- | --- |\n",
+    );
+    for r in rows {
+        let range = if r.live.3 > 1 {
+            format!("{} .. {} ({})", num(r.live.1), num(r.live.2), r.live.3)
+        } else {
+            "1 run".into()
+        };
+        let diff = r.diff_pct().map_or("n/a".into(), |d| format!("{d:+.1}%"));
+        let mark = if r.within_range() { "" } else { " **differs**" };
+        let _ = writeln!(
+            s,
+            "| {} | `{}` | {} | {range} | {} | {diff}{mark} |",
+            r.variant,
+            r.metric,
+            num(r.live.0),
+            num(r.twin)
+        );
+    }
+    s
+}

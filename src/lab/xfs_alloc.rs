@@ -1,0 +1,264 @@
+//! `xfs-alloc`: by-size allocations in an AG shaped to K one-block free
+//! extents, on the live kernel (the recipe of `shared/reference/lab.md`).
+//!
+//! A 2-AG XFS (`-d agcount=2 -m reflink=0,finobt=0`); a few hundred empty
+//! files made while AG 0 has room; the reserve pool set to 0; the
+//! filesystem filled with `fallocate` until ENOSPC; in the filler's
+//! blocks that lie in AG 1 (found with FIEMAP), every other block punched
+//! out for K blocks: AG 1 then holds K one-block free extents. After a
+//! `syncfs` (so the freed extents are no longer busy) the image is
+//! unmounted and `xfs_db -r -c 'freesp -s -a 1'` saved (the twin reads the
+//! very same free space), then each call is `fallocate(16 KiB)` on one of
+//! the empty files: AG 0 is full, so the first extent comes from AG 1
+//! through `xfs_alloc_ag_vextent_size` with maxlen 4.
+//!
+//! Per call, from the events of one task: buffer reads are the
+//! `xfs_trans_read_buf` events of btree blocks (more than one sector;
+//! the AGF and AGFL reads, one sector each, are `header_reads`) between
+//! the last `xfs_alloc_read_agf` and `xfs_alloc_size_done`, the time is
+//! between those two events, and the chosen extent is
+//! `xfs_alloc_size_done`'s `len`.
+
+use super::host::{self, Fs, FsType, Host, check_interrupt};
+use super::trace::{self, EventSpec, Instance};
+use super::{Experiment, LabError, Metrics, Params, Trial};
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd as _;
+
+/// The experiment.
+pub const EXPERIMENT: Experiment = Experiment {
+    name: "xfs-alloc",
+    about: "by-size allocation (maxlen 4) in an AG of K one-block free extents: buffer reads, chosen extent, time",
+    params: &[("extents", 10_000, 100, 2_000_000), ("calls", 19, 1, 1000)],
+    run,
+    notes: NOTES,
+};
+
+/// Where the live kernel and the twin differ (docs/lab.md).
+pub const NOTES: &str = "TODO";
+
+const BLOCK: u64 = 4096;
+
+fn fallocate(f: &File, mode: i32, off: u64, len: u64) -> std::io::Result<()> {
+    // SAFETY: plain syscall on an open descriptor.
+    let r = unsafe { libc::fallocate(f.as_raw_fd(), mode, off as libc::off_t, len as libc::off_t) };
+    if r == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+}
+
+/// Fills the filesystem from `file` until ENOSPC, in halving chunks.
+fn fill(f: &File) -> Result<u64, LabError> {
+    let (mut off, mut chunk) = (0u64, 1u64 << 34);
+    while chunk >= BLOCK {
+        check_interrupt()?;
+        match fallocate(f, 0, off, chunk) {
+            Ok(()) => off += chunk,
+            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => chunk /= 2,
+            Err(e) => return Err(LabError::step("fill with fallocate", e)),
+        }
+    }
+    Ok(off)
+}
+
+/// The file's extents (logical byte, physical byte, length bytes), by
+/// the FIEMAP ioctl (include/uapi/linux/fiemap.h).
+fn fiemap(f: &File) -> Result<Vec<(u64, u64, u64)>, LabError> {
+    const FS_IOC_FIEMAP: libc::c_ulong = 0xC020_660B;
+    const N: usize = 512;
+    let mut out = Vec::new();
+    let mut start = 0u64;
+    loop {
+        // struct fiemap: 32-byte header then N 56-byte extents, as u64s.
+        let mut buf = vec![0u64; 4 + N * 7];
+        buf[0] = start;
+        buf[1] = u64::MAX - start;
+        buf[3] = N as u64; // fm_extent_count = N (low half), fm_reserved = 0
+        // SAFETY: buf is a writable, 8-aligned fiemap with room for N extents.
+        if unsafe { libc::ioctl(f.as_raw_fd(), FS_IOC_FIEMAP, buf.as_mut_ptr()) } != 0 {
+            return Err(LabError::step("FIEMAP", std::io::Error::last_os_error()));
+        }
+        let mapped = (buf[2] >> 32) as usize;
+        let mut last = false;
+        let before = start;
+        for e in 0..mapped.min(N) {
+            let x = &buf[4 + e * 7..4 + e * 7 + 7];
+            out.push((x[0], x[1], x[2]));
+            let flags = (x[5] & 0xffff_ffff) as u32;
+            last |= flags & 1 != 0; // FIEMAP_EXTENT_LAST
+            start = x[0] + x[2];
+        }
+        if mapped == 0 || last {
+            return Ok(out);
+        }
+        if start <= before || out.len() > 10_000_000 {
+            return Err(LabError::step("FIEMAP", "the extent map does not advance"));
+        }
+    }
+}
+
+fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
+    let (k, calls) = (p.get("extents"), p.get("calls"));
+    // AG 1 must hold 2K blocks of the filler; 300 MiB is mkfs.xfs's floor.
+    let ag_blocks = (2 * k + 16_384).max(300 << 20 >> 12 >> 1);
+    let size = 2 * ag_blocks * BLOCK;
+    let sz = format!("agcount=2,size={size}");
+    let mut fs = Fs::create(host, FsType::Xfs, size, &["-f", "-q", "-d", &sz, "-m", "reflink=0,finobt=0"], "")?;
+    let base = fs.base()?;
+    std::fs::create_dir(base.join("e")).map_err(|e| LabError::step("mkdir e", e))?;
+    host::create_files(&base.join("e"), "f", calls)?;
+    let mnt = fs.mount_point()?.to_string_lossy().into_owned();
+    host::cmd("set the reserve pool to 0", "xfs_io", &["-x", "-c", "resblks 0", &mnt])?;
+    let filler = OpenOptions::new()
+        .create_new(true)
+        .write(true)
+        .open(fs.base()?.join("filler"))
+        .map_err(|e| LabError::step("create the filler", e))?;
+    fill(&filler)?;
+    let agblocks = geometry(&mnt)?;
+    let ag1: Vec<(u64, u64, u64)> = fiemap(&filler)?
+        .into_iter()
+        .filter(|&(_, phys, _)| phys / BLOCK / agblocks == 1)
+        .collect();
+    let mut punched = 0;
+    'outer: for (logical, _, len) in ag1 {
+        let mut off = logical;
+        while off + 2 * BLOCK <= logical + len {
+            if punched == k {
+                break 'outer;
+            }
+            if punched % 1024 == 0 {
+                check_interrupt()?;
+            }
+            fallocate(&filler, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, off, BLOCK)
+                .map_err(|e| LabError::step("punch a hole", e))?;
+            punched += 1;
+            off += 2 * BLOCK;
+        }
+    }
+    if punched < k {
+        return Err(LabError::step("shape AG 1", format!("only {punched} of {k} holes fit in AG 1")));
+    }
+    drop(filler);
+    host::syncfs(&fs.base()?)?;
+    fs.unmount()?;
+    let img = fs.image().to_string_lossy().into_owned();
+    let freesp = host::cmd("read AG 1's free space", "xfs_db", &["-r", "-c", "freesp -s -a 1", &img])?;
+    fs.mount("")?;
+    let (_, dev) = fs.dev()?;
+    let filter = Some(format!("dev == {dev}"));
+    let ev = |event| EventSpec {
+        event,
+        filter: filter.clone(),
+        stack: false,
+    };
+    let events = [
+        ev("xfs/xfs_alloc_read_agf"),
+        ev("xfs/xfs_trans_read_buf"),
+        ev("xfs/xfs_alloc_size_done"),
+    ];
+    let tr = Instance::create(&mut fs, &events, 16384)?;
+    for i in 1..=calls {
+        let f = OpenOptions::new()
+            .write(true)
+            .open(fs.base()?.join(format!("e/f{i}")))
+            .map_err(|e| LabError::step("open an empty file", e))?;
+        fallocate(&f, 0, 0, 4 * BLOCK).map_err(|e| LabError::step("allocate 16 KiB", e))?;
+    }
+    let text = tr.finish()?;
+    let mut setup = fs.setup.clone();
+    setup.extend(tr.describe());
+    setup.push(format!(
+        "AG 1 ({agblocks} blocks) shaped to {k} one-block free extents (FALLOC_FL_PUNCH_HOLE every other filler block), syncfs, then {calls} x fallocate(16 KiB) on new empty files (maxlen 4)"
+    ));
+    let mut m = analyse(&text)?;
+    m.insert("freesp_extents".into(), freesp_extents(&freesp) as f64);
+    Ok(Trial {
+        variants: vec![("le".into(), m)],
+        setup,
+        files: [
+            vec![("ag1.freesp".to_string(), freesp.into_bytes())],
+            super::keep("trace.txt", text),
+        ]
+        .concat(),
+    })
+}
+
+/// `agblocks` from `xfs_info`-style geometry (`xfs_io -c statfs`).
+fn geometry(mnt: &str) -> Result<u64, LabError> {
+    let out = host::cmd("read the geometry", "xfs_io", &["-c", "statfs", mnt])?;
+    out.lines()
+        .find_map(|l| l.trim().strip_prefix("geom.agblocks = "))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| LabError::step("read the geometry", "no geom.agblocks line"))
+}
+
+/// The extents total of `xfs_db freesp -s` text (its `total free
+/// extents N` line), 0 if absent.
+pub fn freesp_extents(text: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("total free extents "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Per-call figures from the trace: `buffer_reads`, `alloc_us`,
+/// `alloc_us_p50`, `alloc_len` (means over calls, the twin's names),
+/// `calls`, and the lab's `alloc_us_min` / `alloc_us_max`.
+pub fn analyse(text: &str) -> Result<Metrics, LabError> {
+    let recs = trace::parse(text);
+    let mut open: std::collections::BTreeMap<u32, (u64, u64, u64)> = Default::default();
+    let mut calls: Vec<(f64, f64, f64, f64)> = Vec::new(); // (btree reads, us, len, header reads)
+    for r in &recs {
+        match r.event.as_str() {
+            "xfs_alloc_read_agf" => {
+                open.insert(r.pid, (r.ts_ns, 0, 0));
+            }
+            "xfs_trans_read_buf" => {
+                // AG headers (AGF, AGFL) are one sector; btree blocks are
+                // a filesystem block.
+                let sectors = trace::field(&r.body, "bbcount").and_then(trace::number).unwrap_or(0);
+                if let Some(o) = open.get_mut(&r.pid) {
+                    if sectors > 1 {
+                        o.1 += 1;
+                    } else {
+                        o.2 += 1;
+                    }
+                }
+            }
+            "xfs_alloc_size_done" => {
+                if let Some((t0, reads, headers)) = open.remove(&r.pid) {
+                    let len = trace::field(&r.body, "len").and_then(trace::number).unwrap_or(0);
+                    calls.push((reads as f64, (r.ts_ns - t0) as f64 / 1e3, len as f64, headers as f64));
+                }
+            }
+            _ => {}
+        }
+    }
+    if calls.is_empty() {
+        return Err(LabError::step("trace", "no xfs_alloc_size_done after an xfs_alloc_read_agf"));
+    }
+    let n = calls.len() as f64;
+    let mut us: Vec<f64> = calls.iter().map(|c| c.1).collect();
+    us.sort_by(f64::total_cmp);
+    let mut m = Metrics::new();
+    m.insert("calls".into(), n);
+    m.insert("buffer_reads".into(), calls.iter().map(|c| c.0).sum::<f64>() / n);
+    m.insert("alloc_us".into(), us.iter().sum::<f64>() / n);
+    m.insert("alloc_us_p50".into(), us[us.len() / 2]);
+    m.insert("alloc_us_min".into(), us[0]);
+    m.insert("alloc_us_max".into(), us[us.len() - 1]);
+    m.insert("alloc_len".into(), calls.iter().map(|c| c.2).sum::<f64>() / n);
+    m.insert("header_reads".into(), calls.iter().map(|c| c.3).sum::<f64>() / n);
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn freesp_totals_are_read() {
+        let t = "   from      to extents  blocks    pct\n      1       1   10000   10000 100.00\ntotal free extents 10000\ntotal free blocks 10000\naverage free extent size 1\n";
+        assert_eq!(freesp_extents(t), 10000);
+        assert_eq!(freesp_extents("nothing"), 0);
+    }
+}

@@ -1,0 +1,100 @@
+//! Parsers on saved real outputs (tests/lab/data): Linux 6.18, xfsprogs
+//! 6.1, btrfs-progs 6.2, on the project's machine kind. The expected
+//! figures were counted from the same files with grep, independently of
+//! the parsers (e.g. `grep -A3 'delayed_item: [0-9]* release' FILE | grep
+//! -c '=> btrfs_delete_delayed_items'` gives 508).
+
+use fsmeta::lab::{btrfs_delayed, btrfs_layout, dumptree::Tree, trace, xfs_alloc, xfs_handles};
+
+fn data(name: &str) -> String {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lab/data").join(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn the_btrfs_delayed_trace_gives_the_batches_of_case_3s_script() {
+    let text = data("btrfs-delayed-1000.trace.txt");
+    let m = btrfs_delayed::analyse(&text, "27687bd2-84f2-44eb-bab2-c0951f5d7cb0", 16384).expect("analyse");
+    assert_eq!(m["batches"], 508.0);
+    assert_eq!(m["insert_batches"], 8.0);
+    assert_eq!(m["killed_at_evict"], 0.0);
+    assert_eq!(m["releases_unclassified"], 0.0);
+    assert_eq!(m["phase.script.batches"], 508.0);
+    let by_phase: f64 = ["unlink", "sync", "rm_fr"].iter().map(|p| m[&format!("phase.{p}.batches")]).sum();
+    assert_eq!(by_phase, 508.0, "every deletion batch falls in a phase after the creates");
+    // 1000 files' DIR_INDEX deletions and testdir's own in the root
+    // (rmdir), 256 KiB each; nothing was killed.
+    assert_eq!(m["items_released"], 1001.0);
+}
+
+#[test]
+fn a_trace_of_another_filesystem_counts_nothing() {
+    let text = data("btrfs-delayed-1000.trace.txt");
+    let m = btrfs_delayed::analyse(&text, "00000000-0000-0000-0000-000000000000", 16384).expect("analyse");
+    assert_eq!(m["batches"], 0.0);
+}
+
+#[test]
+fn trace_lines_are_split_into_task_pid_cpu_time_event_and_body() {
+    let r = trace::parse_line(
+        "    kworker/u8:1-32      [001] .....   822.974229: btrfs_space_reservation: 2768: delayed_item: 257 release 262144",
+    )
+    .expect("a record");
+    assert_eq!((r.task.as_str(), r.pid, r.cpu), ("kworker/u8:1", 32, 1));
+    assert_eq!(r.ts_ns, 822_974_229_000);
+    assert_eq!(r.event, "btrfs_space_reservation");
+    assert_eq!(r.body, "2768: delayed_item: 257 release 262144");
+    // A task name with a dash and blanks keeps them; the pid is the last part.
+    let r = trace::parse_line(" my-tool x-7 [000] ...1. 1.000001: tracing_mark_write: fsmeta:sync").expect("a record");
+    assert_eq!((r.task.as_str(), r.pid), ("my-tool x", 7));
+    assert_eq!(trace::parse_line("# tracer: nop"), None);
+    assert_eq!(trace::parse_line("garbage [x] 1: a: b"), None);
+}
+
+#[test]
+fn the_xfs_handles_trace_gives_the_handles_of_each_operation() {
+    let v = xfs_handles::analyse(&data("xfs-handles-1000.trace.txt"), 1000.0);
+    let get = |variant: &str, metric: &str| {
+        v.iter()
+            .find(|(n, _)| n == variant)
+            .and_then(|(_, m)| m.get(metric).copied())
+            .unwrap_or(f64::NAN)
+    };
+    // 1000 creates: 1000 xfs_trans_alloc_icreate, 15 chunk rolls.
+    assert_eq!(get("create", "caller.xfs_trans_alloc_icreate"), 1.0);
+    assert_eq!(get("create", "xfs_trans.incs_per_op"), 1.015);
+    for c in ["xfs_trans_alloc_dir", "xfs_attr_inactive", "xfs_inactive_ifree"] {
+        assert_eq!(get("unlink", &format!("caller.{c}")), 1.0, "{c}");
+    }
+    assert_eq!(get("link", "xfs_trans.incs_per_op"), 1.0);
+    let names: Vec<&str> = v.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["create", "unlink", "mkdir", "rmdir", "link", "rename"]);
+}
+
+#[test]
+fn the_xfs_alloc_trace_gives_four_btree_reads_per_call() {
+    let m = xfs_alloc::analyse(&data("xfs-alloc-10000.trace.txt")).expect("analyse");
+    assert_eq!(m["calls"], 19.0);
+    assert_eq!(m["buffer_reads"], 4.0, "two levels of the by-size and the by-block trees");
+    assert_eq!(m["header_reads"], 2.0, "AGF and AGFL");
+    assert_eq!(m["alloc_len"], 1.0);
+    assert!(xfs_alloc::analyse("# tracer: nop\n").is_err(), "a trace without calls is refused");
+}
+
+#[test]
+fn the_saved_dump_tree_has_24_leaves_of_height_2() {
+    let t = Tree::parse(&data("btrfs-1000-files.dump-tree.txt")).expect("parse");
+    let m = btrfs_layout::metrics(&t);
+    assert_eq!(m["leaves"], 24.0);
+    assert_eq!(m["tree_height"], 2.0);
+    assert_eq!(m["items.DIR_INDEX"], 1001.0, "1000 files and testdir's entry in the root");
+    assert_eq!(m["items.INODE_ITEM"], 1002.0);
+    assert_eq!(m["dir_index_leaves"], 5.0);
+}
+
+#[test]
+fn a_dump_cut_anywhere_inside_a_leaf_is_refused() {
+    let text = data("btrfs-1000-files.dump-tree.txt");
+    let cut = text.find("\titem 100 key").expect("an item 100");
+    assert!(Tree::parse(&text[..cut]).is_err());
+}
