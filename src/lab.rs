@@ -160,8 +160,11 @@ pub struct Trial {
 /// What an experiment produced over all its runs.
 #[derive(Debug, Clone)]
 pub struct LabRun {
-    /// The experiment's name (the twin is `scenarios/lab/NAME.toml`).
+    /// The experiment's name.
     pub experiment: &'static str,
+    /// Its twin's name (`scenarios/lab/TWIN.toml`; the outputs go to
+    /// `OUT/lab-TWIN/`).
+    pub twin: String,
     /// Variant names, in order.
     pub variants: Vec<String>,
     /// `runs[v][r]`: variant v's metrics in run r.
@@ -190,6 +193,9 @@ pub struct Experiment {
     /// Where the live kernel and the twin differ, and why (for
     /// `docs/lab.md`).
     pub notes: &'static str,
+    /// A parameter whose non-default value names another twin:
+    /// `NAME-VALUE` (e.g. `xfs-alloc-100000` for `-p extents=100000`).
+    pub twin_param: Option<&'static str>,
 }
 
 /// Every experiment, by name.
@@ -222,6 +228,7 @@ pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
     let start = std::time::Instant::now();
     let mut out = LabRun {
         experiment: e.name,
+        twin: twin_name(e, &params),
         variants: Vec::new(),
         runs: Vec::new(),
         setup: Vec::new(),
@@ -249,9 +256,18 @@ pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
     Ok(out)
 }
 
-/// Where a lab run's outputs go: `OUT/lab-<experiment>/`.
-pub fn out_name(experiment: &str) -> String {
-    format!("lab-{experiment}")
+/// Where a lab run's outputs go: `OUT/lab-<twin>/`.
+pub fn out_name(twin: &str) -> String {
+    format!("lab-{twin}")
+}
+
+/// The twin of experiment `e` run with `params`: its name, or
+/// `NAME-VALUE` when its [`Experiment::twin_param`] is not the default.
+pub fn twin_name(e: &Experiment, params: &Params) -> String {
+    match e.twin_param.and_then(|p| e.params.iter().find(|d| d.0 == p)) {
+        Some(&(p, default, _, _)) if params.get(p) != default => format!("{}-{}", e.name, params.get(p)),
+        _ => e.name.to_string(),
+    }
 }
 
 /// The twin scenario of an experiment, relative to the repository.
@@ -294,7 +310,8 @@ outside the live runs' range.\n",
     );
     for (e, live, twin) in entries {
         let rows = twin::join(live, twin);
-        let _ = writeln!(s, "\n## `{}`: {}\n", e.name, e.about);
+        let name = twin.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let _ = writeln!(s, "\n## `{name}`: {}\n", e.about);
         if let Some(t) = &live.lab_txt {
             s.push_str("```\n");
             for l in t.lines().filter(|l| !l.starts_with("setup: traced")) {

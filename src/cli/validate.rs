@@ -77,14 +77,27 @@ pub fn validate_lab(dir: &Path, doc: Option<&Path>, jobs: usize, limits: Limits)
     let other = |m: String| CliError::Other(anyhow::anyhow!(m));
     let tmp = std::env::temp_dir().join(format!("fsmeta-validate-lab-{}", std::process::id()));
     let mut entries = Vec::new();
-    for e in lab::EXPERIMENTS {
-        let ldir = dir.join(lab::out_name(e.name));
-        if !ldir.is_dir() {
-            eprintln!("fsmeta: validate --lab: no {} (run `fsmeta lab {}`)", ldir.display(), e.name);
-            continue;
-        }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| other(format!("{}: {e}", dir.display())))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("lab-")) && p.is_dir())
+        .collect();
+    dirs.sort();
+    for ldir in dirs {
         let live = Outputs::read(&ldir)?;
-        let study = Study::load(&lab::twin_path(e.name), &limits.options(jobs))?;
+        let field = |k: &str| {
+            live.lab_txt
+                .as_deref()
+                .and_then(|t| t.lines().find_map(|l| l.strip_prefix(k)).map(str::trim))
+                .map(str::to_string)
+        };
+        let (Some(exp), Some(twin_path)) = (field("experiment:"), field("twin:")) else {
+            eprintln!("fsmeta: validate --lab: {} has no lab.txt naming its experiment and twin", ldir.display());
+            continue;
+        };
+        let e = lab::find(&exp)?;
+        let study = Study::load(Path::new(&twin_path), &limits.options(jobs))?;
         let results = study.run(jobs, &|| {})?;
         let outcome = study.write(&results, &tmp)?;
         let twin = Outputs::read(&outcome.dir)?;

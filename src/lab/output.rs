@@ -26,6 +26,7 @@ pub fn header(run: &LabRun) -> String {
         .unwrap_or_default();
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     let _ = writeln!(s, "experiment: {}", run.experiment);
+    let _ = writeln!(s, "twin: scenarios/lab/{}.toml", run.twin);
     let _ = writeln!(s, "fsmeta: {}", env!("CARGO_PKG_VERSION"));
     let _ = writeln!(s, "kernel: Linux {}", kernel.trim());
     let _ = writeln!(s, "cpu: {cpu} ({cpus} CPUs online)");
@@ -55,7 +56,7 @@ pub fn runs_csv(run: &LabRun) -> String {
         let _ = write!(out, ",{}", field(n));
     }
     out.push('\n');
-    let name = super::out_name(run.experiment);
+    let name = super::out_name(&run.twin);
     for (v, vname) in run.variants.iter().enumerate() {
         for (r, m) in run.runs[v].iter().enumerate() {
             let _ = write!(out, "{},{},{r},", field(&name), field(vname));
@@ -79,7 +80,7 @@ pub fn values(run: &LabRun, v: usize, metric: &str) -> Vec<f64> {
 pub fn summary_csv(run: &LabRun) -> String {
     let mut out =
         String::from("scenario,variant,metric,mean,stddev,ci95_lo,ci95_hi,n,diff_vs_first,diff_ci95_lo,diff_ci95_hi,ratio_vs_first\n");
-    let name = super::out_name(run.experiment);
+    let name = super::out_name(&run.twin);
     for (v, vname) in run.variants.iter().enumerate() {
         for metric in metric_names(run, v) {
             let xs = values(run, v, metric);
@@ -148,7 +149,7 @@ pub fn report(run: &LabRun) -> String {
 /// Writes the outputs as the set `out/lab-<experiment>/`; returns it.
 pub fn write(run: &LabRun, out: &Path) -> Result<(PathBuf, String), LabError> {
     let text = report(run);
-    let mut set = Staging::begin(out, &super::out_name(run.experiment))?;
+    let mut set = Staging::begin(out, &super::out_name(&run.twin))?;
     set.write("runs.csv", runs_csv(run).as_bytes())?;
     set.write("summary.csv", summary_csv(run).as_bytes())?;
     set.write("report.txt", text.as_bytes())?;
