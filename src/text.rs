@@ -1,27 +1,14 @@
 //! Small text helpers shared across layers (no dependencies on any).
 
-/// Levenshtein edit distance between two strings (by chars).
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, &cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
-/// The candidate closest to `word`, if it is close enough to be a likely
-/// misspelling (distance at most a third of the word, and at least 2).
+/// The candidate closest to `word` by Levenshtein distance (in chars,
+/// `strsim::levenshtein`), if it is close enough to be a likely
+/// misspelling (distance at most a third of the word, and at least 2);
+/// ties go to the candidate that sorts first.
 pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
     let limit = (word.chars().count() / 3).max(2);
     candidates
         .into_iter()
-        .map(|c| (edit_distance(word, c), c))
+        .map(|c| (strsim::levenshtein(word, c), c))
         .filter(|&(d, _)| d <= limit)
         .min()
         .map(|(_, c)| c.to_string())
@@ -108,6 +95,18 @@ pub fn plain(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn closest_takes_the_nearest_within_a_third_of_the_word() {
+        let words = ["threads", "files", "placement"];
+        assert_eq!(closest("thraeds", words).as_deref(), Some("threads"));
+        assert_eq!(closest("file", words).as_deref(), Some("files"));
+        // 3 edits from `placement`: more than a third of `plment` (6 chars), and than 2.
+        assert_eq!(closest("plment", words), None);
+        assert_eq!(closest("zzzzzzzz", words), None);
+        // A tie at distance 1 goes to the candidate that sorts first.
+        assert_eq!(closest("ab", ["ac", "aa"]).as_deref(), Some("aa"));
+    }
 
     #[test]
     fn serde_type_names_become_plain_words() {

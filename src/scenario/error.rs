@@ -47,7 +47,7 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
-pub use crate::text::{closest, edit_distance, suggestion_from_serde};
+pub use crate::text::{closest, suggestion_from_serde};
 
 #[cfg(test)]
 mod tests {
@@ -60,12 +60,5 @@ mod tests {
         let m = "unknown variant `percpus`, expected `atomic` or `percpu`";
         assert_eq!(suggestion_from_serde(m).map(|s| s.1), Some("percpu".into()));
         assert_eq!(suggestion_from_serde("unknown field `zzzzzzzz`, expected `a`"), None);
-    }
-
-    #[test]
-    fn edit_distance_counts_single_edits() {
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("same", "same"), 0);
     }
 }
