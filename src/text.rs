@@ -18,10 +18,16 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 /// `\u{..}` (an ESC must not reach a terminal), at most 80 characters
 /// (a longer text ends in `...`).
 pub fn quote_short(s: &str) -> String {
-    const MAX: usize = 80;
+    one_line(s, 80)
+}
+
+/// `s` as one clean line of at most `max` characters: control characters
+/// (line ends included) escaped as `\u{..}`, a longer text cut and ended
+/// in `...`.
+pub fn one_line(s: &str, max: usize) -> String {
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i == MAX {
+        if i == max {
             out.push_str("...");
             break;
         }

@@ -202,10 +202,13 @@ pub enum ModelError {
 fn csv_error(e: &csv::Error) -> ModelError {
     ModelError::Csv {
         line: e.position().map_or(0, csv::Position::line),
-        message: match e.kind() {
-            csv::ErrorKind::Deserialize { err, .. } => err.to_string(),
-            _ => e.to_string(),
-        },
+        message: crate::text::one_line(
+            &match e.kind() {
+                csv::ErrorKind::Deserialize { err, .. } => err.to_string(),
+                _ => e.to_string(),
+            },
+            300,
+        ),
     }
 }
 

@@ -140,9 +140,10 @@ fn malformed(e: &serde_json::Error) -> Refusal {
     // serde_json's message ends with " at line L column C"; the place is
     // given apart.
     let text = e.to_string();
+    // Its message may quote the file (an unknown key): one clean line.
     let message = match text.rfind(" at line ") {
-        Some(i) => text[..i].to_string(),
-        None => text,
+        Some(i) => crate::text::one_line(&text[..i], 300),
+        None => crate::text::one_line(&text, 300),
     };
     Refusal::Malformed {
         line: e.line().max(1),

@@ -76,6 +76,22 @@ fn merge_refuses_damaged_shards_where_the_damage_is_and_writes_nothing() {
         assert!(!err.contains("panicked"), "{err}");
         assert!(!dir.join(&out).exists(), "case {i}: something was written");
     }
+    // Shown as rustc shows it: the file's line with a caret, and a help.
+    std::fs::write(&paths[1], &cases[0].0).expect("damage");
+    let o = fsmeta(&[
+        "merge",
+        dir.join("shards").to_str().expect("utf8"),
+        "--out",
+        dir.join("rich").to_str().expect("utf8"),
+        "--error-format",
+        "rich",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("error: the content does not match its checksum"), "{err}");
+    assert!(err.contains(&format!(" --> {path}:5:3\n")), "{err}");
+    assert!(err.contains("5 |   \"checksum\": \""), "{err}");
+    assert!(err.contains("= help: the file was changed after fsmeta wrote it"), "{err}");
     // The intact shard merges.
     std::fs::write(&paths[1], &good).expect("restore");
     assert_eq!(merge(&dir, "ok").0, Some(0));
