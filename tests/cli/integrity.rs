@@ -151,6 +151,14 @@ fn damaged_cache_entries_are_computed_again_with_a_one_line_warning() {
         // The entry was rewritten: the next run reads it without a word.
         assert_eq!(run(&format!("after{i}")), "", "case {i}");
     }
+    // A FIFO where an entry should be: not opened (it would block the
+    // run), computed again with a warning, replaced by the entry.
+    std::fs::remove_file(&entries[0]).expect("remove");
+    let made = std::process::Command::new("mkfifo").arg(&entries[0]).status().expect("mkfifo runs");
+    assert!(made.success());
+    let err = run("fifo");
+    assert!(err.ends_with("not a regular file; computing the run again\n"), "{err}");
+    assert!(entries[0].is_file(), "the entry was rewritten");
 }
 
 /// Every `*.run` file under `dir`.
