@@ -387,6 +387,8 @@ mod tests {
             text.replacen("\"ops\": 1000.0,", "", 1),
             text.replacen("1000.0", "\"NaN\"", 1),
             text.replacen("\"run\": 4", "\"run\": 3", 1),
+            // A metric doubled with another value: JSON's last one is read.
+            text.replacen("\"ops\": 1000.0,", "\"ops\": 1000.0, \"ops\": 7.0,", 1),
         ];
         for bad in &edits {
             assert_ne!(bad, &text, "the edit applies");
@@ -397,6 +399,10 @@ mod tests {
                 "{e}"
             );
         }
+        // Doubled with the value written last: read as written.
+        let doubled = text.replacen("\"ops\": 1000.0,", "\"ops\": 7.0, \"ops\": 1000.0,", 1);
+        let back = ShardFile::parse(Path::new("x"), &doubled, "B").expect("the same content");
+        assert_eq!(back.results[0].1["ops"], 1000.0);
         // Another version, another build, not JSON: named as such.
         let e = refuse(&text.replacen("\"version\": 2", "\"version\": 3", 1));
         assert_eq!(
