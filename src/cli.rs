@@ -21,11 +21,55 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Exit codes: 0 success; 1 an [[expect]] check failed; 2 bad usage, a bad
 /// scenario file, or an I/O error.
 #[derive(Debug, Parser)]
-#[command(name = "fsmeta", version, about, long_about = None, after_help = "Exit codes: 0 ok, 1 an expectation failed, 2 bad input or I/O error.\nExample: fsmeta run scenarios/queue-theory.toml --quick")]
+#[command(name = "fsmeta", version, about, long_about = None, after_help = "Exit codes: 0 ok, 1 an expectation failed, 2 bad input or I/O error.\nErrors in a file are shown as rustc shows them on a terminal, as one line file:line:col: message otherwise (--error-format).\nExample: fsmeta run scenarios/queue-theory.toml --quick")]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// How located errors (a scenario file's line and column, a shard
+    /// file's) are shown: `rich` as rustc shows them (the line with a
+    /// caret under the span, the suggestion below), `plain` as one line
+    /// `file:line:col: message` for scripts and editors; `auto` (the
+    /// default) is rich, in colour, when stderr is a terminal, plain
+    /// otherwise.
+    #[arg(long, global = true, value_enum, default_value_t = ErrorFormat::Auto)]
+    pub error_format: ErrorFormat,
+}
+
+/// `--error-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ErrorFormat {
+    /// Rich on a terminal (in colour unless NO_COLOR is set), else plain.
+    Auto,
+    /// As rustc shows errors.
+    Rich,
+    /// One line, `file:line:col: message`.
+    Plain,
+}
+
+impl ErrorFormat {
+    /// The style this choice gives on this stderr.
+    pub fn style(self) -> fsmeta::diagnostic::Style {
+        use fsmeta::diagnostic::Style;
+        match self {
+            ErrorFormat::Plain => Style::Plain,
+            ErrorFormat::Rich => Style::Rich,
+            ErrorFormat::Auto if !std::io::stderr().is_terminal() => Style::Plain,
+            ErrorFormat::Auto if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) => Style::Rich,
+            ErrorFormat::Auto => Style::RichColour,
+        }
+    }
+}
+
+impl CliError {
+    /// The error as a located diagnostic, when it has a place in a file.
+    pub fn diagnostic(&self) -> Option<fsmeta::diagnostic::Diagnostic> {
+        match self {
+            CliError::Scenario(e) => e.diagnostic(),
+            CliError::ShardFile(e) => e.diagnostic(),
+            _ => None,
+        }
+    }
 }
 
 /// The subcommands.
@@ -453,6 +497,12 @@ fn run(files: &[PathBuf], out: &std::path::Path, opts: &LoadOptions, how: &How<'
         let results = study.run_with(how.jobs, &tick, how.shard, how.cache)?;
         if let Some(b) = bar {
             b.finish_and_clear();
+        }
+        // Untrusted cache entries were computed again: said even when
+        // --silent, since what was in the cache folder was not what fsmeta
+        // wrote there.
+        for w in how.cache.map(|c| c.take_warnings()).unwrap_or_default() {
+            eprintln!("fsmeta: warning: {w}");
         }
         if let (Some(c), false) = (how.cache, silent) {
             let after = c.stats();

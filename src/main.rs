@@ -18,14 +18,18 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    match cli::execute(cli).map_err(anyhow::Error::from) {
+    let style = cli.error_format.style();
+    match cli::execute(cli) {
         Ok(cli::Status::Ok) => ExitCode::SUCCESS,
         Ok(cli::Status::ExpectationFailed) => {
             eprintln!("fsmeta: an expectation failed");
             ExitCode::from(1)
         }
         Err(err) => {
-            eprintln!("fsmeta: error: {err:#}");
+            match err.diagnostic() {
+                Some(d) if style != fsmeta::diagnostic::Style::Plain => eprint!("{}", d.show(style)),
+                _ => eprintln!("fsmeta: error: {:#}", anyhow::Error::from(err)),
+            }
             ExitCode::from(2)
         }
     }

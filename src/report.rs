@@ -5,6 +5,7 @@ pub mod compare;
 pub mod csv;
 pub mod expect;
 pub mod json;
+pub mod model;
 pub mod plot;
 pub mod plots;
 pub mod speedup;
@@ -30,6 +31,14 @@ pub enum ReportError {
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
+    },
+    /// A result file could not be serialized.
+    #[error("cannot write {}: {source}", path.display())]
+    Model {
+        /// The file.
+        path: PathBuf,
+        /// What the serializer said.
+        source: model::ModelError,
     },
     /// A plot could not be drawn.
     #[error("cannot draw {}: {source}", path.display())]
@@ -129,9 +138,16 @@ fn stage_all(
     text: &str,
     set: &mut write::Staging,
 ) -> Result<(), ReportError> {
-    set.write("runs.csv", csv::runs_csv(s, results).as_bytes())?;
-    set.write("summary.csv", csv::summary_csv(s, rows).as_bytes())?;
-    set.write("summary.json", json::summary_json(s, rows).as_bytes())?;
+    let model = |file: &str| {
+        let path = PathBuf::from(file);
+        move |e: model::ModelError| ReportError::Model { path, source: e }
+    };
+    set.write("runs.csv", csv::runs_csv(s, results).map_err(model("runs.csv"))?.as_bytes())?;
+    set.write("summary.csv", csv::summary_csv(s, rows).map_err(model("summary.csv"))?.as_bytes())?;
+    set.write(
+        "summary.json",
+        json::summary_json(s, rows).map_err(model("summary.json"))?.as_bytes(),
+    )?;
     set.write("report.txt", text.as_bytes())?;
     set.write("scenario.resolved.toml", s.resolved_toml.as_bytes())?;
     for r in results.iter().filter(|r| r.plan.replication == 0) {

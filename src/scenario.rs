@@ -186,7 +186,7 @@ impl Ctx<'_> {
         };
         ScenarioError {
             location: Some(match e.span {
-                Some(s) => self.spans.location(self.file, s.start),
+                Some(s) => self.spans.location_span(self.file, s),
                 None => self.place(&field),
             }),
             file: self.file.to_path_buf(),

@@ -1,30 +1,102 @@
 //! Small text helpers shared across layers (no dependencies on any).
 
-/// Levenshtein edit distance between two strings (by chars).
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, &cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
-/// The candidate closest to `word`, if it is close enough to be a likely
-/// misspelling (distance at most a third of the word, and at least 2).
+/// The candidate closest to `word` by Levenshtein distance (in chars,
+/// `strsim::levenshtein`), if it is close enough to be a likely
+/// misspelling (distance at most a third of the word, and at least 2);
+/// ties go to the candidate that sorts first.
 pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
     let limit = (word.chars().count() / 3).max(2);
     candidates
         .into_iter()
-        .map(|c| (edit_distance(word, c), c))
+        .map(|c| (strsim::levenshtein(word, c), c))
         .filter(|&(d, _)| d <= limit)
         .min()
         .map(|(_, c)| c.to_string())
+}
+
+/// `s` made safe to quote in a message: control characters escaped as
+/// `\u{..}` (an ESC must not reach a terminal), at most 80 characters
+/// (a longer text ends in `...`).
+pub fn quote_short(s: &str) -> String {
+    one_line(s, 80)
+}
+
+/// `s` as one clean line of at most `max` characters: control characters
+/// (line ends included) escaped as `\u{..}`, a longer text cut and ended
+/// in `...`.
+pub fn one_line(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i == max {
+            out.push_str("...");
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The line of a text file that an error points into, with the span the
+/// error is about: what a rustc-style message shows with a caret under
+/// the span. Control characters are shown as U+FFFD and a line longer
+/// than 4,096 characters is cut to a window of that many around the span,
+/// so a hostile file cannot drive the terminal or flood it (the renderer
+/// shortens long lines further to the terminal's width).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceLine {
+    /// The line's text (perhaps a window of it), without its newline.
+    pub text: String,
+    /// The span, as a byte range into `text` (empty spans point at one
+    /// character).
+    pub span: std::ops::Range<usize>,
+}
+
+impl SourceLine {
+    /// The widest window of a line shown, in characters.
+    const WINDOW: usize = 4096;
+
+    /// The line `text[line_start..]` (up to its newline) and the span
+    /// `span` (byte offsets into `text`, clipped to the line).
+    pub fn of(text: &str, span: std::ops::Range<usize>) -> SourceLine {
+        let start = span.start.min(text.len());
+        let line_start = text[..floor_char(text, start)].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[line_start..].find('\n').map_or(text.len(), |i| line_start + i);
+        let line = text[line_start..line_end].trim_end_matches('\r');
+        let chars: Vec<char> = line.chars().collect();
+        let at = |byte: usize| {
+            line.get(..byte.saturating_sub(line_start).min(line.len()))
+                .map_or(0, |p| p.chars().count())
+        };
+        let (a, b) = (
+            at(floor_char(text, start)),
+            at(floor_char(text, span.end.max(start))).max(at(start) + 1),
+        );
+        let from = a.saturating_sub(Self::WINDOW / 2).min(chars.len());
+        let to = (from + Self::WINDOW).min(chars.len()).max(from);
+        let shown: String = chars[from..to]
+            .iter()
+            .map(|&c| if c.is_control() && c != '\t' { '\u{fffd}' } else { c })
+            .collect();
+        let byte = |k: usize| shown.char_indices().nth(k.saturating_sub(from)).map_or(shown.len(), |(i, _)| i);
+        let (s0, s1) = (byte(a), byte(b.min(to.max(a + 1))));
+        SourceLine {
+            text: shown.clone(),
+            span: s0..s1.max(s0),
+        }
+    }
+}
+
+/// The largest char boundary at or below `i`.
+fn floor_char(text: &str, i: usize) -> usize {
+    let mut i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 /// From a serde message such as "unknown field `thraeds`, expected one of
@@ -108,6 +180,41 @@ pub fn plain(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn source_lines_hold_the_span_and_nothing_raw() {
+        let text = "a = 1\nthreads = -1\n";
+        let at = text.find("-1").expect("in text");
+        let l = SourceLine::of(text, at..at + 2);
+        assert_eq!(l.text, "threads = -1");
+        assert_eq!(&l.text[l.span.clone()], "-1");
+        // An empty span points at one character; an ESC is not echoed.
+        let l = SourceLine::of("x = \u{1b}[2J\n", 4..4);
+        assert_eq!(l.text, "x = \u{fffd}[2J");
+        assert_eq!(&l.text[l.span.clone()], "\u{fffd}");
+        // A long line is cut to a window that still holds the span.
+        let long = format!("{}key{}", "a".repeat(5000), "b".repeat(5000));
+        let l = SourceLine::of(&long, 5000..5003);
+        assert!(l.text.chars().count() <= 4096, "{}", l.text.len());
+        assert_eq!(&l.text[l.span.clone()], "key");
+        // At the end of the text (a file cut short).
+        let l = SourceLine::of("{\"a\": ", 7..7);
+        assert_eq!(l.span.start, l.text.len());
+        assert_eq!(quote_short("\u{1b}x"), "\\u{1b}x");
+        assert!(quote_short(&"z".repeat(500)).ends_with("..."));
+    }
+
+    #[test]
+    fn closest_takes_the_nearest_within_a_third_of_the_word() {
+        let words = ["threads", "files", "placement"];
+        assert_eq!(closest("thraeds", words).as_deref(), Some("threads"));
+        assert_eq!(closest("file", words).as_deref(), Some("files"));
+        // 3 edits from `placement`: more than a third of `plment` (6 chars), and than 2.
+        assert_eq!(closest("plment", words), None);
+        assert_eq!(closest("zzzzzzzz", words), None);
+        // A tie at distance 1 goes to the candidate that sorts first.
+        assert_eq!(closest("ab", ["ac", "aa"]).as_deref(), Some("aa"));
+    }
 
     #[test]
     fn serde_type_names_become_plain_words() {

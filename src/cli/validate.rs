@@ -93,7 +93,10 @@ pub fn validate_lab(dir: &Path, doc: Option<&Path>, jobs: usize, limits: Limits)
                 .map(str::to_string)
         };
         let (Some(exp), Some(twin_path)) = (field("experiment:"), field("twin:")) else {
-            eprintln!("fsmeta: validate --lab: {} has no lab.txt naming its experiment and twin", ldir.display());
+            eprintln!(
+                "fsmeta: validate --lab: {} has no lab.txt naming its experiment and twin",
+                ldir.display()
+            );
             continue;
         };
         let e = lab::find(&exp)?;

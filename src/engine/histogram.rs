@@ -4,6 +4,29 @@
 //! Values below 2^SUB_BITS are recorded exactly; above that each power of two
 //! is split into 2^SUB_BITS buckets, so a reported percentile is within
 //! 1/2^SUB_BITS (0.8 %) of the true sample value.
+//!
+//! Kept over the `hdrhistogram` crate (7.6.0) after measuring both on case
+//! 2's insert latencies (`benches/histogram.rs`: 120,000 rb-tree inserts
+//! of `btrfs-inode-index --quick`; 2026-12-01, the 2-core shared machine,
+//! thread CPU time, criterion medians): recording all of them into a
+//! fresh histogram takes 153.6 us here (1.28 ns a sample), 481.2 us with
+//! hdrhistogram at 2 significant digits (4.0 ns) and 515.6 us at 3 (4.3
+//! ns): ours is 3.1x faster. Percentiles in ns (exact = the sample of rank
+//! ceil(q n)):
+//!
+//! | q | exact | ours | hdr 2 digits | hdr 3 digits |
+//! |---|---|---|---|---|
+//! | 0.5 | 677.000 | 677.887 | 679.935 | 677.375 |
+//! | 0.9 | 1007.000 | 1005.567 | 1007.615 | 1007.103 |
+//! | 0.99 | 1579.899 | 1576.959 | 1581.055 | 1580.031 |
+//! | 0.999 | 2213.964 | 2220.031 | 2228.223 | 2215.935 |
+//! | max | 3327.722 | 3327.722 | 3342.335 | 3327.999 |
+//!
+//! and the mean: exact 686.459, ours 686.459 (exact sum), hdr 686.468 and
+//! 686.461. At 2 digits hdrhistogram is slower and less exact than ours;
+//! at 3 its percentiles are closer (0.1 %) but it is still 3.4x slower
+//! and its mean and maximum are not exact, so the rule (take it
+//! only if at least as fast and as exact) keeps ours.
 
 const SUB_BITS: u32 = 7;
 const SUB: u64 = 1 << SUB_BITS;

@@ -211,7 +211,13 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
             Release::Other => other += 1.0,
         }
     }
-    for k in ["batches", "items_released", "insert_batches", "insert_leaves_released", "killed_at_evict"] {
+    for k in [
+        "batches",
+        "items_released",
+        "insert_batches",
+        "insert_leaves_released",
+        "killed_at_evict",
+    ] {
         m.entry(k.into()).or_insert(0.0);
     }
     m.insert("releases_unclassified".into(), other);

@@ -5,7 +5,7 @@
 //! setup), and the experiment's own files.
 
 use super::{LabError, LabRun};
-use crate::report::csv::{field, num};
+use crate::report::model::{Num, PairedCells, RunRow, RunsTable, SummaryRow, SummaryTable};
 use crate::report::stats::mean_ci;
 use crate::report::write::Staging;
 use std::collections::BTreeSet;
@@ -48,25 +48,34 @@ fn metric_names(run: &LabRun, v: usize) -> BTreeSet<&str> {
     run.runs[v].iter().flat_map(|m| m.keys().map(String::as_str)).collect()
 }
 
-/// `runs.csv`: one row per (variant, run), every metric.
-pub fn runs_csv(run: &LabRun) -> String {
-    let all: BTreeSet<&str> = (0..run.variants.len()).flat_map(|v| metric_names(run, v)).collect();
-    let mut out = String::from("scenario,variant,replication,seed");
-    for n in &all {
-        let _ = write!(out, ",{}", field(n));
-    }
-    out.push('\n');
+/// `runs.csv`: one row per (variant, run), every metric; the seed column
+/// holds the run's number (a lab run has no seed).
+pub fn runs_table(run: &LabRun) -> RunsTable {
+    let metrics: Vec<String> = (0..run.variants.len())
+        .flat_map(|v| metric_names(run, v))
+        .collect::<BTreeSet<&str>>()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
     let name = super::out_name(&run.twin);
+    let mut rows = Vec::new();
     for (v, vname) in run.variants.iter().enumerate() {
         for (r, m) in run.runs[v].iter().enumerate() {
-            let _ = write!(out, "{},{},{r},", field(&name), field(vname));
-            for n in &all {
-                let _ = write!(out, ",{}", m.get(*n).map_or(String::new(), |x| num(*x)));
-            }
-            out.push('\n');
+            rows.push(RunRow {
+                scenario: name.clone(),
+                variant: vname.clone(),
+                point: Vec::new(),
+                replication: r as u32,
+                seed: r as u64,
+                metrics: metrics.iter().map(|n| m.get(n).map(|x| Num(*x))).collect(),
+            });
         }
     }
-    out
+    RunsTable {
+        params: Vec::new(),
+        metrics,
+        rows,
+    }
 }
 
 /// The values of `metric` for variant `v`, one per run that has it.
@@ -74,34 +83,36 @@ pub fn values(run: &LabRun, v: usize, metric: &str) -> Vec<f64> {
     run.runs[v].iter().filter_map(|m| m.get(metric).copied()).collect()
 }
 
-/// `summary.csv` in the long format of `fsmeta run` (no sweep columns;
-/// CI columns empty with one run; no paired columns: lab variants are
-/// different operations, not treatments of one).
-pub fn summary_csv(run: &LabRun) -> String {
-    let mut out =
-        String::from("scenario,variant,metric,mean,stddev,ci95_lo,ci95_hi,n,diff_vs_first,diff_ci95_lo,diff_ci95_hi,ratio_vs_first\n");
+/// `summary.csv` in the long format of `fsmeta run` (no sweep columns; no
+/// paired columns: lab variants are different operations, not treatments
+/// of one).
+pub fn summary_table(run: &LabRun) -> SummaryTable {
     let name = super::out_name(&run.twin);
+    let mut rows = Vec::new();
     for (v, vname) in run.variants.iter().enumerate() {
         for metric in metric_names(run, v) {
             let xs = values(run, v, metric);
             let (mean, sd, half) = mean_ci(&xs, 0.95);
-            let (lo, hi, sd) = if xs.len() > 1 {
-                (num(mean - half), num(mean + half), num(sd))
-            } else {
-                (String::new(), String::new(), String::new())
-            };
-            let _ = writeln!(
-                out,
-                "{},{},{},{},{sd},{lo},{hi},{},,,,",
-                field(&name),
-                field(vname),
-                field(metric),
-                num(mean),
-                xs.len()
-            );
+            rows.push(SummaryRow {
+                scenario: name.clone(),
+                variant: vname.clone(),
+                point: Vec::new(),
+                metric: metric.to_string(),
+                mean: Num(mean),
+                stddev: Num(sd),
+                ci95_lo: Num(mean - half),
+                ci95_hi: Num(mean + half),
+                n: xs.len(),
+                paired: PairedCells {
+                    diff: None,
+                    diff_lo: None,
+                    diff_hi: None,
+                    ratio: None,
+                },
+            });
         }
     }
-    out
+    SummaryTable { params: Vec::new(), rows }
 }
 
 fn median(xs: &[f64]) -> f64 {
@@ -150,8 +161,9 @@ pub fn report(run: &LabRun) -> String {
 pub fn write(run: &LabRun, out: &Path) -> Result<(PathBuf, String), LabError> {
     let text = report(run);
     let mut set = Staging::begin(out, &super::out_name(&run.twin))?;
-    set.write("runs.csv", runs_csv(run).as_bytes())?;
-    set.write("summary.csv", summary_csv(run).as_bytes())?;
+    let csv_err = |e: crate::report::model::ModelError| LabError::step("write the CSV files", e);
+    set.write("runs.csv", runs_table(run).to_csv().map_err(csv_err)?.as_bytes())?;
+    set.write("summary.csv", summary_table(run).to_csv().map_err(csv_err)?.as_bytes())?;
     set.write("report.txt", text.as_bytes())?;
     set.write("lab.txt", header(run).as_bytes())?;
     for (name, bytes) in &run.files {

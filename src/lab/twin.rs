@@ -3,6 +3,7 @@
 //! the setup) and joined on (variant, metric).
 
 use super::LabError;
+use crate::report::model::{RunsTable, SummaryTable};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -29,67 +30,41 @@ fn bad(path: &Path, what: impl std::fmt::Display) -> LabError {
 /// The largest summary or runs file read back, bytes.
 const MAX_CSV_BYTES: u64 = 256 << 20;
 
-fn read_csv(path: &Path) -> Result<csv::Reader<std::fs::File>, LabError> {
+fn read_text(path: &Path) -> Result<String, LabError> {
     let meta = std::fs::metadata(path).map_err(|e| bad(path, e))?;
     if !meta.is_file() || meta.len() > MAX_CSV_BYTES {
         return Err(bad(path, format!("not a regular file of at most {MAX_CSV_BYTES} bytes")));
     }
-    csv::Reader::from_path(path).map_err(|e| bad(path, e))
-}
-
-fn column(headers: &csv::StringRecord, path: &Path, name: &str) -> Result<usize, LabError> {
-    headers
-        .iter()
-        .position(|h| h == name)
-        .ok_or_else(|| bad(path, format!("no `{name}` column: not an fsmeta output")))
+    std::fs::read_to_string(path).map_err(|e| bad(path, e))
 }
 
 impl Outputs {
     /// Reads `dir/summary.csv` (required), `dir/runs.csv` and
-    /// `dir/lab.txt` (if there). A swept scenario (columns between
-    /// `variant` and `metric`) is refused: twins have one point.
+    /// `dir/lab.txt` (if there) through the typed result model. A swept
+    /// scenario is refused: twins have one point.
     pub fn read(dir: &Path) -> Result<Outputs, LabError> {
         let mut o = Outputs {
             dir: dir.to_path_buf(),
             ..Outputs::default()
         };
         let sp = dir.join("summary.csv");
-        let mut r = read_csv(&sp)?;
-        let h = r.headers().map_err(|e| bad(&sp, e))?.clone();
-        let (v, m, mean, n) = (
-            column(&h, &sp, "variant")?,
-            column(&h, &sp, "metric")?,
-            column(&h, &sp, "mean")?,
-            column(&h, &sp, "n")?,
-        );
-        if m != v + 1 {
+        let summary = SummaryTable::from_csv(&read_text(&sp)?).map_err(|e| bad(&sp, e))?;
+        if !summary.params.is_empty() {
             return Err(bad(&sp, "a swept scenario: a lab twin has one point"));
         }
-        for (i, rec) in r.records().enumerate() {
-            let rec = rec.map_err(|e| bad(&sp, e))?;
-            let get = |c: usize| rec.get(c).unwrap_or("");
-            let x: f64 = get(mean)
-                .parse()
-                .map_err(|_| bad(&sp, format!("row {}: mean `{}` is not a number", i + 2, super::short(get(mean)))))?;
-            let k: usize = get(n).parse().map_err(|_| bad(&sp, format!("row {}: n is not a count", i + 2)))?;
-            let variant = get(v).to_string();
-            if !o.variants.contains(&variant) {
-                o.variants.push(variant.clone());
+        for r in summary.rows {
+            if !o.variants.contains(&r.variant) {
+                o.variants.push(r.variant.clone());
             }
-            o.means.insert((variant, get(m).to_string()), (x, k));
+            o.means.insert((r.variant, r.metric), (r.mean.0, r.n));
         }
         let rp = dir.join("runs.csv");
         if rp.exists() {
-            let mut r = read_csv(&rp)?;
-            let h = r.headers().map_err(|e| bad(&rp, e))?.clone();
-            let v = column(&h, &rp, "variant")?;
-            let first = column(&h, &rp, "seed")? + 1;
-            for rec in r.records() {
-                let rec = rec.map_err(|e| bad(&rp, e))?;
-                let variant = rec.get(v).unwrap_or("").to_string();
-                for (c, name) in h.iter().enumerate().skip(first) {
-                    if let Some(x) = rec.get(c).and_then(|t| t.parse::<f64>().ok()) {
-                        o.values.entry((variant.clone(), name.to_string())).or_default().push(x);
+            let runs = RunsTable::from_csv(&read_text(&rp)?).map_err(|e| bad(&rp, e))?;
+            for r in runs.rows {
+                for (name, x) in runs.metrics.iter().zip(&r.metrics) {
+                    if let Some(x) = x {
+                        o.values.entry((r.variant.clone(), name.clone())).or_default().push(x.0);
                     }
                 }
             }

@@ -1,92 +1,79 @@
-//! `runs.csv` and `summary.csv`: plain CSV with a fixed column order and
-//! Rust's shortest round-trip float formatting (deterministic).
+//! `runs.csv` and `summary.csv`: the typed rows of [`super::model`] built
+//! from a study's results and written through the `csv` crate, in a fixed
+//! column order (see [`model::RunRow`] and [`model::SummaryRow`]).
 
+use super::model::{self, Num, PairedCells, RunRow, RunsTable, SummaryRow, SummaryTable};
 use super::stats::Summary;
 use crate::runner::RunResult;
 use crate::scenario::Scenario;
-use std::fmt::Write;
-
-/// Quotes a CSV field when it needs it.
-pub fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
 
 pub use crate::scenario::sweep::value_text;
 
-/// A float as CSV text (`NaN` for not-a-number).
-pub fn num(x: f64) -> String {
-    if x.is_nan() { "NaN".into() } else { format!("{x}") }
+fn params(s: &Scenario) -> Vec<String> {
+    s.sweep.iter().map(|(p, _)| p.clone()).collect()
 }
 
-fn params(s: &Scenario, point: usize) -> String {
-    s.points[point]
-        .values
+fn point(s: &Scenario, point: usize) -> Vec<String> {
+    s.points[point].values.iter().map(value_text).collect()
+}
+
+/// The rows of `runs.csv`: one per run, in plan order, with every
+/// metric any run has (names sorted).
+pub fn runs_table(s: &Scenario, results: &[RunResult]) -> RunsTable {
+    let mut metrics: Vec<String> = results.iter().flat_map(|r| r.metrics.keys().cloned()).collect();
+    metrics.sort_unstable();
+    metrics.dedup();
+    let rows = results
         .iter()
-        .map(|v| format!(",{}", field(&value_text(v))))
-        .collect()
+        .map(|r| RunRow {
+            scenario: s.doc.scenario.name.clone(),
+            variant: s.variants[r.plan.variant].name.clone(),
+            point: point(s, r.plan.point),
+            replication: r.plan.replication,
+            seed: r.plan.key.run_seed(),
+            metrics: metrics.iter().map(|n| r.metrics.get(n).map(|&v| Num(v))).collect(),
+        })
+        .collect();
+    RunsTable {
+        params: params(s),
+        metrics,
+        rows,
+    }
 }
 
-fn header_params(s: &Scenario) -> String {
-    s.sweep.iter().map(|(p, _)| format!(",{}", field(p))).collect()
+/// The rows of `summary.csv`: one per (point, variant, metric).
+pub fn summary_table(s: &Scenario, rows: &[Summary]) -> SummaryTable {
+    let rows = rows
+        .iter()
+        .map(|r| SummaryRow {
+            scenario: s.doc.scenario.name.clone(),
+            variant: s.variants[r.variant].name.clone(),
+            point: point(s, r.point),
+            metric: r.metric.clone(),
+            mean: Num(r.mean),
+            stddev: Num(r.stddev),
+            ci95_lo: Num(r.ci95_lo),
+            ci95_hi: Num(r.ci95_hi),
+            n: r.n,
+            paired: PairedCells {
+                diff: r.paired.map(|p| Num(p.diff_mean)),
+                diff_lo: r.paired.map(|p| Num(p.diff_lo)),
+                diff_hi: r.paired.map(|p| Num(p.diff_hi)),
+                ratio: r.paired.map(|p| Num(p.ratio)),
+            },
+        })
+        .collect();
+    SummaryTable { params: params(s), rows }
 }
 
-/// One row per run: scenario, variant, swept parameters, replication,
-/// seed, then every metric (union of names, sorted).
-pub fn runs_csv(s: &Scenario, results: &[RunResult]) -> String {
-    let mut names: Vec<&str> = results.iter().flat_map(|r| r.metrics.keys().map(String::as_str)).collect();
-    names.sort_unstable();
-    names.dedup();
-    let mut out = format!("scenario,variant{},replication,seed", header_params(s));
-    for n in &names {
-        let _ = write!(out, ",{}", field(n));
-    }
-    out.push('\n');
-    for r in results {
-        let p = &r.plan;
-        let _ = write!(
-            out,
-            "{},{}{},{},{}",
-            field(&s.doc.scenario.name),
-            field(&s.variants[p.variant].name),
-            params(s, p.point),
-            p.replication,
-            p.key.run_seed()
-        );
-        for n in &names {
-            let _ = write!(out, ",{}", r.metrics.get(*n).map_or(String::new(), |&v| num(v)));
-        }
-        out.push('\n');
-    }
-    out
+/// `runs.csv` as text: scenario, variant, swept parameters, replication,
+/// seed, then every metric.
+pub fn runs_csv(s: &Scenario, results: &[RunResult]) -> Result<String, model::ModelError> {
+    runs_table(s, results).to_csv()
 }
 
-/// Long format: one row per (point, variant, metric).
-pub fn summary_csv(s: &Scenario, rows: &[Summary]) -> String {
-    let mut out = format!(
-        "scenario,variant{},metric,mean,stddev,ci95_lo,ci95_hi,n,diff_vs_first,diff_ci95_lo,diff_ci95_hi,ratio_vs_first\n",
-        header_params(s)
-    );
-    for r in rows {
-        let paired = r.paired.map_or(",,,".to_string(), |p| {
-            format!("{},{},{},{}", num(p.diff_mean), num(p.diff_lo), num(p.diff_hi), num(p.ratio))
-        });
-        let _ = writeln!(
-            out,
-            "{},{}{},{},{},{},{},{},{},{paired}",
-            field(&s.doc.scenario.name),
-            field(&s.variants[r.variant].name),
-            params(s, r.point),
-            field(&r.metric),
-            num(r.mean),
-            num(r.stddev),
-            num(r.ci95_lo),
-            num(r.ci95_hi),
-            r.n
-        );
-    }
-    out
+/// `summary.csv` as text: long format, one row per (point, variant,
+/// metric).
+pub fn summary_csv(s: &Scenario, rows: &[Summary]) -> Result<String, model::ModelError> {
+    summary_table(s, rows).to_csv()
 }

@@ -1,61 +1,45 @@
-//! `summary.json`: the summary rows as JSON, written by hand (no extra
-//! dependency), with a fixed key order.
+//! `summary.json`: the summary rows as [`model::SummaryJson`], written
+//! through `serde_json` (pretty-printed; keys in declaration order, the
+//! point's parameters in path order).
 
 use super::csv::value_text;
+use super::model::{self, SummaryJson, SummaryJsonRow};
 use super::stats::Summary;
 use crate::scenario::Scenario;
-use std::fmt::Write;
 
-/// A JSON string literal.
-pub fn string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
 }
 
-fn number(x: f64) -> String {
-    if x.is_finite() { format!("{x}") } else { "null".into() }
+/// The summary as the typed document.
+pub fn summary_doc(s: &Scenario, rows: &[Summary]) -> SummaryJson {
+    SummaryJson {
+        format: model::SUMMARY_JSON_FORMAT.into(),
+        version: model::SUMMARY_JSON_VERSION,
+        scenario: s.doc.scenario.name.clone(),
+        seed: s.doc.scenario.seed,
+        rows: rows
+            .iter()
+            .map(|r| SummaryJsonRow {
+                variant: s.variants[r.variant].name.clone(),
+                point: s
+                    .sweep
+                    .iter()
+                    .zip(&s.points[r.point].values)
+                    .map(|((p, _), v)| (p.clone(), value_text(v)))
+                    .collect(),
+                metric: r.metric.clone(),
+                mean: finite(r.mean),
+                stddev: finite(r.stddev),
+                ci95_lo: finite(r.ci95_lo),
+                ci95_hi: finite(r.ci95_hi),
+                n: r.n,
+            })
+            .collect(),
+    }
 }
 
 /// The whole summary as one JSON document.
-pub fn summary_json(s: &Scenario, rows: &[Summary]) -> String {
-    let mut out = format!(
-        "{{\n  \"scenario\": {},\n  \"seed\": {},\n  \"rows\": [\n",
-        string(&s.doc.scenario.name),
-        s.doc.scenario.seed
-    );
-    for (i, r) in rows.iter().enumerate() {
-        let params: Vec<String> = s
-            .sweep
-            .iter()
-            .zip(&s.points[r.point].values)
-            .map(|((p, _), v)| format!("{}: {}", string(p), string(&value_text(v))))
-            .collect();
-        let _ = writeln!(
-            out,
-            "    {{\"variant\": {}, \"point\": {{{}}}, \"metric\": {}, \"mean\": {}, \"stddev\": {}, \"ci95_lo\": {}, \"ci95_hi\": {}, \"n\": {}}}{}\n",
-            string(&s.variants[r.variant].name),
-            params.join(", "),
-            string(&r.metric),
-            number(r.mean),
-            number(r.stddev),
-            number(r.ci95_lo),
-            number(r.ci95_hi),
-            r.n,
-            if i + 1 < rows.len() { "," } else { "" }
-        );
-    }
-    out.push_str("  ]\n}\n");
-    out
+pub fn summary_json(s: &Scenario, rows: &[Summary]) -> Result<String, model::ModelError> {
+    summary_doc(s, rows).to_json()
 }

@@ -19,13 +19,24 @@
 //!
 //! Entries are written to a temporary file and renamed, so concurrent
 //! shards sharing one cache never read a partial entry.
+//!
+//! An entry is JSON through serde: `format` (`fsmeta-run`), `version`,
+//! the run's `key`, a `checksum` of its metrics and the metrics (exact,
+//! see [`super::store`]). An entry that cannot be trusted (another
+//! version, corrupted, cut short, edited so that the checksum disagrees,
+//! stored under another key) is not used: the run is computed again and
+//! the entry rewritten, with a one-line warning naming the file and what
+//! was wrong ([`RunCache::take_warnings`]). `fsmeta merge` refuses such a
+//! shard file instead: a shard holds runs that may not be computable
+//! where it is merged, while a cache entry can always be recomputed.
 
-use super::store::{Fingerprint, parse_metric, write_metrics};
+use super::store::{Fingerprint, Refusal, build_id, checksum, exact, read_regular, read_versioned};
 use crate::engine::Metrics;
 use crate::engine::rng::RunKey;
 use crate::scenario::Config;
-use std::io::Read as _;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Errors of the cache: its folder or the executable cannot be read.
@@ -42,8 +53,31 @@ pub enum CacheError {
     },
 }
 
-/// First line of every cache entry.
-const MAGIC: &str = "fsmeta-run 1";
+/// The `format` of a cache entry.
+pub const FORMAT: &str = "fsmeta-run";
+
+/// The version of cache entries this fsmeta writes and reads (1 was the
+/// line format before issue 34).
+pub const VERSION: u32 = 2;
+
+/// One cache entry as it is written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    format: String,
+    version: u32,
+    key: String,
+    checksum: String,
+    #[serde(with = "exact")]
+    metrics: Metrics,
+}
+
+/// The metrics alone, for their checksum.
+#[derive(Serialize)]
+struct Checked<'a> {
+    #[serde(with = "exact")]
+    metrics: &'a Metrics,
+}
 
 /// A result cache in a folder, with hit and miss counters.
 #[derive(Debug)]
@@ -52,6 +86,7 @@ pub struct RunCache {
     build: String,
     hits: AtomicU64,
     misses: AtomicU64,
+    warnings: Mutex<Vec<String>>,
 }
 
 /// Runs found in and added to the cache by one study.
@@ -71,24 +106,13 @@ impl RunCache {
             move |source| CacheError::Io { path, source }
         };
         std::fs::create_dir_all(dir).map_err(io(dir))?;
-        let mut fp = Fingerprint::default();
-        fp.update(env!("CARGO_PKG_VERSION").as_bytes());
-        if let Ok(exe) = std::env::current_exe() {
-            let mut f = std::fs::File::open(&exe).map_err(io(&exe))?;
-            let mut buf = vec![0u8; 1 << 20];
-            loop {
-                let n = f.read(&mut buf).map_err(io(&exe))?;
-                if n == 0 {
-                    break;
-                }
-                fp.update(&buf[..n]);
-            }
-        }
+        let build = build_id().map_err(|e| io(dir)(std::io::Error::other(e)))?;
         Ok(RunCache {
             dir: dir.to_path_buf(),
-            build: fp.hex(),
+            build: build.to_string(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
+            warnings: Mutex::new(Vec::new()),
         })
     }
 
@@ -109,25 +133,56 @@ impl RunCache {
         self.dir.join(&key[..2]).join(format!("{key}.run"))
     }
 
-    /// The stored metrics of run `key`, if present and well-formed (a
-    /// damaged entry is a miss and is rewritten).
+    /// The stored metrics of run `key`, if present and trusted. An entry
+    /// that is there but cannot be trusted is a miss (the run is computed
+    /// and the entry rewritten) and leaves a warning.
     pub fn get(&self, key: &str) -> Option<Metrics> {
-        let text = std::fs::read_to_string(self.path(key)).ok()?;
-        let mut lines = text.lines();
-        if lines.next() != Some(MAGIC) || lines.next() != Some(key) {
+        let path = self.path(key);
+        if !path.exists() {
             return None;
         }
-        let mut m = Metrics::new();
-        let mut ended = false;
-        for l in lines {
-            if l == "end" {
-                ended = true;
-                break;
+        match Self::read_entry(&path, key) {
+            Ok(m) => Some(m),
+            Err(why) => {
+                let w = format!("cache entry {}: {why}; computing the run again", path.display());
+                if let Ok(mut ws) = self.warnings.lock() {
+                    ws.push(w);
+                }
+                None
             }
-            let (k, v) = parse_metric(l)?;
-            m.insert(k, v);
         }
-        ended.then_some(m)
+    }
+
+    /// Reads and checks the entry at `path` for run `key`.
+    fn read_entry(path: &Path, key: &str) -> Result<Metrics, String> {
+        let text = read_regular(path).map_err(|e| e.to_string())?;
+        let e: Entry = read_versioned(&text, FORMAT, VERSION).map_err(|r| match r {
+            Refusal::Malformed { line, column, message } => format!("line {line}, column {column}: {message}"),
+            Refusal::Version { found, expected } => format!("format {found}, this fsmeta reads {expected}"),
+        })?;
+        if e.key != key {
+            return Err(format!("stored under another key ({})", crate::text::quote_short(&e.key)));
+        }
+        let computed = checksum(&Checked { metrics: &e.metrics });
+        if computed != e.checksum {
+            return Err("the metrics do not match their checksum (the entry was changed after fsmeta wrote it)".into());
+        }
+        Ok(e.metrics)
+    }
+
+    /// The text of the entry of run `key` holding `m`.
+    fn entry_text(key: &str, m: &Metrics) -> String {
+        let e = Entry {
+            format: FORMAT.into(),
+            version: VERSION,
+            key: key.into(),
+            checksum: checksum(&Checked { metrics: m }),
+            metrics: m.clone(),
+        };
+        // Plain data serializes into memory without failing.
+        let mut text = serde_json::to_string_pretty(&e).unwrap_or_default();
+        text.push('\n');
+        text
     }
 
     /// Stores the metrics of run `key`.
@@ -139,18 +194,23 @@ impl RunCache {
         };
         let dir = path.parent().unwrap_or(&self.dir);
         std::fs::create_dir_all(dir).map_err(io(dir))?;
-        let mut text = format!("{MAGIC}\n{key}\n");
-        write_metrics(&mut text, m);
-        text.push_str("end\n");
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let tmp = dir.join(format!(
             ".{key}.tmp-{}-{}",
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
-        std::fs::write(&tmp, text).map_err(io(&tmp))?;
+        std::fs::write(&tmp, Self::entry_text(key, m)).map_err(io(&tmp))?;
         std::fs::rename(&tmp, &path).map_err(io(&path))?;
         Ok(())
+    }
+
+    /// The warnings about untrusted entries so far, in file order (the
+    /// order runs met them depends on `--jobs`), and forgets them.
+    pub fn take_warnings(&self) -> Vec<String> {
+        let mut ws = self.warnings.lock().map(|mut w| std::mem::take(&mut *w)).unwrap_or_default();
+        ws.sort();
+        ws
     }
 
     /// Counts a hit.
@@ -169,5 +229,51 @@ impl RunCache {
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn untrusted_entries_are_misses_with_a_warning() {
+        let dir = std::env::temp_dir().join(format!("fsmeta-cache-unit-{}", std::process::id()));
+        let c = RunCache::open(&dir).expect("opens");
+        let key = c.key(
+            "cfg",
+            RunKey {
+                seed: 1,
+                point: 0,
+                replication: 0,
+            },
+        );
+        let mut m = Metrics::new();
+        m.insert("ops".into(), 0.1 + 0.2);
+        m.insert("gap".into(), f64::INFINITY);
+        c.put(&key, &m).expect("stores");
+        let back = c.get(&key).expect("a hit");
+        assert_eq!(back["ops"].to_bits(), m["ops"].to_bits());
+        assert_eq!(back["gap"], f64::INFINITY);
+        assert!(c.take_warnings().is_empty());
+        let text = std::fs::read_to_string(c.path(&key)).expect("entry");
+        let damage = [
+            (text.replacen("0.30000000000000004", "0.3", 1), "checksum"),
+            (text[..text.len() / 2].to_string(), "line "),
+            (text.replacen("\"version\": 2", "\"version\": 1", 1), "version 1"),
+            ("fsmeta-run 1\n".to_string(), "line 1, column "),
+            (text.replacen(&key, &"0".repeat(32), 1), "another key"),
+        ];
+        for (bad, why) in damage {
+            std::fs::write(c.path(&key), &bad).expect("damage");
+            assert_eq!(c.get(&key), None, "{bad}");
+            let w = c.take_warnings();
+            assert_eq!(w.len(), 1, "{w:?}");
+            assert!(w[0].contains(why) && w[0].ends_with("computing the run again"), "{w:?}");
+            assert!(!w[0].contains('\n'), "one line: {w:?}");
+        }
+        assert_eq!(c.get("ab00"), None, "absent: no warning");
+        assert!(c.take_warnings().is_empty());
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -12,6 +12,9 @@ pub struct Location {
     pub line: usize,
     /// 1-based column (in characters).
     pub column: usize,
+    /// The line's text and the offending span in it, for showing the
+    /// error as rustc does (absent when the text is not at hand).
+    pub source: Option<crate::text::SourceLine>,
 }
 
 impl fmt::Display for Location {
@@ -47,7 +50,28 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
-pub use crate::text::{closest, edit_distance, suggestion_from_serde};
+impl ScenarioError {
+    /// The error as a located diagnostic (`None` when it has no place in
+    /// the file, e.g. a file that cannot be read).
+    pub fn diagnostic(&self) -> Option<crate::diagnostic::Diagnostic> {
+        let at = self.location.as_ref()?;
+        let message = if self.field.is_empty() {
+            self.message.clone()
+        } else {
+            format!("{}: {}", self.field, self.message)
+        };
+        Some(crate::diagnostic::Diagnostic {
+            file: at.file.clone(),
+            line: at.line,
+            column: at.column,
+            source: at.source.clone(),
+            message,
+            help: self.suggestion.as_ref().map(|s| format!("did you mean `{s}`?")),
+        })
+    }
+}
+
+pub use crate::text::{closest, suggestion_from_serde};
 
 #[cfg(test)]
 mod tests {
@@ -60,12 +84,5 @@ mod tests {
         let m = "unknown variant `percpus`, expected `atomic` or `percpu`";
         assert_eq!(suggestion_from_serde(m).map(|s| s.1), Some("percpu".into()));
         assert_eq!(suggestion_from_serde("unknown field `zzzzzzzz`, expected `a`"), None);
-    }
-
-    #[test]
-    fn edit_distance_counts_single_edits() {
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("same", "same"), 0);
     }
 }

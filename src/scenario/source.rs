@@ -40,10 +40,13 @@ pub fn read_scenario(file: &Path) -> Result<String, ScenarioError> {
         let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
         let line_start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         let column = String::from_utf8_lossy(&good[line_start..]).chars().count() + 1;
+        let lossy = String::from_utf8_lossy(e.as_bytes());
+        let bad = String::from_utf8_lossy(good).len();
         let at = Location {
             file: file.to_path_buf(),
             line,
             column,
+            source: Some(crate::text::SourceLine::of(&lossy, bad..bad + 1)),
         };
         fail(file, Some(at), "the scenario is not valid UTF-8 (first bad byte here)".into())
     })

@@ -69,6 +69,12 @@ impl SpanIndex {
 
     /// Line and column of a byte offset.
     pub fn location(&self, file: &Path, offset: usize) -> Location {
+        self.location_span(file, offset..offset)
+    }
+
+    /// Line and column of the start of a byte span, with the span's line.
+    pub fn location_span(&self, file: &Path, span: Range<usize>) -> Location {
+        let offset = span.start;
         let line = self.line_starts.partition_point(|&s| s <= offset).max(1);
         let start = self.line_starts[line - 1];
         let column = self
@@ -79,6 +85,7 @@ impl SpanIndex {
             file: file.to_path_buf(),
             line,
             column,
+            source: Some(crate::text::SourceLine::of(&self.text, span)),
         }
     }
 
@@ -106,7 +113,7 @@ impl SpanIndex {
 
     /// Like [`SpanIndex::find`], as a location.
     pub fn locate(&self, file: &Path, path: &str) -> Option<Location> {
-        self.find(path).map(|s| self.location(file, s.start))
+        self.find(path).map(|s| self.location_span(file, s))
     }
 
     /// The deepest indexed path whose span contains `offset` (for errors

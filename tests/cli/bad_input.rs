@@ -34,12 +34,84 @@ fn run_bad(tag: &str, good: &str, bad: &str) -> String {
     let dir = temp_dir(&format!("bad-{tag}"));
     let f = write(&dir, "s.toml", &GOOD.replacen(good, bad, 1));
     let out = dir.join("out");
+    let run = |format: &str| {
+        let o = fsmeta(&[
+            "run",
+            f.to_str().expect("utf8"),
+            "--out",
+            out.to_str().expect("utf8"),
+            "--error-format",
+            format,
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(o.status.code(), Some(2), "{tag}: {err}");
+        assert!(!out.exists(), "{tag}: nothing may be written");
+        assert!(!err.contains("panicked"), "{tag}: {err}");
+        err
+    };
+    let err = run("plain");
+    // Without --error-format, a stderr that is not a terminal gets the
+    // same one line.
     let o = fsmeta(&["run", f.to_str().expect("utf8"), "--out", out.to_str().expect("utf8")]);
-    let err = String::from_utf8_lossy(&o.stderr).to_string();
-    assert_eq!(o.status.code(), Some(2), "{tag}: {err}");
-    assert!(!out.exists(), "{tag}: nothing may be written");
-    assert!(!err.contains("panicked"), "{tag}: {err}");
+    assert_eq!(String::from_utf8_lossy(&o.stderr), err, "{tag}: auto is plain off a terminal");
+    same_error_rich(tag, &err, &run("rich"));
     err
+}
+
+/// The rich form of a located error says what the one-line form says:
+/// the same `file:line:col` after ` --> `, the line of the file with
+/// carets under the span, the message, and the suggestion as a help line.
+fn same_error_rich(tag: &str, plain: &str, rich: &str) {
+    let line = plain.lines().next().expect("one line");
+    let rest = line.strip_prefix("fsmeta: error: ").expect("plain prefix");
+    let Some((place, message)) = located(rest) else {
+        assert!(
+            rich.starts_with("fsmeta: error: "),
+            "{tag}: an unlocated error stays one line: {rich}"
+        );
+        return;
+    };
+    assert!(rich.starts_with("error: "), "{tag}: {rich}");
+    assert!(rich.contains(&format!(" --> {place}\n")), "{tag}: {place} in\n{rich}");
+    let caret = rich.lines().find(|l| l.trim_start().starts_with('|') && l.contains('^'));
+    assert!(caret.is_some(), "{tag}: a caret line in\n{rich}");
+    let (message, help) = match message.rsplit_once(" (did you mean ") {
+        Some((m, h)) => (m, Some(h.trim_end_matches(')'))),
+        None => (message, None),
+    };
+    assert!(rich.contains(message), "{tag}: `{message}` in\n{rich}");
+    if let Some(h) = help {
+        assert!(rich.contains(&format!("= help: did you mean {h}")), "{tag}: help in\n{rich}");
+    }
+}
+
+/// `file:line:col` and the message of a one-line located error.
+fn located(rest: &str) -> Option<(String, &str)> {
+    let mut parts = rest.splitn(4, ':');
+    let (file, line, col, message) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    line.parse::<usize>().ok()?;
+    col.parse::<usize>().ok()?;
+    Some((format!("{file}:{line}:{col}"), message.trim_start()))
+}
+
+#[test]
+fn rich_form_shows_the_line_with_a_caret_under_the_span() {
+    let dir = temp_dir("bad-rich");
+    let f = write(&dir, "s.toml", &GOOD.replacen("threads = 2", "thraeds = 2", 1));
+    let o = fsmeta(&["--error-format", "rich", "check", f.to_str().expect("utf8")]);
+    assert_eq!(o.status.code(), Some(2));
+    let want = format!(
+        "error: workload.thraeds: unknown field `thraeds`, expected `kind` or `threads`
+ --> {}:7:1
+  |
+7 | thraeds = 2
+  | ^^^^^^^
+  |
+  = help: did you mean `workload.threads`?
+",
+        f.display()
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stderr), want);
 }
 
 #[test]

@@ -48,7 +48,7 @@ fn machine_model_runs_are_deterministic_for_any_jobs() {
     let plan = fsmeta::plan::plan(&s);
     let a = fsmeta::runner::run_all(&s, &plan, 1, &|| {}).expect("runs");
     let b = fsmeta::runner::run_all(&s, &plan, 2, &|| {}).expect("runs");
-    let csv = |r: &[fsmeta::runner::RunResult]| fsmeta::report::csv::runs_csv(&s, r);
+    let csv = |r: &[fsmeta::runner::RunResult]| fsmeta::report::csv::runs_csv(&s, r).expect("serializes");
     assert_eq!(csv(&a), csv(&b));
     let _ = Path::new(".");
 }

@@ -1,5 +1,7 @@
 //! End-to-end tests through the `fsmeta` binary, one binary: `bad_input`
 //! (located errors, exit 2), `bench` (what `fsmeta bench` prints), `determinism` (same bytes for any `--jobs`),
+//! `integrity` (damaged shard files refused by merge, damaged cache
+//! entries recomputed with a warning),
 //! `kill` (a run killed at any instant leaves the old or the new outputs),
 //! `machine` (the machine model through scenarios), `shards` (shard, merge
 //! and the result cache), `theory` (M/M/1//N).
@@ -8,6 +10,7 @@ mod bad_input;
 mod bench;
 mod crn;
 mod determinism;
+mod integrity;
 mod kill;
 mod machine;
 mod meaning;

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Every file of an output set, by name, with its bytes.
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(super) fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     for e in std::fs::read_dir(dir).expect("output set") {
         let p = e.expect("entry").path();
@@ -75,7 +75,7 @@ fn three_shards_merged_give_the_unsharded_bytes_for_every_scenario() {
     }
 }
 
-const SWEEP: &str = r#"[scenario]
+pub(super) const SWEEP: &str = r#"[scenario]
 name = "cached"
 replications = 2
 ops = 2000

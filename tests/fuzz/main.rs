@@ -6,9 +6,14 @@
 //!
 //! `cargo test --release --test fuzz` runs a fixed budget (3,000 mutants);
 //! `cargo test --release --test fuzz -- --ignored fuzz_long` runs 100,000.
+//! [`files`] does the same for the files fsmeta reads back (shard files,
+//! cache entries, the result files) and the rich rendering of errors.
 
 #![allow(clippy::result_large_err)]
 
+mod files;
+
+use fsmeta::diagnostic::Style;
 use fsmeta::{LoadOptions, Study};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -127,7 +132,18 @@ fn check(file: &Path, text: &str) -> (Outcome, String) {
     };
     match catch_unwind(AssertUnwindSafe(|| Study::from_text(file, text, &opts))) {
         Ok(Ok(_)) => (Outcome::Ok, String::new()),
-        Ok(Err(e)) if e.location.is_some() => (Outcome::LocatedError, String::new()),
+        Ok(Err(e)) if e.location.is_some() => {
+            // Shown as rustc shows it, every way, without a panic.
+            let shown = catch_unwind(AssertUnwindSafe(|| {
+                e.diagnostic()
+                    .map(|d| [Style::Plain, Style::Rich, Style::RichColour].map(|s| d.show(s)))
+            }));
+            match shown {
+                Ok(Some(_)) => (Outcome::LocatedError, String::new()),
+                Ok(None) => (Outcome::UnlocatedError, format!("located without a diagnostic: {e}")),
+                Err(_) => (Outcome::Panic, format!("rendering panicked: {e}")),
+            }
+        }
         Ok(Err(e)) => (Outcome::UnlocatedError, e.to_string()),
         Err(_) => (Outcome::Panic, String::new()),
     }
@@ -247,4 +263,32 @@ fn fuzz_long() {
 #[ignore = "long: 3,000 run-mode mutants"]
 fn fuzz_run_long() {
     fuzz_run(3_000, 4);
+}
+
+#[test]
+fn fuzz_shard_files_ci_budget() {
+    let (same, refused) = files::fuzz_shards(3_000, 5);
+    eprintln!("fuzz shards: {same} read back the same, {refused} refused");
+    assert!(refused > 2_000, "{same} / {refused}");
+}
+
+#[test]
+fn fuzz_cache_entries_ci_budget() {
+    let (hits, misses) = files::fuzz_cache(1_000, 6);
+    eprintln!("fuzz cache: {hits} hits (same metrics), {misses} misses with a warning");
+    assert!(misses > 600, "{hits} / {misses}");
+}
+
+#[test]
+fn fuzz_result_files_ci_budget() {
+    let ok = files::fuzz_result_files(1_000, 7);
+    eprintln!("fuzz result files: {ok} of 3000 mutants read");
+}
+
+#[test]
+#[ignore = "long: 100,000 shard and 20,000 cache mutants"]
+fn fuzz_files_long() {
+    files::fuzz_shards(100_000, 8);
+    files::fuzz_cache(20_000, 9);
+    files::fuzz_result_files(20_000, 10);
 }

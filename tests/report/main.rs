@@ -1,8 +1,10 @@
 //! Report tests through the `fsmeta` binary and the library: golden text
 //! outputs, plot files (PNG and SVG, right size, well formed), statistics
 //! against independently computed reference numbers, and the
-//! `compare` / `validate` commands.
+//! `compare` / `validate` commands; `files`: the result files read back
+//! through the typed model.
 
+mod files;
 mod golden;
 mod plots;
 mod stats;
