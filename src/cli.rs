@@ -207,7 +207,7 @@ pub enum Command {
     /// scenarios/lab/EXPERIMENT.toml, plus lab.txt. Without EXPERIMENT,
     /// list the experiments and their parameters.
     #[command(
-        after_help = "Experiments: xfs-handles, xfs-alloc, btrfs-layout, btrfs-delayed.\nExample: sudo fsmeta lab btrfs-delayed --runs 5 -p files=1000\nThen: fsmeta run scenarios/lab/btrfs-delayed.toml && fsmeta compare plots/lab-btrfs-delayed plots/btrfs-delayed"
+        after_help = "Experiments: xfs-handles, xfs-alloc, btrfs-layout, btrfs-delayed, xfs-create-scaling.\nExample: sudo fsmeta lab btrfs-delayed --runs 5 -p files=1000\nThen: fsmeta run scenarios/lab/btrfs-delayed.toml && fsmeta compare plots/lab-btrfs-delayed plots/btrfs-delayed"
     )]
     Lab {
         /// The experiment (see `fsmeta lab` for the list).

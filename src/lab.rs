@@ -36,6 +36,7 @@ pub mod trace;
 pub mod twin;
 pub mod xfs_alloc;
 pub mod xfs_handles;
+pub mod xfs_scaling;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -204,6 +205,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
     xfs_alloc::EXPERIMENT,
     btrfs_layout::EXPERIMENT,
     btrfs_delayed::EXPERIMENT,
+    xfs_scaling::EXPERIMENT,
 ];
 
 /// The experiment called `name`, or an error naming the closest one.

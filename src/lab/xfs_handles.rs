@@ -51,7 +51,7 @@ const FIFREEZE: libc::c_ulong = 0xC004_5877;
 const FITHAW: libc::c_ulong = 0xC004_5878;
 
 /// Freezes and thaws the filesystem holding `dir` (drains inodegc).
-fn freeze_thaw(dir: &Path) -> Result<(), LabError> {
+pub fn freeze_thaw(dir: &Path) -> Result<(), LabError> {
     use std::os::fd::AsRawFd as _;
     let f = File::open(dir).map_err(|e| LabError::step("open for freeze", e))?;
     // SAFETY: FIFREEZE and FITHAW take an int argument that is ignored;

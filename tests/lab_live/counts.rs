@@ -76,3 +76,28 @@ fn xfs_by_size_allocations_read_as_many_btree_blocks_as_the_twin() {
     let freesp = std::fs::read_to_string(live.join("ag1.freesp")).expect("ag1.freesp");
     assert!(freesp.contains("total free extents"), "{freesp}");
 }
+
+#[test]
+#[ignore = "needs root, loop devices, tracefs, xfsprogs, btrfs-progs: run by .ci/run"]
+fn xfs_create_scaling_reports_each_thread_count_and_its_twin_runs() {
+    require_lab();
+    let out = out_dir("xfs-create-scaling");
+    let o = out.to_str().expect("utf-8");
+    run_ok(&["lab", "xfs-create-scaling", "--out", o, "--silent", "-p", "files=2000"]);
+    run_ok(&["run", "scenarios/lab/xfs-create-scaling.toml", "--out", o, "--silent", "--quick"]);
+    let live = out.join("lab-xfs-create-scaling");
+    for (v, ops) in [
+        ("create-1", 2000.0),
+        ("create-2", 4000.0),
+        ("unlink-1", 2000.0),
+        ("unlink-2", 4000.0),
+    ] {
+        assert_eq!(mean(&live, v, "ops"), ops, "{v}");
+        let rate = mean(&live, v, "ops_per_sec");
+        assert!(rate.is_finite() && rate > 0.0, "{v}: {rate}");
+        assert!(mean(&out.join("xfs-create-scaling"), v, "ops_per_sec") > 0.0, "twin {v}");
+    }
+    // The drained unlink rate waits for the inodegc workers: never above
+    // the syscalls' own rate.
+    assert!(mean(&live, "unlink-1", "ops_per_sec") <= mean(&live, "unlink-1", "syscall_ops_per_sec"));
+}
