@@ -178,6 +178,9 @@ pub struct LabRun {
     pub files: Vec<(String, Vec<u8>)>,
     /// Wall time of the whole lab run, seconds.
     pub wall_s: f64,
+    /// `/proc/loadavg` when the run started (times measured on a busy host
+    /// are not this machine's quiet times).
+    pub load: String,
 }
 
 /// One experiment: its name, what it does, its parameters, how it runs.
@@ -237,6 +240,7 @@ pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
         params: params.describe(),
         files: Vec::new(),
         wall_s: 0.0,
+        load: std::fs::read_to_string("/proc/loadavg").unwrap_or_default(),
     };
     for r in 0..opts.runs {
         host.progress(&format!("{}: run {}/{}", e.name, r + 1, opts.runs));
@@ -323,6 +327,11 @@ outside the live runs' range.\n",
         }
         s.push_str(&twin::markdown_table(&rows));
         let _ = writeln!(s, "\n{}", e.notes.trim());
+        let only = twin::live_only(live, twin);
+        if !only.is_empty() {
+            let _ = writeln!(s, "\nMeasured live only (no twin metric of that name):\n");
+            s.push_str(&only);
+        }
     }
     s
 }

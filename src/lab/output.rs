@@ -37,6 +37,7 @@ pub fn header(run: &LabRun) -> String {
     let _ = writeln!(s, "parameters: {}", run.params);
     let _ = writeln!(s, "runs: {} (each on a fresh filesystem)", run.runs.first().map_or(0, Vec::len));
     let _ = writeln!(s, "wall time: {:.1} s", run.wall_s);
+    let _ = writeln!(s, "load average at the start: {}", run.load.trim());
     for l in &run.setup {
         let _ = writeln!(s, "setup: {l}");
     }

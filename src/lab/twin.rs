@@ -204,3 +204,23 @@ pub fn markdown_table(rows: &[Row]) -> String {
     }
     s
 }
+
+/// A Markdown table of the live metrics the twin does not report
+/// (median and range over runs).
+pub fn live_only(live: &Outputs, twin: &Outputs) -> String {
+    let one = live.variants.len() == 1 && twin.variants.len() == 1;
+    let mut s = String::new();
+    for ((v, m), vals) in &live.values {
+        let tv = if one { twin.variants[0].clone() } else { v.clone() };
+        if twin.means.contains_key(&(tv, m.clone())) || !live.means.contains_key(&(v.clone(), m.clone())) {
+            continue;
+        }
+        if s.is_empty() {
+            s.push_str("| variant | metric | live median | live range (runs) |\n| --- | --- | --- | --- |\n");
+        }
+        let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let _ = writeln!(s, "| {v} | `{m}` | {} | {} .. {} ({}) |", num(median(vals)), num(lo), num(hi), vals.len());
+    }
+    s
+}
