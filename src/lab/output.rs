@@ -4,6 +4,7 @@
 //! names), `report.txt` (median and range per metric), `lab.txt` (the
 //! setup), and the experiment's own files.
 
+use super::twin::median;
 use super::{LabError, LabRun};
 use crate::report::model::{Num, PairedCells, RunRow, RunsTable, SummaryRow, SummaryTable};
 use crate::report::stats::mean_ci;
@@ -114,16 +115,6 @@ pub fn summary_table(run: &LabRun) -> SummaryTable {
         }
     }
     SummaryTable { params: Vec::new(), rows }
-}
-
-fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
 }
 
 fn fmt(x: f64) -> String {

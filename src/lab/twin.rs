@@ -101,7 +101,9 @@ impl Row {
     }
 }
 
-fn median(xs: &[f64]) -> f64 {
+/// The median of `xs` (the mean of the middle two for an even count;
+/// NaN for none).
+pub fn median(xs: &[f64]) -> f64 {
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
     match v.len() {
@@ -220,7 +222,14 @@ pub fn live_only(live: &Outputs, twin: &Outputs) -> String {
         }
         let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let _ = writeln!(s, "| {v} | `{m}` | {} | {} .. {} ({}) |", num(median(vals)), num(lo), num(hi), vals.len());
+        let _ = writeln!(
+            s,
+            "| {v} | `{m}` | {} | {} .. {} ({}) |",
+            num(median(vals)),
+            num(lo),
+            num(hi),
+            vals.len()
+        );
     }
     s
 }
