@@ -89,3 +89,36 @@ fn a_lab_without_root_refuses_before_doing_anything() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("root") && err.contains("cannot run here"), "{err}");
 }
+
+#[test]
+#[ignore = "needs root, loop devices, tracefs, xfsprogs, btrfs-progs: run by .ci/run"]
+fn a_filesystem_that_is_no_longer_mounted_is_never_written() {
+    use fsmeta::lab::LabError;
+    use fsmeta::lab::host::{Fs, FsType, Host};
+    require_lab();
+    let host = Host::prepare(false).expect("host");
+    let mut fs = Fs::create(&host, FsType::Btrfs, 1 << 30, &["-f", "-q"], "").expect("a filesystem");
+    assert!(fs.base().is_ok());
+    fs.unmount().expect("unmount");
+    match fs.base() {
+        Err(LabError::Unsafe(m)) => assert!(m.contains("not a mount point"), "{m}"),
+        other => panic!("a write path was given for an unmounted filesystem: {other:?}"),
+    }
+    drop(fs);
+    assert_eq!(leftovers(std::process::id()), Vec::<String>::new());
+}
+
+#[test]
+#[ignore = "needs root, loop devices, tracefs, xfsprogs, btrfs-progs: run by .ci/run"]
+fn a_failed_mkfs_stops_the_lab_and_leaves_nothing() {
+    use fsmeta::lab::LabError;
+    use fsmeta::lab::host::{Fs, FsType, Host};
+    require_lab();
+    let host = Host::prepare(false).expect("host");
+    // 3000 is not a valid nodesize: mkfs.btrfs refuses it.
+    match Fs::create(&host, FsType::Btrfs, 1 << 30, &["-f", "-q", "-n", "3000"], "") {
+        Err(LabError::Step { step, .. }) => assert_eq!(step, "mkfs.btrfs"),
+        other => panic!("expected a failed mkfs step, got {other:?}"),
+    }
+    assert_eq!(leftovers(std::process::id()), Vec::<String>::new());
+}
