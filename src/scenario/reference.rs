@@ -89,13 +89,13 @@ pub const SHARED: &[ParamSpec] = &[
         "variant[].name",
         "a word",
         "unique",
-        "a named set of overrides of any parameter path",
+        "a named set of overrides of any parameter path; an element of a list of tables is `NAME[N]` (`\"path[2]\".every = 8`)",
     ),
     p(
         "sweep.PATH",
         "a list",
-        "values of PATH",
-        "the what-if grid: the cross product of every list",
+        "values of PATH; PATH may name an element of a list of tables: `\"path[2].every\"`, `\"xfs_alloc.histogram[1].extents\"` (index from 0)",
+        "the what-if grid: the cross product of every list; each point's values, read back from its resolved document, are in points.resolved.toml",
     ),
     p(
         "plot[].kind",

@@ -8,6 +8,7 @@ mod bad_input;
 mod bench;
 mod crn;
 mod determinism;
+mod indexed;
 mod kill;
 mod machine;
 mod meaning;
