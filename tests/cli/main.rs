@@ -12,6 +12,7 @@ mod indexed;
 mod kill;
 mod machine;
 mod meaning;
+mod noop;
 mod precision;
 mod shards;
 mod sweeps;

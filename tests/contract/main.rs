@@ -19,6 +19,9 @@ struct Coin;
 #[serde(deny_unknown_fields, default)]
 struct CoinParams {
     flips: u32,
+    /// Read by the parser and the run but, as a bug a workload could have,
+    /// left out of its resolved document: the no-op guard must notice.
+    bias: Option<f64>,
 }
 
 #[derive(Debug)]
@@ -56,7 +59,8 @@ impl Prepared for PreparedCoin {
     }
     fn run(&self, key: RunKey) -> Result<Metrics, RunFailure> {
         let mut rng = key.stream("coin");
-        let heads = (0..self.0.flips).filter(|_| rng.random_bool(0.5)).count();
+        let p = self.0.bias.unwrap_or(0.5);
+        let heads = (0..self.0.flips).filter(|_| rng.random_bool(p)).count();
         Ok(Metrics::from([("heads".to_string(), heads as f64)]))
     }
 }
@@ -123,6 +127,27 @@ fn the_toy_workload_gets_located_errors_and_metric_checks() {
     assert!(e.contains("no workload kind `path`"), "{e}");
     let e = err(&format!("{TOY}\n[dice]\nsides = 6\n"));
     assert!(e.contains("unknown section `dice`"), "{e}");
+}
+
+#[test]
+fn a_swept_key_missing_from_the_resolved_document_is_refused() {
+    let swept = format!("{TOY}\n[sweep]\n\"coin.flips\" = [10, 20]\n");
+    let study = Study::from_text(Path::new("coin.toml"), &swept, &opts()).expect("loads");
+    let applied: Vec<_> = study.scenario.points.iter().map(|p| p.configs[0].applied.clone()).collect();
+    assert_eq!(applied[1], [("coin.flips".to_string(), toml::Value::Integer(20))]);
+    let lost = format!("{TOY}\n[sweep]\n\"coin.bias\" = [0.25, 0.75]\n");
+    let e = Study::from_text(Path::new("coin.toml"), &lost, &opts())
+        .expect_err("a no-op")
+        .to_string();
+    assert!(
+        e.starts_with("coin.toml:17:1: coin.bias: is set to 0.25 but no run reads it"),
+        "{e}"
+    );
+    let variant = format!("{TOY}\n[[variant]]\nname = \"biased\"\ncoin.bias = 0.9\n");
+    let e = Study::from_text(Path::new("coin.toml"), &variant, &opts())
+        .expect_err("a no-op")
+        .to_string();
+    assert!(e.starts_with("coin.toml:18:6: coin.bias: is set to 0.9 but no run reads it"), "{e}");
 }
 
 #[test]
