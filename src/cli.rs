@@ -156,7 +156,9 @@ pub enum Command {
     /// Print every scenario parameter (type, allowed values, default,
     /// meaning) and every metric, for all workloads or one.
     Keys {
-        /// Only this workload (`path`, `btrfs-dir`, `xfs-alloc`).
+        /// Only this workload kind (the possible values come from the
+        /// workload registry).
+        #[arg(value_parser = workload_kinds())]
         workload: Option<String>,
     },
 }
@@ -168,6 +170,11 @@ pub enum Format {
     Text,
     /// Before / after tables per metric for a patch description.
     Patch,
+}
+
+/// The workload kinds of the registry, for `fsmeta keys WORKLOAD`.
+fn workload_kinds() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(fsmeta::workload::registry::REGISTRY.iter().map(|w| w.kind()))
 }
 
 fn default_jobs(jobs: Option<usize>) -> usize {

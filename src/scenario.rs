@@ -17,6 +17,7 @@ pub mod meaning;
 pub mod overrides;
 pub mod reference;
 pub mod resolved;
+pub mod schema;
 pub mod source;
 pub mod spans;
 pub mod sweep;

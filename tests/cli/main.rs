@@ -14,6 +14,7 @@ mod machine;
 mod meaning;
 mod noop;
 mod precision;
+mod readme;
 mod shards;
 mod sweeps;
 mod theory;

@@ -189,3 +189,80 @@ fn a_known_gap_is_reported_as_a_gap_never_a_pass_and_does_not_fail() {
     assert!(gap.text.contains("0 passed, 0 failed, 1 known gap(s)"), "{}", gap.text);
     let _ = std::fs::remove_dir_all(out);
 }
+
+/// The key paths a reference row documents: `plot[].x / y / series` is
+/// three, `expect[].within / target + tolerance_pct` three.
+fn documented(reference: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in reference.lines().filter(|l| l.starts_with("| `")) {
+        let cell = line.split('`').nth(1).unwrap_or("");
+        let mut parts = cell.split([' ', '/', '+']).filter(|p| !p.is_empty());
+        let Some(first) = parts.next() else { continue };
+        out.push(first.to_string());
+        let parent = first.rsplit_once('.').map_or("", |(p, _)| p);
+        out.extend(parts.map(|p| format!("{parent}.{p}")));
+    }
+    out
+}
+
+/// Whether documented path `doc` covers accepted key `key`: segment by
+/// segment equal, an upper-case segment (`NAME`, `PATH`) standing for any
+/// name; a key below a documented map (`scenario.quick.NAME`) is covered by
+/// the map's row.
+fn covers(doc: &str, key: &str) -> bool {
+    let is_name = |s: &str| s.chars().any(|c| c.is_ascii_uppercase()) && !s.chars().any(|c| c.is_ascii_lowercase());
+    let (d, k): (Vec<&str>, Vec<&str>) = (doc.split('.').collect(), key.split('.').collect());
+    let seg = |a: &str, b: &str| {
+        a == b || ((is_name(a.trim_end_matches("[]")) || is_name(b.trim_end_matches("[]"))) && a.ends_with("[]") == b.ends_with("[]"))
+    };
+    if d.len() == k.len() {
+        return d.iter().zip(&k).all(|(a, b)| seg(a, b));
+    }
+    // `sweep.PATH` covers a map's names, e.g. `sweep.NAME`, and nothing below.
+    d.len() < k.len() && k[d.len()..].iter().all(|s| is_name(s.trim_end_matches("[]"))) && d.iter().zip(&k).all(|(a, b)| seg(a, b))
+}
+
+#[test]
+fn every_key_the_parsers_accept_is_in_the_reference() {
+    use fsmeta::scenario::schema::accepted_keys;
+    let reference = fsmeta::scenario::reference::reference(fsmeta::workload::registry::REGISTRY, None);
+    let rows = documented(&reference);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    for dir in ["scenarios", "docs/examples"] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
+        files.extend(
+            entries
+                .map(|e| e.expect("entry").path())
+                .filter(|p| p.extension().is_some_and(|e| e == "toml")),
+        );
+    }
+    files.sort();
+    let mut keys = std::collections::BTreeSet::new();
+    for f in &files {
+        let study = Study::load(f, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let doc: toml::Table = toml::from_str(&study.scenario.resolved_toml).expect("resolved parses");
+        keys.extend(accepted_keys(&doc, study.scenario.workload));
+    }
+    // The probe reaches the nested tables (it is not vacuous).
+    for k in [
+        "plot[].name",
+        "expect[].known_gap",
+        "expect[].note",
+        "path[].every",
+        "work.NAME.mean_ns",
+        "sweep.zip[].NAME",
+    ] {
+        assert!(keys.contains(k), "{k} not found by the probe: {keys:?}");
+    }
+    // A section or table is documented by the rows of its keys.
+    let has_rows = |k: &str| {
+        rows.iter()
+            .any(|d| d.starts_with(&format!("{k}.")) || d.starts_with(&format!("{k}[].")))
+    };
+    let missing: Vec<&String> = keys.iter().filter(|k| !rows.iter().any(|d| covers(d, k)) && !has_rows(k)).collect();
+    assert!(
+        missing.is_empty(),
+        "keys the parsers accept but docs/scenario-reference.md does not list: {missing:?}"
+    );
+}
