@@ -87,6 +87,10 @@ pub enum Command {
         /// Reduced scale declared by the scenarios.
         #[arg(long)]
         quick: bool,
+        /// Also write OUT/<before>-vs-<after>/: compare.csv (means, paired
+        /// differences and ratios with CIs), compare.txt and ratios.svg/png.
+        #[arg(long)]
+        out: Option<PathBuf>,
         #[command(flatten)]
         limits: Limits,
     },
@@ -284,6 +288,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             jobs,
             seed,
             quick,
+            out,
             limits,
         } => compare::compare(&compare::CompareArgs {
             files,
@@ -291,6 +296,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             jobs: default_jobs(jobs),
             seed,
             quick,
+            out,
             limits,
         }),
         Command::Validate {

@@ -2,6 +2,7 @@
 //! the printed report, and the expectation checks.
 
 pub mod compare;
+pub mod compare_out;
 pub mod csv;
 pub mod expect;
 pub mod json;

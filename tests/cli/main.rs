@@ -6,6 +6,7 @@
 
 mod bad_input;
 mod bench;
+mod compare;
 mod crn;
 mod determinism;
 mod indexed;
