@@ -247,7 +247,8 @@ fn cut(s: &str, n: usize) -> String {
 fn row(out: &mut String, p: &Pair) {
     let (mb, _, hb) = mean_ci(&p.before, 0.95);
     let (ma, _, ha) = mean_ci(&p.after, 0.95);
-    let change = speedup::words(mb, ma, &p.unit);
+    let ci = paired_diff(p).filter(|_| p.before.len() > 1).map(|(_, lo, hi)| (lo, hi));
+    let change = speedup::words_ci(mb, ma, &p.unit, ci);
     let pv = p_text(welch_samples(&p.before, &p.after).map(|w| w.2));
     let label = if p.point.chars().count() <= POINT_COLS {
         p.point.clone()

@@ -71,8 +71,10 @@ pub fn summary_csv(s: &Scenario, rows: &[Summary]) -> String {
         header_params(s)
     );
     for r in rows {
+        // One replication has no confidence interval: empty, not zero-width.
+        let ci = |x: f64| if r.n > 1 { num(x) } else { String::new() };
         let paired = r.paired.map_or(",,,".to_string(), |p| {
-            format!("{},{},{},{}", num(p.diff_mean), num(p.diff_lo), num(p.diff_hi), num(p.ratio))
+            format!("{},{},{},{}", num(p.diff_mean), ci(p.diff_lo), ci(p.diff_hi), num(p.ratio))
         });
         let _ = writeln!(
             out,
@@ -83,8 +85,8 @@ pub fn summary_csv(s: &Scenario, rows: &[Summary]) -> String {
             field(&r.metric),
             num(r.mean),
             num(r.stddev),
-            num(r.ci95_lo),
-            num(r.ci95_hi),
+            ci(r.ci95_lo),
+            ci(r.ci95_hi),
             r.n
         );
     }

@@ -17,6 +17,7 @@ mod noop;
 mod precision;
 mod readme;
 mod shards;
+mod smallprint;
 mod sweeps;
 mod theory;
 
