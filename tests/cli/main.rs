@@ -20,6 +20,7 @@ mod shards;
 mod smallprint;
 mod sweeps;
 mod theory;
+mod whatif;
 
 use std::path::{Path, PathBuf};
 
