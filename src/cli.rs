@@ -131,6 +131,10 @@ pub enum Command {
         /// Reduced scale declared by the scenarios.
         #[arg(long)]
         quick: bool,
+        /// Also write OUT/<before>-vs-<after>/: compare.csv (means, paired
+        /// differences and ratios with CIs), compare.txt and ratios.svg/png.
+        #[arg(long)]
+        out: Option<PathBuf>,
         #[command(flatten)]
         limits: Limits,
     },
@@ -231,7 +235,9 @@ pub enum Command {
     /// Print every scenario parameter (type, allowed values, default,
     /// meaning) and every metric, for all workloads or one.
     Keys {
-        /// Only this workload (`path`, `btrfs-dir`, `xfs-alloc`).
+        /// Only this workload kind (the possible values come from the
+        /// workload registry).
+        #[arg(value_parser = workload_kinds())]
         workload: Option<String>,
     },
 }
@@ -243,6 +249,11 @@ pub enum Format {
     Text,
     /// Before / after tables per metric for a patch description.
     Patch,
+}
+
+/// The workload kinds of the registry, for `fsmeta keys WORKLOAD`.
+fn workload_kinds() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(fsmeta::workload::registry::REGISTRY.iter().map(|w| w.kind()))
 }
 
 fn default_jobs(jobs: Option<usize>) -> usize {
@@ -356,6 +367,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             jobs,
             seed,
             quick,
+            out,
             limits,
         } => compare::compare(&compare::CompareArgs {
             files,
@@ -363,6 +375,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             jobs: default_jobs(jobs),
             seed,
             quick,
+            out,
             limits,
         }),
         Command::Validate {

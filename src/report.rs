@@ -2,6 +2,7 @@
 //! the printed report, and the expectation checks.
 
 pub mod compare;
+pub mod compare_out;
 pub mod csv;
 pub mod expect;
 pub mod json;
@@ -150,6 +151,7 @@ fn stage_all(
     )?;
     set.write("report.txt", text.as_bytes())?;
     set.write("scenario.resolved.toml", s.resolved_toml.as_bytes())?;
+    set.write("points.resolved.toml", points_resolved(s).as_bytes())?;
     for r in results.iter().filter(|r| r.plan.replication == 0) {
         let prepared = &s.points[r.plan.point].configs[r.plan.variant].prepared;
         if let Some(text) = prepared.text_outputs(&r.metrics) {
@@ -174,4 +176,29 @@ fn stage_all(
         set.adopt(&png_name)?;
     }
     Ok(())
+}
+
+/// `points.resolved.toml`: for every point and variant, each parameter
+/// the sweep and the variant set, with the value read back from that
+/// run's resolved document (the value the run used).
+pub fn points_resolved(s: &Scenario) -> String {
+    let mut out = String::from(
+        "# Every point and variant: the parameters its sweep values and variant set,\n# as read back from the run's resolved document (the values the run used).\n",
+    );
+    for (pi, p) in s.points.iter().enumerate() {
+        for (vi, c) in p.configs.iter().enumerate() {
+            let mut set = toml::Table::new();
+            for (path, v) in &c.applied {
+                set.insert(path.clone(), v.clone());
+            }
+            let mut entry = toml::Table::new();
+            entry.insert("point".into(), toml::Value::Integer(pi as i64));
+            entry.insert("variant".into(), toml::Value::String(s.variants[vi].name.clone()));
+            entry.insert("set".into(), toml::Value::Table(set));
+            let one = toml::Table::from_iter([("point".to_string(), toml::Value::Array(vec![toml::Value::Table(entry)]))]);
+            out.push('\n');
+            out.push_str(&toml::to_string(&one).unwrap_or_default());
+        }
+    }
+    out
 }

@@ -9,12 +9,15 @@
 //! to the override or base key that produced them, so they still name a
 //! line and column.
 
+pub mod applied;
+mod checks;
 pub mod config;
 pub mod error;
 pub mod meaning;
 pub mod overrides;
 pub mod reference;
 pub mod resolved;
+pub mod schema;
 pub mod source;
 pub mod spans;
 pub mod sweep;
@@ -23,6 +26,7 @@ pub mod validate;
 use crate::param::ParamError;
 use crate::workload::registry::{self, REGISTRY};
 use crate::workload::{Input, Prepared, Sections, StopConfig, Workload};
+use checks::{apply_quick, check_overrides, check_variants_vs_sweep, quick_sets, variant_sets, variants};
 use config::{Document, SHARED_SECTIONS};
 use error::Location;
 pub use error::ScenarioError;
@@ -96,6 +100,12 @@ pub struct Config {
     pub doc: Document,
     /// The workload, validated and ready to run.
     pub prepared: Arc<dyn Prepared>,
+    /// Every parameter the variant and the sweep set here, with the value
+    /// read back from this run's resolved document (variant keys first).
+    pub applied: Vec<(String, toml::Value)>,
+    /// This point's resolved document (every default filled, no sweep,
+    /// variants, plots or expectations), as TOML text that loads again.
+    pub resolved_toml: String,
 }
 
 /// One point of the sweep grid: the swept values and, per variant, the
@@ -260,7 +270,7 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     check_top_level(&ctx, &base, opts, workload)?;
     workload.resolved_toml(&Sections::Text(&de)).map_err(|e| ctx.param_error(e))?;
     meaning::check_base(&base, workload).map_err(|e| ctx.param_error(e))?;
-    check_overrides(&ctx, &parsed, workload, opts.registry)?;
+    check_overrides(&ctx, &parsed, &base, workload, opts.registry)?;
     if opts.quick {
         apply_quick(&ctx, &parsed, &mut base)?;
     }
@@ -271,6 +281,9 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     }
     let doc = resolve(&ctx, &base, &[])?.0;
     let resolved_toml = resolved::resolved_text(&doc, workload, &split(&base).1).map_err(|e| locate(&ctx, &[], opts.quick, e))?;
+    if opts.quick {
+        applied::read_back(&resolved_toml, &quick_sets(&parsed)).map_err(|(at, path, m)| ctx.error_at(&at, &path, m, None))?;
+    }
     let variants = variants(&ctx, &doc)?;
     let axes = sweep::axes(base.get("sweep")).map_err(|(at, m)| ctx.error_at(&at, &at, m, None))?;
     let swept = sweep::flatten(&axes);
@@ -285,10 +298,16 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         let mut configs = Vec::with_capacity(variants.len());
         for (vi, v) in variants.iter().enumerate() {
             let mut layers: Vec<(String, toml::Table)> = vec![(format!("variant[{vi}]"), v.overrides.clone())];
+            let mut sets = variant_sets(vi, v);
             for ((path, at, _), value) in swept.iter().zip(&values) {
                 let mut t = toml::Table::new();
                 set_path(&mut t, path, value.clone()).map_err(|m| ctx.error_at(at, path, m, None))?;
                 layers.push((at.clone(), t));
+                sets.push(applied::Set {
+                    at: at.clone(),
+                    path: path.clone(),
+                    value: value.clone(),
+                });
             }
             let (resolved, sections) = resolve(&ctx, &base, &layers)?;
             validate::validate(&resolved).map_err(|e| locate(&ctx, &layers, opts.quick, e))?;
@@ -305,9 +324,14 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
             };
             let prepared = workload.prepare(&input).map_err(|e| locate(&ctx, &layers, opts.quick, e))?;
             check_memory(&ctx, prepared.memory_bytes(), opts, &layers)?;
+            let doc = point_doc(resolved);
+            let text = resolved::resolved_text(&doc, workload, &sections).map_err(|e| locate(&ctx, &layers, opts.quick, e))?;
+            let applied = applied::read_back(&text, &sets).map_err(|(at, path, m)| ctx.error_at(&at, &path, m, None))?;
             configs.push(Config {
-                doc: point_doc(resolved),
+                doc,
                 prepared: Arc::from(prepared),
+                applied,
+                resolved_toml: text,
             });
         }
         points.push(Point { values, configs });
@@ -388,66 +412,21 @@ fn check_memory(ctx: &Ctx<'_>, per_run: u64, opts: &LoadOptions, layers: &[(Stri
     Err(ctx.error_at(at, at, message, None))
 }
 
-/// Every key a `[[variant]]`, `[sweep]` or `quick` sets must be read by the
-/// workload.
-fn check_overrides(ctx: &Ctx<'_>, doc: &Document, workload: &dyn Workload, registry: &[&dyn Workload]) -> Result<(), ScenarioError> {
-    for (i, v) in doc.variant.iter().enumerate() {
-        let mut t = v.clone();
-        t.remove("name");
-        for path in meaning::leaf_paths(&t) {
-            meaning::check_override(&path, "a [[variant]]", workload, registry)
-                .map_err(|e| ctx.error_at(&format!("variant[{i}].{path}"), &e.field, e.message, e.suggestion))?;
-        }
-    }
-    let axes = sweep::axes(Some(&toml::Value::Table(doc.sweep.clone()))).map_err(|(at, m)| ctx.error_at(&at, &at, m, None))?;
-    for (path, at, _) in sweep::flatten(&axes) {
-        meaning::check_override(&path, "[sweep]", workload, registry).map_err(|e| ctx.error_at(&at, &e.field, e.message, e.suggestion))?;
-    }
-    for key in doc.scenario.quick.iter().flat_map(|q| q.keys()) {
-        let path = key.strip_prefix("sweep.").unwrap_or(key);
-        if path == "scenario.replications" {
-            continue;
-        }
-        meaning::check_override(path, "quick mode", workload, registry)
-            .map_err(|e| ctx.error_at(&format!("scenario.quick.{key}"), &e.field, e.message, e.suggestion))?;
-    }
-    Ok(())
-}
-
-/// Applies `[scenario.quick]` to the base table.
-fn apply_quick(ctx: &Ctx<'_>, parsed: &Document, base: &mut toml::Table) -> Result<(), ScenarioError> {
-    for (key, value) in parsed.scenario.quick.iter().flatten() {
-        let span = format!("scenario.quick.{key}");
-        let res = match key.strip_prefix("sweep.") {
-            Some(p) => {
-                let sweep = base.entry("sweep").or_insert_with(|| toml::Value::Table(toml::Table::new()));
-                match sweep {
-                    toml::Value::Table(t) => {
-                        t.insert(p.to_string(), value.clone());
-                        Ok(())
-                    }
-                    _ => Err("`sweep` is not a table".to_string()),
-                }
-            }
-            None => set_path(base, key, value.clone()),
-        };
-        res.map_err(|m| ctx.error_at(&span, key, m, None))?;
-        if let Err(e) = toml::Value::Table(split(base).0).try_into::<Document>() {
-            let message = e.message().trim().to_string();
-            let suggestion = crate::text::suggestion_from_serde(&message).map(|(_, c)| c);
-            return Err(ctx.error_at(&span, key, crate::text::plain(&message), suggestion));
-        }
-    }
-    Ok(())
-}
-
 /// Merges `layers` over `base` and deserialises the shared sections; a
 /// failure is blamed on the first layer whose addition makes it fail.
 /// Returns the shared document and the workload's sections.
 fn resolve(ctx: &Ctx<'_>, base: &toml::Table, layers: &[(String, toml::Table)]) -> Result<(Document, toml::Table), ScenarioError> {
     let mut table = base.clone();
-    for (_, layer) in layers {
-        overrides::merge(&mut table, layer);
+    for (name, layer) in layers {
+        overrides::merge(&mut table, layer).map_err(|m| {
+            let field = overrides::leaf_paths(layer).into_iter().next().unwrap_or_default();
+            let at = if name.starts_with("sweep.") {
+                name.clone()
+            } else {
+                format!("{name}.{field}")
+            };
+            ctx.error_at(&at, &field, m, None)
+        })?;
     }
     let (shared, sections) = split(&table);
     match toml::Value::Table(shared).try_into::<Document>() {
@@ -471,64 +450,14 @@ fn blame(base: &toml::Table, layers: &[(String, toml::Table)], err: &toml::de::E
         return (String::new(), message);
     }
     for (name, layer) in layers {
-        overrides::merge(&mut table, layer);
+        if overrides::merge(&mut table, layer).is_err() {
+            return (name.clone(), message);
+        }
         if let Err(e) = try_doc(&table) {
             return (name.clone(), e.message().trim().to_string());
         }
     }
     (String::new(), message)
-}
-
-fn variants(ctx: &Ctx<'_>, doc: &Document) -> Result<Vec<Variant>, ScenarioError> {
-    let mut out: Vec<Variant> = Vec::new();
-    for (i, t) in doc.variant.iter().enumerate() {
-        let at = format!("variant[{i}]");
-        let name = match t.get("name") {
-            Some(toml::Value::String(s)) if !s.is_empty() => s.clone(),
-            Some(_) => return Err(ctx.error_at(&format!("{at}.name"), "variant.name", "expected a non-empty string".into(), None)),
-            None => return Err(ctx.error_at(&at, "variant.name", "every [[variant]] needs a `name`".into(), None)),
-        };
-        if out.iter().any(|v| v.name == name) {
-            return Err(ctx.error_at(
-                &format!("{at}.name"),
-                "variant.name",
-                format!("variant `{name}` is declared twice"),
-                None,
-            ));
-        }
-        let mut overrides = t.clone();
-        overrides.remove("name");
-        out.push(Variant { name, overrides });
-    }
-    if out.is_empty() {
-        out.push(Variant {
-            name: "base".into(),
-            overrides: toml::Table::new(),
-        });
-    }
-    Ok(out)
-}
-
-/// A variant may not set a parameter the sweep sets: the sweep's value
-/// would replace the variant's at every point, so the variant's would be
-/// silently ignored.
-fn check_variants_vs_sweep(ctx: &Ctx<'_>, variants: &[Variant], swept: &[(String, String, Vec<toml::Value>)]) -> Result<(), ScenarioError> {
-    for (vi, v) in variants.iter().enumerate() {
-        for (path, at, _) in swept {
-            if overrides::get_path(&v.overrides, path).is_some() {
-                return Err(ctx.error_at(
-                    &format!("variant[{vi}].{path}"),
-                    path,
-                    format!(
-                        "variant `{}` sets {path}, which the sweep ({at}) also sets: the sweep's values would replace the variant's at every point; set it in one place",
-                        v.name
-                    ),
-                    None,
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Turns a semantic error on field `e.field` into a located one: the sweep
@@ -556,9 +485,39 @@ fn locate(ctx: &Ctx<'_>, layers: &[(String, toml::Table)], quick: bool, e: Param
             } else {
                 format!("{name}.{field}")
             };
+        } else if let Some(leaf) = indexed_leaf(layer, &e.field, &e.message) {
+            // An error on a whole list (`path`: unknown field `bogus`) that
+            // a layer's indexed key (`path[4].bogus`) caused.
+            field = leaf;
+            at = if name.starts_with("sweep.") {
+                name.clone()
+            } else {
+                format!("{name}.{field}")
+            };
         }
     }
-    ctx.error_at(&at, &field, e.message, e.suggestion)
+    // A misspelt field inside a list element is suggested with its path.
+    let suggestion = match (&e.suggestion, field.rsplit_once('.')) {
+        (Some(s), Some((parent, _))) if parent.ends_with(']') && e.message.starts_with("unknown field") => Some(format!("{parent}.{s}")),
+        _ => e.suggestion,
+    };
+    ctx.error_at(&at, &field, e.message, suggestion)
+}
+
+/// The leaf path of `layer` that indexes into list `field` (`path[4].x`
+/// for `path`), preferring the one whose last key an "unknown field"
+/// `message` names.
+fn indexed_leaf(layer: &toml::Table, field: &str, message: &str) -> Option<String> {
+    let prefix = format!("{field}[");
+    let leaves: Vec<String> = overrides::leaf_paths(layer)
+        .into_iter()
+        .filter(|p| p.starts_with(&prefix))
+        .collect();
+    let named = crate::text::suggestion_from_serde(message)
+        .map(|(word, _)| word)
+        .or_else(|| message.split('`').nth(1).map(str::to_string));
+    let by_name = named.and_then(|w| leaves.iter().find(|p| p.ends_with(&format!(".{w}"))).cloned());
+    by_name.or_else(|| leaves.first().cloned())
 }
 
 /// The dotted path of the only non-table value inside `v`, if `v` is a

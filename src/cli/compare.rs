@@ -4,7 +4,8 @@
 
 use super::{CliError, Limits, Status};
 use fsmeta::Study;
-use fsmeta::report::compare::{file_pairs, patch_text, variant_pairs};
+use fsmeta::report::compare::{Pair, file_pairs, patch_text, variant_pairs};
+use fsmeta::report::compare_out::write_compare;
 use fsmeta::scenario::LoadOptions;
 use std::path::PathBuf;
 
@@ -21,6 +22,8 @@ pub struct CompareArgs {
     pub seed: Option<u64>,
     /// `[scenario.quick]` scale.
     pub quick: bool,
+    /// Where to write the comparison's files, if anywhere.
+    pub out: Option<PathBuf>,
     /// Limits on the runs.
     pub limits: Limits,
 }
@@ -66,8 +69,11 @@ pub fn compare(a: &CompareArgs) -> Result<Status, CliError> {
                 s.doc.scenario.seed,
                 s.doc.scenario.replications
             );
-            print!("{}", patch_text(&heading, before, after, &variant_pairs(s, &results.runs, ia, ib)));
-            Ok(Status::Ok)
+            let pairs = variant_pairs(s, &results.runs, ia, ib);
+            let text = patch_text(&heading, before, after, &pairs);
+            print!("{text}");
+            let name = format!("{}-{before}-vs-{after}", s.doc.scenario.name);
+            write_out(a, &name, (before, after), &text, &pairs)
         }
         ([fa, fb], []) => {
             let sa = Study::load(fa, &opts)?;
@@ -86,8 +92,9 @@ pub fn compare(a: &CompareArgs) -> Result<Status, CliError> {
                 env!("CARGO_PKG_VERSION"),
                 sa.scenario.doc.scenario.replications
             );
-            print!("{}", patch_text(&heading, na, nb, &pairs));
-            Ok(Status::Ok)
+            let text = patch_text(&heading, na, nb, &pairs);
+            print!("{text}");
+            write_out(a, &format!("{na}-vs-{nb}"), (na, nb), &text, &pairs)
         }
         ([_], _) => Err(other("compare one file with --variants BEFORE,AFTER (two variant names)".into())),
         _ => Err(other(
@@ -109,5 +116,18 @@ fn compare_dirs(live: &std::path::Path, twin: &std::path::Path) -> Result<Status
         )));
     }
     print!("{}", text_table(&l, &t, &rows));
+    Ok(Status::Ok)
+}
+
+/// With `--out`, writes the comparison's files to `OUT/<name>/` (the
+/// name made safe for a folder) and says where on stderr.
+fn write_out(a: &CompareArgs, name: &str, sides: (&str, &str), text: &str, pairs: &[Pair]) -> Result<Status, CliError> {
+    let Some(out) = &a.out else { return Ok(Status::Ok) };
+    let safe: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .collect();
+    let dir = write_compare(out, &safe, sides.0, sides.1, text, pairs)?;
+    eprintln!("wrote {}", dir.display());
     Ok(Status::Ok)
 }

@@ -102,8 +102,8 @@ pub fn summary_table(run: &LabRun) -> SummaryTable {
                 metric: metric.to_string(),
                 mean: Num(mean),
                 stddev: Num(sd),
-                ci95_lo: Num(mean - half),
-                ci95_hi: Num(mean + half),
+                ci95_lo: (xs.len() > 1).then_some(Num(mean - half)),
+                ci95_hi: (xs.len() > 1).then_some(Num(mean + half)),
                 n: xs.len(),
                 paired: PairedCells {
                     diff: None,

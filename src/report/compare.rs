@@ -105,15 +105,12 @@ pub fn variant_pairs(s: &Scenario, results: &[RunResult], a: usize, b: usize) ->
 /// same sweep grid: `sa` (before) against `sb` (after), variant by
 /// variant name. Fails, saying why, when the grids or variants differ.
 pub fn file_pairs(sa: &Scenario, ra: &[RunResult], sb: &Scenario, rb: &[RunResult]) -> Result<Vec<Pair>, String> {
-    let grid = |s: &Scenario| -> Vec<String> { (0..s.points.len()).map(|p| point_label(s, p)).collect() };
-    if grid(sa) != grid(sb) {
-        return Err(format!(
-            "the two scenarios sweep different points ({} has {}, {} has {}); compare needs the same [sweep]",
-            sa.doc.scenario.name,
-            sa.points.len(),
-            sb.doc.scenario.name,
-            sb.points.len()
-        ));
+    let of_b: std::collections::BTreeMap<String, usize> = (0..sb.points.len()).map(|p| (point_label(sb, p), p)).collect();
+    let labels_a: Vec<String> = (0..sa.points.len()).map(|p| point_label(sa, p)).collect();
+    let only_a: Vec<&str> = labels_a.iter().filter(|l| !of_b.contains_key(*l)).map(String::as_str).collect();
+    let only_b: Vec<&str> = of_b.keys().filter(|l| !labels_a.contains(l)).map(String::as_str).collect();
+    if !only_a.is_empty() || !only_b.is_empty() {
+        return Err(grid_mismatch(sa, sb, &only_a, &only_b));
     }
     let mut out = Vec::new();
     let metrics = sa.first().map_or(&[][..], |p| p.key_metrics());
@@ -121,7 +118,8 @@ pub fn file_pairs(sa: &Scenario, ra: &[RunResult], sb: &Scenario, rb: &[RunResul
         let Some(vb) = sb.variants.iter().position(|w| w.name == v.name) else {
             continue;
         };
-        for point in 0..sa.points.len() {
+        for (point, l) in labels_a.iter().enumerate() {
+            let point_b = of_b[l];
             for m in metrics {
                 let mut label = short_point(sa, point);
                 if sa.variants.len() > 1 {
@@ -132,7 +130,7 @@ pub fn file_pairs(sa: &Scenario, ra: &[RunResult], sb: &Scenario, rb: &[RunResul
                     metric: (*m).to_string(),
                     unit: unit_of(sa, m),
                     before: samples(ra, point, va, m),
-                    after: samples(rb, point, vb, m),
+                    after: samples(rb, point_b, vb, m),
                 });
             }
         }
@@ -141,6 +139,40 @@ pub fn file_pairs(sa: &Scenario, ra: &[RunResult], sb: &Scenario, rb: &[RunResul
         return Err(format!("the two scenarios share no variant name ({} vs {})", names(sa), names(sb)));
     }
     Ok(out)
+}
+
+/// Why two scenarios' points do not pair up: the points each has that
+/// the other lacks (by swept values, so a grid in another order pairs).
+fn grid_mismatch(sa: &Scenario, sb: &Scenario, only_a: &[&str], only_b: &[&str]) -> String {
+    let list = |ls: &[&str]| -> String {
+        let shown: Vec<String> = ls
+            .iter()
+            .take(3)
+            .map(|l| if l.is_empty() { "(no sweep)".to_string() } else { format!("`{l}`") })
+            .collect();
+        let more = if ls.len() > 3 {
+            format!(" and {} more", ls.len() - 3)
+        } else {
+            String::new()
+        };
+        format!("{}{more}", shown.join(", "))
+    };
+    let side = |s: &Scenario, other: &Scenario, only: &[&str]| -> Option<String> {
+        (!only.is_empty()).then(|| {
+            format!(
+                "{} has {} point(s) {} lacks: {}",
+                s.file.display(),
+                only.len(),
+                other.file.display(),
+                list(only)
+            )
+        })
+    };
+    let parts: Vec<String> = [side(sa, sb, only_a), side(sb, sa, only_b)].into_iter().flatten().collect();
+    format!(
+        "the two scenarios sweep different points: {}; compare pairs points by their swept values and needs the same ones",
+        parts.join("; ")
+    )
 }
 
 fn names(s: &Scenario) -> String {
@@ -215,7 +247,8 @@ fn cut(s: &str, n: usize) -> String {
 fn row(out: &mut String, p: &Pair) {
     let (mb, _, hb) = mean_ci(&p.before, 0.95);
     let (ma, _, ha) = mean_ci(&p.after, 0.95);
-    let change = speedup::words(mb, ma, &p.unit);
+    let ci = paired_diff(p).filter(|_| p.before.len() > 1).map(|(_, lo, hi)| (lo, hi));
+    let change = speedup::words_ci(mb, ma, &p.unit, ci);
     let pv = p_text(welch_samples(&p.before, &p.after).map(|w| w.2));
     let label = if p.point.chars().count() <= POINT_COLS {
         p.point.clone()

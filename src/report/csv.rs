@@ -52,13 +52,15 @@ pub fn summary_table(s: &Scenario, rows: &[Summary]) -> SummaryTable {
             metric: r.metric.clone(),
             mean: Num(r.mean),
             stddev: Num(r.stddev),
-            ci95_lo: Num(r.ci95_lo),
-            ci95_hi: Num(r.ci95_hi),
+            // One replication has no confidence interval: empty, not
+            // zero-width.
+            ci95_lo: (r.n > 1).then_some(Num(r.ci95_lo)),
+            ci95_hi: (r.n > 1).then_some(Num(r.ci95_hi)),
             n: r.n,
             paired: PairedCells {
                 diff: r.paired.map(|p| Num(p.diff_mean)),
-                diff_lo: r.paired.map(|p| Num(p.diff_lo)),
-                diff_hi: r.paired.map(|p| Num(p.diff_hi)),
+                diff_lo: r.paired.filter(|_| r.n > 1).map(|p| Num(p.diff_lo)),
+                diff_hi: r.paired.filter(|_| r.n > 1).map(|p| Num(p.diff_hi)),
                 ratio: r.paired.map(|p| Num(p.ratio)),
             },
         })

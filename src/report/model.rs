@@ -105,9 +105,9 @@ pub struct SummaryRow {
     /// Sample standard deviation.
     pub stddev: Num,
     /// Lower end of the mean's 95% CI.
-    pub ci95_lo: Num,
+    pub ci95_lo: Option<Num>,
     /// Upper end of the mean's 95% CI.
-    pub ci95_hi: Num,
+    pub ci95_hi: Option<Num>,
     /// Replications.
     pub n: usize,
     /// Against the first variant.
@@ -348,7 +348,8 @@ impl SummaryTable {
         let mut rows = Vec::with_capacity(recs.len());
         for rec in &recs {
             let (scenario, variant): (String, String) = cells(rec, 0..2)?;
-            let (metric, mean, stddev, ci95_lo, ci95_hi, n): (String, Num, Num, Num, Num, usize) = cells(rec, mid..mid + 6)?;
+            let (metric, mean, stddev, ci95_lo, ci95_hi, n): (String, Num, Num, Option<Num>, Option<Num>, usize) =
+                cells(rec, mid..mid + 6)?;
             rows.push(SummaryRow {
                 scenario,
                 variant,

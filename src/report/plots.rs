@@ -70,8 +70,46 @@ pub fn label(name: &str) -> String {
     format!("{name}{unit}")
 }
 
+/// A metric's axis label: its name and the unit its workload declares
+/// (`ops_per_sec (ops/s)`), else [`label`]'s guess from the name.
+pub fn metric_label(s: &Scenario, name: &str) -> String {
+    match super::text::unit_of(s, name).as_str() {
+        "" => label(name),
+        "count" => name.to_string(),
+        unit => format!("{name} ({unit})"),
+    }
+}
+
+/// `title` with the slice `at` selects (`threads=4`), unless the title
+/// already shows every value of it: two slices of one sweep never share a
+/// title.
+pub fn sliced_title(title: String, at: &toml::Table) -> String {
+    if at.is_empty() {
+        return title;
+    }
+    let parts: Vec<(String, String)> = at
+        .iter()
+        .map(|(k, v)| (k.rsplit('.').next().unwrap_or(k).to_string(), short_value(v)))
+        .collect();
+    if parts.iter().all(|(_, v)| title.contains(v.as_str())) {
+        return title;
+    }
+    let slice: Vec<String> = parts.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{title} (at {})", slice.join(", "))
+}
+
 /// The figure a `[[plot]]` block asks for.
 pub fn figure(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> Figure {
+    let mut fig = figure_of(s, p, rows);
+    match &mut fig {
+        Figure::Chart(c) => c.title = sliced_title(std::mem::take(&mut c.title), &p.at),
+        Figure::Heat(h) => h.title = sliced_title(std::mem::take(&mut h.title), &p.at),
+        Figure::Hist(h) => h.title = sliced_title(std::mem::take(&mut h.title), &p.at),
+    }
+    fig
+}
+
+fn figure_of(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> Figure {
     let axis = || super::steps::axis(s, &p.x);
     match p.kind.as_str() {
         "heatmap" => Figure::Heat(heat(s, p, rows)),
@@ -135,7 +173,7 @@ pub fn spec(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> PlotSpec {
             .clone()
             .unwrap_or_else(|| format!("{}: {} vs {}", s.doc.scenario.name, p.y, p.x)),
         x_label: p.x_label.clone().unwrap_or_else(|| label(&p.x)),
-        y_label: p.y_label.clone().unwrap_or_else(|| label(&p.y)),
+        y_label: p.y_label.clone().unwrap_or_else(|| metric_label(s, &p.y)),
         x_log: p.x_log,
         y_log: p.y_log,
         x_categories: categories,
@@ -284,11 +322,28 @@ pub fn heat(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> HeatSpec {
             .clone()
             .unwrap_or_else(|| format!("{}: {metric} by {} and {}", s.doc.scenario.name, p.x, p.y)),
         x_label: p.x_label.clone().unwrap_or_else(|| label(&p.x)),
-        y_label: p.y_label.clone().unwrap_or_else(|| label(&p.y)),
+        y_label: p.y_label.clone().unwrap_or_else(|| metric_label(s, &p.y)),
         x_ticks: xs.iter().map(short_value).collect(),
         y_ticks: ys.iter().map(short_value).collect(),
         value_label,
         panels,
         footer: footer(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sliced_title;
+
+    #[test]
+    fn a_sliced_plot_names_its_slice() {
+        let at: toml::Table = toml::from_str("\"workload.threads\" = 4\n\"machine.profile\" = \"machines/host-a.toml\"").expect("toml");
+        let t = sliced_title("creates/s".into(), &at);
+        assert!(
+            t.starts_with("creates/s (at ") && t.contains("threads=4") && t.contains("profile=host-a"),
+            "{t}"
+        );
+        assert_eq!(sliced_title("host-a, 4 threads".into(), &at), "host-a, 4 threads");
+        assert_eq!(sliced_title("all".into(), &toml::Table::new()), "all");
     }
 }

@@ -55,6 +55,33 @@ pub fn words(before: f64, after: f64, unit: &str) -> String {
     if (up - 1.0).abs() < 0.005 {
         return "same".into();
     }
+    factor_words(up, dir)
+}
+
+/// Like [`words`], knowing the 95% CI `[lo, hi]` of the paired difference
+/// `after - before` (`None` when there is none, e.g. one replication): a
+/// change under 0.5% is "same" only when that CI includes zero (or the
+/// means are equal); otherwise it is said as a percentage, `0.2% slower`.
+pub fn words_ci(before: f64, after: f64, unit: &str, ci: Option<(f64, f64)>) -> String {
+    let plain = words(before, after, unit);
+    if plain != "same" || after == before || ci.is_some_and(|(lo, hi)| lo <= 0.0 && 0.0 <= hi) {
+        return plain;
+    }
+    let up = after / before;
+    let word = match direction(unit) {
+        Direction::Amount if up > 1.0 => "more",
+        Direction::Amount => "fewer",
+        Direction::Rate if up > 1.0 => "faster",
+        Direction::Time if up < 1.0 => "faster",
+        _ => "slower",
+    };
+    let pct = ((up - 1.0) * 100.0).abs();
+    let text = if pct >= 0.095 { format!("{pct:.1}%") } else { format!("{pct:.2}%") };
+    format!("{text} {word}")
+}
+
+/// A ratio `up` = after / before in words, in the metric's direction.
+fn factor_words(up: f64, dir: Direction) -> String {
     // `better` is the factor in the metric's good direction.
     let (factor, good, bad) = match dir {
         Direction::Rate => (up, "faster", "slower"),
@@ -83,6 +110,19 @@ mod tests {
         assert_eq!(words(100.0, 100.2, "ops/s"), "same");
         assert_eq!(words(0.0, 1.0, "ns"), "-");
         assert_eq!(words(f64::NAN, 1.0, "ns"), "-");
+    }
+
+    #[test]
+    fn a_small_change_is_same_only_when_its_ci_includes_zero() {
+        assert_eq!(words_ci(100.0, 100.2, "ops/s", Some((-0.1, 0.5))), "same");
+        assert_eq!(words_ci(100.0, 100.2, "ops/s", Some((0.1, 0.3))), "0.2% faster");
+        // The per-CPU case: -454 [-458, -450] ops/s on about 1.1M.
+        assert_eq!(words_ci(1_100_000.0, 1_099_546.0, "ops/s", Some((-458.0, -450.0))), "0.04% slower");
+        assert_eq!(words_ci(100.0, 100.3, "ns", Some((0.2, 0.4))), "0.3% slower");
+        assert_eq!(words_ci(100.0, 99.7, "ns", None), "0.3% faster");
+        assert_eq!(words_ci(100.0, 100.1, "count", Some((0.05, 0.15))), "0.1% more");
+        assert_eq!(words_ci(100.0, 100.0, "count", None), "same");
+        assert_eq!(words_ci(100.0, 150.0, "ops/s", Some((40.0, 60.0))), "1.50x faster");
     }
 
     #[test]

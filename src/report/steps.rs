@@ -42,8 +42,22 @@ fn shown(s: &Scenario, p: &PlotConfig) -> Vec<usize> {
 /// The unit of value `y` of `a`, for a default axis label.
 fn value_label(a: &StepAxis, y: &str) -> String {
     let unit = a.values.iter().find(|v| v.name == y).map_or("", |v| v.unit);
-    let words = y.replace('_', " ");
-    if unit.is_empty() || unit == "count" || words.split(' ').any(|w| w == unit) {
+    with_unit(y, unit)
+}
+
+/// `name` in words with its unit: a trailing `_UNIT` moves into
+/// parentheses (`delete_us` in us -> `delete (us)`), a unit the words
+/// already say elsewhere is not repeated (`us per flush`), and counts and
+/// unitless values stay bare.
+pub fn with_unit(name: &str, unit: &str) -> String {
+    if unit.is_empty() || unit == "count" {
+        return name.replace('_', " ");
+    }
+    if let Some(stem) = name.strip_suffix(&format!("_{unit}")).filter(|s| !s.is_empty()) {
+        return format!("{} ({unit})", stem.replace('_', " "));
+    }
+    let words = name.replace('_', " ");
+    if words.split(' ').any(|w| w == unit) {
         words
     } else {
         format!("{words} ({unit})")
@@ -171,5 +185,19 @@ pub fn histogram(s: &Scenario, p: &PlotConfig, a: &StepAxis, rows: &[Summary]) -
         series,
         marks,
         footer: footer(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_unit;
+
+    #[test]
+    fn a_value_label_carries_its_unit() {
+        assert_eq!(with_unit("delete_us", "us"), "delete (us)");
+        assert_eq!(with_unit("batches_per_flush", "batches"), "batches per flush");
+        assert_eq!(with_unit("us_per_flush", "us"), "us per flush");
+        assert_eq!(with_unit("batches", "count"), "batches");
+        assert_eq!(with_unit("x", ""), "x");
     }
 }

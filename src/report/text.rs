@@ -92,14 +92,20 @@ pub fn report(s: &Scenario, rows: &[Summary], checks: &[Check]) -> String {
             let first = find(rows, point, 0, metrics[0]).map(|r| r.mean);
             let this = find(rows, point, vi, metrics[0]).map(|r| r.mean);
             let ratio = match (first, this) {
-                (Some(a), Some(b)) if vi > 0 => super::speedup::words(a, b, &unit_of(s, metrics[0])),
+                (Some(a), Some(b)) if vi > 0 => {
+                    let ci = find(rows, point, vi, metrics[0])
+                        .and_then(|r| r.paired.filter(|_| r.n > 1))
+                        .map(|p| (p.diff_lo, p.diff_hi));
+                    super::speedup::words_ci(a, b, &unit_of(s, metrics[0]), ci)
+                }
                 _ => "-".into(),
             };
-            let diff = find(rows, point, vi, metrics[0])
-                .and_then(|r| r.paired.filter(|_| r.n > 1))
-                .map_or("-".into(), |p| {
-                    format!("{} [{}, {}]", signed(p.diff_mean), signed(p.diff_lo), signed(p.diff_hi))
-                });
+            let diff = match find(rows, point, vi, metrics[0]).and_then(|r| r.paired.map(|p| (p, r.n))) {
+                Some((p, n)) if n > 1 => format!("{} [{}, {}]", signed(p.diff_mean), signed(p.diff_lo), signed(p.diff_hi)),
+                // One replication: a difference, but no interval to put on it.
+                Some((p, _)) => format!("{} [n/a, n=1]", signed(p.diff_mean)),
+                None => "-".into(),
+            };
             let _ = writeln!(out, " {ratio:>14} {diff:>28}");
         }
         for (vi, v) in s.variants.iter().enumerate() {

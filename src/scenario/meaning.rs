@@ -112,19 +112,4 @@ pub fn check_base(table: &toml::Table, workload: &dyn Workload) -> Result<(), Pa
     Ok(())
 }
 
-/// Every leaf parameter path of an override table (`a.b.c`).
-pub fn leaf_paths(table: &toml::Table) -> Vec<String> {
-    let mut out = Vec::new();
-    walk("", table, &mut out);
-    out
-}
-
-fn walk(prefix: &str, table: &toml::Table, out: &mut Vec<String>) {
-    for (k, v) in table {
-        let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-        match v {
-            toml::Value::Table(t) if !t.is_empty() => walk(&path, t, out),
-            _ => out.push(path),
-        }
-    }
-}
+pub use super::overrides::leaf_paths;

@@ -56,6 +56,12 @@ pub const SHARED: &[ParamSpec] = &[
         "replaces the profile's topology (path, fsmark)",
     ),
     p(
+        "machine.topology.sockets / cores_per_socket / smt / llcs_per_socket",
+        "whole numbers",
+        "1 or more each",
+        "one field of the profile's topology, the others kept (path, fsmark)",
+    ),
+    p(
         "machine.placement",
         "a word",
         "spread, compact, interleave",
@@ -89,19 +95,31 @@ pub const SHARED: &[ParamSpec] = &[
         "variant[].name",
         "a word",
         "unique",
-        "a named set of overrides of any parameter path",
+        "a named set of overrides of any parameter path; an element of a list of tables is `NAME[N]` (`\"path[2]\".every = 8`)",
     ),
     p(
         "sweep.PATH",
         "a list",
-        "values of PATH",
-        "the what-if grid: the cross product of every list",
+        "values of PATH; PATH may name an element of a list of tables: `\"path[2].every\"`, `\"xfs_alloc.histogram[1].extents\"` (index from 0)",
+        "the what-if grid: the cross product of every list; each point's values, read back from its resolved document, are in points.resolved.toml",
+    ),
+    p(
+        "sweep.zip[].PATH",
+        "a list",
+        "values of PATH; every list of one [[sweep.zip]] has the same length",
+        "lists that advance together as one axis (a machine with its thread count)",
     ),
     p(
         "plot[].kind",
         "a word",
         "line, bars, heatmap, utilisation, histogram",
         "line: metric `y` against swept `x`, one series per variant, 95% CI bars; bars: the same as grouped bars; heatmap: `metric` over swept `x` and `y`, one map per variant or the `ratio = { of, over }`; utilisation: the `top` (default 8) busiest lines and locks per variant at the first point `at` selects (path); histogram: a log2-bucket step axis `x` (e.g. `insert_hist`), one series of bars per variant side by side in each bucket, at the first point `at` selects",
+    ),
+    p(
+        "plot[].name",
+        "a word",
+        "unique among the plots",
+        "the file stem of the plot's .svg and .png (default `<y>-vs-<x>`)",
     ),
     p(
         "plot[].x / y / series",
@@ -128,10 +146,28 @@ pub const SHARED: &[ParamSpec] = &[
         "reference marks (e.g. published figures, label default `published`) drawn as hollow diamonds on line and bar plots, where `at` must give the plot's x (a step key on a step axis); on a histogram, vertical lines at `value` (in the bucketed unit, no `at`) in the variant's colour, one dash pattern per label",
     ),
     p(
+        "plot[].marks[].at / variant / value / label",
+        "a table / a name / a number / text",
+        "swept path -> value (must give the plot's x; none on a histogram) / a variant / in the metric's unit / any",
+        "one reference mark: where, which series, the figure, its legend (default `published`)",
+    ),
+    p(
         "expect[].metric",
         "a metric name",
         "a metric of the workload",
         "checked after the run; a failure exits 1",
+    ),
+    p(
+        "expect[].variant",
+        "a variant name",
+        "a declared variant",
+        "check this variant only (default: every variant)",
+    ),
+    p(
+        "expect[].at",
+        "a table",
+        "swept path -> one of its values",
+        "check only the points with these values (default: every point)",
     ),
     p(
         "expect[].within / target + tolerance_pct",
@@ -146,10 +182,28 @@ pub const SHARED: &[ParamSpec] = &[
         "for fsmeta validate: `fitted` = a knob was fitted on this figure; default predicted",
     ),
     p(
+        "expect[].note",
+        "text",
+        "any",
+        "printed with the check (e.g. the published figure's source)",
+    ),
+    p(
+        "expect[].known_gap",
+        "text",
+        "why the model misses",
+        "an honest miss: reported as `[gap]` with its value, never a pass, and does not fail the run",
+    ),
+    p(
         "expect[].ratio",
         "a table",
         "{ of = VARIANT, over = VARIANT }",
         "check the ratio of means between two variants",
+    ),
+    p(
+        "expect[].ratio.of / over",
+        "variant names",
+        "declared variants",
+        "numerator and denominator of the ratio",
     ),
 ];
 

@@ -136,7 +136,7 @@ fn references(dir: &Path) -> (PathBuf, [Set; 2]) {
         read_set(&out)
     });
     assert_eq!(sets[0].keys().collect::<Vec<_>>(), sets[1].keys().collect::<Vec<_>>());
-    assert_eq!(sets[0].len(), 10, "{:?}", sets[0].keys());
+    assert_eq!(sets[0].len(), 11, "{:?}", sets[0].keys());
     assert_ne!(sets[0]["runs.csv"], sets[1]["runs.csv"], "seeds 1 and 2 must differ");
     (scenario, sets)
 }
@@ -207,5 +207,5 @@ fn a_folder_from_an_older_version_is_replaced_by_a_link() {
     run(&scenario, &out, 1, false);
     assert!(std::fs::symlink_metadata(&legacy).expect("exists").file_type().is_symlink());
     assert_eq!(leftovers(&out), vec![target(&out)]);
-    assert_eq!(read_set(&out).len(), 10);
+    assert_eq!(read_set(&out).len(), 11);
 }

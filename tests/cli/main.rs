@@ -8,16 +8,22 @@
 
 mod bad_input;
 mod bench;
+mod compare;
 mod crn;
 mod determinism;
+mod indexed;
 mod integrity;
 mod kill;
 mod machine;
 mod meaning;
+mod noop;
 mod precision;
+mod readme;
 mod shards;
+mod smallprint;
 mod sweeps;
 mod theory;
+mod whatif;
 
 use std::path::{Path, PathBuf};
 

@@ -63,10 +63,12 @@ fn err(text: &str) -> String {
     error(text, &LoadOptions::default())
 }
 
-/// Panics with the error if `text` does not load.
+/// Panics with the error if `text` does not load, or if a key it sets
+/// changes nothing.
 fn loads(text: &str) {
-    if let Err(e) = Study::from_text(Path::new("s.toml"), text, &LoadOptions::default()) {
-        panic!("{e}");
+    match Study::from_text(Path::new("s.toml"), text, &LoadOptions::default()) {
+        Ok(study) => super::noop::every_key_changes_the_resolved_document("s.toml", &study),
+        Err(e) => panic!("{e}"),
     }
 }
 

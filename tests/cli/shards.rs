@@ -40,10 +40,12 @@ fn three_shards_merged_give_the_unsharded_bytes_for_every_scenario() {
         jobs: 2,
         ..LoadOptions::default()
     };
+    let mut fractions = 0;
     for file in scenarios() {
         let study = Study::load(&file, &opts).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let name = study.scenario.doc.scenario.name.clone();
         let whole = study.run(2, &|| {}).expect("runs");
+        fractions += within_bounds(&name, &study, &whole);
         study.write(&whole, &out.join("whole")).expect("writes");
         let mut shards = Vec::new();
         for k in 1..=3 {
@@ -73,6 +75,24 @@ fn three_shards_merged_give_the_unsharded_bytes_for_every_scenario() {
             assert!(study.merge(&doubled).is_err(), "{name}: a doubled shard merges");
         }
     }
+    assert!(fractions > 100, "utilisations and shares are checked: {fractions}");
+}
+
+/// Every metric declared a fraction (utilisation, shares) lies in
+/// [0, 1], and none is negative or not finite where a count or time is.
+fn within_bounds(name: &str, study: &Study, results: &fsmeta::Results) -> usize {
+    let specs = study.scenario.first().map(|p| p.metrics()).unwrap_or_default();
+    let mut fractions = 0;
+    for r in &results.runs {
+        for (metric, &v) in &r.metrics {
+            let unit = specs.iter().find(|m| &m.name == metric).map_or("", |m| m.unit);
+            if unit == "fraction" {
+                fractions += 1;
+                assert!((0.0..=1.0).contains(&v), "{name}: {metric} = {v} is not a fraction");
+            }
+        }
+    }
+    fractions
 }
 
 pub(super) const SWEEP: &str = r#"[scenario]

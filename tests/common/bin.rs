@@ -18,12 +18,12 @@ pub fn fsmeta(args: &[&str]) -> Output {
         .expect("fsmeta runs")
 }
 
-/// A fresh, empty folder `target/test-out/<name>-<pid>`.
+/// A fresh, empty folder `<name>-<pid>` under Cargo's temporary folder
+/// for integration tests (`CARGO_TARGET_TMPDIR`, inside the target
+/// directory wherever `CARGO_TARGET_DIR` puts it): tests never write into
+/// the source tree.
 pub fn fresh_dir(name: &str) -> PathBuf {
-    let d = root()
-        .join("target")
-        .join("test-out")
-        .join(format!("{name}-{}", std::process::id()));
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("temp dir");
     d

@@ -19,6 +19,9 @@ struct Coin;
 #[serde(deny_unknown_fields, default)]
 struct CoinParams {
     flips: u32,
+    /// Read by the parser and the run but, as a bug a workload could have,
+    /// left out of its resolved document: the no-op guard must notice.
+    bias: Option<f64>,
 }
 
 #[derive(Debug)]
@@ -56,7 +59,8 @@ impl Prepared for PreparedCoin {
     }
     fn run(&self, key: RunKey) -> Result<Metrics, RunFailure> {
         let mut rng = key.stream("coin");
-        let heads = (0..self.0.flips).filter(|_| rng.random_bool(0.5)).count();
+        let p = self.0.bias.unwrap_or(0.5);
+        let heads = (0..self.0.flips).filter(|_| rng.random_bool(p)).count();
         Ok(Metrics::from([("heads".to_string(), heads as f64)]))
     }
 }
@@ -126,6 +130,27 @@ fn the_toy_workload_gets_located_errors_and_metric_checks() {
 }
 
 #[test]
+fn a_swept_key_missing_from_the_resolved_document_is_refused() {
+    let swept = format!("{TOY}\n[sweep]\n\"coin.flips\" = [10, 20]\n");
+    let study = Study::from_text(Path::new("coin.toml"), &swept, &opts()).expect("loads");
+    let applied: Vec<_> = study.scenario.points.iter().map(|p| p.configs[0].applied.clone()).collect();
+    assert_eq!(applied[1], [("coin.flips".to_string(), toml::Value::Integer(20))]);
+    let lost = format!("{TOY}\n[sweep]\n\"coin.bias\" = [0.25, 0.75]\n");
+    let e = Study::from_text(Path::new("coin.toml"), &lost, &opts())
+        .expect_err("a no-op")
+        .to_string();
+    assert!(
+        e.starts_with("coin.toml:17:1: coin.bias: is set to 0.25 but no run reads it"),
+        "{e}"
+    );
+    let variant = format!("{TOY}\n[[variant]]\nname = \"biased\"\ncoin.bias = 0.9\n");
+    let e = Study::from_text(Path::new("coin.toml"), &variant, &opts())
+        .expect_err("a no-op")
+        .to_string();
+    assert!(e.starts_with("coin.toml:18:6: coin.bias: is set to 0.9 but no run reads it"), "{e}");
+}
+
+#[test]
 fn the_generated_scenario_reference_is_current() {
     let want = fsmeta::scenario::reference::reference(fsmeta::workload::registry::REGISTRY, None);
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/scenario-reference.md");
@@ -163,4 +188,81 @@ fn a_known_gap_is_reported_as_a_gap_never_a_pass_and_does_not_fail() {
     );
     assert!(gap.text.contains("0 passed, 0 failed, 1 known gap(s)"), "{}", gap.text);
     let _ = std::fs::remove_dir_all(out);
+}
+
+/// The key paths a reference row documents: `plot[].x / y / series` is
+/// three, `expect[].within / target + tolerance_pct` three.
+fn documented(reference: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in reference.lines().filter(|l| l.starts_with("| `")) {
+        let cell = line.split('`').nth(1).unwrap_or("");
+        let mut parts = cell.split([' ', '/', '+']).filter(|p| !p.is_empty());
+        let Some(first) = parts.next() else { continue };
+        out.push(first.to_string());
+        let parent = first.rsplit_once('.').map_or("", |(p, _)| p);
+        out.extend(parts.map(|p| format!("{parent}.{p}")));
+    }
+    out
+}
+
+/// Whether documented path `doc` covers accepted key `key`: segment by
+/// segment equal, an upper-case segment (`NAME`, `PATH`) standing for any
+/// name; a key below a documented map (`scenario.quick.NAME`) is covered by
+/// the map's row.
+fn covers(doc: &str, key: &str) -> bool {
+    let is_name = |s: &str| s.chars().any(|c| c.is_ascii_uppercase()) && !s.chars().any(|c| c.is_ascii_lowercase());
+    let (d, k): (Vec<&str>, Vec<&str>) = (doc.split('.').collect(), key.split('.').collect());
+    let seg = |a: &str, b: &str| {
+        a == b || ((is_name(a.trim_end_matches("[]")) || is_name(b.trim_end_matches("[]"))) && a.ends_with("[]") == b.ends_with("[]"))
+    };
+    if d.len() == k.len() {
+        return d.iter().zip(&k).all(|(a, b)| seg(a, b));
+    }
+    // `sweep.PATH` covers a map's names, e.g. `sweep.NAME`, and nothing below.
+    d.len() < k.len() && k[d.len()..].iter().all(|s| is_name(s.trim_end_matches("[]"))) && d.iter().zip(&k).all(|(a, b)| seg(a, b))
+}
+
+#[test]
+fn every_key_the_parsers_accept_is_in_the_reference() {
+    use fsmeta::scenario::schema::accepted_keys;
+    let reference = fsmeta::scenario::reference::reference(fsmeta::workload::registry::REGISTRY, None);
+    let rows = documented(&reference);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    for dir in ["scenarios", "docs/examples"] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
+        files.extend(
+            entries
+                .map(|e| e.expect("entry").path())
+                .filter(|p| p.extension().is_some_and(|e| e == "toml")),
+        );
+    }
+    files.sort();
+    let mut keys = std::collections::BTreeSet::new();
+    for f in &files {
+        let study = Study::load(f, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let doc: toml::Table = toml::from_str(&study.scenario.resolved_toml).expect("resolved parses");
+        keys.extend(accepted_keys(&doc, study.scenario.workload));
+    }
+    // The probe reaches the nested tables (it is not vacuous).
+    for k in [
+        "plot[].name",
+        "expect[].known_gap",
+        "expect[].note",
+        "path[].every",
+        "work.NAME.mean_ns",
+        "sweep.zip[].NAME",
+    ] {
+        assert!(keys.contains(k), "{k} not found by the probe: {keys:?}");
+    }
+    // A section or table is documented by the rows of its keys.
+    let has_rows = |k: &str| {
+        rows.iter()
+            .any(|d| d.starts_with(&format!("{k}.")) || d.starts_with(&format!("{k}[].")))
+    };
+    let missing: Vec<&String> = keys.iter().filter(|k| !rows.iter().any(|d| covers(d, k)) && !has_rows(k)).collect();
+    assert!(
+        missing.is_empty(),
+        "keys the parsers accept but docs/scenario-reference.md does not list: {missing:?}"
+    );
 }

@@ -96,8 +96,8 @@ fn summary_table() -> impl Strategy<Value = SummaryTable> {
             text(),
             num(),
             num(),
-            num(),
-            num(),
+            prop::option::of(num()),
+            prop::option::of(num()),
             any::<usize>(),
             paired,
         )
@@ -147,7 +147,7 @@ proptest! {
         prop_assert_eq!(back.rows.len(), t.rows.len());
         for (a, b) in back.rows.iter().zip(&t.rows) {
             prop_assert_eq!((&a.scenario, &a.variant, &a.point, &a.metric, a.n), (&b.scenario, &b.variant, &b.point, &b.metric, b.n));
-            prop_assert!(same(a.mean, b.mean) && same(a.stddev, b.stddev) && same(a.ci95_lo, b.ci95_lo) && same(a.ci95_hi, b.ci95_hi));
+            prop_assert!(same(a.mean, b.mean) && same(a.stddev, b.stddev) && same_opt(a.ci95_lo, b.ci95_lo) && same_opt(a.ci95_hi, b.ci95_hi));
             let (p, q) = (a.paired, b.paired);
             prop_assert!(same_opt(p.diff, q.diff) && same_opt(p.diff_lo, q.diff_lo) && same_opt(p.diff_hi, q.diff_hi) && same_opt(p.ratio, q.ratio));
         }
@@ -183,8 +183,8 @@ fn non_finite_numbers_are_written_as_stated() {
         metric: "m".into(),
         mean: Num(x),
         stddev: Num(0.0),
-        ci95_lo: Num(1e-7),
-        ci95_hi: Num(1e21),
+        ci95_lo: Some(Num(1e-7)),
+        ci95_hi: Some(Num(1e21)),
         n: 1,
         paired: PairedCells {
             diff: None,

@@ -40,12 +40,9 @@ pub fn metrics(o: &Outcome, loops: u32) -> Metrics {
     put("lines_per_insert", o.touches as f64 / nf);
     let (acq, wait, hold) = o.inode_lock;
     put("inode_lock.wait_mean_ns", wait as f64 / acq.max(1) as f64 / 1000.0);
-    put(
-        "inode_lock.utilisation",
-        if o.end_ps > 0 { hold as f64 / o.end_ps as f64 } else { 0.0 },
-    );
+    put("inode_lock.utilisation", share(hold as f64, o.end_ps as f64));
     let total = o.latency.mean() * n as f64;
-    put("lock_wait_share", if total > 0.0 { o.insert_wait_ps as f64 / total } else { 0.0 });
+    put("lock_wait_share", share(o.insert_wait_ps as f64, total));
     put("failed_inserts", o.failed as f64);
     put("open_inodes", o.open as f64);
     for k in 0..HIST_BUCKETS {
@@ -124,6 +121,13 @@ pub fn text(m: &Metrics, loops: u32) -> String {
         let _ = writeln!(s, "{:>6} {:>12.0} {:>14.1}", l, g(&c), g(&r));
     }
     s
+}
+
+/// `part / whole` as a fraction in [0, 1] (0 for an empty whole): a hold
+/// or wait still running when the run stops is counted whole, which can
+/// put the ratio a hair over 1.
+fn share(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 { (part / whole).clamp(0.0, 1.0) } else { 0.0 }
 }
 
 #[cfg(test)]

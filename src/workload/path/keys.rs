@@ -80,6 +80,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "mean (fixed, exp, normal, lognormal); also sd_ns, min_ns, max_ns, sigma as in path[].work",
     ),
     p(
+        "work.NAME.sd_ns / min_ns / max_ns / sigma",
+        "times in ns / a number",
+        "as in path[].work",
+        "the other parameters of the named work's distribution",
+    ),
+    p(
         "work.NAME.read",
         "a line name",
         "a line declared under [lines]",

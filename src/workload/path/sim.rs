@@ -511,7 +511,9 @@ impl World {
             let s = self.lines.stats(i as LineId);
             let t = &s.transfers;
             let values = [
-                s.busy_ps as f64 / elapsed,
+                // A transfer still under way at the stop is counted whole,
+                // which could put the share a hair over 1.
+                (s.busy_ps as f64 / elapsed).clamp(0.0, 1.0),
                 s.read_misses as f64,
                 s.wait_ps as f64 / s.misses.max(1) as f64 / 1000.0,
                 t[1..].iter().sum::<u64>() as f64,
@@ -525,7 +527,7 @@ impl World {
         for (i, name) in locks.iter().enumerate() {
             let s = self.locks.stats(i as LockId);
             let values = [
-                s.hold_ps as f64 / elapsed,
+                (s.hold_ps as f64 / elapsed).clamp(0.0, 1.0),
                 s.wait_ps as f64 / s.acquisitions.max(1) as f64 / 1000.0,
                 s.acquisitions as f64,
                 s.contended as f64,

@@ -43,6 +43,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "buckets of free extents (lengths uniform per bucket)",
     ),
     p(
+        "xfs_alloc.histogram[].from / to / extents",
+        "whole numbers",
+        "1 <= from <= to; extents 0 or more",
+        "one bucket: `extents` free extents of lengths drawn uniformly in from..=to blocks (a sweep sets one as `xfs_alloc.histogram[N].extents`)",
+    ),
+    p(
         "xfs_alloc.fragmentation",
         "a fraction",
         "0 to 1",

@@ -1,0 +1,162 @@
+//! What the overrides of a scenario (`[[variant]]`, `[sweep]`,
+//! `[scenario] quick`) may set, and the values each sets.
+
+use super::applied::{Set, check_indices};
+use super::overrides::{get_path, leaf_paths, merge, normalise, set_path};
+use super::{Ctx, Document, ScenarioError, Variant, meaning, split, sweep};
+use crate::workload::Workload;
+
+/// Every key a `[[variant]]`, `[sweep]` or `quick` sets must be read by the
+/// workload, and every list index in it must name an element of `base`.
+pub(super) fn check_overrides(
+    ctx: &Ctx<'_>,
+    doc: &Document,
+    base: &toml::Table,
+    workload: &dyn Workload,
+    registry: &[&dyn Workload],
+) -> Result<(), ScenarioError> {
+    let check = |path: &str, at: &str, what: &str| -> Result<(), ScenarioError> {
+        meaning::check_override(path, what, workload, registry).map_err(|e| ctx.error_at(at, &e.field, e.message, e.suggestion))?;
+        check_indices(base, path).map_err(|(m, s)| ctx.error_at(at, path, m, s))
+    };
+    for (i, v) in doc.variant.iter().enumerate() {
+        let mut t = v.clone();
+        t.remove("name");
+        for path in leaf_paths(&t) {
+            check(&path, &format!("variant[{i}].{path}"), "a [[variant]]")?;
+        }
+    }
+    let axes = sweep::axes(Some(&toml::Value::Table(doc.sweep.clone()))).map_err(|(at, m)| ctx.error_at(&at, &at, m, None))?;
+    for (path, at, _) in sweep::flatten(&axes) {
+        check(&path, &at, "[sweep]")?;
+    }
+    for key in doc.scenario.quick.iter().flat_map(|q| q.keys()) {
+        let path = key.strip_prefix("sweep.").unwrap_or(key);
+        if path == "scenario.replications" {
+            continue;
+        }
+        check(path, &format!("scenario.quick.{key}"), "quick mode")?;
+    }
+    Ok(())
+}
+
+/// Applies `[scenario.quick]` to the base table.
+pub(super) fn apply_quick(ctx: &Ctx<'_>, parsed: &Document, base: &mut toml::Table) -> Result<(), ScenarioError> {
+    for (key, value) in parsed.scenario.quick.iter().flatten() {
+        let span = format!("scenario.quick.{key}");
+        let res = match key.strip_prefix("sweep.") {
+            Some(p) => {
+                let sweep = base.entry("sweep").or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                match sweep {
+                    toml::Value::Table(t) => {
+                        t.insert(p.to_string(), value.clone());
+                        Ok(())
+                    }
+                    _ => Err("`sweep` is not a table".to_string()),
+                }
+            }
+            None => {
+                let mut layer = toml::Table::new();
+                set_path(&mut layer, key, value.clone()).and_then(|()| merge(base, &layer))
+            }
+        };
+        res.map_err(|m| ctx.error_at(&span, key, m, None))?;
+        if let Err(e) = toml::Value::Table(split(base).0).try_into::<Document>() {
+            let message = e.message().trim().to_string();
+            let suggestion = crate::text::suggestion_from_serde(&message).map(|(_, c)| c);
+            return Err(ctx.error_at(&span, key, crate::text::plain(&message), suggestion));
+        }
+    }
+    Ok(())
+}
+
+/// The values `[scenario.quick]` sets on the base document (its sweep
+/// lists and `scenario.replications` aside, which the grid and the plan
+/// show).
+pub(super) fn quick_sets(parsed: &Document) -> Vec<Set> {
+    parsed
+        .scenario
+        .quick
+        .iter()
+        .flatten()
+        .filter(|(k, _)| !k.starts_with("sweep."))
+        .map(|(k, v)| Set {
+            at: format!("scenario.quick.{k}"),
+            path: k.clone(),
+            value: v.clone(),
+        })
+        .collect()
+}
+
+/// The values variant `vi` sets, one per leaf parameter path.
+pub(super) fn variant_sets(vi: usize, v: &Variant) -> Vec<Set> {
+    leaf_paths(&v.overrides)
+        .into_iter()
+        .map(|path| Set {
+            at: format!("variant[{vi}].{path}"),
+            value: get_path(&v.overrides, &path)
+                .cloned()
+                .unwrap_or_else(|| toml::Value::Table(toml::Table::new())),
+            path,
+        })
+        .collect()
+}
+
+/// The variants of `doc` (one called `base` if none), their overrides
+/// normalised (see [`normalise`]).
+pub(super) fn variants(ctx: &Ctx<'_>, doc: &Document) -> Result<Vec<Variant>, ScenarioError> {
+    let mut out: Vec<Variant> = Vec::new();
+    for (i, t) in doc.variant.iter().enumerate() {
+        let at = format!("variant[{i}]");
+        let name = match t.get("name") {
+            Some(toml::Value::String(s)) if !s.is_empty() => s.clone(),
+            Some(_) => return Err(ctx.error_at(&format!("{at}.name"), "variant.name", "expected a non-empty string".into(), None)),
+            None => return Err(ctx.error_at(&at, "variant.name", "every [[variant]] needs a `name`".into(), None)),
+        };
+        if out.iter().any(|v| v.name == name) {
+            return Err(ctx.error_at(
+                &format!("{at}.name"),
+                "variant.name",
+                format!("variant `{name}` is declared twice"),
+                None,
+            ));
+        }
+        let mut overrides = t.clone();
+        overrides.remove("name");
+        let overrides = normalise(&overrides).map_err(|(path, m)| ctx.error_at(&format!("{at}.{path}"), &path, m, None))?;
+        out.push(Variant { name, overrides });
+    }
+    if out.is_empty() {
+        out.push(Variant {
+            name: "base".into(),
+            overrides: toml::Table::new(),
+        });
+    }
+    Ok(out)
+}
+
+/// A variant may not set a parameter the sweep sets: the sweep's value
+/// would replace the variant's at every point, so the variant's would be
+/// silently ignored.
+pub(super) fn check_variants_vs_sweep(
+    ctx: &Ctx<'_>,
+    variants: &[Variant],
+    swept: &[(String, String, Vec<toml::Value>)],
+) -> Result<(), ScenarioError> {
+    for (vi, v) in variants.iter().enumerate() {
+        for (path, at, _) in swept {
+            if get_path(&v.overrides, path).is_some() {
+                return Err(ctx.error_at(
+                    &format!("variant[{vi}].{path}"),
+                    path,
+                    format!(
+                        "variant `{}` sets {path}, which the sweep ({at}) also sets: the sweep's values would replace the variant's at every point; set it in one place",
+                        v.name
+                    ),
+                    None,
+                ));
+            }
+        }
+    }
+    Ok(())
+}
