@@ -594,7 +594,7 @@ fn lab(experiment: Option<&str>, out: &std::path::Path, runs: u32, params: &[Str
         println!("experiments (fsmeta lab NAME [-p PARAM=VALUE]...):");
         for e in lab::EXPERIMENTS {
             let ps: Vec<String> = e.params.iter().map(|p| format!("{}={} ({}..{})", p.0, p.1, p.2, p.3)).collect();
-            println!("  {:<14} {}\n  {:<14} params: {}", e.name, e.about, "", ps.join(", "));
+            println!("  {:<20} {}\n  {:<20} params: {}", e.name, e.about, "", ps.join(", "));
         }
         return Ok(Status::Ok);
     };
