@@ -292,47 +292,21 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     let dir = file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     check_run_count(&ctx, &doc, &variants, &axes, opts)?;
     let machines = crate::machine::MachineCache::default();
+    let here = Here {
+        ctx: &ctx,
+        base: &base,
+        swept: &swept,
+        workload,
+        machines: &machines,
+        dir: &dir,
+        opts,
+    };
     let mut points = Vec::new();
     for index in 0..sweep::count(&axes).unwrap_or(0) {
         let values = sweep::point(&axes, index);
         let mut configs = Vec::with_capacity(variants.len());
         for (vi, v) in variants.iter().enumerate() {
-            let mut layers: Vec<(String, toml::Table)> = vec![(format!("variant[{vi}]"), v.overrides.clone())];
-            let mut sets = variant_sets(vi, v);
-            for ((path, at, _), value) in swept.iter().zip(&values) {
-                let mut t = toml::Table::new();
-                set_path(&mut t, path, value.clone()).map_err(|m| ctx.error_at(at, path, m, None))?;
-                layers.push((at.clone(), t));
-                sets.push(applied::Set {
-                    at: at.clone(),
-                    path: path.clone(),
-                    value: value.clone(),
-                });
-            }
-            let (resolved, sections) = resolve(&ctx, &base, &layers)?;
-            validate::validate(&resolved).map_err(|e| locate(&ctx, &layers, opts.quick, e))?;
-            let input = Input {
-                sections: Sections::Table(&sections),
-                machine: &resolved.machine,
-                machines: &machines,
-                threads: resolved.workload.threads,
-                stop: StopConfig {
-                    ops: resolved.scenario.ops,
-                    time_ms: resolved.scenario.time_ms,
-                },
-                dir: &dir,
-            };
-            let prepared = workload.prepare(&input).map_err(|e| locate(&ctx, &layers, opts.quick, e))?;
-            check_memory(&ctx, prepared.memory_bytes(), opts, &layers)?;
-            let doc = point_doc(resolved);
-            let text = resolved::resolved_text(&doc, workload, &sections).map_err(|e| locate(&ctx, &layers, opts.quick, e))?;
-            let applied = applied::read_back(&text, &sets).map_err(|(at, path, m)| ctx.error_at(&at, &path, m, None))?;
-            configs.push(Config {
-                doc,
-                prepared: Arc::from(prepared),
-                applied,
-                resolved_toml: text,
-            });
+            configs.push(here.config(vi, v, &values)?);
         }
         points.push(Point { values, configs });
     }
@@ -350,6 +324,62 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         sweep,
         points,
     })
+}
+
+/// What building one (point, variant) needs.
+struct Here<'a> {
+    ctx: &'a Ctx<'a>,
+    base: &'a toml::Table,
+    swept: &'a [(String, String, Vec<toml::Value>)],
+    workload: &'static dyn Workload,
+    machines: &'a crate::machine::MachineCache,
+    dir: &'a Path,
+    opts: &'a LoadOptions,
+}
+
+impl Here<'_> {
+    /// Variant `vi` at the point whose swept values are `values`: its
+    /// overrides applied, validated, prepared, and every value it sets
+    /// read back from its resolved document.
+    fn config(&self, vi: usize, v: &Variant, values: &[toml::Value]) -> Result<Config, ScenarioError> {
+        let (ctx, opts) = (self.ctx, self.opts);
+        let mut layers: Vec<(String, toml::Table)> = vec![(format!("variant[{vi}]"), v.overrides.clone())];
+        let mut sets = variant_sets(vi, v);
+        for ((path, at, _), value) in self.swept.iter().zip(values) {
+            let mut t = toml::Table::new();
+            set_path(&mut t, path, value.clone()).map_err(|m| ctx.error_at(at, path, m, None))?;
+            layers.push((at.clone(), t));
+            sets.push(applied::Set {
+                at: at.clone(),
+                path: path.clone(),
+                value: value.clone(),
+            });
+        }
+        let (resolved, sections) = resolve(ctx, self.base, &layers)?;
+        validate::validate(&resolved).map_err(|e| locate(ctx, &layers, opts.quick, e))?;
+        let input = Input {
+            sections: Sections::Table(&sections),
+            machine: &resolved.machine,
+            machines: self.machines,
+            threads: resolved.workload.threads,
+            stop: StopConfig {
+                ops: resolved.scenario.ops,
+                time_ms: resolved.scenario.time_ms,
+            },
+            dir: self.dir,
+        };
+        let prepared = self.workload.prepare(&input).map_err(|e| locate(ctx, &layers, opts.quick, e))?;
+        check_memory(ctx, prepared.memory_bytes(), opts, &layers)?;
+        let doc = point_doc(resolved);
+        let text = resolved::resolved_text(&doc, self.workload, &sections).map_err(|e| locate(ctx, &layers, opts.quick, e))?;
+        let applied = applied::read_back(&text, &sets).map_err(|(at, path, m)| ctx.error_at(&at, &path, m, None))?;
+        Ok(Config {
+            doc,
+            prepared: Arc::from(prepared),
+            applied,
+            resolved_toml: text,
+        })
+    }
 }
 
 /// A point's document without the scenario-wide lists (variants, sweep,

@@ -137,13 +137,16 @@ pub fn spec(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> PlotSpec {
     let values: Vec<toml::Value> = s.sweep.get(xi).map(|(_, vs)| vs.clone()).unwrap_or_default();
     let numeric = values.iter().all(|v| v.is_integer() || v.is_float());
     let categories: Option<Vec<String>> = (bars || !numeric).then(|| values.iter().map(short_value).collect());
+    // `log1m`: 1 - x on a log axis, so levels near 1 spread out.
+    let log1m = p.x_scale.as_deref() == Some("log1m") && categories.is_none();
     let x_of = |v: &toml::Value| -> f64 {
-        match (v, &categories) {
+        let x = match (v, &categories) {
             (_, Some(_)) => values.iter().position(|w| w == v).unwrap_or(0) as f64,
             (toml::Value::Integer(i), None) => *i as f64,
             (toml::Value::Float(f), None) => *f,
             _ => 0.0,
-        }
+        };
+        if log1m { 1.0 - x } else { x }
     };
     let mut series: Vec<Series> = Vec::new();
     let variants = shown_variants(s, p);
@@ -172,9 +175,15 @@ pub fn spec(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> PlotSpec {
             .title
             .clone()
             .unwrap_or_else(|| format!("{}: {} vs {}", s.doc.scenario.name, p.y, p.x)),
-        x_label: p.x_label.clone().unwrap_or_else(|| label(&p.x)),
+        x_label: p.x_label.clone().unwrap_or_else(|| {
+            if log1m {
+                format!("1 - {} (log scale)", label(&p.x))
+            } else {
+                label(&p.x)
+            }
+        }),
         y_label: p.y_label.clone().unwrap_or_else(|| metric_label(s, &p.y)),
-        x_log: p.x_log,
+        x_log: p.x_log || log1m || p.x_scale.as_deref() == Some("log"),
         y_log: p.y_log,
         x_categories: categories,
         series,

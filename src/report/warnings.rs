@@ -33,6 +33,34 @@ pub fn warnings(s: &Scenario, rows: &[Summary]) -> Vec<String> {
         ));
     }
     out.extend(unchanged_sweeps(s, rows));
+    out.extend(identical_models(s));
+    out
+}
+
+/// Points of one variant that build the same model (the workload's
+/// [`crate::workload::Prepared::model_key`]): their differences are only
+/// random numbers, whatever their labels say.
+fn identical_models(s: &Scenario) -> Vec<String> {
+    let mut out = Vec::new();
+    for (vi, v) in s.variants.iter().enumerate() {
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        for (pi, p) in s.points.iter().enumerate() {
+            let Some(key) = p.configs.get(vi).and_then(|c| c.prepared.model_key()) else {
+                continue;
+            };
+            match seen.get(&key) {
+                Some(&first) => out.push(format!(
+                    "points {} and {} of variant {} build the same model (the swept values round to one): their results differ only by random numbers",
+                    crate::report::expect::point_label(s, first),
+                    crate::report::expect::point_label(s, pi),
+                    v.name
+                )),
+                None => {
+                    seen.insert(key, pi);
+                }
+            }
+        }
+    }
     out
 }
 

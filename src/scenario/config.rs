@@ -141,6 +141,10 @@ pub struct PlotConfig {
     /// Logarithmic x axis.
     #[serde(default)]
     pub x_log: bool,
+    /// The x axis transform: `linear`, `log` (as `x_log`) or `log1m`,
+    /// `1 - x` on a log axis, for levels near 1 (0.99, 0.999, 0.9999).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x_scale: Option<String>,
     /// Logarithmic y axis.
     #[serde(default)]
     pub y_log: bool,

@@ -140,6 +140,12 @@ pub const SHARED: &[ParamSpec] = &[
         "which points and variants; the words on the plot; log axes; histogram: each variant's share of its samples (%) instead of counts",
     ),
     p(
+        "plot[].x_scale",
+        "a word",
+        "linear, log, log1m",
+        "the x axis: log is x_log; log1m plots 1 - x on a log axis, for swept levels near 1 (0.99, 0.999, 0.9999; line and bars)",
+    ),
+    p(
         "plot[].marks",
         "a list of tables",
         "{ at = { PATH = VALUE, ... }, variant = NAME, value = NUMBER, label = TEXT }",

@@ -173,6 +173,7 @@ pub fn validate_outputs(
             return Err(fail(format!("plot[{i}].share"), "`share` is for kind = \"histogram\""));
         }
         check_kind_keys(i, p)?;
+        check_x_scale(i, p, sweep)?;
         if p.series != "variant" {
             known_param(format!("plot[{i}].series"), &p.series)?;
         }
@@ -355,6 +356,40 @@ fn check_mark(
             return Err(fail(
                 format!("{field}.at.{k}"),
                 format!("{v} is not one of the values swept for `{k}`"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `x_scale` is `linear`, `log` or `log1m`; `log1m` (a log axis of
+/// `1 - x`) needs a line or bar plot over a swept number below 1.
+fn check_x_scale(i: usize, p: &super::config::PlotConfig, sweep: &[(String, Vec<toml::Value>)]) -> Result<(), ParamError> {
+    const SCALES: &[&str] = &["linear", "log", "log1m"];
+    let Some(scale) = p.x_scale.as_deref() else { return Ok(()) };
+    let field = format!("plot[{i}].x_scale");
+    if !SCALES.contains(&scale) {
+        return Err(
+            fail(field, format!("expected one of {}, found `{scale}`", SCALES.join(", "))).suggest(closest(scale, SCALES.iter().copied()))
+        );
+    }
+    if scale == "log1m" {
+        if !matches!(p.kind.as_str(), "line" | "bars") {
+            return Err(fail(field, "`log1m` is for line and bar plots over a swept parameter"));
+        }
+        let values = sweep
+            .iter()
+            .find(|(path, _)| *path == p.x)
+            .map(|(_, v)| v.as_slice())
+            .unwrap_or_default();
+        let below_one = |v: &toml::Value| v.as_float().or_else(|| v.as_integer().map(|n| n as f64)).is_some_and(|x| x < 1.0);
+        if let Some(bad) = values.iter().find(|v| !below_one(v)) {
+            return Err(fail(
+                field,
+                format!(
+                    "`log1m` plots 1 - x on a log axis, so every x must be a number below 1; `{}` takes {bad}",
+                    p.x
+                ),
             ));
         }
     }

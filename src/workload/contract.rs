@@ -226,6 +226,15 @@ pub trait Prepared: Send + Sync + fmt::Debug {
     }
     /// Runs once with the random streams of `key`.
     fn run(&self, key: RunKey) -> Result<Metrics, RunFailure>;
+
+    /// What this point builds, for a workload whose model is derived from
+    /// parameters that several values map onto (a fragmentation level
+    /// rounds to a whole number of extents): two points of one variant
+    /// with the same key build the same model, and the report warns that
+    /// their differences are only random numbers. `None`: not known.
+    fn model_key(&self) -> Option<String> {
+        None
+    }
     /// A text report of one run in the workload's own shape (written as
     /// `<variant>[.pN].txt` for the first replication of each point and
     /// variant), or `None`. Default: none.

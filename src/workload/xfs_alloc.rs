@@ -546,6 +546,17 @@ fn summarise(times_ps: &mut [u64], counts: &BtreeStats, len_sum: u64, fs: &FreeS
 }
 
 impl Prepared for PreparedXfsAlloc {
+    fn model_key(&self) -> Option<String> {
+        // The level only matters through the shape it rounds to.
+        let mut p = self.params.clone();
+        let shape = (p.source == FreeSpaceSource::Fragmentation)
+            .then(|| FragmentationShape::new(p.fragmentation, p.free_blocks, p.small_extent_blocks));
+        if shape.is_some() {
+            p.fragmentation = 0.0;
+        }
+        Some(format!("{p:?} {shape:?}"))
+    }
+
     fn metrics(&self) -> Vec<MetricSpec> {
         METRICS.iter().map(|&(n, u, m)| MetricSpec::new(n, u, m)).collect()
     }

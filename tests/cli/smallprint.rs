@@ -77,3 +77,76 @@ fn a_saturated_lock_is_busy_at_most_all_the_time() {
     // Not vacuous: the lock's word is saturated (1.00004 before the clamp).
     assert!(util.iter().any(|(_, u)| *u > 0.999), "{util:?}");
 }
+
+/// Fragmentation levels that round to the same number of extents.
+const FRAG: &str = r#"[scenario]
+name = "frag"
+replications = 1
+
+[workload]
+kind = "xfs-alloc"
+
+[xfs_alloc]
+source = "fragmentation"
+maxlen = 4
+calls = 10
+
+[sweep]
+"xfs_alloc.fragmentation" = LEVELS
+"#;
+
+fn run_stderr(tag: &str, text: &str) -> String {
+    let dir = temp_dir(tag);
+    let file = write(&dir, "s.toml", text);
+    let out = dir.join("out");
+    let o = fsmeta(&["run", "--out", out.to_str().expect("utf8"), file.to_str().expect("utf8")]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+#[test]
+fn points_that_build_the_same_model_are_warned_about() {
+    let err = run_stderr("smallprint-frag", &FRAG.replace("LEVELS", "[0.5, 0.9999985, 0.999998]"));
+    assert!(
+        err.contains("points xfs_alloc.fragmentation=0.9999985 and xfs_alloc.fragmentation=0.999998 of variant base build the same model"),
+        "{err}"
+    );
+    assert!(!err.contains("fragmentation=0.5 and"), "{err}");
+    let err = run_stderr("smallprint-frag-distinct", &FRAG.replace("LEVELS", "[0.5, 0.9]"));
+    assert!(!err.contains("same model"), "{err}");
+}
+
+#[test]
+fn log1m_spreads_levels_near_one_and_bad_scales_are_refused() {
+    let plot = "\n[[plot]]\nname = \"levels\"\nx = \"xfs_alloc.fragmentation\"\ny = \"alloc_us\"\nx_scale = \"SCALE\"\n";
+    let text = FRAG.replace("LEVELS", "[0.9, 0.99, 0.999, 0.9999]") + plot;
+    let dir = temp_dir("smallprint-log1m");
+    let file = write(&dir, "s.toml", &text.replace("SCALE", "log1m"));
+    let out = dir.join("out");
+    let o = fsmeta(&[
+        "run",
+        "--silent",
+        "--out",
+        out.to_str().expect("utf8"),
+        file.to_str().expect("utf8"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = std::fs::read_to_string(out.join("frag/levels.svg")).expect("levels.svg");
+    assert!(
+        svg.contains("1 - xfs_alloc.fragmentation (log scale)"),
+        "the axis says what it shows"
+    );
+    let refused = |scale: &str, levels: &str| -> String {
+        let f = write(&dir, "bad.toml", &(FRAG.replace("LEVELS", levels) + &plot.replace("SCALE", scale)));
+        let o = fsmeta(&["check", f.to_str().expect("utf8")]);
+        assert_eq!(o.status.code(), Some(2));
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+    let e = refused("log1n", "[0.9, 0.99]");
+    assert!(
+        e.contains("plot[0].x_scale: expected one of linear, log, log1m, found `log1n` (did you mean `log1m`?)"),
+        "{e}"
+    );
+    let e = refused("log1m", "[0.9, 1.0]");
+    assert!(e.contains("every x must be a number below 1"), "{e}");
+}
