@@ -2,6 +2,7 @@
 //! (located errors, exit 2), `bench` (what `fsmeta bench` prints), `determinism` (same bytes for any `--jobs`),
 //! `integrity` (damaged shard files refused by merge, damaged cache
 //! entries recomputed with a warning),
+//! `hostile` (issue 33: sound tables, outputs checked before the work),
 //! `kill` (a run killed at any instant leaves the old or the new outputs),
 //! `machine` (the machine model through scenarios), `shards` (shard, merge
 //! and the result cache), `theory` (M/M/1//N).
@@ -10,6 +11,7 @@ mod bad_input;
 mod bench;
 mod crn;
 mod determinism;
+mod hostile;
 mod integrity;
 mod kill;
 mod machine;
