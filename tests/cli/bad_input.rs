@@ -305,3 +305,26 @@ fn bad_value_from_a_sweep_or_variant_names_its_key() {
     let e = run_bad("variant-value", "name = \"a\"", "name = \"a\"\nlocks.l.kind = \"bogus\"");
     assert!(e.contains("locks.l.kind: unknown value `bogus`"), "{e}");
 }
+
+/// Expectations that can never fail are refused where they are written
+/// (issue 33): `tolerance_pct = inf` or `1e300`, `within = [-inf, inf]`,
+/// a `within` past any metric, a target of `nan`.
+#[test]
+fn expectations_that_cannot_fail_are_refused_issue33() {
+    for (tag, check, field) in [
+        ("tol-inf", "target = 100.0\ntolerance_pct = inf", "expect[0].tolerance_pct"),
+        ("tol-huge", "target = 100.0\ntolerance_pct = 1e300", "expect[0].tolerance_pct"),
+        ("within-inf", "within = [-inf, inf]", "expect[0].within"),
+        ("within-huge", "within = [0.0, 1e300]", "expect[0].within"),
+        ("target-nan", "target = nan\ntolerance_pct = 5.0", "expect[0].target"),
+    ] {
+        let expect = format!("[[expect]]\nmetric = \"events\"\n{check}\n\n[sweep]");
+        let e = run_bad(tag, "[sweep]", &expect);
+        let rest = e.strip_prefix("fsmeta: error: ").unwrap_or(&e);
+        assert!(located(rest).is_some() && e.contains("s.toml:"), "{tag}: unlocated: {e}");
+        assert!(
+            e.contains(field) && (e.contains("cannot fail") || e.contains("finite")),
+            "{tag}: {e}"
+        );
+    }
+}
