@@ -11,6 +11,7 @@
 
 pub mod config;
 pub mod error;
+mod hidden;
 pub mod meaning;
 pub mod overrides;
 pub mod reference;
@@ -262,6 +263,8 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     meaning::check_base(&base, workload).map_err(|e| ctx.param_error(e))?;
     check_overrides(&ctx, &parsed, workload, opts.registry)?;
     if opts.quick {
+        // The values quick replaces are checked as written (issue 33).
+        validate::validate(&parsed).map_err(|e| locate(&ctx, &[], false, e))?;
         apply_quick(&ctx, &parsed, &mut base)?;
     }
     if let Some(seed) = opts.seed {
@@ -279,6 +282,17 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     let dir = file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     check_run_count(&ctx, &doc, &variants, &axes, opts)?;
     let machines = crate::machine::MachineCache::default();
+    let hidden = hidden::Hidden {
+        base: &base,
+        variants: &variants,
+        axes: &axes,
+        swept: &swept,
+        workload,
+        dir: &dir,
+        machines: &machines,
+        quick: opts.quick,
+    };
+    hidden::base_hidden_by_the_sweep(&ctx, &hidden)?;
     let mut points = Vec::new();
     for index in 0..sweep::count(&axes).unwrap_or(0) {
         let values = sweep::point(&axes, index);

@@ -328,3 +328,31 @@ fn expectations_that_cannot_fail_are_refused_issue33() {
         );
     }
 }
+
+/// A base value that every sweep point replaces is still checked (issue
+/// 33: `machine.profile = "/dev/zero"` passed when the profile was swept),
+/// and so is a value quick mode replaces (`scenario.ops` past the cap).
+#[test]
+fn values_hidden_by_a_sweep_or_by_quick_are_checked_issue33() {
+    let dir = temp_dir("bad-hidden-by-sweep");
+    let text = GOOD
+        .replacen("[workload]\nkind", "[machine]\nprofile = \"/dev/zero\"\n\n[workload]\nkind", 1)
+        .replacen("[sweep]\n", "[sweep]\n\"machine.profile\" = [\"ideal\"]\n", 1);
+    let f = write(&dir, "s.toml", &text);
+    let o = fsmeta(&["check", f.to_str().expect("utf8")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("s.toml:6:1: machine.profile") && err.contains("/dev/zero"), "{err}");
+    let dir = temp_dir("bad-hidden-by-quick");
+    let f = write(
+        &dir,
+        "s.toml",
+        &GOOD.replacen("ops = 100", "ops = 200000000000000\nquick = { \"scenario.ops\" = 100 }", 1),
+    );
+    let out = dir.join("out");
+    let o = fsmeta(&["run", "--quick", f.to_str().expect("utf8"), "--out", out.to_str().expect("utf8")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("s.toml:3:1: scenario.ops") && err.contains("10000000000"), "{err}");
+    assert!(!out.exists());
+}
