@@ -16,6 +16,7 @@ pub mod meaning;
 pub mod overrides;
 pub mod reference;
 pub mod resolved;
+mod shape;
 pub mod source;
 pub mod spans;
 pub mod sweep;
@@ -259,6 +260,7 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     let parsed = parse_shared(&ctx, &de)?;
     let workload = registry::find(opts.registry, &parsed.workload.kind).map_err(|e| ctx.param_error(e))?;
     check_top_level(&ctx, &base, opts, workload)?;
+    shape::arrays_for_tables(&ctx, &base, workload)?;
     workload.resolved_toml(&Sections::Text(&de)).map_err(|e| ctx.param_error(e))?;
     meaning::check_base(&base, workload).map_err(|e| ctx.param_error(e))?;
     check_overrides(&ctx, &parsed, workload, opts.registry)?;

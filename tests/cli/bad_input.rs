@@ -356,3 +356,58 @@ fn values_hidden_by_a_sweep_or_by_quick_are_checked_issue33() {
     assert!(err.contains("s.toml:3:1: scenario.ops") && err.contains("10000000000"), "{err}");
     assert!(!out.exists());
 }
+
+/// `fsmeta check` on `text`: exit 2, no panic; returns stderr.
+fn check_refused(tag: &str, text: &str) -> String {
+    let dir = temp_dir(&format!("bad-{tag}"));
+    let f = write(&dir, "s.toml", text);
+    let o = fsmeta(&["check", f.to_str().expect("utf8")]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{tag}: {err}");
+    assert!(!err.contains("panicked"), "{tag}: {err}");
+    err
+}
+
+/// An array where a table is expected is refused where it is written; it
+/// used to be mapped onto the table's fields in order (issue 33:
+/// `scenario = ["seqtest", "about", 7, 2, 1000]` set name, about, seed,
+/// replications and ops).
+#[test]
+fn arrays_where_tables_are_expected_are_refused_issue33() {
+    let steps = "[[path]]\nwork = { dist = \"exp\", mean_ns = 100.0 }\n[[path]]\nlock = \"l\"\n[[path]]\nunlock = \"l\"\n";
+    let no_scenario = GOOD.replacen("[scenario]\nname = \"bad\"\nops = 100\n", "", 1);
+    let cases = [
+        (
+            "arr-scenario",
+            format!("scenario = [\"seqtest\", \"about\", 7, 2, 1000]\n{no_scenario}"),
+            "s.toml:1:1: scenario: expected a table",
+        ),
+        (
+            "arr-machine",
+            format!("machine = [\"ideal\"]\n{GOOD}"),
+            "s.toml:1:1: machine: expected a table",
+        ),
+        (
+            "arr-workload",
+            format!(
+                "workload = [\"path\", 2]\n{}",
+                GOOD.replacen("[workload]\nkind = \"path\"\nthreads = 2\n", "", 1)
+            ),
+            "s.toml:1:1: workload: expected a table",
+        ),
+        (
+            "arr-lock",
+            GOOD.replacen("[locks.l]\nkind = \"queued\"", "[locks]\nl = [\"queued\"]", 1),
+            "s.toml:10:1: locks.l: expected a table",
+        ),
+        (
+            "arr-path",
+            format!("path = [[\"exp\", 100.0]]\n{}", GOOD.replacen(steps, "", 1)),
+            "s.toml:1:9: path[0]: expected a table, found array",
+        ),
+    ];
+    for (tag, text, want) in cases {
+        let e = check_refused(tag, &text);
+        assert!(e.contains(want), "{tag}: want `{want}` in {e}");
+    }
+}
