@@ -3,6 +3,7 @@
 
 mod compare;
 mod merge;
+mod preflight;
 mod validate;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -330,7 +331,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             cache,
             limits,
         } => {
-            let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let jobs = preflight::cap_jobs(jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())));
             let opts = LoadOptions {
                 quick,
                 seed,
@@ -459,6 +460,8 @@ struct How<'a> {
 fn run(files: &[PathBuf], out: &std::path::Path, opts: &LoadOptions, how: &How<'_>) -> Result<Status, CliError> {
     // Validate everything first: a bad file anywhere means nothing is written.
     let studies = files.iter().map(|f| Study::load(f, opts)).collect::<Result<Vec<_>, _>>()?;
+    preflight::distinct_names(&studies)?;
+    preflight::writable_out(out)?;
     if opts.quick {
         for study in &studies {
             if study.scenario.doc.scenario.quick.is_none() {
@@ -494,7 +497,8 @@ fn run(files: &[PathBuf], out: &std::path::Path, opts: &LoadOptions, how: &How<'
             }
         };
         let before = how.cache.map(|c| c.stats()).unwrap_or_default();
-        let results = study.run_with(how.jobs, &tick, how.shard, how.cache)?;
+        // No more threads than runs.
+        let results = study.run_with(how.jobs.min(total.max(1)), &tick, how.shard, how.cache)?;
         if let Some(b) = bar {
             b.finish_and_clear();
         }

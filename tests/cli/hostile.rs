@@ -48,3 +48,85 @@ fn ratio_against_a_zero_mean_is_empty_in_summary_csv_issue33() {
     let row = csv.lines().find(|l| l.starts_with("two,b,l.wait_mean_ns,"));
     assert_eq!(row, Some("two,b,l.wait_mean_ns,0,0,0,0,1,0,0,0,"), "{csv}");
 }
+
+/// Two scenarios of one `fsmeta run` with the same `scenario.name` would
+/// write the same `OUT/<name>`, the second silently replacing the first:
+/// refused at the second's `scenario.name`, before anything runs.
+#[test]
+fn two_scenarios_with_one_name_are_refused_before_running_issue33() {
+    let dir = temp_dir("hostile-dup-name");
+    let a = write(&dir, "a.toml", TWO_VARIANTS);
+    let b = write(&dir, "b.toml", &TWO_VARIANTS.replacen("ops = 100", "ops = 200", 1));
+    let out = dir.join("out");
+    let o = fsmeta(&[
+        "run",
+        a.to_str().expect("utf8"),
+        b.to_str().expect("utf8"),
+        "--out",
+        out.to_str().expect("utf8"),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("b.toml:2:") && err.contains("scenario.name") && err.contains("a.toml"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing may be written");
+}
+
+/// Entries of a cache folder (what was computed).
+fn entries(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |d| d.count())
+}
+
+/// An `--out` that cannot be written is refused before the first run (it
+/// used to be found after all runs were computed): a file, `/dev/null`, a
+/// path under a file. The cache shows that nothing was computed.
+#[test]
+fn an_unwritable_out_is_refused_before_the_first_run_issue33() {
+    let dir = temp_dir("hostile-out");
+    let f = write(&dir, "s.toml", TWO_VARIANTS);
+    let file = write(&dir, "a-file", "not a folder");
+    let cache = dir.join("cache");
+    for out in [file.clone(), "/dev/null".into(), file.join("below")] {
+        let o = fsmeta(&[
+            "run",
+            f.to_str().expect("utf8"),
+            "--out",
+            out.to_str().expect("utf8"),
+            "--cache",
+            cache.to_str().expect("utf8"),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{}: {err}", out.display());
+        assert!(err.contains("--out") && err.contains("nothing was run"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(entries(&cache), 0, "{}: runs were computed", out.display());
+    }
+    assert_eq!(std::fs::read_to_string(&file).ok().as_deref(), Some("not a folder"));
+}
+
+/// `--jobs` beyond the machine is capped with a note (100,000 threads used
+/// to be started for a 0.1 s job); the results are those of `--jobs 1`.
+#[test]
+fn jobs_are_capped_with_a_note_issue33() {
+    let dir = temp_dir("hostile-jobs");
+    let f = write(&dir, "s.toml", TWO_VARIANTS);
+    let mut csv = Vec::new();
+    for jobs in ["100000", "1"] {
+        let out = dir.join(format!("out-{jobs}"));
+        let o = fsmeta(&[
+            "run",
+            f.to_str().expect("utf8"),
+            "--out",
+            out.to_str().expect("utf8"),
+            "--jobs",
+            jobs,
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        assert_eq!(err.contains("--jobs 100000 capped at"), jobs == "100000", "{err}");
+        csv.push(std::fs::read_to_string(out.join("two/runs.csv")).expect("runs.csv"));
+    }
+    assert_eq!(csv[0], csv[1]);
+}
