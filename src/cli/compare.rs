@@ -66,7 +66,7 @@ pub fn compare(a: &CompareArgs) -> Result<Status, CliError> {
                 s.doc.scenario.seed,
                 s.doc.scenario.replications
             );
-            print!("{}", patch_text(&heading, before, after, &variant_pairs(s, &results.runs, ia, ib)));
+            out!("{}", patch_text(&heading, before, after, &variant_pairs(s, &results.runs, ia, ib)));
             Ok(Status::Ok)
         }
         ([fa, fb], []) => {
@@ -86,7 +86,7 @@ pub fn compare(a: &CompareArgs) -> Result<Status, CliError> {
                 env!("CARGO_PKG_VERSION"),
                 sa.scenario.doc.scenario.replications
             );
-            print!("{}", patch_text(&heading, na, nb, &pairs));
+            out!("{}", patch_text(&heading, na, nb, &pairs));
             Ok(Status::Ok)
         }
         ([_], _) => Err(other("compare one file with --variants BEFORE,AFTER (two variant names)".into())),
@@ -108,6 +108,6 @@ fn compare_dirs(live: &std::path::Path, twin: &std::path::Path) -> Result<Status
             twin.display()
         )));
     }
-    print!("{}", text_table(&l, &t, &rows));
+    out!("{}", text_table(&l, &t, &rows));
     Ok(Status::Ok)
 }

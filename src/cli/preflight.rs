@@ -76,7 +76,7 @@ pub(super) fn cap_jobs(jobs: usize) -> usize {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let max = cpus.saturating_mul(JOBS_PER_CPU);
     if jobs > max {
-        eprintln!("fsmeta: note: --jobs {jobs} capped at {max} ({JOBS_PER_CPU} per available CPU)");
+        errln!("fsmeta: note: --jobs {jobs} capped at {max} ({JOBS_PER_CPU} per available CPU)");
         return max;
     }
     jobs.max(1)

@@ -130,3 +130,37 @@ fn jobs_are_capped_with_a_note_issue33() {
     }
     assert_eq!(csv[0], csv[1]);
 }
+
+/// Runs fsmeta with stdout or stderr sent to `/dev/full`.
+fn to_full(args: &[&str], stdout: bool) -> std::process::Output {
+    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_fsmeta"));
+    c.args(args).current_dir(super::root());
+    if stdout {
+        c.stdout(full()).stderr(std::process::Stdio::piped());
+    } else {
+        c.stderr(full()).stdout(std::process::Stdio::piped());
+    }
+    c.output().expect("fsmeta runs")
+}
+
+/// A full stdout or stderr is exit 2, never a panic (exit 101): `keys`
+/// and `run` with stdout on `/dev/full`, `check` of a bad file with stderr
+/// there. The run's outputs are written all the same.
+#[test]
+fn a_full_stdout_or_stderr_is_exit_2_not_a_panic_issue33() {
+    let o = to_full(&["keys"], true);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
+    let dir = temp_dir("hostile-full");
+    let bad = write(&dir, "bad.toml", "[scenario]\nname = 3\n");
+    let o = to_full(&["check", bad.to_str().expect("utf8")], false);
+    assert_eq!(o.status.code(), Some(2));
+    let f = write(&dir, "s.toml", TWO_VARIANTS);
+    let out = dir.join("out");
+    let o = to_full(&["run", f.to_str().expect("utf8"), "--out", out.to_str().expect("utf8")], true);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(out.join("two/summary.csv").is_file());
+}
