@@ -295,6 +295,11 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         quick: opts.quick,
     };
     hidden::base_hidden_by_the_sweep(&ctx, &hidden)?;
+    // Each point resolves a copy of the base: without the sweep's lists,
+    // which no point reads (a copy holding them made `check` quadratic in
+    // a list's length, issue 33).
+    let mut point_base = base.clone();
+    point_base.remove("sweep");
     let mut points = Vec::new();
     for index in 0..sweep::count(&axes).unwrap_or(0) {
         let values = sweep::point(&axes, index);
@@ -306,7 +311,7 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
                 set_path(&mut t, path, value.clone()).map_err(|m| ctx.error_at(at, path, m, None))?;
                 layers.push((at.clone(), t));
             }
-            let (resolved, sections) = resolve(&ctx, &base, &layers)?;
+            let (resolved, sections) = resolve(&ctx, &point_base, &layers)?;
             validate::validate(&resolved).map_err(|e| locate(&ctx, &layers, opts.quick, e))?;
             let input = Input {
                 sections: Sections::Table(&sections),
