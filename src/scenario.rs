@@ -376,8 +376,13 @@ fn check_run_count(
         Some(n) if n <= opts.max_runs => Ok(()),
         _ => {
             let n = runs.map_or("more than 2^64".to_string(), |n| n.to_string());
+            let plan = if opts.quick {
+                "the quick plan (with [scenario] quick applied)"
+            } else {
+                "the plan"
+            };
             let message = format!(
-                "the plan has {n} runs (sweep points x variants x replications), over the limit of {} (--max-runs)",
+                "{plan} has {n} runs (sweep points x variants x replications), over the limit of {} (--max-runs)",
                 opts.max_runs
             );
             let at = if axes.is_empty() { "scenario.replications" } else { "sweep" };

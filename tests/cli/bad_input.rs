@@ -411,3 +411,16 @@ fn arrays_where_tables_are_expected_are_refused_issue33() {
         assert!(e.contains(want), "{tag}: want `{want}` in {e}");
     }
 }
+
+/// A plan refused in quick mode says it is the quick plan (issue 33: it
+/// said "the plan has 300000 runs" of a scenario whose full plan fits).
+#[test]
+fn a_refused_quick_plan_says_it_is_the_quick_plan_issue33() {
+    let dir = temp_dir("bad-quick-plan");
+    let text = GOOD.replacen("ops = 100", "ops = 100\nquick = { \"scenario.replications\" = 1000 }", 1);
+    let f = write(&dir, "s.toml", &text);
+    let o = fsmeta(&["check", "--max-runs", "100", f.to_str().expect("utf8")]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("the quick plan") && e.contains("2000 runs"), "{e}");
+}
