@@ -2,7 +2,9 @@
 //! each subcommand does. `main.rs` only maps the result to an exit code.
 
 mod compare;
+pub(crate) mod io;
 mod merge;
+mod preflight;
 mod validate;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -341,7 +343,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             cache,
             limits,
         } => {
-            let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let jobs = preflight::cap_jobs(jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())));
             let opts = LoadOptions {
                 quick,
                 seed,
@@ -412,7 +414,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
                 )?;
                 let s = &study.scenario;
                 let runs = study.plan().len();
-                println!(
+                outln!(
                     "{}: ok ({} points x {} variants, {runs} runs)",
                     f.display(),
                     s.points.len(),
@@ -423,17 +425,17 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
         }
         Command::Bench { ops, completions, repeat } => {
             let r = crate::bench::engine_bench(ops, completions, repeat).map_err(CliError::Other)?;
-            println!("repeat: {}", r.repeat);
+            outln!("repeat: {}", r.repeat);
             if completions > 0 {
-                println!("mm1n_bare_heap_completions_per_sec: {}", r.mm1n_bare_heap as u64);
-                println!("mm1n_fsmeta_completions_per_sec: {}", r.mm1n_fsmeta as u64);
-                println!("mm1n_ratio: {:.3}", r.mm1n_ratio);
-                println!("mm1n_ratio_same_sampler: {:.3}", r.mm1n_ratio_same_sampler);
+                outln!("mm1n_bare_heap_completions_per_sec: {}", r.mm1n_bare_heap as u64);
+                outln!("mm1n_fsmeta_completions_per_sec: {}", r.mm1n_fsmeta as u64);
+                outln!("mm1n_ratio: {:.3}", r.mm1n_ratio);
+                outln!("mm1n_ratio_same_sampler: {:.3}", r.mm1n_ratio_same_sampler);
             }
-            println!("events: {}", r.events);
-            println!("cpu_s: {:.3}", r.cpu_s);
-            println!("events_per_sec_best: {}", r.events_per_sec_best);
-            println!("events_per_sec: {}", r.events_per_sec);
+            outln!("events: {}", r.events);
+            outln!("cpu_s: {:.3}", r.cpu_s);
+            outln!("events_per_sec_best: {}", r.events_per_sec_best);
+            outln!("events_per_sec: {}", r.events_per_sec);
             Ok(Status::Ok)
         }
         Command::Keys { workload } => {
@@ -441,7 +443,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             if let Some(k) = &workload {
                 fsmeta::workload::registry::find(registry, k).map_err(|e| CliError::Other(anyhow::anyhow!("{e}")))?;
             }
-            print!("{}", fsmeta::scenario::reference::reference(registry, workload.as_deref()));
+            out!("{}", fsmeta::scenario::reference::reference(registry, workload.as_deref()));
             Ok(Status::Ok)
         }
         Command::Lab {
@@ -453,7 +455,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
         } => lab(experiment.as_deref(), &out, runs, &params, silent),
         Command::Machines => {
             for p in fsmeta::machine::builtin_profiles() {
-                println!("{}\n", p.describe());
+                outln!("{}\n", p.describe());
             }
             Ok(Status::Ok)
         }
@@ -472,10 +474,12 @@ struct How<'a> {
 fn run(files: &[PathBuf], out: &std::path::Path, opts: &LoadOptions, how: &How<'_>) -> Result<Status, CliError> {
     // Validate everything first: a bad file anywhere means nothing is written.
     let studies = files.iter().map(|f| Study::load(f, opts)).collect::<Result<Vec<_>, _>>()?;
+    preflight::distinct_names(&studies)?;
+    preflight::writable_out(out)?;
     if opts.quick {
         for study in &studies {
             if study.scenario.doc.scenario.quick.is_none() {
-                eprintln!(
+                errln!(
                     "fsmeta: warning: {} declares no `quick` settings; --quick runs it at full scale (write `quick = {{}}` to say that is intended)",
                     study.scenario.file.display()
                 );
@@ -501,13 +505,14 @@ fn run(files: &[PathBuf], out: &std::path::Path, opts: &LoadOptions, how: &How<'
             match &bar {
                 Some(b) => b.inc(1),
                 None if !silent && total >= 20 && n.is_multiple_of(total.div_ceil(10)) => {
-                    eprintln!("fsmeta: {}: {n}/{total} runs", s.doc.scenario.name)
+                    errln!("fsmeta: {}: {n}/{total} runs", s.doc.scenario.name)
                 }
                 None => {}
             }
         };
         let before = how.cache.map(|c| c.stats()).unwrap_or_default();
-        let results = study.run_with(how.jobs, &tick, how.shard, how.cache)?;
+        // No more threads than runs.
+        let results = study.run_with(how.jobs.min(total.max(1)), &tick, how.shard, how.cache)?;
         if let Some(b) = bar {
             b.finish_and_clear();
         }
@@ -515,11 +520,11 @@ fn run(files: &[PathBuf], out: &std::path::Path, opts: &LoadOptions, how: &How<'
         // --silent, since what was in the cache folder was not what fsmeta
         // wrote there.
         for w in how.cache.map(|c| c.take_warnings()).unwrap_or_default() {
-            eprintln!("fsmeta: warning: {w}");
+            errln!("fsmeta: warning: {w}");
         }
         if let (Some(c), false) = (how.cache, silent) {
             let after = c.stats();
-            eprintln!(
+            errln!(
                 "fsmeta: {}: cache: {} runs read, {} computed",
                 s.doc.scenario.name,
                 after.hits - before.hits,
@@ -529,7 +534,7 @@ fn run(files: &[PathBuf], out: &std::path::Path, opts: &LoadOptions, how: &How<'
         if let Some(sh) = how.shard {
             let path = study.shard_file(file, opts, sh, &results).write(out)?;
             if !silent {
-                println!(
+                outln!(
                     "shard {sh}: {} of {} runs written to {}",
                     results.runs.len(),
                     study.plan().len(),
@@ -555,13 +560,13 @@ impl Status {
 pub(crate) fn report(outcome: &fsmeta::report::Outcome, name: &str, silent: bool, format: Format) -> Status {
     if !silent {
         for w in &outcome.warnings {
-            eprintln!("fsmeta: {name}: warning: {w}");
+            errln!("fsmeta: {name}: warning: {w}");
         }
         match format {
-            Format::Text => println!("{}", outcome.text),
-            Format::Patch => println!("{}", outcome.patch),
+            Format::Text => outln!("{}", outcome.text),
+            Format::Patch => outln!("{}", outcome.patch),
         }
-        println!("outputs: {}", outcome.dir.display());
+        outln!("outputs: {}", outcome.dir.display());
     }
     if outcome.passed() { Status::Ok } else { Status::ExpectationFailed }
 }
@@ -591,10 +596,10 @@ fn completions_arg(v: &str) -> Result<u64, String> {
 fn lab(experiment: Option<&str>, out: &std::path::Path, runs: u32, params: &[String], silent: bool) -> Result<Status, CliError> {
     use fsmeta::lab;
     let Some(name) = experiment else {
-        println!("experiments (fsmeta lab NAME [-p PARAM=VALUE]...):");
+        outln!("experiments (fsmeta lab NAME [-p PARAM=VALUE]...):");
         for e in lab::EXPERIMENTS {
             let ps: Vec<String> = e.params.iter().map(|p| format!("{}={} ({}..{})", p.0, p.1, p.2, p.3)).collect();
-            println!("  {:<20} {}\n  {:<20} params: {}", e.name, e.about, "", ps.join(", "));
+            outln!("  {:<20} {}\n  {:<20} params: {}", e.name, e.about, "", ps.join(", "));
         }
         return Ok(Status::Ok);
     };
@@ -614,8 +619,8 @@ fn lab(experiment: Option<&str>, out: &std::path::Path, runs: u32, params: &[Str
     let run = lab::run(e, &opts)?;
     let (dir, text) = lab::output::write(&run, out)?;
     if !silent {
-        println!("{text}");
-        println!("outputs: {}", dir.display());
+        outln!("{text}");
+        outln!("outputs: {}", dir.display());
     }
     Ok(Status::Ok)
 }

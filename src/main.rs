@@ -3,6 +3,24 @@
 
 #![allow(clippy::result_large_err)]
 
+/// `print!` to stdout without panicking ([`cli::io::out`]).
+macro_rules! out {
+    ($($t:tt)*) => { $crate::cli::io::out(format_args!($($t)*)) };
+}
+/// `println!` to stdout without panicking ([`cli::io::out`]).
+macro_rules! outln {
+    () => { $crate::cli::io::out(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::cli::io::out(format_args!("{}\n", format_args!($($t)*))) };
+}
+/// `eprint!` without panicking ([`cli::io::err`]).
+macro_rules! err {
+    ($($t:tt)*) => { $crate::cli::io::err(format_args!($($t)*)) };
+}
+/// `eprintln!` without panicking ([`cli::io::err`]).
+macro_rules! errln {
+    ($($t:tt)*) => { $crate::cli::io::err(format_args!("{}\n", format_args!($($t)*))) };
+}
+
 mod bench;
 mod cli;
 
@@ -19,18 +37,19 @@ fn main() -> ExitCode {
         }
     };
     let style = cli.error_format.style();
-    match cli::execute(cli) {
+    let code = match cli::execute(cli) {
         Ok(cli::Status::Ok) => ExitCode::SUCCESS,
         Ok(cli::Status::ExpectationFailed) => {
-            eprintln!("fsmeta: an expectation failed");
+            errln!("fsmeta: an expectation failed");
             ExitCode::from(1)
         }
         Err(err) => {
             match err.diagnostic() {
-                Some(d) if style != fsmeta::diagnostic::Style::Plain => eprint!("{}", d.show(style)),
-                _ => eprintln!("fsmeta: error: {:#}", anyhow::Error::from(err)),
+                Some(d) if style != fsmeta::diagnostic::Style::Plain => err!("{}", d.show(style)),
+                _ => errln!("fsmeta: error: {:#}", anyhow::Error::from(err)),
             }
             ExitCode::from(2)
         }
-    }
+    };
+    if cli::io::stdout_failed() { ExitCode::from(2) } else { code }
 }

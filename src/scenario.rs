@@ -13,11 +13,13 @@ pub mod applied;
 mod checks;
 pub mod config;
 pub mod error;
+mod hidden;
 pub mod meaning;
 pub mod overrides;
 pub mod reference;
 pub mod resolved;
 pub mod schema;
+mod shape;
 pub mod source;
 pub mod spans;
 pub mod sweep;
@@ -268,10 +270,13 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     let parsed = parse_shared(&ctx, &de)?;
     let workload = registry::find(opts.registry, &parsed.workload.kind).map_err(|e| ctx.param_error(e))?;
     check_top_level(&ctx, &base, opts, workload)?;
+    shape::arrays_for_tables(&ctx, &base, workload)?;
     workload.resolved_toml(&Sections::Text(&de)).map_err(|e| ctx.param_error(e))?;
     meaning::check_base(&base, workload).map_err(|e| ctx.param_error(e))?;
     check_overrides(&ctx, &parsed, &base, workload, opts.registry)?;
     if opts.quick {
+        // The values quick replaces are checked as written (issue 33).
+        validate::validate(&parsed).map_err(|e| locate(&ctx, &[], false, e))?;
         apply_quick(&ctx, &parsed, &mut base)?;
     }
     if let Some(seed) = opts.seed {
@@ -292,9 +297,25 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     let dir = file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     check_run_count(&ctx, &doc, &variants, &axes, opts)?;
     let machines = crate::machine::MachineCache::default();
+    let hidden = hidden::Hidden {
+        base: &base,
+        variants: &variants,
+        axes: &axes,
+        swept: &swept,
+        workload,
+        dir: &dir,
+        machines: &machines,
+        quick: opts.quick,
+    };
+    hidden::base_hidden_by_the_sweep(&ctx, &hidden)?;
+    // Each point resolves a copy of the base: without the sweep's lists,
+    // which no point reads (a copy holding them made `check` quadratic in
+    // a list's length, issue 33).
+    let mut point_base = base.clone();
+    point_base.remove("sweep");
     let here = Here {
         ctx: &ctx,
-        base: &base,
+        base: &point_base,
         swept: &swept,
         workload,
         machines: &machines,
@@ -409,8 +430,13 @@ fn check_run_count(
         Some(n) if n <= opts.max_runs => Ok(()),
         _ => {
             let n = runs.map_or("more than 2^64".to_string(), |n| n.to_string());
+            let plan = if opts.quick {
+                "the quick plan (with [scenario] quick applied)"
+            } else {
+                "the plan"
+            };
             let message = format!(
-                "the plan has {n} runs (sweep points x variants x replications), over the limit of {} (--max-runs)",
+                "{plan} has {n} runs (sweep points x variants x replications), over the limit of {} (--max-runs)",
                 opts.max_runs
             );
             let at = if axes.is_empty() { "scenario.replications" } else { "sweep" };

@@ -71,7 +71,7 @@ pub fn compare(a: &CompareArgs) -> Result<Status, CliError> {
             );
             let pairs = variant_pairs(s, &results.runs, ia, ib);
             let text = patch_text(&heading, before, after, &pairs);
-            print!("{text}");
+            out!("{text}");
             let name = format!("{}-{before}-vs-{after}", s.doc.scenario.name);
             write_out(a, &name, (before, after), &text, &pairs)
         }
@@ -93,7 +93,7 @@ pub fn compare(a: &CompareArgs) -> Result<Status, CliError> {
                 sa.scenario.doc.scenario.replications
             );
             let text = patch_text(&heading, na, nb, &pairs);
-            print!("{text}");
+            out!("{text}");
             write_out(a, &format!("{na}-vs-{nb}"), (na, nb), &text, &pairs)
         }
         ([_], _) => Err(other("compare one file with --variants BEFORE,AFTER (two variant names)".into())),
@@ -115,7 +115,7 @@ fn compare_dirs(live: &std::path::Path, twin: &std::path::Path) -> Result<Status
             twin.display()
         )));
     }
-    print!("{}", text_table(&l, &t, &rows));
+    out!("{}", text_table(&l, &t, &rows));
     Ok(Status::Ok)
 }
 
@@ -128,6 +128,6 @@ fn write_out(a: &CompareArgs, name: &str, sides: (&str, &str), text: &str, pairs
         .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
         .collect();
     let dir = write_compare(out, &safe, sides.0, sides.1, text, pairs)?;
-    eprintln!("wrote {}", dir.display());
+    errln!("wrote {}", dir.display());
     Ok(Status::Ok)
 }

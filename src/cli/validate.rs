@@ -52,16 +52,16 @@ pub fn validate(a: &ValidateArgs) -> Result<Status, CliError> {
         .collect::<Result<Vec<_>, _>>()?;
     let mut all = Vec::new();
     for (case, study) in &studies {
-        eprintln!("fsmeta: validate: running {}", study.scenario.file.display());
+        errln!("fsmeta: validate: running {}", study.scenario.file.display());
         let results = study.run(a.jobs, &|| {})?;
         all.extend(rows(*case, &study.scenario, &results.runs));
     }
     let text = markdown(&all, a.quick, &missing);
-    print!("{text}");
+    out!("{text}");
     let doc = a.doc.clone().or_else(|| (!a.quick).then(|| PathBuf::from("docs/validation.md")));
     if let Some(path) = doc {
         std::fs::write(&path, &text).map_err(|e| CliError::Other(anyhow::anyhow!("cannot write {}: {e}", path.display())))?;
-        eprintln!("fsmeta: validate: wrote {}", path.display());
+        errln!("fsmeta: validate: wrote {}", path.display());
     }
     Ok(if all.iter().any(|r| r.verdict == "FAIL") {
         Status::ExpectationFailed
@@ -93,7 +93,7 @@ pub fn validate_lab(dir: &Path, doc: Option<&Path>, jobs: usize, limits: Limits)
                 .map(str::to_string)
         };
         let (Some(exp), Some(twin_path)) = (field("experiment:"), field("twin:")) else {
-            eprintln!(
+            errln!(
                 "fsmeta: validate --lab: {} has no lab.txt naming its experiment and twin",
                 ldir.display()
             );
@@ -104,7 +104,7 @@ pub fn validate_lab(dir: &Path, doc: Option<&Path>, jobs: usize, limits: Limits)
         let results = study.run(jobs, &|| {})?;
         let outcome = study.write(&results, &tmp)?;
         let twin = Outputs::read(&outcome.dir)?;
-        println!("{}", lab::twin::text_table(&live, &twin, &lab::twin::join(&live, &twin)));
+        outln!("{}", lab::twin::text_table(&live, &twin, &lab::twin::join(&live, &twin)));
         entries.push((e, live, twin));
     }
     let _ = std::fs::remove_dir_all(&tmp);
@@ -113,6 +113,6 @@ pub fn validate_lab(dir: &Path, doc: Option<&Path>, jobs: usize, limits: Limits)
     }
     let path = doc.map_or_else(|| PathBuf::from("docs/lab.md"), Path::to_path_buf);
     std::fs::write(&path, lab::markdown(&entries)).map_err(|e| other(format!("cannot write {}: {e}", path.display())))?;
-    println!("written: {}", path.display());
+    outln!("written: {}", path.display());
     Ok(Status::Ok)
 }

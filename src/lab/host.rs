@@ -9,6 +9,7 @@ mod cleanup;
 use cleanup::mounts;
 pub use cleanup::{MountLine, loops_backed_by, parse_mountinfo, undo};
 use std::fs::{self, File};
+use std::io::Write as _;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -142,7 +143,8 @@ impl Host {
     /// Prints `msg` to stderr when verbose.
     pub fn progress(&self, msg: &str) {
         if self.verbose {
-            eprintln!("fsmeta lab: {msg}");
+            // A closed or full stderr must not stop the lab (or panic).
+            let _ = writeln!(std::io::stderr(), "fsmeta lab: {msg}");
         }
     }
 }

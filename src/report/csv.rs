@@ -61,7 +61,7 @@ pub fn summary_table(s: &Scenario, rows: &[Summary]) -> SummaryTable {
                 diff: r.paired.map(|p| Num(p.diff_mean)),
                 diff_lo: r.paired.filter(|_| r.n > 1).map(|p| Num(p.diff_lo)),
                 diff_hi: r.paired.filter(|_| r.n > 1).map(|p| Num(p.diff_hi)),
-                ratio: r.paired.map(|p| Num(p.ratio)),
+                ratio: r.paired.and_then(|p| p.ratio).map(Num),
             },
         })
         .collect();

@@ -40,8 +40,10 @@ pub struct Paired {
     pub diff_lo: f64,
     /// Upper end of that CI.
     pub diff_hi: f64,
-    /// Ratio of the means, this variant over the first.
-    pub ratio: f64,
+    /// Ratio of the means, this variant over the first; `None` where it is
+    /// not a finite number (the first variant's mean is 0, as for a
+    /// `failed_calls` that never fails), so no NaN or inf reaches a table.
+    pub ratio: Option<f64>,
 }
 
 /// The paired comparison of `xs` against `first` (same length, same
@@ -57,7 +59,7 @@ pub fn paired(xs: &[f64], first: &[f64]) -> Option<Paired> {
         diff_mean,
         diff_lo: diff_mean - half,
         diff_hi: diff_mean + half,
-        ratio: m / m0,
+        ratio: Some(m / m0).filter(|r| r.is_finite()),
     })
 }
 
@@ -163,8 +165,18 @@ mod tests {
         let p = paired(&[11.0, 22.0, 33.0], &[10.0, 20.0, 30.0]).expect("same length");
         assert_eq!(p.diff_mean, 2.0);
         assert!((p.diff_hi - p.diff_lo - 2.0 * 4.303 / 3f64.sqrt()).abs() < 1e-3);
-        assert!((p.ratio - 1.1).abs() < 1e-12);
+        assert!(p.ratio.is_some_and(|r| (r - 1.1).abs() < 1e-12));
         assert!(paired(&[1.0], &[1.0, 2.0]).is_none());
+    }
+
+    #[test]
+    fn ratio_against_a_zero_mean_is_empty_issue33() {
+        // 0/0 and 3/0 left no number to print; they used to be NaN and inf.
+        for xs in [[0.0, 0.0], [3.0, 3.0]] {
+            let p = paired(&xs, &[0.0, 0.0]).expect("same length");
+            assert_eq!(p.ratio, None);
+            assert_eq!(p.diff_mean, xs[0]);
+        }
     }
 
     #[test]

@@ -18,7 +18,11 @@
 //! runs are new runs and are computed.
 //!
 //! Entries are written to a temporary file and renamed, so concurrent
-//! shards sharing one cache never read a partial entry.
+//! shards sharing one cache never read a partial entry. Opening the cache
+//! removes the temporary files of processes that are gone (a full disk
+//! leaves them behind). An entry that cannot be stored (a read-only or
+//! full cache, a folder where the entry goes) does not stop the run: the
+//! run's result is used and not stored, with one warning.
 //!
 //! An entry is JSON through serde: `format` (`fsmeta-run`), `version`,
 //! the run's `key`, a `checksum` of its metrics and the metrics (exact,
@@ -44,12 +48,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[non_exhaustive]
 pub enum CacheError {
     /// The cache folder cannot be created or written.
-    #[error("result cache {}: {source}", path.display())]
+    #[error("result cache {}: {error}", path.display())]
     Io {
         /// The file or folder.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// The I/O error (in the message, not a `source`: a source would
+        /// be printed a second time after it).
+        error: std::io::Error,
     },
 }
 
@@ -87,6 +92,8 @@ pub struct RunCache {
     hits: AtomicU64,
     misses: AtomicU64,
     warnings: Mutex<Vec<String>>,
+    /// Whether an entry could not be stored (warned once).
+    unstored: std::sync::atomic::AtomicBool,
 }
 
 /// Runs found in and added to the cache by one study.
@@ -103,9 +110,10 @@ impl RunCache {
     pub fn open(dir: &Path) -> Result<RunCache, CacheError> {
         let io = |path: &Path| {
             let path = path.to_path_buf();
-            move |source| CacheError::Io { path, source }
+            move |error| CacheError::Io { path, error }
         };
         std::fs::create_dir_all(dir).map_err(io(dir))?;
+        remove_dead_tmp(dir);
         let build = build_id().map_err(|e| io(dir)(std::io::Error::other(e)))?;
         Ok(RunCache {
             dir: dir.to_path_buf(),
@@ -113,6 +121,7 @@ impl RunCache {
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             warnings: Mutex::new(Vec::new()),
+            unstored: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -185,12 +194,22 @@ impl RunCache {
         text
     }
 
-    /// Stores the metrics of run `key`.
-    pub fn put(&self, key: &str, m: &Metrics) -> Result<(), CacheError> {
+    /// Stores the metrics of run `key`. A failure does not stop the run:
+    /// the first one is kept as a warning ([`RunCache::take_warnings`]).
+    pub fn put(&self, key: &str, m: &Metrics) {
+        if let Err(e) = self.try_put(key, m)
+            && !self.unstored.swap(true, Ordering::Relaxed)
+            && let Ok(mut ws) = self.warnings.lock()
+        {
+            ws.push(format!("{e}; runs that cannot be stored are computed and not stored"));
+        }
+    }
+
+    fn try_put(&self, key: &str, m: &Metrics) -> Result<(), CacheError> {
         let path = self.path(key);
         let io = |path: &Path| {
             let path = path.to_path_buf();
-            move |source| CacheError::Io { path, source }
+            move |error| CacheError::Io { path, error }
         };
         let dir = path.parent().unwrap_or(&self.dir);
         std::fs::create_dir_all(dir).map_err(io(dir))?;
@@ -200,9 +219,13 @@ impl RunCache {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
-        std::fs::write(&tmp, Self::entry_text(key, m)).map_err(io(&tmp))?;
-        std::fs::rename(&tmp, &path).map_err(io(&path))?;
-        Ok(())
+        let stored = std::fs::write(&tmp, Self::entry_text(key, m))
+            .map_err(io(&tmp))
+            .and_then(|()| std::fs::rename(&tmp, &path).map_err(io(&path)));
+        if stored.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        stored
     }
 
     /// The warnings about untrusted entries so far, in file order (the
@@ -232,6 +255,35 @@ impl RunCache {
     }
 }
 
+/// Removes `.<key>.tmp-<pid>-<n>` files in the cache's subfolders whose
+/// process is gone (no `/proc/<pid>`); a live process's are left alone.
+/// Best effort: what cannot be read or removed stays.
+fn remove_dead_tmp(dir: &Path) {
+    let Ok(subs) = std::fs::read_dir(dir) else { return };
+    for sub in subs.flatten() {
+        if !sub.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(files) = std::fs::read_dir(sub.path()) else { continue };
+        for f in files.flatten() {
+            let name = f.file_name();
+            let Some(pid) = name.to_str().and_then(tmp_pid) else { continue };
+            if !Path::new("/proc").join(pid.to_string()).exists() && f.file_type().is_ok_and(|t| t.is_file()) {
+                let _ = std::fs::remove_file(f.path());
+            }
+        }
+    }
+}
+
+/// The pid in a temporary entry's name `.<key>.tmp-<pid>-<n>`.
+fn tmp_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?;
+    let (_, tail) = rest.rsplit_once(".tmp-")?;
+    let (pid, n) = tail.split_once('-')?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,7 +303,7 @@ mod tests {
         let mut m = Metrics::new();
         m.insert("ops".into(), 0.1 + 0.2);
         m.insert("gap".into(), f64::INFINITY);
-        c.put(&key, &m).expect("stores");
+        c.put(&key, &m);
         let back = c.get(&key).expect("a hit");
         assert_eq!(back["ops"].to_bits(), m["ops"].to_bits());
         assert_eq!(back["gap"], f64::INFINITY);

@@ -19,6 +19,20 @@ pub use crate::engine::MAX_OPS;
 /// 2.8 simulated hours; far below the u64 picosecond clock's 2^64 ps).
 pub const MAX_TIME_MS: f64 = 1e7;
 
+/// The largest `tolerance_pct` an `[[expect]]` may give: 1000 % already
+/// accepts anything from 0 to 11 times a positive target.
+pub const MAX_TOLERANCE_PCT: f64 = 1000.0;
+
+/// The largest magnitude of an `[[expect]]` bound or target: no metric a
+/// run reports comes near 10^18 (runs stop at `MAX_OPS` operations and
+/// `MAX_TIME_MS` of simulated time), so a larger bound cannot fail.
+pub const MAX_EXPECT_BOUND: f64 = 1e18;
+
+/// A finite expectation bound no larger than [`MAX_EXPECT_BOUND`].
+fn bound_ok(x: f64) -> bool {
+    x.is_finite() && x.abs() <= MAX_EXPECT_BOUND
+}
+
 /// Checks one resolved document.
 pub fn validate(doc: &Document) -> Result<(), ParamError> {
     let s = &doc.scenario;
@@ -222,9 +236,28 @@ pub fn validate_outputs(
             return Err(fail(format!("expect[{i}].known_gap"), "say why the model cannot reach the figure"));
         }
         match (e.within.as_deref(), e.target, e.tolerance_pct) {
-            (Some(&[lo, hi]), None, None) if lo <= hi => {}
-            (Some(_), None, None) => return Err(fail(format!("expect[{i}].within"), "expected [lo, hi] with lo <= hi")),
-            (None, Some(_), Some(t)) if t >= 0.0 => {}
+            (Some(&[lo, hi]), None, None) if lo <= hi && bound_ok(lo) && bound_ok(hi) => {}
+            (Some(_), None, None) => {
+                return Err(fail(
+                    format!("expect[{i}].within"),
+                    format!(
+                        "expected [lo, hi] with lo <= hi, finite and within +-{MAX_EXPECT_BOUND:e} (a check that cannot fail checks nothing)"
+                    ),
+                ));
+            }
+            (None, Some(target), Some(_)) if !bound_ok(target) => {
+                return Err(fail(
+                    format!("expect[{i}].target"),
+                    format!("expected a finite number within +-{MAX_EXPECT_BOUND:e}, found {target}"),
+                ));
+            }
+            (None, Some(_), Some(t)) if (0.0..=MAX_TOLERANCE_PCT).contains(&t) => {}
+            (None, Some(_), Some(t)) => {
+                return Err(fail(
+                    format!("expect[{i}].tolerance_pct"),
+                    format!("expected a percentage from 0 to {MAX_TOLERANCE_PCT}, found {t} (a check that cannot fail checks nothing)"),
+                ));
+            }
             _ => {
                 return Err(fail(
                     format!("expect[{i}]"),

@@ -305,3 +305,122 @@ fn bad_value_from_a_sweep_or_variant_names_its_key() {
     let e = run_bad("variant-value", "name = \"a\"", "name = \"a\"\nlocks.l.kind = \"bogus\"");
     assert!(e.contains("locks.l.kind: unknown value `bogus`"), "{e}");
 }
+
+/// Expectations that can never fail are refused where they are written
+/// (issue 33): `tolerance_pct = inf` or `1e300`, `within = [-inf, inf]`,
+/// a `within` past any metric, a target of `nan`.
+#[test]
+fn expectations_that_cannot_fail_are_refused_issue33() {
+    for (tag, check, field) in [
+        ("tol-inf", "target = 100.0\ntolerance_pct = inf", "expect[0].tolerance_pct"),
+        ("tol-huge", "target = 100.0\ntolerance_pct = 1e300", "expect[0].tolerance_pct"),
+        ("within-inf", "within = [-inf, inf]", "expect[0].within"),
+        ("within-huge", "within = [0.0, 1e300]", "expect[0].within"),
+        ("target-nan", "target = nan\ntolerance_pct = 5.0", "expect[0].target"),
+    ] {
+        let expect = format!("[[expect]]\nmetric = \"events\"\n{check}\n\n[sweep]");
+        let e = run_bad(tag, "[sweep]", &expect);
+        let rest = e.strip_prefix("fsmeta: error: ").unwrap_or(&e);
+        assert!(located(rest).is_some() && e.contains("s.toml:"), "{tag}: unlocated: {e}");
+        assert!(
+            e.contains(field) && (e.contains("cannot fail") || e.contains("finite")),
+            "{tag}: {e}"
+        );
+    }
+}
+
+/// A base value that every sweep point replaces is still checked (issue
+/// 33: `machine.profile = "/dev/zero"` passed when the profile was swept),
+/// and so is a value quick mode replaces (`scenario.ops` past the cap).
+#[test]
+fn values_hidden_by_a_sweep_or_by_quick_are_checked_issue33() {
+    let dir = temp_dir("bad-hidden-by-sweep");
+    let text = GOOD
+        .replacen("[workload]\nkind", "[machine]\nprofile = \"/dev/zero\"\n\n[workload]\nkind", 1)
+        .replacen("[sweep]\n", "[sweep]\n\"machine.profile\" = [\"ideal\"]\n", 1);
+    let f = write(&dir, "s.toml", &text);
+    let o = fsmeta(&["check", f.to_str().expect("utf8")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("s.toml:6:1: machine.profile") && err.contains("/dev/zero"), "{err}");
+    let dir = temp_dir("bad-hidden-by-quick");
+    let f = write(
+        &dir,
+        "s.toml",
+        &GOOD.replacen("ops = 100", "ops = 200000000000000\nquick = { \"scenario.ops\" = 100 }", 1),
+    );
+    let out = dir.join("out");
+    let o = fsmeta(&["run", "--quick", f.to_str().expect("utf8"), "--out", out.to_str().expect("utf8")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("s.toml:3:1: scenario.ops") && err.contains("10000000000"), "{err}");
+    assert!(!out.exists());
+}
+
+/// `fsmeta check` on `text`: exit 2, no panic; returns stderr.
+fn check_refused(tag: &str, text: &str) -> String {
+    let dir = temp_dir(&format!("bad-{tag}"));
+    let f = write(&dir, "s.toml", text);
+    let o = fsmeta(&["check", f.to_str().expect("utf8")]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{tag}: {err}");
+    assert!(!err.contains("panicked"), "{tag}: {err}");
+    err
+}
+
+/// An array where a table is expected is refused where it is written; it
+/// used to be mapped onto the table's fields in order (issue 33:
+/// `scenario = ["seqtest", "about", 7, 2, 1000]` set name, about, seed,
+/// replications and ops).
+#[test]
+fn arrays_where_tables_are_expected_are_refused_issue33() {
+    let steps = "[[path]]\nwork = { dist = \"exp\", mean_ns = 100.0 }\n[[path]]\nlock = \"l\"\n[[path]]\nunlock = \"l\"\n";
+    let no_scenario = GOOD.replacen("[scenario]\nname = \"bad\"\nops = 100\n", "", 1);
+    let cases = [
+        (
+            "arr-scenario",
+            format!("scenario = [\"seqtest\", \"about\", 7, 2, 1000]\n{no_scenario}"),
+            "s.toml:1:1: scenario: expected a table",
+        ),
+        (
+            "arr-machine",
+            format!("machine = [\"ideal\"]\n{GOOD}"),
+            "s.toml:1:1: machine: expected a table",
+        ),
+        (
+            "arr-workload",
+            format!(
+                "workload = [\"path\", 2]\n{}",
+                GOOD.replacen("[workload]\nkind = \"path\"\nthreads = 2\n", "", 1)
+            ),
+            "s.toml:1:1: workload: expected a table",
+        ),
+        (
+            "arr-lock",
+            GOOD.replacen("[locks.l]\nkind = \"queued\"", "[locks]\nl = [\"queued\"]", 1),
+            "s.toml:10:1: locks.l: expected a table",
+        ),
+        (
+            "arr-path",
+            format!("path = [[\"exp\", 100.0]]\n{}", GOOD.replacen(steps, "", 1)),
+            "s.toml:1:9: path[0]: expected a table, found array",
+        ),
+    ];
+    for (tag, text, want) in cases {
+        let e = check_refused(tag, &text);
+        assert!(e.contains(want), "{tag}: want `{want}` in {e}");
+    }
+}
+
+/// A plan refused in quick mode says it is the quick plan (issue 33: it
+/// said "the plan has 300000 runs" of a scenario whose full plan fits).
+#[test]
+fn a_refused_quick_plan_says_it_is_the_quick_plan_issue33() {
+    let dir = temp_dir("bad-quick-plan");
+    let text = GOOD.replacen("ops = 100", "ops = 100\nquick = { \"scenario.replications\" = 1000 }", 1);
+    let f = write(&dir, "s.toml", &text);
+    let o = fsmeta(&["check", "--max-runs", "100", f.to_str().expect("utf8")]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("the quick plan") && e.contains("2000 runs"), "{e}");
+}

@@ -174,3 +174,55 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// Issue 33: a folder where a cache entry goes does not abort the run: it
+/// is computed, not stored, with one warning, and the outputs are those of
+/// a clean run. Temporary entries of dead processes (a full disk leaves
+/// them) are removed by the next run; a cache that cannot be opened says
+/// its cause once.
+#[test]
+fn a_cache_that_cannot_store_an_entry_does_not_stop_the_run_issue33() {
+    let dir = temp_dir("cache-unstorable");
+    let file = write(&dir, "c.toml", &SWEEP.replace("POINTS", "[1, 2]"));
+    let cache = dir.join("cache");
+    let run = |out: &str, cache: &Path| {
+        fsmeta(&[
+            "run",
+            file.to_str().expect("utf8"),
+            "--cache",
+            cache.to_str().expect("utf8"),
+            "--out",
+            dir.join(out).to_str().expect("utf8"),
+            "--silent",
+        ])
+    };
+    assert_eq!(run("clean", &cache).status.code(), Some(0));
+    let mut entries = walk(&cache);
+    entries.sort();
+    // Two entries become folders holding a file (a rename cannot replace
+    // them): one warning for the unreadable entries each, one for storing.
+    for e in &entries[..2] {
+        std::fs::remove_file(e).expect("remove");
+        std::fs::create_dir_all(e.join("x")).expect("folder");
+    }
+    // A temporary entry of a process that cannot exist (above pid_max).
+    let sub = entries[0].parent().expect("sub");
+    let dead = sub.join(".abcd.tmp-4194305-0");
+    let live = sub.join(format!(".abcd.tmp-{}-0", std::process::id()));
+    std::fs::write(&dead, "cut").expect("tmp");
+    std::fs::write(&live, "in use").expect("tmp");
+    let o = run("again", &cache);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(err.matches("computed and not stored").count(), 1, "{err}");
+    assert_eq!(err.matches("computing the run again").count(), 2, "{err}");
+    assert_eq!(files(&dir.join("again/cached")), files(&dir.join("clean/cached")));
+    assert!(!dead.exists(), "a dead process's temporary entry is removed");
+    assert!(live.exists(), "a live process's temporary entry stays");
+    // A cache path that is a file: refused, the cause said once.
+    let not_dir = write(&dir, "a-file", "x");
+    let o = run("never", &not_dir);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches("os error").count(), 1, "{err}");
+}

@@ -2,6 +2,7 @@
 //! (located errors, exit 2), `bench` (what `fsmeta bench` prints), `determinism` (same bytes for any `--jobs`),
 //! `integrity` (damaged shard files refused by merge, damaged cache
 //! entries recomputed with a warning),
+//! `hostile` (issue 33: sound tables, outputs checked before the work),
 //! `kill` (a run killed at any instant leaves the old or the new outputs),
 //! `machine` (the machine model through scenarios), `shards` (shard, merge
 //! and the result cache), `theory` (M/M/1//N).
@@ -11,6 +12,7 @@ mod bench;
 mod compare;
 mod crn;
 mod determinism;
+mod hostile;
 mod indexed;
 mod integrity;
 mod kill;

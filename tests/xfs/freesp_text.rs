@@ -59,6 +59,68 @@ fn malformed_text_names_the_line() {
     );
 }
 
+/// Issue 33: no prefix of a shipped freesp file is read as another
+/// histogram: a cut is refused unless what is left still holds every row
+/// (the summary lines or a pct's trailing zeros lost). `head -c 84
+/// case4.freesp` used to run with 214 extents.
+#[test]
+fn every_cut_of_a_shipped_freesp_file_is_refused_issue33() {
+    for file in [
+        "scenarios/data/case4.freesp",
+        "scenarios/lab/data/xfs-alloc-10000.freesp",
+        "scenarios/lab/data/xfs-alloc-100000.freesp",
+        "scenarios/lab/data/xfs-alloc-1000000.freesp",
+    ] {
+        let text = std::fs::read_to_string(file).unwrap();
+        let whole = FreespHistogram::parse(&text, Path::new(file)).unwrap();
+        for cut in 0..text.len() {
+            if let Ok(h) = FreespHistogram::parse(&text[..cut], Path::new(file)) {
+                assert_eq!(h, whole, "{file} cut at {cut} gave another histogram");
+            }
+        }
+    }
+    let case4 = std::fs::read_to_string("scenarios/data/case4.freesp").unwrap();
+    assert_eq!(line_of(&case4[..84]), 2);
+}
+
+/// Issue 33: a header alone, a zero-extent row, rows that disagree with
+/// the summary or with their own pct, and a summary cut short are refused
+/// with the line.
+#[test]
+fn inconsistent_freesp_text_is_refused_with_its_line_issue33() {
+    let hdr = "   from      to extents  blocks    pct\n";
+    assert_eq!(line_of(hdr), 1);
+    assert_eq!(line_of(&format!("{hdr}      1       1       0       0 100.00\n")), 2);
+    assert_eq!(line_of(&format!("{hdr}      1       1     215     215   0.01\n")), 2);
+    assert_eq!(
+        line_of(&format!(
+            "{hdr}      1       1     215     215  33.33\n      2       3     100     430  50.00\n"
+        )),
+        3
+    );
+    let rows = format!("{hdr}      1       1       5       5 100.00\n");
+    assert_eq!(line_of(&format!("{rows}total free extents 5\ntotal free blocks 6\n")), 4);
+    assert_eq!(line_of(&format!("{rows}total free extents 5\ntotal free blocks 5\n")), 4);
+    assert_eq!(line_of(&format!("{rows}total free blocks 5\n")), 3);
+    assert_eq!(
+        line_of(&format!(
+            "{rows}total free extents 5\ntotal free blocks 5\naverage free extent size 2\n"
+        )),
+        5
+    );
+    assert_eq!(
+        line_of(&format!(
+            "{rows}total free extents 5\ntotal free blocks 5\naverage free extent size 1\n      2       2       1       2  10.00\n"
+        )),
+        6
+    );
+    let ok = FreespHistogram::parse(
+        &format!("{rows}total free extents 5\ntotal free blocks 5\naverage free extent size 1\n"),
+        Path::new("x"),
+    );
+    assert!(ok.is_ok(), "{ok:?}");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
     #[test]

@@ -4,6 +4,7 @@
 
 use super::{Entry, which};
 use std::fs;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -68,7 +69,7 @@ pub(super) fn mounts() -> Vec<MountLine> {
 pub fn undo(entries: &[Entry]) {
     for e in entries.iter().rev() {
         if let Err(msg) = undo_one(e) {
-            eprintln!("fsmeta lab: cleanup: {msg}");
+            let _ = writeln!(std::io::stderr(), "fsmeta lab: cleanup: {msg}");
         }
     }
 }

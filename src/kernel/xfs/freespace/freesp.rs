@@ -105,8 +105,19 @@ impl FreespHistogram {
     }
 
     /// Parses `xfs_db -c freesp` output as printed: blank lines are
-    /// skipped, the first line must be the header, then rows of five
-    /// fields, then optional `-s` summary lines (checked against the rows).
+    /// skipped, the first line must be the header, then at least one row
+    /// of five fields, then optionally the three `-s` summary lines, all
+    /// three in order and checked against the rows.
+    ///
+    /// A file cut short must not pass for a smaller free space, so every
+    /// row's `pct` must match its share of the rows' blocks (to the 0.01
+    /// that `%6.2f` prints): a missing row changes every other row's
+    /// share. This is what catches a truncated file without summary lines
+    /// (the published text in `scenarios/data/case4.freesp` has none); a
+    /// lost row can only go unnoticed if it held under 0.005% of the free
+    /// blocks. Rows with no extents are refused (`xfs_db` prints only
+    /// non-empty bins), as is a header without rows.
+    ///
     /// Errors name `path` and the 1-based line; so do rows whose extent or
     /// block totals would pass `u64::MAX`.
     pub fn parse(text: &str, path: &Path) -> Result<Self, ModelError> {
@@ -121,21 +132,33 @@ impl FreespHistogram {
         let mut header = false;
         let mut h = Self::default();
         let (mut extents, mut blocks) = (0u64, 0u64);
+        // Each row's line and printed pct, checked once the total is known.
+        let mut pcts: Vec<(usize, f64)> = Vec::new();
+        // Summary lines read so far (0..=3), in `SUMMARY` order.
+        let mut summary = 0usize;
+        let mut last_line = 1;
         for (i, raw) in text.lines().enumerate() {
             let line = i + 1;
             let fields: Vec<&str> = raw.split_whitespace().collect();
             if fields.is_empty() {
                 continue;
             }
+            last_line = line;
             if !header {
                 if fields != ["from", "to", "extents", "blocks", "pct"] {
                     return Err(err(line, "expected the header `from to extents blocks pct`".into()));
                 }
                 header = true;
             } else if fields[0] == "total" || fields[0] == "average" {
-                h.check_summary(&fields).map_err(|m| err(line, m))?;
+                if h.bins.is_empty() {
+                    return Err(err(line, "a summary line before any row".into()));
+                }
+                h.check_summary(&fields, summary).map_err(|m| err(line, m))?;
+                summary += 1;
+            } else if summary > 0 {
+                return Err(err(line, "a row after the summary lines".into()));
             } else {
-                let bin = parse_row(&fields).map_err(|m| err(line, m))?;
+                let (bin, pct) = parse_row(&fields).map_err(|m| err(line, m))?;
                 if h.bins.last().is_some_and(|p| p.to >= bin.from) {
                     return Err(err(line, "bins out of order or overlapping".into()));
                 }
@@ -144,6 +167,7 @@ impl FreespHistogram {
                     .zip(blocks.checked_add(bin.blocks))
                     .ok_or_else(|| err(line, "the rows add up to more than 2^64 extents or blocks".into()))?;
                 h.bins.push(bin);
+                pcts.push((line, pct));
             }
         }
         if !header {
@@ -152,32 +176,68 @@ impl FreespHistogram {
                 "no header line `from to extents blocks pct`".into(),
             ));
         }
+        if h.bins.is_empty() {
+            return Err(err(last_line, "no rows after the header (is the file cut short?)".into()));
+        }
+        if (1..SUMMARY.len()).contains(&summary) {
+            return Err(err(
+                last_line,
+                format!("the summary stops before `{}` (is the file cut short?)", SUMMARY[summary].join(" ")),
+            ));
+        }
+        for (bin, &(line, pct)) in h.bins.iter().zip(&pcts) {
+            let share = bin.blocks as f64 * 100.0 / blocks as f64;
+            // `%6.2f` rounds to 0.005; the slack covers f64 rounding.
+            if (pct - share).abs() > 0.005 + 1e-9 {
+                return Err(err(
+                    line,
+                    format!(
+                        "pct says {pct:.2} but this row holds {share:.2}% of the rows' {blocks} blocks: \
+                         rows are missing (is the file cut short?) or were edited"
+                    ),
+                ));
+            }
+        }
         Ok(h)
     }
 
-    /// Checks one `-s` summary line against the rows read so far.
-    fn check_summary(&self, f: &[&str]) -> Result<(), String> {
-        let (name, value) = match f {
-            ["total", "free", "extents", v] => ("extents", *v),
-            ["total", "free", "blocks", v] => ("blocks", *v),
-            ["average", "free", "extent", "size", v] => ("average", *v),
-            _ => return Err(format!("unrecognised line `{}`", f.join(" "))),
+    /// Checks summary line number `k` (0-based, in [`SUMMARY`] order)
+    /// against the rows.
+    fn check_summary(&self, f: &[&str], k: usize) -> Result<(), String> {
+        let Some(want) = SUMMARY.get(k) else {
+            return Err(format!("a line after the summary: `{}`", f.join(" ")));
+        };
+        let value = match f.split_last() {
+            Some((v, words)) if words == *want => *v,
+            _ => return Err(format!("expected `{} N`, found `{}`", want.join(" "), f.join(" "))),
         };
         let v: f64 = value.parse().map_err(|_| format!("summary value `{value}` is not a number"))?;
-        let want = match name {
-            "extents" => self.total_extents() as f64,
-            "blocks" => self.total_blocks() as f64,
-            _ => return Ok(()),
+        let (ext, blocks) = (self.total_extents() as f64, self.total_blocks() as f64);
+        let (name, rows) = match k {
+            0 => ("extents", ext),
+            1 => ("blocks", blocks),
+            _ => ("average", blocks / ext),
         };
-        if v != want {
-            return Err(format!("summary says {v} {name}, the rows add up to {want}"));
+        // The average is printed with `%g` (six significant digits).
+        let close = if k == 2 { (v - rows).abs() <= rows.abs() * 1e-5 } else { v == rows };
+        if !close {
+            return Err(format!("summary says {v} {name}, the rows add up to {rows}"));
         }
         Ok(())
     }
 }
 
-/// Parses one row `from to extents blocks pct`.
-fn parse_row(f: &[&str]) -> Result<FreespBin, String> {
+/// The words of the three `-s` summary lines, in the order printed, each
+/// followed by its value.
+const SUMMARY: [&[&str]; 3] = [
+    &["total", "free", "extents"],
+    &["total", "free", "blocks"],
+    &["average", "free", "extent", "size"],
+];
+
+/// Parses one row `from to extents blocks pct`, returning the bin and its
+/// printed pct.
+fn parse_row(f: &[&str]) -> Result<(FreespBin, f64), String> {
     if f.len() != 5 {
         return Err(format!("expected 5 fields (from to extents blocks pct), found {}", f.len()));
     }
@@ -187,9 +247,15 @@ fn parse_row(f: &[&str]) -> Result<FreespBin, String> {
         let n: i64 = f[k].parse().map_err(|_| format!("field `{name}` is not a number: `{}`", f[k]))?;
         v[k] = u64::try_from(n).map_err(|_| format!("field `{name}` is negative: {n}"))?;
     }
-    f[4].parse::<f64>()
-        .map_err(|_| format!("field `pct` is not a number: `{}`", f[4]))?;
+    let pct = f[4]
+        .parse::<f64>()
+        .ok()
+        .filter(|p| (0.0..=100.0).contains(p))
+        .ok_or_else(|| format!("field `pct` is not a number from 0 to 100: `{}`", f[4]))?;
     let [from, to, extents, blocks] = v;
+    if extents == 0 {
+        return Err("a row with 0 extents (xfs_db prints only non-empty bins)".into());
+    }
     if from == 0 || to < from || to > u64::from(u32::MAX) {
         return Err(format!("bad bin bounds {from}..{to}"));
     }
@@ -199,7 +265,7 @@ fn parse_row(f: &[&str]) -> Result<FreespBin, String> {
     if !fits {
         return Err(format!("{extents} extents of {from}..{to} blocks cannot hold {blocks} blocks"));
     }
-    Ok(FreespBin { from, to, extents, blocks })
+    Ok((FreespBin { from, to, extents, blocks }, pct))
 }
 
 /// C's `%g`: six significant digits, trailing zeros removed.

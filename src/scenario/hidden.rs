@@ -1,0 +1,68 @@
+//! Values of the file that no run reads, checked all the same: a base
+//! value every sweep point replaces, and a value `[scenario.quick]`
+//! replaces in a quick run. A bad one would otherwise pass `check` and
+//! fail, or be used, the day the sweep or the quick override is removed
+//! (issue 33: `machine.profile = "/dev/zero"` passed when swept).
+
+use super::{Ctx, Variant, locate, overrides, resolve, sweep, validate};
+use crate::machine::MachineCache;
+use crate::workload::{Input, Sections, StopConfig, Workload};
+use std::path::Path;
+
+/// What [`base_hidden_by_the_sweep`] needs of the loading scenario.
+pub(super) struct Hidden<'a> {
+    /// The base table (with any quick overrides applied).
+    pub base: &'a toml::Table,
+    /// The variants; the first one is resolved with the base.
+    pub variants: &'a [Variant],
+    /// The sweep's axes and flattened `(path, span path, values)`.
+    pub axes: &'a [sweep::Axis],
+    /// The flattened sweep.
+    pub swept: &'a [(String, String, Vec<toml::Value>)],
+    /// The scenario's workload.
+    pub workload: &'a dyn Workload,
+    /// The scenario's folder (relative data files).
+    pub dir: &'a Path,
+    /// Machines built so far.
+    pub machines: &'a MachineCache,
+    /// Whether quick overrides are applied (for locating errors).
+    pub quick: bool,
+}
+
+/// Checks the base values that every sweep point replaces: the first
+/// variant at the sweep's first point, but with each swept key the base
+/// sets put back to the base's value, is validated and prepared like a
+/// run. Nothing to do when the base sets no swept key.
+pub(super) fn base_hidden_by_the_sweep(ctx: &Ctx<'_>, h: &Hidden<'_>) -> Result<(), super::ScenarioError> {
+    if !h.swept.iter().any(|(path, _, _)| overrides::get_path(h.base, path).is_some()) {
+        return Ok(());
+    }
+    let mut layers: Vec<(String, toml::Table)> = Vec::new();
+    if let Some(v) = h.variants.first() {
+        layers.push(("variant[0]".into(), v.overrides.clone()));
+    }
+    // Swept keys the base does not set take the first point's value.
+    let first = sweep::point(h.axes, 0);
+    for ((path, at, _), value) in h.swept.iter().zip(first) {
+        if overrides::get_path(h.base, path).is_none() {
+            let mut t = toml::Table::new();
+            overrides::set_path(&mut t, path, value).map_err(|m| ctx.error_at(at, path, m, None))?;
+            layers.push((at.clone(), t));
+        }
+    }
+    let (resolved, sections) = resolve(ctx, h.base, &layers)?;
+    validate::validate(&resolved).map_err(|e| locate(ctx, &layers, h.quick, e))?;
+    let input = Input {
+        sections: Sections::Table(&sections),
+        machine: &resolved.machine,
+        machines: h.machines,
+        threads: resolved.workload.threads,
+        stop: StopConfig {
+            ops: resolved.scenario.ops,
+            time_ms: resolved.scenario.time_ms,
+        },
+        dir: h.dir,
+    };
+    h.workload.prepare(&input).map_err(|e| locate(ctx, &layers, h.quick, e))?;
+    Ok(())
+}
