@@ -233,3 +233,19 @@ fn bad_value_from_a_sweep_or_variant_names_its_key() {
     let e = run_bad("variant-value", "name = \"a\"", "name = \"a\"\nlocks.l.kind = \"bogus\"");
     assert!(e.contains("locks.l.kind: unknown value `bogus`"), "{e}");
 }
+
+#[test]
+fn calibrate_refuses_bad_options_before_measuring() {
+    for (args, want) in [
+        (vec!["calibrate", "--repeat", "0"], "--repeat"),
+        (vec!["calibrate", "--repeat", "many"], "--repeat"),
+        (vec!["calibrate", "--out", "/nonexistent-fsmeta-dir/x.toml"], "does not exist"),
+        (vec!["calibrate", "--out", "/"], "expected a file name"),
+    ] {
+        let o = fsmeta(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("pointer chase"), "{args:?} measured before refusing: {err}");
+    }
+}
