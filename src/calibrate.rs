@@ -77,8 +77,8 @@ pub struct Options {
     /// Samples per measurement (at least 3): medians and p10-p90 are over
     /// these.
     pub repeat: usize,
-    /// Largest chase working set in bytes (default: 8x the LLC, clamped to
-    /// 64 MiB..1 GiB).
+    /// Largest chase working set in bytes, 64 KiB to 4 GiB (default: 8x
+    /// the LLC, clamped to 64 MiB..1 GiB).
     pub max_chase_bytes: Option<usize>,
 }
 
@@ -197,6 +197,11 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
     let max = opts
         .max_chase_bytes
         .unwrap_or_else(|| (8 * llc.size as usize).clamp(64 << 20, 1 << 30));
+    if !(64 << 10..=4 << 30).contains(&max) {
+        return Err(CalibrateError::Option(format!(
+            "largest chase working set {max} B: expected 64 KiB to 4 GiB"
+        )));
+    }
     let (atomic, chase, huge_pages) = single_cpu(cpu, n, max, progress)?;
     Ok(Calibration {
         host,
