@@ -92,7 +92,7 @@ impl Default for Options {
 }
 
 /// Default samples per measurement: enough for a stable median and a
-/// p10-p90 spread, and a whole calibration near 20 s on 2 CPUs.
+/// p10-p90 spread, and a whole calibration within 60 s on 2 CPUs.
 pub const DEFAULT_REPEAT: usize = 15;
 
 /// Round trips per ping-pong sample.

@@ -120,9 +120,9 @@ fn advise_huge(words: &mut [u64]) -> bool {
 
 /// Loads per chase sample for a working set of `lines`: two passes, at
 /// least 2^16 (so the smallest sets are timed over ~0.1 ms) and at most
-/// 2^20 (so a DRAM sample stays near 0.1 s).
+/// 2^19 (so a DRAM sample stays near 0.1 s at 200 ns per load).
 pub fn loads_for(lines: usize) -> u64 {
-    (2 * lines as u64).clamp(1 << 16, 1 << 20)
+    (2 * lines as u64).clamp(1 << 16, 1 << 19)
 }
 
 /// Working-set sizes from 4 KiB to `max_bytes`, two per octave (`2^k` and
