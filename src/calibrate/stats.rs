@@ -33,10 +33,10 @@ impl Spread {
         })
     }
 
-    /// `median (p10-p90, n runs)` with `digits` decimals.
+    /// `median (p10-p90 a-b, n samples)` with `digits` decimals.
     pub fn show(&self, digits: usize) -> String {
         format!(
-            "{:.d$} (p10-p90 {:.d$}-{:.d$}, {} runs)",
+            "{:.d$} (p10-p90 {:.d$}-{:.d$}, {} samples)",
             self.median,
             self.p10,
             self.p90,
