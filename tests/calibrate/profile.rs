@@ -141,3 +141,19 @@ fn a_chase_short_of_dram_is_an_error() {
     let e = derive(&cal, "short", "test").unwrap_err().to_string();
     assert!(e.contains("DRAM") && e.contains("128 MiB"), "{e}");
 }
+
+#[test]
+fn the_shipped_lab_host_profile_loads_and_names_how_it_was_made() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/machines/lab-host.toml");
+    let p = load_profile(&path).unwrap();
+    assert_eq!(p.name, "lab-host");
+    let text = std::fs::read_to_string(&path).unwrap();
+    for want in [
+        "# Command: fsmeta calibrate --out scenarios/machines/lab-host.toml",
+        "# Date: ",
+        "# CPU: ",
+        "# Load average",
+    ] {
+        assert!(text.contains(want), "{want}");
+    }
+}
