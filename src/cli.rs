@@ -1,6 +1,7 @@
 //! Command-line interface: argument parsing, the progress bar, and what
 //! each subcommand does. `main.rs` only maps the result to an exit code.
 
+mod calibrate;
 mod compare;
 pub(crate) mod io;
 mod merge;
@@ -232,6 +233,19 @@ pub enum Command {
         #[arg(long)]
         silent: bool,
     },
+    /// Measure this host with microbenchmarks (cache-line transfers
+    /// between pinned CPUs, atomics, load latency by pointer chase) and
+    /// write a machine profile, each value with its method and spread.
+    Calibrate {
+        /// Write the profile here (its name is the file stem), e.g.
+        /// scenarios/machines/NAME.toml; without it, print it.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Samples per measurement (medians and p10-p90 spreads are over
+        /// them).
+        #[arg(long, default_value_t = fsmeta::calibrate::DEFAULT_REPEAT as u32, value_parser = clap::value_parser!(u32).range(3..=1000))]
+        repeat: u32,
+    },
     /// List the built-in machine profiles.
     Machines,
     /// Print every scenario parameter (type, allowed values, default,
@@ -453,6 +467,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             params,
             silent,
         } => lab(experiment.as_deref(), &out, runs, &params, silent),
+        Command::Calibrate { out, repeat } => calibrate::calibrate(out.as_deref(), repeat as usize),
         Command::Machines => {
             for p in fsmeta::machine::builtin_profiles() {
                 outln!("{}\n", p.describe());

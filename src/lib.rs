@@ -14,6 +14,7 @@
 // are built once per failed load, so their size does not matter.
 #![allow(clippy::result_large_err)]
 
+pub mod calibrate;
 pub mod diagnostic;
 pub mod engine;
 pub mod kernel;

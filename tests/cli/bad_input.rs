@@ -424,3 +424,19 @@ fn a_refused_quick_plan_says_it_is_the_quick_plan_issue33() {
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert!(e.contains("the quick plan") && e.contains("2000 runs"), "{e}");
 }
+
+#[test]
+fn calibrate_refuses_bad_options_before_measuring() {
+    for (args, want) in [
+        (vec!["calibrate", "--repeat", "0"], "--repeat"),
+        (vec!["calibrate", "--repeat", "many"], "--repeat"),
+        (vec!["calibrate", "--out", "/nonexistent-fsmeta-dir/x.toml"], "does not exist"),
+        (vec!["calibrate", "--out", "/"], "expected a file name"),
+    ] {
+        let o = fsmeta(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("pointer chase"), "{args:?} measured before refusing: {err}");
+    }
+}

@@ -1,0 +1,46 @@
+//! Pinning the calling thread to one CPU (`sched_setaffinity`), and the
+//! CPUs this process may run on (`sched_getaffinity`).
+
+use super::CalibrateError;
+
+/// CPUs the calling thread may run on, ascending.
+pub fn allowed_cpus() -> Result<Vec<u32>, CalibrateError> {
+    // SAFETY: `cpu_set_t` is a plain bit array; all zeroes is a valid
+    // (empty) set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 is the calling thread; the size passed is the size of
+    // `set`, which the kernel fills and does not keep.
+    let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        return Err(CalibrateError::Affinity {
+            cpu: None,
+            detail: std::io::Error::last_os_error().to_string(),
+        });
+    }
+    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: `CPU_ISSET` reads bit `i` of `set`, and `i < max` is inside it.
+    Ok((0..max)
+        .filter(|&i| unsafe { libc::CPU_ISSET(i, &set) })
+        .map(|i| i as u32)
+        .collect())
+}
+
+/// Pins the calling thread to `cpu` alone.
+pub fn pin_to(cpu: u32) -> Result<(), CalibrateError> {
+    let fail = |detail: String| CalibrateError::Affinity { cpu: Some(cpu), detail };
+    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    if cpu as usize >= max {
+        return Err(fail(format!("above the largest CPU number a cpu_set_t holds ({})", max - 1)));
+    }
+    // SAFETY: all zeroes is a valid, empty `cpu_set_t`.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpu < max` was checked, so `CPU_SET` writes inside `set`.
+    unsafe { libc::CPU_SET(cpu as usize, &mut set) };
+    // SAFETY: pid 0 is the calling thread; `set` is a valid, initialised
+    // `cpu_set_t` of the size passed, which the kernel only reads.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc != 0 {
+        return Err(fail(std::io::Error::last_os_error().to_string()));
+    }
+    Ok(())
+}

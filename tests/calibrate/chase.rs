@@ -1,0 +1,39 @@
+use fsmeta::calibrate::sysfs::{HostTopology, SYSFS_CPU_ROOT, Snapshot};
+use fsmeta::calibrate::{allowed_cpus, chase_curve, pin_to};
+
+/// The real chase on this host, pinned to one CPU, at a quarter of the L1d
+/// sysfs reports, at four times the L1d (inside L2) and at four times the
+/// L2: each must be clearly slower than the one before (1.5x; the levels
+/// differ by 3x or more on any machine we know), or the chase is not
+/// finding the caches sysfs describes. Medians of 7 samples: a sample
+/// spoilt by a preemption does not decide.
+#[test]
+fn the_chase_sees_the_cache_sizes_sysfs_reports() {
+    let snap = Snapshot::read(std::path::Path::new(SYSFS_CPU_ROOT)).expect("this test needs Linux sysfs");
+    let host = HostTopology::parse(&snap).unwrap();
+    let cpu = allowed_cpus().unwrap()[0];
+    let caches = &host.cpu(cpu).unwrap().caches;
+    let l1 = caches.iter().find(|c| c.level == 1).expect("sysfs lists an L1d").size as usize;
+    let l2 = caches.iter().find(|c| c.level == 2).expect("sysfs lists an L2").size as usize;
+    let sizes = [l1 / 4, 4 * l1, 4 * l2];
+    let (points, _) = std::thread::spawn(move || {
+        pin_to(cpu).unwrap();
+        chase_curve(&sizes, 7).unwrap()
+    })
+    .join()
+    .unwrap();
+    let ns: Vec<f64> = points.iter().map(|p| p.ns.median).collect();
+    assert!(ns[0] * 1.5 < ns[1], "L1d/4 {} ns vs 4x L1d {} ns (sysfs L1d {l1} B)", ns[0], ns[1]);
+    assert!(ns[1] * 1.5 < ns[2], "4x L1d {} ns vs 4x L2 {} ns (sysfs L2 {l2} B)", ns[1], ns[2]);
+}
+
+#[test]
+fn a_chase_visits_every_line_once_per_cycle() {
+    // The cycle's length is the working set's line count: after `lines`
+    // loads the chase is back where it started, and not before.
+    for bytes in [4096, 6144, 3 << 20] {
+        let c = fsmeta::calibrate::chase::Chase::new(bytes);
+        assert_eq!(c.lines(), bytes / 64);
+        assert_eq!(c.cycle_length(), c.lines(), "{bytes} B");
+    }
+}

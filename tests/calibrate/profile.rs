@@ -1,0 +1,159 @@
+use super::host;
+use fsmeta::calibrate::chase::sizes;
+use fsmeta::calibrate::derive::derive;
+use fsmeta::calibrate::render::{Header, render};
+use fsmeta::calibrate::stats::Spread;
+use fsmeta::calibrate::{Calibration, ChasePoint, PairTransfer};
+use fsmeta::machine::{Distance, load_profile};
+
+const MIB: usize = 1 << 20;
+
+fn spread(x: f64) -> Spread {
+    Spread::of(&[x * 0.95, x, x * 1.05]).unwrap()
+}
+
+/// A calibration of `host` with a step chase curve (1.3 / 4 / 14 / 110 ns
+/// for L1d / L2 / LLC / DRAM by the snapshot's sizes, 32 KiB / 512 KiB or
+/// 1 MiB / 32 MiB) up to `max` bytes, and CAS transfers `cas` per class.
+fn calibration(snapshot: &str, max: usize, cas: &[(Distance, f64)]) -> Calibration {
+    let host = host(snapshot);
+    let c = host.cpu(0).unwrap().clone();
+    let size = |l: u32| c.caches.iter().find(|x| x.level == l).unwrap().size as usize;
+    let chase = sizes(max)
+        .into_iter()
+        .map(|bytes| {
+            let ns = if bytes <= size(1) {
+                1.3
+            } else if bytes <= size(2) {
+                4.0
+            } else if bytes <= size(3) {
+                14.0
+            } else {
+                110.0
+            };
+            ChasePoint {
+                bytes,
+                loads: 1 << 16,
+                ns: spread(ns),
+                samples: vec![ns * 0.95, ns, ns * 1.05],
+            }
+        })
+        .collect();
+    let transfers = cas
+        .iter()
+        .map(|&(distance, ns)| PairTransfer {
+            distance,
+            a: 0,
+            b: 1,
+            load_store: spread(ns * 1.5),
+            cas: spread(ns),
+            contended_add: Some(spread(30.0)),
+            contended_samples: 3,
+            handoffs: Some(spread(0.2)),
+        })
+        .collect();
+    Calibration {
+        host,
+        cpu: 0,
+        transfers,
+        atomic: spread(8.0),
+        chase,
+        huge_pages: true,
+        repeat: 3,
+        wall_s: 1.0,
+    }
+}
+
+fn write(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("fsmeta-calibrate-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn the_written_profile_loads_and_holds_the_measurements() {
+    let cal = calibration("sysfs-epyc-2vcpu.txt", 256 * MIB, &[(Distance::SameLlc, 52.0)]);
+    let d = derive(&cal, "epyc-test", "AMD EPYC test").unwrap();
+    let header = Header {
+        command: "fsmeta calibrate --out x.toml".to_string(),
+        date: "2026-12-01 16:00:00 UTC".to_string(),
+        ..Header::default()
+    };
+    let text = render(&cal, &d, &header);
+    let path = write("epyc-test", &text);
+    let back = load_profile(&path).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(back, d.profile);
+    let p = &back;
+    assert_eq!((p.hit_ns, p.atomic_ns, p.memory_ns), (1.3, 8.0, 110.0));
+    assert_eq!(
+        (p.smt_ns, p.same_llc_ns, p.same_socket_ns, p.cross_socket_ns),
+        (52.0, 52.0, 52.0, 52.0)
+    );
+    let l = p.levels.as_ref().unwrap();
+    assert_eq!((l.l2_hit_ns, l.llc_hit_ns, l.l1d_ways, l.l2_ways), (4.0, 14.0, 8, 8));
+    assert_eq!(
+        (p.l1d_bytes, p.l2_bytes, p.llc_bytes_per_socket, p.cache_ways),
+        (32 << 10, 1 << 20, 32 << 20, 16)
+    );
+    assert_eq!(p.smt_throughput, 1.0);
+    for want in [
+        "# Command: fsmeta calibrate --out x.toml",
+        "# Date: 2026-12-01 16:00:00 UTC",
+        "# hit_ns: L1d load-to-use: pointer chase over 4 KiB to 16 KiB",
+        "# smt_ns: not measured",
+        "plateau ends at   32 KiB",
+    ] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+}
+
+#[test]
+fn every_class_measured_and_a_falling_one_raised() {
+    let cas = [
+        (Distance::SmtSibling, 9.0),
+        (Distance::SameLlc, 25.0),
+        (Distance::SameSocket, 20.0),
+        (Distance::CrossSocket, 190.0),
+    ];
+    let cal = calibration("sysfs-2s-ccx-smt.txt", 256 * MIB, &cas);
+    let d = derive(&cal, "big", "test").unwrap();
+    let p = &d.profile;
+    assert_eq!(
+        (p.smt_ns, p.same_llc_ns, p.same_socket_ns, p.cross_socket_ns),
+        (9.0, 25.0, 25.0, 190.0)
+    );
+    assert!(
+        d.note("same_socket_ns").contains("raised from 20.00"),
+        "{}",
+        d.note("same_socket_ns")
+    );
+    assert_eq!((p.l2_bytes, p.llc_bytes_per_socket, p.smt_throughput), (512 << 10, 64 << 20, 1.25));
+    let path = write("big", &render(&cal, &d, &Header::default()));
+    assert_eq!(load_profile(&path).unwrap(), d.profile);
+}
+
+#[test]
+fn a_chase_short_of_dram_is_an_error() {
+    // 64 MiB is less than 4x the 32 MiB LLC: no DRAM figure.
+    let cal = calibration("sysfs-epyc-2vcpu.txt", 64 * MIB, &[(Distance::SameLlc, 52.0)]);
+    let e = derive(&cal, "short", "test").unwrap_err().to_string();
+    assert!(e.contains("DRAM") && e.contains("128 MiB"), "{e}");
+}
+
+#[test]
+fn the_shipped_lab_host_profile_loads_and_names_how_it_was_made() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/machines/lab-host.toml");
+    let p = load_profile(&path).unwrap();
+    assert_eq!(p.name, "lab-host");
+    let text = std::fs::read_to_string(&path).unwrap();
+    for want in [
+        "# Command: fsmeta calibrate --out scenarios/machines/lab-host.toml",
+        "# Date: ",
+        "# CPU: ",
+        "# Load average",
+    ] {
+        assert!(text.contains(want), "{want}");
+    }
+}
