@@ -41,9 +41,9 @@ to within the live spread (the twin's 509 is the top of the live range). What di
 happen. The kernel's balance check (`btrfs_balance_delayed_items`) only queues the async worker \
 (`btrfs_async_run_delayed_root`) and the unlinks go on while it runs, so by the time `sync` commits, a \
 varying number of deletions is still pending: the live split between the unlink and sync phases moves \
-by about 60 batches from run to run. The model's worker runs to completion inside the check, so it flushes \
+by tens of batches from run to run. The model's worker runs to completion inside the check, so it flushes \
 at fixed points (unlink 387, sync 113, rm -fr 9). `killed_at_evict` is 0 in most live runs and in the \
-twin; in some runs (1 of 5 here, 110 items; the issue's trial by hand saw 0-123) testdir's eviction \
+twin; in some runs (one of 5 in each set of 5 we ran, 58 and 110 items; the issue's trial by hand saw 0-123) testdir's eviction \
 overtakes the worker and drops the pending deletions, which the synchronous worker of the model cannot \
 do; those runs make fewer batches (`items_released` falls by as many).\n\n\
 Insertions: an insertion batch releases its reservation per *leaf* \

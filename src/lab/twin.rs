@@ -138,8 +138,8 @@ pub fn join(live: &Outputs, twin: &Outputs) -> Vec<Row> {
     rows
 }
 
-/// A number for a table: whole numbers plain, others to 4 significant
-/// digits.
+/// A number for a table: whole numbers plain, others to 5 significant
+/// digits (1.0156 handles per create, not 1.016).
 pub fn num(x: f64) -> String {
     if !x.is_finite() {
         return "n/a".into();
@@ -147,7 +147,7 @@ pub fn num(x: f64) -> String {
     if x == x.trunc() && x.abs() < 1e15 {
         return format!("{x:.0}");
     }
-    let digits = (3 - x.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    let digits = (4 - x.abs().log10().floor() as i32).clamp(0, 6) as usize;
     format!("{x:.digits$}")
 }
 
