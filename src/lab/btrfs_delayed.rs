@@ -196,9 +196,9 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
                 if let Some((pid, ts, lp)) = &last_del
                     && *pid == r.pid
                     && *lp == phase
-                    && r.ts_ns - ts < 1_000_000
+                    && r.ts_ns.saturating_sub(*ts) < 1_000_000
                 {
-                    gaps.push((r.ts_ns - ts) as f64 / 1e3);
+                    gaps.push(r.ts_ns.saturating_sub(*ts) as f64 / 1e3);
                 }
                 last_del = Some((r.pid, r.ts_ns, phase));
             }

@@ -148,7 +148,7 @@ fn parse_ts(s: &str) -> Option<u64> {
     let sec: u64 = sec.parse().ok()?;
     let digits = frac.len().min(9);
     let f: u64 = frac[..digits].parse().ok()?;
-    Some(sec * 1_000_000_000 + f * 10u64.pow(9 - digits as u32))
+    sec.checked_mul(1_000_000_000)?.checked_add(f * 10u64.pow(9 - digits as u32))
 }
 
 /// Parses the head of one trace line: `TASK-PID [CPU] FLAGS TS: EVENT: BODY`.

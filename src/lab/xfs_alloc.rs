@@ -240,7 +240,7 @@ pub fn analyse(text: &str) -> Result<Metrics, LabError> {
             "xfs_alloc_size_done" => {
                 if let Some((t0, reads, headers)) = open.remove(&r.pid) {
                     let len = trace::field(&r.body, "len").and_then(trace::number).unwrap_or(0);
-                    calls.push((reads as f64, (r.ts_ns - t0) as f64 / 1e3, len as f64, headers as f64));
+                    calls.push((reads as f64, r.ts_ns.saturating_sub(t0) as f64 / 1e3, len as f64, headers as f64));
                 }
             }
             _ => {}

@@ -252,3 +252,51 @@ pub fn fuzz_result_files(count: u64, seed: u64) -> u64 {
     let _ = std::fs::remove_dir_all(&out);
     read_ok
 }
+
+/// The lab's readers of kernel and tool output (trace text, dump-tree
+/// text, freesp totals, mountinfo) on mutants of saved real outputs:
+/// each must return (a value or an error), never panic. Returns how many
+/// mutants were read without an error by the trace analyses.
+pub fn fuzz_lab_parsers(count: u64, seed: u64) -> u64 {
+    use fsmeta::lab::{btrfs_delayed, dumptree::Tree, host, trace, xfs_alloc, xfs_handles};
+    let data = |name: &str| {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lab/data").join(name);
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        // A slice keeps each mutant small: the parsers are line by line.
+        text.lines().take(400).collect::<Vec<_>>().join("\n") + "\n"
+    };
+    let seeds = [
+        data("btrfs-delayed-1000.trace.txt"),
+        data("xfs-handles-1000.trace.txt"),
+        data("xfs-alloc-10000.trace.txt"),
+        data("btrfs-1000-files.dump-tree.txt"),
+        "   from      to extents  blocks    pct\n      1       1    9935    9935 100.00\ntotal free extents 9935\n".to_string(),
+        "40 22 7:3 / /tmp/fsmeta-lab-1-0/mnt rw,relatime shared:5 - xfs /dev/loop3 rw\n41 22 0:52 / /tmp/a\\040b rw - btrfs /dev/loop4 rw\n".to_string(),
+    ];
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut ok = 0;
+    for k in 0..count {
+        let base = &seeds[(k % seeds.len() as u64) as usize];
+        let mut text = mutate(base, &mut rng);
+        for _ in 0..rng.random_range(0..4u32) {
+            text = mutate(&text, &mut rng);
+        }
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            let _ = trace::parse(&text);
+            let _ = trace::phases(&trace::parse(&text));
+            let a = btrfs_delayed::analyse(&text, "27687bd2-84f2-44eb-bab2-c0951f5d7cb0", 16384).is_ok();
+            let _ = xfs_handles::analyse(&text, 1000.0);
+            let b = xfs_alloc::analyse(&text).is_ok();
+            let _ = Tree::parse(&text);
+            let _ = xfs_alloc::freesp_extents(&text);
+            let _ = host::parse_mountinfo(&text);
+            a && b
+        }));
+        match r {
+            Ok(true) => ok += 1,
+            Ok(false) => {}
+            Err(_) => panic!("a lab parser panicked on mutant {k} (seed {seed}):\n{text}"),
+        }
+    }
+    ok
+}

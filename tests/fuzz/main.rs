@@ -7,7 +7,9 @@
 //! `cargo test --release --test fuzz` runs a fixed budget (3,000 mutants);
 //! `cargo test --release --test fuzz -- --ignored fuzz_long` runs 100,000.
 //! [`files`] does the same for the files fsmeta reads back (shard files,
-//! cache entries, the result files) and the rich rendering of errors.
+//! cache entries, the result files), the rich rendering of errors, and
+//! the lab's readers of kernel and tool output (trace, dump-tree, freesp
+//! totals, mountinfo).
 
 #![allow(clippy::result_large_err)]
 
@@ -291,4 +293,13 @@ fn fuzz_files_long() {
     files::fuzz_shards(100_000, 8);
     files::fuzz_cache(20_000, 9);
     files::fuzz_result_files(20_000, 10);
+}
+
+#[test]
+fn fuzz_lab_parsers_ci_budget() {
+    let ok = files::fuzz_lab_parsers(3_000, 11);
+    eprintln!("fuzz lab parsers: {ok} of 3000 mutants analysed without an error");
+    // Most mutants of the two traces with allocations keep some: the
+    // analyses' success path is exercised too, not only their refusals.
+    assert!(ok >= 100, "only {ok} mutants analysed");
 }
