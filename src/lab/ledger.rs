@@ -1,9 +1,11 @@
 //! The lab's ledger: what a lab process set up, written before it is set
 //! up, so that a lab killed by SIGKILL can be cleaned up by the next one.
 //!
-//! One file per process, `/run/fsmeta-lab/<pid>-<start>.ledger` (`<start>`
-//! is the process's start time in clock ticks, field 22 of
-//! `/proc/<pid>/stat`, so a reused pid is not taken for the dead lab).
+//! One file per filesystem a process sets up,
+//! `/run/fsmeta-lab/<pid>-<start>-<n>.ledger` (`<start>` is the process's
+//! start time in clock ticks, field 22 of `/proc/<pid>/stat`, so a reused
+//! pid is not taken for the dead lab; `<n>` counts the process's ledgers,
+//! so closing one never removes another's file).
 //! Each line is `KIND<TAB>PATH`; the kinds are [`Entry`]'s. A line is
 //! written and flushed to disk before the thing it names is made; undoing a
 //! line whose thing was never made does nothing.
@@ -83,11 +85,13 @@ pub fn start_time(pid: u32) -> Option<u64> {
 impl Ledger {
     /// Opens this process's ledger (created empty).
     pub fn open() -> Result<Ledger, LabError> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = Path::new(LEDGER_DIR);
         fs::create_dir_all(dir).map_err(|e| LabError::step(format!("create {LEDGER_DIR}"), e))?;
         let pid = std::process::id();
         let start = start_time(pid).unwrap_or(0);
-        let path = dir.join(format!("{pid}-{start}.ledger"));
+        let path = dir.join(format!("{pid}-{start}-{n}.ledger"));
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -121,6 +125,17 @@ impl Ledger {
     }
 }
 
+/// The pid and start time a ledger's file stem (`<pid>-<start>-<n>`)
+/// names, if it is one.
+pub fn owner(stem: &str) -> Option<(u32, u64)> {
+    let mut it = stem.split('-');
+    let (pid, start, n) = (it.next()?, it.next()?, it.next()?);
+    if it.next().is_some() || n.parse::<u64>().is_err() {
+        return None;
+    }
+    Some((pid.parse().ok()?, start.parse().ok()?))
+}
+
 /// Ledgers of lab processes that are gone: (file, entries).
 pub fn dead_ledgers() -> Vec<(PathBuf, Vec<Entry>)> {
     let Ok(rd) = fs::read_dir(LEDGER_DIR) else {
@@ -135,10 +150,7 @@ pub fn dead_ledgers() -> Vec<(PathBuf, Vec<Entry>)> {
         let Some(stem) = name.strip_suffix(".ledger") else {
             continue;
         };
-        let Some((pid, start)) = stem.split_once('-') else {
-            continue;
-        };
-        let (Ok(pid), Ok(start)) = (pid.parse::<u32>(), start.parse::<u64>()) else {
+        let Some((pid, start)) = owner(stem) else {
             continue;
         };
         if start_time(pid) == Some(start) {
@@ -170,6 +182,16 @@ mod tests {
         assert_eq!(Entry::parse("dir\trelative/path"), None);
         assert_eq!(Entry::parse("bogus\t/x"), None);
         assert_eq!(Entry::parse("no tab"), None);
+    }
+
+    #[test]
+    fn ledger_names_give_their_owner() {
+        assert_eq!(owner("123-456-0"), Some((123, 456)));
+        assert_eq!(owner("123-456-17"), Some((123, 456)));
+        assert_eq!(owner("123-456"), None);
+        assert_eq!(owner("123-456-x"), None);
+        assert_eq!(owner("a-456-0"), None);
+        assert_eq!(owner("1-2-3-4"), None);
     }
 
     #[test]
