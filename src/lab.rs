@@ -194,9 +194,6 @@ pub struct Experiment {
     pub params: &'static [(&'static str, u64, u64, u64)],
     /// Runs the experiment once (run number given) on a fresh filesystem.
     pub run: fn(&host::Host, &Params, u32) -> Result<Trial, LabError>,
-    /// Where the live kernel and the twin differ, and why (for
-    /// `docs/lab.md`).
-    pub notes: &'static str,
     /// A parameter whose non-default value names another twin:
     /// `NAME-VALUE` (e.g. `xfs-alloc-100000` for `-p extents=100000`).
     pub twin_param: Option<&'static str>,
@@ -305,7 +302,10 @@ pub fn keep(name: &str, text: String) -> Vec<(String, Vec<u8>)> {
 
 /// `docs/lab.md`: each experiment's setup (from its `lab.txt`), its
 /// figures beside the twin's, and the notes on where they differ.
-pub fn markdown(entries: &[(&Experiment, twin::Outputs, twin::Outputs)]) -> String {
+/// `notes(experiment)` gives the hand-written notes on where the live
+/// kernel and the twin differ (`docs/lab-notes/EXPERIMENT.md`: measured
+/// figures live in docs, never in code).
+pub fn markdown(entries: &[(&Experiment, twin::Outputs, twin::Outputs)], notes: &dyn Fn(&str) -> Option<String>) -> String {
     use std::fmt::Write as _;
     let mut s = String::from(
         "# The lab: live kernel against the simulated twins\n\n\
@@ -326,7 +326,14 @@ outside the live runs' range.\n",
             s.push_str("```\n\n");
         }
         s.push_str(&twin::markdown_table(&rows));
-        let _ = writeln!(s, "\n{}", e.notes.trim());
+        match notes(e.name) {
+            Some(n) => {
+                let _ = writeln!(s, "\n{}", n.trim());
+            }
+            None => {
+                let _ = writeln!(s, "\n(No notes yet: docs/lab-notes/{}.md.)", e.name);
+            }
+        }
         let only = twin::live_only(live, twin);
         if !only.is_empty() {
             let _ = writeln!(s, "\nMeasured live only (no twin metric of that name):\n");

@@ -376,20 +376,7 @@ impl Here<'_> {
                 value: value.clone(),
             });
         }
-        let (resolved, sections) = resolve(ctx, self.base, &layers)?;
-        validate::validate(&resolved).map_err(|e| locate(ctx, &layers, opts.quick, e))?;
-        let input = Input {
-            sections: Sections::Table(&sections),
-            machine: &resolved.machine,
-            machines: self.machines,
-            threads: resolved.workload.threads,
-            stop: StopConfig {
-                ops: resolved.scenario.ops,
-                time_ms: resolved.scenario.time_ms,
-            },
-            dir: self.dir,
-        };
-        let prepared = self.workload.prepare(&input).map_err(|e| locate(ctx, &layers, opts.quick, e))?;
+        let (resolved, sections, prepared) = prepare_layered(ctx, self.base, &layers, self.workload, self.machines, self.dir, opts.quick)?;
         check_memory(ctx, prepared.memory_bytes(), opts, &layers)?;
         let doc = point_doc(resolved);
         let text = resolved::resolved_text(&doc, self.workload, &sections).map_err(|e| locate(ctx, &layers, opts.quick, e))?;
@@ -471,6 +458,35 @@ fn check_memory(ctx: &Ctx<'_>, per_run: u64, opts: &LoadOptions, layers: &[(Stri
 /// Merges `layers` over `base` and deserialises the shared sections; a
 /// failure is blamed on the first layer whose addition makes it fail.
 /// Returns the shared document and the workload's sections.
+/// `base` with `layers` merged on top, validated and prepared by
+/// `workload`: the resolved document, its sections and the prepared run.
+/// Errors are located at the layer that set the offending value.
+fn prepare_layered(
+    ctx: &Ctx<'_>,
+    base: &toml::Table,
+    layers: &[(String, toml::Table)],
+    workload: &'static dyn Workload,
+    machines: &crate::machine::MachineCache,
+    dir: &Path,
+    quick: bool,
+) -> Result<(Document, toml::Table, Box<dyn crate::workload::Prepared>), ScenarioError> {
+    let (resolved, sections) = resolve(ctx, base, layers)?;
+    validate::validate(&resolved).map_err(|e| locate(ctx, layers, quick, e))?;
+    let input = Input {
+        sections: Sections::Table(&sections),
+        machine: &resolved.machine,
+        machines,
+        threads: resolved.workload.threads,
+        stop: StopConfig {
+            ops: resolved.scenario.ops,
+            time_ms: resolved.scenario.time_ms,
+        },
+        dir,
+    };
+    let prepared = workload.prepare(&input).map_err(|e| locate(ctx, layers, quick, e))?;
+    Ok((resolved, sections, prepared))
+}
+
 fn resolve(ctx: &Ctx<'_>, base: &toml::Table, layers: &[(String, toml::Table)]) -> Result<(Document, toml::Table), ScenarioError> {
     let mut table = base.clone();
     for (name, layer) in layers {

@@ -112,7 +112,11 @@ pub fn validate_lab(dir: &Path, doc: Option<&Path>, jobs: usize, limits: Limits)
         return Err(other(format!("{}: no lab run (lab-NAME folder) found", dir.display())));
     }
     let path = doc.map_or_else(|| PathBuf::from("docs/lab.md"), Path::to_path_buf);
-    std::fs::write(&path, lab::markdown(&entries)).map_err(|e| other(format!("cannot write {}: {e}", path.display())))?;
+    std::fs::write(
+        &path,
+        lab::markdown(&entries, &|name| std::fs::read_to_string(format!("docs/lab-notes/{name}.md")).ok()),
+    )
+    .map_err(|e| other(format!("cannot write {}: {e}", path.display())))?;
     outln!("written: {}", path.display());
     Ok(Status::Ok)
 }

@@ -30,30 +30,8 @@ pub const EXPERIMENT: Experiment = Experiment {
         ("nodesize", 16384, 4096, 65536),
     ],
     run,
-    notes: NOTES,
     twin_param: None,
 };
-
-/// Where the live kernel and the twin differ (docs/lab.md).
-pub const NOTES: &str = "\
-Same rule (leaf-match), same thresholds, same leaf layout: the deletion batches of the whole script agree \
-to within the live spread (the twin's 509 is the top of the live range). What differs is *when* batches \
-happen. The kernel's balance check (`btrfs_balance_delayed_items`) only queues the async worker \
-(`btrfs_async_run_delayed_root`) and the unlinks go on while it runs, so by the time `sync` commits, a \
-varying number of deletions is still pending: the live split between the unlink and sync phases moves \
-by tens of batches from run to run. The model's worker runs to completion inside the check, so it flushes \
-at fixed points (unlink 387, sync 113, rm -fr 9). `killed_at_evict` is 0 in most live runs and in the \
-twin; in some runs (one of 5 in each set of 5 we ran, 58 and 110 items; the issue's trial by hand saw 0-123) testdir's eviction \
-overtakes the worker and drops the pending deletions, which the synchronous worker of the model cannot \
-do; those runs make fewer batches (`items_released` falls by as many).\n\n\
-Insertions: an insertion batch releases its reservation per *leaf* \
-(`btrfs_delayed_item_release_leaves`), so the lab counts batches and leaves released, not items. The \
-kernel made 8 insertion batches (7 during the creates, 1 at the first flush of the unlink phase), the \
-model 9: not yet traced to its cause; the model's leaf-fit rule splits a flush's insertions at a leaf \
-boundary, and its leaf layout after 1000 creates is the kernel's within 1 leaf (see btrfs-layout).\n\n\
-Times (`phase.*.wall_us`, `delete_batch_gap_us_p50`, the gap between consecutive deletion releases of \
-one task inside one phase, gaps over 1 ms excluded) are live only: the twin prices this machine once \
-`fsmeta calibrate` has measured it (issue 30).";
 
 /// The phases of the script, in order, as the twin names them.
 pub const PHASES: [&str; 4] = ["create", "unlink", "sync", "rm_fr"];

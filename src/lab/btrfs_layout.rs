@@ -12,18 +12,8 @@ pub const EXPERIMENT: Experiment = Experiment {
     about: "N files in one directory: fs tree leaves, height, items per leaf by type (dump-tree)",
     params: &[("files", 1000, 1, 200_000), ("nodesize", 16384, 4096, 65536)],
     run,
-    notes: NOTES,
     twin_param: None,
 };
-
-/// Where the live kernel and the twin differ (docs/lab.md).
-pub const NOTES: &str = "\
-Leaves and height agree (24 leaves, height 2, 5 leaves holding testdir's DIR_INDEX items), and the \
-item counts are exact: 1000 files give 1000 INODE_ITEM, INODE_REF, DIR_ITEM and DIR_INDEX items, plus \
-testdir's own (and the root's inode item and ref). The live leaf count can move by one from run to \
-run (23 to 25 over 10 runs on this machine, two sets of 5): the async delayed-item worker inserts the creates' DIR_INDEX items in batches whose boundaries \
-depend on when it runs, and where a batch ends decides where `split_leaf` splits. The model flushes at \
-fixed points and always builds the same 24 leaves.";
 
 fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     let (n, nodesize) = (p.get("files"), p.get("nodesize"));

@@ -31,23 +31,8 @@ pub const EXPERIMENT: Experiment = Experiment {
     about: "by-size allocation (maxlen 4) in an AG of K one-block free extents: buffer reads, chosen extent, time",
     params: &[("extents", 10_000, 100, 2_000_000), ("calls", 19, 1, 1000)],
     run,
-    notes: NOTES,
     twin_param: Some("extents"),
 };
-
-/// Where the live kernel and the twin differ (docs/lab.md).
-pub const NOTES: &str = "\
-Buffer reads agree: 4 btree blocks per call at ~10^4 and ~10^5 one-block extents (2 levels in each of \
-the by-size and by-block trees) and 6 at ~10^6 (3 levels). At 10^5 one call in 19 read 6 blocks \
-(4.105 on average, every run): not yet traced to its cause (candidates: a cursor that crosses a leaf \
-boundary in the by-block lookup, or the AGFL fix-up). The AGF and AGFL reads (`header_reads`, 2 per \
-call) are not btree reads and are counted apart. Every call gets one block, as in the model: no free \
-extent is longer than one block, so `lookup_ge` fails and `xfs_alloc_ag_vextent_small` takes the \
-rightmost record.\n\n\
-Times: the twin prices its counts with case 4's assumed Cascade Lake profile and its `record_ns`, fitted \
-on case 4's published figure, not on this machine: 5.2-7.7 us against live medians of 8-10 us. The first \
-call of a run is slow (cold AG buffers, up to milliseconds): compare medians (`alloc_us_p50`), not means. \
-Pricing this machine from measurements and counting the per-call work is issue 30.";
 
 const BLOCK: u64 = 4096;
 

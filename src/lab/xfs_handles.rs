@@ -25,20 +25,8 @@ pub const EXPERIMENT: Experiment = Experiment {
     about: "XFS transaction handles per create, unlink, mkdir, rmdir, link, rename (by caller)",
     params: &[("files", 10_000, 1, 1_000_000), ("threads", 1, 1, 64)],
     run,
-    notes: NOTES,
     twin_param: None,
 };
-
-/// Where the live kernel and the twin differ (docs/lab.md).
-pub const NOTES: &str = "\
-Creates are exact: 1 handle (`xfs_trans_alloc_icreate`) per create and one roll per new 64-inode chunk \
-(`xfs_dialloc_roll`), 10,156 handles for 10,000 creates; mkdir likewise (1.0159: 3 more rolls, from \
-directory blocks of the 10,000 subdirectories' parent, not modelled). Unlink on 6.18 takes 3 handles \
-(`xfs_trans_alloc_dir` in the syscall; `xfs_attr_inactive` and `xfs_inactive_ifree` in the inodegc \
-worker: new files get an empty attribute fork), which the twin's 6.x path has; 5.7's path (case 1's rm \
-scenario) has 2. The kernel rolls 251 times per 10,000 unlinks, the twin 156 (one per freed chunk): the \
-other 95 are a gap not yet traced to their code. Rename rolls 39 times per 10,000 (0.0039; directory \
-block changes of the shared parent), the twin never: a gap. Link is exact (1).";
 
 /// Callers whose transactions are background work, not the operation's:
 /// the superblock sync of a freeze and of the log worker.

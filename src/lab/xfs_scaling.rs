@@ -25,24 +25,8 @@ pub const EXPERIMENT: Experiment = Experiment {
     about: "creates/s and unlinks/s with 1..T threads, each in its own directory (untraced)",
     params: &[("files", 20_000, 100, 1_000_000), ("threads", 2, 1, 64)],
     run,
-    notes: NOTES,
     twin_param: None,
 };
-
-/// Where the live kernel and the twin differ (docs/lab.md).
-pub const NOTES: &str = "\
-The twin runs the 6.x create and unlink paths of `xfs-handles` (handles per operation counted from the \
-code) on `machines/lab-host.toml` (this host as `fsmeta calibrate` measured it). Knobs: the CPU work per \
-handle, fitted on the live 1-thread create rate (the mean of the fitting run's 5 runs, 47,674/s). It does \
-not carry over to unlink: with 3.0156 handles of that work per unlink the twin would give 16,060 \
-unlinks/s against 44,064 live (-64%), because the inactivation's handles (`xfs_attr_inactive` on an empty \
-attribute fork, `xfs_inactive_ifree`) do far less than a create's. So unlink has its own knob, fitted on \
-the live 1-thread unlink rate (drained), as issue 31 allows. The 2-thread rates are predictions: +1.9% \
-(creates) and +4.6% (unlinks) from the live medians, and the 1 -> 2 thread scaling 2.01x against 1.95x \
-(creates) and 2.00x against 1.86x (unlinks, medians). The twin's path shares nothing between the threads \
-but the handle count, so it scales almost perfectly; what the live kernel shares (log grant heads, the CIL \
-lock, an AGI both directories may land in, the inodegc workers competing for the same two CPUs) is issue \
-31's whole-path model, not built yet.";
 
 /// Runs `op` on `threads` threads at once (after a barrier); returns the
 /// seconds from the barrier to the last thread's end.

@@ -4,9 +4,9 @@
 //! fail, or be used, the day the sweep or the quick override is removed
 //! (issue 33: `machine.profile = "/dev/zero"` passed when swept).
 
-use super::{Ctx, Variant, locate, overrides, resolve, sweep, validate};
+use super::{Ctx, Variant, overrides, prepare_layered, sweep};
 use crate::machine::MachineCache;
-use crate::workload::{Input, Sections, StopConfig, Workload};
+use crate::workload::Workload;
 use std::path::Path;
 
 /// What [`base_hidden_by_the_sweep`] needs of the loading scenario.
@@ -20,7 +20,7 @@ pub(super) struct Hidden<'a> {
     /// The flattened sweep.
     pub swept: &'a [(String, String, Vec<toml::Value>)],
     /// The scenario's workload.
-    pub workload: &'a dyn Workload,
+    pub workload: &'static dyn Workload,
     /// The scenario's folder (relative data files).
     pub dir: &'a Path,
     /// Machines built so far.
@@ -50,19 +50,6 @@ pub(super) fn base_hidden_by_the_sweep(ctx: &Ctx<'_>, h: &Hidden<'_>) -> Result<
             layers.push((at.clone(), t));
         }
     }
-    let (resolved, sections) = resolve(ctx, h.base, &layers)?;
-    validate::validate(&resolved).map_err(|e| locate(ctx, &layers, h.quick, e))?;
-    let input = Input {
-        sections: Sections::Table(&sections),
-        machine: &resolved.machine,
-        machines: h.machines,
-        threads: resolved.workload.threads,
-        stop: StopConfig {
-            ops: resolved.scenario.ops,
-            time_ms: resolved.scenario.time_ms,
-        },
-        dir: h.dir,
-    };
-    h.workload.prepare(&input).map_err(|e| locate(ctx, &layers, h.quick, e))?;
+    prepare_layered(ctx, h.base, &layers, h.workload, h.machines, h.dir, h.quick)?;
     Ok(())
 }
