@@ -42,7 +42,6 @@ pub fn header(run: &LabRun) -> String {
     for l in &run.setup {
         let _ = writeln!(s, "setup: {l}");
     }
-    let _ = writeln!(s, "trace clock: mono (the trace prints microseconds)");
     s
 }
 

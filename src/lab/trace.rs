@@ -2,9 +2,17 @@
 //!
 //! The instance is `/sys/kernel/tracing/instances/fsmeta-<pid>-<n>`,
 //! recorded in the run's ledger before it is made and removed with the
-//! run's filesystem ([`super::host::Fs`]'s drop). Its clock is `mono`
-//! (nanoseconds, one clock for all CPUs; the `trace` file prints
-//! microseconds). Phases are separated by `trace_marker` writes.
+//! run's filesystem ([`super::host::Fs`]'s drop). Phases are separated by
+//! `trace_marker` writes.
+//!
+//! The clock: the `trace` file prints an in-nanoseconds clock (`mono`)
+//! in microseconds (`trace_print_context` in kernel/trace/trace_output.c),
+//! too coarse for calls of a few microseconds. Where the kernel offers
+//! `x86-tsc` the instance uses it (raw cycles, printed whole), and writes
+//! a clock marker `fsmeta-clock:mono_ns=N` (N read from CLOCK_MONOTONIC
+//! just before the write) when tracing starts and again when it stops;
+//! [`parse`] converts cycles to nanoseconds on the line through those
+//! two markers. Without `x86-tsc` the clock is `mono` (microseconds).
 
 use super::LabError;
 use super::host::{Fs, TRACEFS, check_interrupt};
@@ -32,6 +40,24 @@ pub struct EventSpec {
 pub struct Instance {
     dir: PathBuf,
     events: Vec<EventSpec>,
+    clock: &'static str,
+    started: std::time::Instant,
+}
+
+/// The prefix of a clock marker's text.
+pub const CLOCK_MARK: &str = "fsmeta-clock:mono_ns=";
+
+/// Shortest time between the two clock markers, so the cycles-per-ns
+/// ratio has at least 5 significant digits (a marker write takes a few
+/// microseconds).
+const CLOCK_BASE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// CLOCK_MONOTONIC now, in ns (the kernel's `mono` trace clock).
+fn mono_ns() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    (t.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(t.tv_nsec as u64)
 }
 
 fn write(path: &Path, text: &str) -> Result<(), LabError> {
@@ -47,12 +73,20 @@ impl Instance {
         let dir = Path::new(TRACEFS).join(format!("instances/fsmeta-{}-{n}", std::process::id()));
         fs.record_instance(&dir)?;
         fs::create_dir(&dir).map_err(|e| LabError::step(format!("mkdir {}", dir.display()), e))?;
+        let clocks = fs::read_to_string(dir.join("trace_clock")).unwrap_or_default();
+        let clock = if clocks.split_whitespace().any(|c| c.trim_matches(['[', ']']) == "x86-tsc") {
+            "x86-tsc"
+        } else {
+            "mono"
+        };
         let me = Instance {
             dir,
             events: events.to_vec(),
+            clock,
+            started: std::time::Instant::now(),
         };
         write(&me.dir.join("tracing_on"), "0")?;
-        write(&me.dir.join("trace_clock"), "mono")?;
+        write(&me.dir.join("trace_clock"), clock)?;
         write(&me.dir.join("buffer_size_kb"), &buffer_kb.to_string())?;
         for e in events {
             let ev = me.dir.join("events").join(e.event);
@@ -75,7 +109,25 @@ impl Instance {
             write(&ev.join("enable"), "1")?;
         }
         write(&me.dir.join("tracing_on"), "1")?;
+        let mut me = me;
+        me.started = std::time::Instant::now();
+        me.clock_mark()?;
         Ok(me)
+    }
+
+    /// Writes a clock marker (CLOCK_MONOTONIC in ns) for [`parse`] to
+    /// convert cycles into ns.
+    fn clock_mark(&self) -> Result<(), LabError> {
+        write(&self.dir.join("trace_marker"), &format!("{CLOCK_MARK}{}", mono_ns()))
+    }
+
+    /// The trace clock in use and how its timestamps are read, for
+    /// `lab.txt`.
+    pub fn clock(&self) -> String {
+        match self.clock {
+            "x86-tsc" => "x86-tsc (TSC cycles, converted to ns through two CLOCK_MONOTONIC markers at the start and end of tracing)".into(),
+            c => format!("{c} (the trace prints microseconds)"),
+        }
     }
 
     /// Writes `fsmeta:TEXT` into the trace (a phase boundary).
@@ -85,22 +137,27 @@ impl Instance {
 
     /// What the events of this instance are, for `lab.txt`.
     pub fn describe(&self) -> Vec<String> {
-        self.events
-            .iter()
-            .map(|e| {
+        let clock = format!("trace clock: {}", self.clock());
+        std::iter::once(clock)
+            .chain(self.events.iter().map(|e| {
                 format!(
                     "traced {}{}{}",
                     e.event,
                     e.filter.as_ref().map(|f| format!(" if {f}")).unwrap_or_default(),
                     if e.stack { " (with kernel stacks)" } else { "" }
                 )
-            })
+            }))
             .collect()
     }
 
     /// Stops tracing and returns the trace text; a trace that lost events
     /// (a full buffer) is a failed step.
     pub fn finish(&self) -> Result<String, LabError> {
+        let elapsed = self.started.elapsed();
+        if elapsed < CLOCK_BASE {
+            std::thread::sleep(CLOCK_BASE - elapsed);
+        }
+        self.clock_mark()?;
         write(&self.dir.join("tracing_on"), "0")?;
         let text = fs::read_to_string(self.dir.join("trace")).map_err(|e| LabError::step("read the trace", e))?;
         let cpus = fs::read_dir(self.dir.join("per_cpu")).map_err(|e| LabError::step("read per_cpu", e))?;
@@ -133,7 +190,9 @@ pub struct Record {
     pub pid: u32,
     /// The CPU.
     pub cpu: u32,
-    /// The time, in ns (the trace prints microseconds).
+    /// The time, in ns: from a `mono` trace, microseconds as printed;
+    /// from an `x86-tsc` trace, cycles converted through the clock
+    /// markers (see the module docs).
     pub ts_ns: u64,
     /// The event's name (`tracing_mark_write` for markers).
     pub event: String,
@@ -143,8 +202,12 @@ pub struct Record {
     pub stack: Vec<String>,
 }
 
+/// A timestamp: `SEC.FRACTION` (an in-ns clock) in ns, or a whole
+/// number of cycles (`x86-tsc`) as it is, to be converted by [`parse`].
 fn parse_ts(s: &str) -> Option<u64> {
-    let (sec, frac) = s.split_once('.')?;
+    let Some((sec, frac)) = s.split_once('.') else {
+        return s.trim().parse().ok();
+    };
     let sec: u64 = sec.parse().ok()?;
     let digits = frac.len().min(9);
     let f: u64 = frac[..digits].parse().ok()?;
@@ -210,7 +273,36 @@ pub fn parse(text: &str) -> Vec<Record> {
         stack_of = None;
         out.push(r);
     }
+    to_ns(&mut out);
     out
+}
+
+/// Converts cycle timestamps to ns on the line through the first and
+/// last clock markers (`fsmeta-clock:mono_ns=N`), when the trace has
+/// both and its timestamps are cycles (the markers' cycles differ from
+/// their ns by more than the marker gap: a trace in ns is left alone).
+fn to_ns(recs: &mut [Record]) {
+    let marks: Vec<(u64, u64)> = recs
+        .iter()
+        .filter(|r| r.event == "tracing_mark_write")
+        .filter_map(|r| Some((r.ts_ns, r.body.trim().strip_prefix(CLOCK_MARK)?.parse::<u64>().ok()?)))
+        .collect();
+    let (Some(&(c0, n0)), Some(&(c1, n1))) = (marks.first(), marks.last()) else {
+        return;
+    };
+    if c1 <= c0 || n1 <= n0 {
+        return;
+    }
+    // A trace already in ns: the markers' timestamps are their ns values
+    // give or take the write's latency.
+    if c0.abs_diff(n0) < 1_000_000 && c1.abs_diff(n1) < 1_000_000 {
+        return;
+    }
+    let per_cycle = (n1 - n0) as f64 / (c1 - c0) as f64;
+    for r in recs.iter_mut() {
+        let dc = r.ts_ns as f64 - c0 as f64;
+        r.ts_ns = (n0 as f64 + dc * per_cycle).max(0.0).round() as u64;
+    }
 }
 
 /// The token after `key ` in an event's text (`dev 7:3 trans ...`).
@@ -247,4 +339,44 @@ pub fn phases(records: &[Record]) -> Vec<Option<String>> {
             cur.clone()
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(ts: &str, event: &str, body: &str) -> String {
+        format!("          fsmeta-7   [001] .....  {ts}: {event}: {body}\n")
+    }
+
+    #[test]
+    fn cycles_are_converted_through_the_clock_markers() {
+        // 3 cycles per ns: markers at cycle 3,000,000,000 (1 s) and
+        // 3,300,000,000 (1.1 s); an event 3,000 cycles after the first.
+        let text = [
+            line("3000000000", "tracing_mark_write", "fsmeta-clock:mono_ns=1000000000"),
+            line("3000003000", "xfs_alloc_size_done", "dev 7:0 len 1"),
+            line("3300000000", "tracing_mark_write", "fsmeta-clock:mono_ns=1100000000"),
+        ]
+        .concat();
+        let recs = parse(&text);
+        assert_eq!(recs.len(), 3);
+        assert_eq!(recs[0].ts_ns, 1_000_000_000);
+        assert_eq!(recs[1].ts_ns, 1_000_001_000);
+        assert_eq!(recs[2].ts_ns, 1_100_000_000);
+        // Clock markers are not phases.
+        assert!(phases(&recs).iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn a_trace_in_microseconds_is_left_in_ns() {
+        let text = [
+            line("1.000000", "tracing_mark_write", "fsmeta-clock:mono_ns=1000000000"),
+            line("1.000008", "xfs_alloc_size_done", "dev 7:0 len 1"),
+            line("1.100000", "tracing_mark_write", "fsmeta-clock:mono_ns=1100000000"),
+        ]
+        .concat();
+        let recs = parse(&text);
+        assert_eq!(recs[1].ts_ns, 1_000_008_000);
+    }
 }

@@ -12,6 +12,15 @@
 //! the empty files: AG 0 is full, so the first extent comes from AG 1
 //! through `xfs_alloc_ag_vextent_size` with maxlen 4.
 //!
+//! Then, unless `busy` is 0, the busy variant (`le-busy`): `busy` more
+//! blocks at the top of the by-size order are taken by `fallocate` on new
+//! files (16 KiB each: one by-size allocation from the top, three near
+//! ones beside it) and freed again at once by `FALLOC_FL_PUNCH_HOLE`,
+//! with no `syncfs`: their frees are not yet in the log, so the blocks
+//! are busy (`xfs_extent_busy_insert`), and the same `calls` allocations
+//! follow, each walking past them (`xfs_extent_busy_trim` fires for each
+//! busy candidate it trims).
+//!
 //! Per call, from the events of one task: buffer reads are the
 //! `xfs_trans_read_buf` events of btree blocks (more than one sector;
 //! the AGF and AGFL reads, one sector each, are `header_reads`) between
@@ -29,7 +38,7 @@ use std::os::fd::AsRawFd as _;
 pub const EXPERIMENT: Experiment = Experiment {
     name: "xfs-alloc",
     about: "by-size allocation (maxlen 4) in an AG of K one-block free extents: buffer reads, chosen extent, time",
-    params: &[("extents", 10_000, 100, 2_000_000), ("calls", 19, 1, 1000)],
+    params: &[("extents", 10_000, 100, 2_000_000), ("calls", 19, 1, 1000), ("busy", 256, 0, 4096)],
     run,
     twin_param: Some("extents"),
 };
@@ -93,7 +102,7 @@ fn fiemap(f: &File) -> Result<Vec<(u64, u64, u64)>, LabError> {
 }
 
 fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
-    let (k, calls) = (p.get("extents"), p.get("calls"));
+    let (k, calls, busy) = (p.get("extents"), p.get("calls"), p.get("busy"));
     // AG 1 must hold 2K blocks of the filler; 300 MiB is mkfs.xfs's floor.
     // Slack: the internal log sits in the middle AG (AG 1 of 2).
     let ag_blocks = (2 * k + k / 8 + 65_536).max(300 << 20 >> 12 >> 1);
@@ -103,6 +112,8 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     let base = fs.base()?;
     std::fs::create_dir(base.join("e")).map_err(|e| LabError::step("mkdir e", e))?;
     host::create_files(&base.join("e"), "f", calls)?;
+    host::create_files(&base.join("e"), "g", calls)?;
+    host::create_files(&base.join("e"), "b", busy.div_ceil(4))?;
     let mnt = fs.mount_point()?.to_string_lossy().into_owned();
     host::cmd("set the reserve pool to 0", "xfs_io", &["-x", "-c", "resblks 0", &mnt])?;
     let filler = OpenOptions::new()
@@ -152,16 +163,19 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
         ev("xfs/xfs_alloc_read_agf"),
         ev("xfs/xfs_trans_read_buf"),
         ev("xfs/xfs_alloc_size_done"),
+        ev("xfs/xfs_extent_busy_trim"),
     ];
     let tr = Instance::create(&mut fs, &events, 16384)?;
-    for i in 1..=calls {
-        let f = OpenOptions::new()
-            .write(true)
-            .open(fs.base()?.join(format!("e/f{i}")))
-            .map_err(|e| LabError::step("open an empty file", e))?;
-        fallocate(&f, 0, 0, 4 * BLOCK).map_err(|e| LabError::step("allocate 16 KiB", e))?;
-    }
+    timed_calls(&fs, "f", calls)?;
     let text = tr.finish()?;
+    let busy_text = if busy > 0 {
+        make_busy(&fs, busy)?;
+        let tr = Instance::create(&mut fs, &events, 16384)?;
+        timed_calls(&fs, "g", calls)?;
+        Some(tr.finish()?)
+    } else {
+        None
+    };
     let mut setup = fs.setup.clone();
     setup.extend(tr.describe());
     setup.push(format!(
@@ -169,15 +183,51 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     ));
     let mut m = analyse(&text)?;
     m.insert("freesp_extents".into(), freesp_extents(&freesp) as f64);
-    Ok(Trial {
-        variants: vec![("le".into(), m)],
-        setup,
-        files: [
-            vec![("ag1.freesp".to_string(), freesp.into_bytes())],
-            super::keep("trace.txt", text),
-        ]
-        .concat(),
-    })
+    let mut variants = vec![("le".to_string(), m)];
+    let mut files = [
+        vec![("ag1.freesp".to_string(), freesp.into_bytes())],
+        super::keep("trace.txt", text),
+    ]
+    .concat();
+    if let Some(t) = busy_text {
+        setup.push(format!(
+            "le-busy: then {busy} blocks taken from the top of the by-size order (fallocate of 16 KiB on new files) and punched out again without syncfs (busy), then {calls} more calls"
+        ));
+        variants.push(("le-busy".to_string(), analyse(&t)?));
+        files.extend(super::keep("trace-busy.txt", t));
+    }
+    Ok(Trial { variants, setup, files })
+}
+
+/// `calls` timed `fallocate(16 KiB)` on the empty files `e/PREFIXi`.
+fn timed_calls(fs: &Fs, prefix: &str, calls: u64) -> Result<(), LabError> {
+    for i in 1..=calls {
+        let f = OpenOptions::new()
+            .write(true)
+            .open(fs.base()?.join(format!("e/{prefix}{i}")))
+            .map_err(|e| LabError::step("open an empty file", e))?;
+        fallocate(&f, 0, 0, 4 * BLOCK).map_err(|e| LabError::step("allocate 16 KiB", e))?;
+    }
+    Ok(())
+}
+
+/// Takes `blocks` blocks from the top of the by-size order (files
+/// `e/bi`, 16 KiB each, the last shorter) and frees them again by
+/// punching, without syncfs: they stay busy until the log checkpoint.
+fn make_busy(fs: &Fs, blocks: u64) -> Result<(), LabError> {
+    let files = blocks.div_ceil(4);
+    for i in 1..=files {
+        check_interrupt()?;
+        let len = (blocks - (i - 1) * 4).min(4) * BLOCK;
+        let f = OpenOptions::new()
+            .write(true)
+            .open(fs.base()?.join(format!("e/b{i}")))
+            .map_err(|e| LabError::step("open an empty file", e))?;
+        fallocate(&f, 0, 0, len).map_err(|e| LabError::step("allocate the blocks to make busy", e))?;
+        fallocate(&f, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, 0, len)
+            .map_err(|e| LabError::step("punch the blocks out again (busy)", e))?;
+    }
+    Ok(())
 }
 
 /// `agblocks` from `xfs_info`-style geometry (`xfs_io -c statfs`).
@@ -203,12 +253,12 @@ pub fn freesp_extents(text: &str) -> u64 {
 /// `calls`, and the lab's `alloc_us_min` / `alloc_us_max`.
 pub fn analyse(text: &str) -> Result<Metrics, LabError> {
     let recs = trace::parse(text);
-    let mut open: std::collections::BTreeMap<u32, (u64, u64, u64)> = Default::default();
-    let mut calls: Vec<(f64, f64, f64, f64)> = Vec::new(); // (btree reads, us, len, header reads)
+    let mut open: std::collections::BTreeMap<u32, (u64, u64, u64, u64)> = Default::default();
+    let mut calls: Vec<(f64, f64, f64, f64, f64)> = Vec::new(); // (btree reads, us, len, header reads, busy trims)
     for r in &recs {
         match r.event.as_str() {
             "xfs_alloc_read_agf" => {
-                open.insert(r.pid, (r.ts_ns, 0, 0));
+                open.insert(r.pid, (r.ts_ns, 0, 0, 0));
             }
             "xfs_trans_read_buf" => {
                 // AG headers (AGF, AGFL) are one sector; btree blocks are
@@ -222,10 +272,16 @@ pub fn analyse(text: &str) -> Result<Metrics, LabError> {
                     }
                 }
             }
+            "xfs_extent_busy_trim" => {
+                if let Some(o) = open.get_mut(&r.pid) {
+                    o.3 += 1;
+                }
+            }
             "xfs_alloc_size_done" => {
-                if let Some((t0, reads, headers)) = open.remove(&r.pid) {
+                if let Some((t0, reads, headers, trims)) = open.remove(&r.pid) {
                     let len = trace::field(&r.body, "len").and_then(trace::number).unwrap_or(0);
-                    calls.push((reads as f64, r.ts_ns.saturating_sub(t0) as f64 / 1e3, len as f64, headers as f64));
+                    let us = r.ts_ns.saturating_sub(t0) as f64 / 1e3;
+                    calls.push((reads as f64, us, len as f64, headers as f64, trims as f64));
                 }
             }
             _ => {}
@@ -246,6 +302,7 @@ pub fn analyse(text: &str) -> Result<Metrics, LabError> {
     m.insert("alloc_us_max".into(), us[us.len() - 1]);
     m.insert("alloc_len".into(), calls.iter().map(|c| c.2).sum::<f64>() / n);
     m.insert("header_reads".into(), calls.iter().map(|c| c.3).sum::<f64>() / n);
+    m.insert("busy_trims".into(), calls.iter().map(|c| c.4).sum::<f64>() / n);
     Ok(m)
 }
 

@@ -6,8 +6,10 @@
 //! Time of a call, in integer picoseconds, is what the model counted times
 //! per-event prices ([`cost`]): records examined x `record_ns` (the one
 //! fitted cost) plus buffer reads, btree lines touched cold and warm, key
-//! comparisons, cursors, record updates and AGF logs, each priced from the
-//! `[machine]` profile's `memory_ns`, `atomic_ns` and `hit_ns`.
+//! comparisons, cursors, record updates and AGF logs, busy-extent trims,
+//! and (by `timed_from` and `probes`) the AG header reads and tracepoints
+//! of a measured window, each priced from the `[machine]` profile's
+//! `memory_ns`, `atomic_ns`, `hit_ns` and, between calls, cache levels.
 
 pub mod cost;
 mod keys;
@@ -34,7 +36,54 @@ use crate::machine::build::resolve_profile;
 use crate::param::ParamError;
 use crate::workload::path::machine_param;
 use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, Workload};
-use cost::EventPrices;
+use cost::{BetweenCalls, EventPrices, Pricing, Probes, TimedFrom};
+
+/// The per-record cost of the walk: fitted (ns) or counted from the code.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RecordNs {
+    /// A fitted cost in ns (case 4's knob).
+    Fitted(f64),
+    /// [`cost::RECORD`] priced by the profile like every other event.
+    Counted,
+}
+
+impl Serialize for RecordNs {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RecordNs::Fitted(ns) => s.serialize_f64(*ns),
+            RecordNs::Counted => s.serialize_str("counted"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RecordNs {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = RecordNs;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a cost in ns or \"counted\"")
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<RecordNs, E> {
+                Ok(RecordNs::Fitted(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RecordNs, E> {
+                Ok(RecordNs::Fitted(v as f64))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RecordNs, E> {
+                Ok(RecordNs::Fitted(v as f64))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RecordNs, E> {
+                if v == "counted" {
+                    Ok(RecordNs::Counted)
+                } else {
+                    Err(E::invalid_value(serde::de::Unexpected::Str(v), &self))
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
 
 /// Where the AG's free space comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,7 +175,29 @@ pub struct XfsAllocParams {
     /// profile: the published time minus every other counted term of that
     /// call, divided by its 994,477 records, rounded to 0.1 ns
     /// (scenarios/xfs-alloc-cutoff.toml shows the arithmetic).
-    pub record_ns: f64,
+    /// `"counted"`: [`cost::RECORD`] counted from the code and priced by
+    /// the profile (a measured host's twins).
+    pub record_ns: RecordNs,
+    /// ns per counted instruction-path load as a multiple of the
+    /// profile's `hit_ns`: the scale of CPU work that no microbenchmark
+    /// gives. Default 1. A measured host's one fitted knob.
+    pub work_scale: f64,
+    /// Where a call's lines come from: `cold` (DRAM, case 4's one call;
+    /// default), `l2` or `llc` (lines an earlier call touched hit there:
+    /// a loop of calls, as the lab makes). See [`cost`].
+    pub between_calls: BetweenCalls,
+    /// Start of the timed window: `xfs_alloc_ag_vextent_size` (default)
+    /// or `xfs_alloc_read_agf` (the lab's: from the AGF read in
+    /// `xfs_alloc_fix_freelist` to `xfs_alloc_size_done`).
+    pub timed_from: TimedFrom,
+    /// Tracepoints enabled while timing (each firing costs
+    /// [`cost::TRACE_EVENT`]): any of [`cost::PROBE_NAMES`]. Default none.
+    pub probes: Vec<String>,
+    /// Free extents that are busy when the calls start (freed by
+    /// transactions not yet in the log): the last `busy_extents` records
+    /// of the by-size tree, the first the walk meets
+    /// (`xfs_extent_busy_trim` cuts them out). Default 0.
+    pub busy_extents: u64,
 }
 
 impl Default for XfsAllocParams {
@@ -149,7 +220,12 @@ impl Default for XfsAllocParams {
             calls: 1,
             free_prob: 0.0,
             strategy: CutoffStrategy::Le,
-            record_ns: RECORD_NS_FITTED,
+            record_ns: RecordNs::Fitted(RECORD_NS_FITTED),
+            work_scale: 1.0,
+            between_calls: BetweenCalls::Cold,
+            timed_from: TimedFrom::XfsAllocAgVextentSize,
+            probes: Vec::new(),
+            busy_extents: 0,
         }
     }
 }
@@ -161,6 +237,9 @@ pub const RECORD_NS_FITTED: f64 = 14.0;
 fn invalid(field: &str, message: impl Into<String>) -> ParamError {
     ParamError::new(field, message)
 }
+
+/// Largest accepted `work_scale` (a load at 1,000 L1 hits).
+pub const MAX_WORK_SCALE: f64 = 1000.0;
 
 /// Largest accepted `record_ns`, ns (1 s). Prices of at most 1e12 ps (the
 /// profile's latencies are at most 1 ms, times at most 100 per event)
@@ -192,6 +271,10 @@ pub const LEAF_BYTES: u64 = 640;
 /// allocating and none freeing (1M against 5M calls), 8.9 when most fail.
 pub const CALL_BYTES: u64 = 24;
 
+/// Upper bound on the bytes per busy extent (its range in a map, its
+/// rb-tree node in the arena, its line in the touched sets).
+pub const BUSY_BYTES: u64 = 128;
+
 /// Fixed bytes of one run besides extents and calls (structures, stats).
 pub const RUN_BASE_BYTES: u64 = 64 * 1024;
 
@@ -221,13 +304,39 @@ impl XfsAllocParams {
         if !(0.0..=1.0).contains(&self.free_prob) {
             return Err(invalid("free_prob", "must be in [0, 1]"));
         }
-        if !(0.0..=MAX_COST_NS).contains(&self.record_ns) {
+        if let RecordNs::Fitted(ns) = self.record_ns
+            && !(0.0..=MAX_COST_NS).contains(&ns)
+        {
+            return Err(invalid("record_ns", format!("must be a cost in 0..=1e9 ns (1 s), found {ns}")));
+        }
+        if !(self.work_scale > 0.0 && self.work_scale <= MAX_WORK_SCALE) {
             return Err(invalid(
-                "record_ns",
-                format!("must be a cost in 0..=1e9 ns (1 s), found {}", self.record_ns),
+                "work_scale",
+                format!("must be a multiple of hit_ns in (0, {MAX_WORK_SCALE}], found {}", self.work_scale),
             ));
         }
+        if let Err(bad) = Probes::from_names(&self.probes) {
+            return Err(invalid(
+                "probes",
+                format!("unknown tracepoint `{bad}`: expected one of {}", cost::PROBE_NAMES.join(", ")),
+            )
+            .suggest(crate::text::closest(&bad, cost::PROBE_NAMES.iter().copied())));
+        }
         Ok(())
+    }
+
+    /// How the calls are priced (see [`cost`]).
+    pub fn pricing(&self) -> Pricing {
+        Pricing {
+            record_ns: match self.record_ns {
+                RecordNs::Fitted(ns) => Some(ns),
+                RecordNs::Counted => None,
+            },
+            work_scale: self.work_scale,
+            between_calls: self.between_calls,
+            timed_from: self.timed_from,
+            probes: Probes::from_names(&self.probes).unwrap_or_default(),
+        }
     }
 
     fn validate_source(&self) -> Result<(), ParamError> {
@@ -336,6 +445,15 @@ impl XfsAllocParams {
             let live = self.aging.max_steps.min(u64::from(self.agblocks));
             total = total.saturating_add(live.saturating_mul(16));
         }
+        if self.between_calls != BetweenCalls::Cold {
+            // Every line of every block may stay in the set of lines
+            // touched by earlier calls: 24 bytes per line, both trees.
+            let lines_per_block = u64::from(self.block_size / 64).max(1);
+            let blocks = self.extents_bound(freesp) / minrecs.max(1) as u64 + 1;
+            total = total.saturating_add(blocks.saturating_mul(lines_per_block).saturating_mul(2 * 24));
+        }
+        // A busy extent: its range, its rb-tree node, its line in the set.
+        total = total.saturating_add(self.busy_extents.min(self.extents_bound(freesp)).saturating_mul(BUSY_BYTES));
         total
             .saturating_add(self.extents_bound(freesp).saturating_mul(per_extent))
             .saturating_add(freesp.map_or(0, FreespHistogram::memory_bytes))
@@ -375,7 +493,12 @@ pub const METRICS: &[(&str, &str, &str)] = &[
     (
         "lines_cold",
         "count",
-        "btree cache lines touched for the first time in the call (mean)",
+        "btree cache lines touched for the first time in the call and by no earlier call (mean)",
+    ),
+    (
+        "busy_trims",
+        "count",
+        "free extents xfs_extent_busy_trim cut busy parts from, per call (mean)",
     ),
     ("alloc_len", "blocks", "blocks allocated per call (mean; 0 for a failed call)"),
     (
@@ -452,7 +575,7 @@ impl PreparedXfsAlloc {
     pub fn new_on(params: XfsAllocParams, profile: &MachineProfile, base_dir: &Path) -> Result<Self, ParamError> {
         params.validate()?;
         let freesp = params.read_freesp(base_dir)?;
-        let prices = EventPrices::new(profile, params.record_ns);
+        let prices = EventPrices::with(profile, &params.pricing()).map_err(|m| invalid("between_calls", m))?;
         Ok(PreparedXfsAlloc { params, freesp, prices })
     }
 
@@ -481,6 +604,8 @@ impl PreparedXfsAlloc {
     pub fn simulate(&self, rng: &mut ChaCha8Rng) -> Result<BTreeMap<String, f64>, ModelError> {
         let p = &self.params;
         let mut fs = p.build_free_space(self.freesp.as_ref(), rng)?;
+        fs.keep_warm(p.between_calls != BetweenCalls::Cold);
+        fs.mark_busy_last(p.busy_extents);
         let args = AllocArgs {
             alignment: p.alignment,
             ..AllocArgs::new(p.minlen, p.maxlen)
@@ -538,6 +663,7 @@ fn summarise(times_ps: &mut [u64], counts: &BtreeStats, len_sum: u64, fs: &FreeS
     m.insert("blocks_visited".into(), counts.blocks_visited as f64 / n);
     m.insert("buffer_reads".into(), counts.buffer_reads as f64 / n);
     m.insert("lines_cold".into(), counts.lines_cold as f64 / n);
+    m.insert("busy_trims".into(), counts.busy_trims as f64 / n);
     m.insert("alloc_len".into(), len_sum as f64 / n);
     m.insert("free_extents".into(), fs.extent_count() as f64);
     m.insert("largest_free".into(), f64::from(fs.longest()));

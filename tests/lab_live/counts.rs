@@ -73,6 +73,11 @@ fn xfs_by_size_allocations_read_as_many_btree_blocks_as_the_twin() {
     let (live, twin) = (out.join("lab-xfs-alloc"), out.join("xfs-alloc"));
     assert_eq!(mean(&live, "le", "buffer_reads"), mean(&twin, "le", "buffer_reads"));
     assert_eq!(mean(&live, "le", "alloc_len"), 1.0, "every free extent is one block");
+    // Past 256 busy blocks: xfs_extent_busy_trim fires once per busy
+    // record the walk meets, as the twin counts.
+    assert_eq!(mean(&live, "le-busy", "busy_trims"), 256.0);
+    assert_eq!(mean(&live, "le-busy", "busy_trims"), mean(&twin, "le-busy", "busy_trims"));
+    assert_eq!(mean(&live, "le", "busy_trims"), 0.0);
     let freesp = std::fs::read_to_string(live.join("ag1.freesp")).expect("ag1.freesp");
     assert!(freesp.contains("total free extents"), "{freesp}");
 }

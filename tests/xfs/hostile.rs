@@ -179,7 +179,7 @@ fn the_memory_estimate_covers_the_measured_bytes_and_grows_with_the_run() {
 fn costs_above_one_second_are_refused_and_products_do_not_wrap() {
     refused(
         XfsAllocParams {
-            record_ns: 1e12,
+            record_ns: fsmeta::workload::xfs_alloc::RecordNs::Fitted(1e12),
             ..XfsAllocParams::default()
         },
         "record_ns",
@@ -188,7 +188,7 @@ fn costs_above_one_second_are_refused_and_products_do_not_wrap() {
     // At the bound, case 4's 1M-record walk costs 1M x 1 s, exactly.
     let p = XfsAllocParams {
         agblocks: 4_000_000,
-        record_ns: 1e9,
+        record_ns: fsmeta::workload::xfs_alloc::RecordNs::Fitted(1e9),
         strategy: CutoffStrategy::Lt,
         ..freesp_params(Path::new("scenarios/data/case4.freesp"))
     };

@@ -1,4 +1,5 @@
 //! XFS model tests, one binary: `alloc_walk` (hand-checked by-size walks),
+//! `busy` (busy extents in the walk and the lab window's pricing),
 //! `case4` (the published allocation group, exact counts), `cutoff_props`
 //! (proptest: `le` never walks further nor costs more than `lt`), `freesp_text` (`xfs_db freesp`
 //! round trip and malformed text), `freespace_props` (proptest: the two
@@ -7,6 +8,7 @@
 //! the AG, cost overflow, bad data files, the memory estimate).
 
 mod alloc_walk;
+mod busy;
 mod case4;
 mod cutoff_props;
 mod freesp_text;

@@ -2,7 +2,10 @@
 //! [`FreeSpace`](crate::kernel::xfs::freespace::FreeSpace) btrees: the by-size
 //! allocator `xfs_alloc_ag_vextent_size` with its backward-walk cutoff as a
 //! strategy, a basic `xfs_alloc_ag_vextent_near`, `xfs_alloc_fixup_trees`
-//! and `xfs_free_ag_extent`. Busy extents and the AGFL are not modelled.
+//! and `xfs_free_ag_extent`. Busy extents are trimmed out of every
+//! candidate of the by-size allocator (`xfs_extent_busy_trim`, see
+//! [`crate::kernel::xfs::freespace::busy`]); the near allocator and the
+//! AGFL do not see them.
 
 pub mod fixup;
 pub mod free;

@@ -8,12 +8,14 @@
 //! (`super::aging`).
 
 pub mod btree;
+pub mod busy;
 pub mod cursor;
 pub mod freesp;
 pub mod modify;
 pub mod source;
 
 pub use btree::{AllocBtree, AllocRec, BtreeGeometry, BtreeKind, BtreeStats};
+pub use busy::BusyExtents;
 pub use cursor::{BtreeCursor, LookupDir};
 pub use freesp::{FreespBin, FreespHistogram};
 
@@ -28,6 +30,8 @@ pub struct FreeSpace {
     pub bno: AllocBtree,
     /// By-size tree (`agf_cnt_root`).
     pub cnt: AllocBtree,
+    /// The AG's busy extents (`xg_busy_extents`).
+    pub busy: BusyExtents,
     free_blocks: u64,
     small_below: u32,
     small_blocks: u64,
@@ -40,6 +44,7 @@ impl FreeSpace {
             agblocks,
             bno: AllocBtree::new(BtreeKind::Bno, geo),
             cnt: AllocBtree::new(BtreeKind::Cnt, geo),
+            busy: BusyExtents::default(),
             free_blocks: 0,
             small_below: 0,
             small_blocks: 0,
@@ -68,6 +73,7 @@ impl FreeSpace {
             agblocks,
             bno: AllocBtree::bulk_load(BtreeKind::Bno, geo, extents, fill),
             cnt: AllocBtree::bulk_load(BtreeKind::Cnt, geo, &by_cnt, fill),
+            busy: BusyExtents::default(),
             free_blocks: extents.iter().map(|r| u64::from(r.blockcount)).sum(),
             small_below: 0,
             small_blocks: 0,
@@ -136,11 +142,34 @@ impl FreeSpace {
     pub fn reset_stats(&mut self) {
         self.bno.reset_stats();
         self.cnt.reset_stats();
+        self.busy.reset_stats();
     }
 
-    /// Both trees' counters added together.
+    /// Lines touched by an earlier call count as `lines_recent` in both
+    /// trees and the busy tree (see [`AllocBtree::keep_warm`]).
+    pub fn keep_warm(&mut self, on: bool) {
+        self.bno.keep_warm(on);
+        self.cnt.keep_warm(on);
+        self.busy.keep_warm(on);
+    }
+
+    /// Both trees' counters and the busy tree's added together.
     pub fn stats(&self) -> BtreeStats {
-        self.bno.stats.plus(self.cnt.stats)
+        self.bno.stats.plus(self.cnt.stats).plus(self.busy.stats)
+    }
+
+    /// Marks busy the `n` free extents the by-size walk meets first: the
+    /// last `n` records of the by-size tree (longest, then highest start
+    /// block), as freeing them just before the calls leaves them
+    /// (`xfs_extent_busy_insert` at `xfs_free_ag_extent`). Returns how
+    /// many were marked (fewer if the AG has fewer extents).
+    pub fn mark_busy_last(&mut self, n: u64) -> u64 {
+        let recs = self.cnt.records();
+        let mut marked = 0;
+        for r in recs.iter().rev().take(usize::try_from(n).unwrap_or(usize::MAX)) {
+            marked += u64::from(self.busy.insert(r.startblock, r.blockcount));
+        }
+        marked
     }
 
     /// The free-space histogram with `xfs_db freesp`'s power-of-two bins.

@@ -5,14 +5,30 @@
 //! this purpose); its work is written as the cache lines it misses, the
 //! locked operations it makes and the L1-resident loads of its instruction
 //! path, and priced with the profile's `memory_ns`, `atomic_ns` and
-//! `hit_ns`. The only cost not derived this way is `record_ns`, the one
-//! fitted knob (case 4 `lt`, see `XfsAllocParams::record_ns`).
+//! `hit_ns`. Two costs are not derived this way: the per-record cost, when
+//! a scenario gives it as `record_ns` (the one fitted knob of case 4
+//! `lt`, see `XfsAllocParams::record_ns`; with `record_ns = "counted"` it
+//! is [`RECORD`] priced like the rest), and `work_scale`, the ns per
+//! counted instruction-path load as a multiple of `hit_ns` (1 unless a
+//! host's one knob is fitted there).
 //!
-//! What is not modelled (named so a gap can be read against it): busy
-//! extent trimming (`xfs_extent_busy_trim` takes `pagb_lock` and walks the
-//! busy rb-tree on every `compute_aligned`; the model has no busy extents),
-//! the ftrace function-graph hook of the measured call, and any cache state
-//! other than "every btree line cold at the start of the call, warm after".
+//! Where lines come from between calls (`between_calls`): `cold` prices
+//! every line a call touches first at `memory_ns` (case 4's single call);
+//! `l2` / `llc` price the lines an earlier call of the run touched at the
+//! profile's `levels.l2_hit_ns` / `levels.llc_hit_ns` (a loop of calls on
+//! one AG, as the lab makes).
+//!
+//! The timed window (`timed_from`): `xfs_alloc_ag_vextent_size` alone, or
+//! from the `xfs_alloc_read_agf` tracepoint in `xfs_alloc_fix_freelist`
+//! to `xfs_alloc_size_done`, which adds the AGF and AGFL reads and the
+//! fix-up's checks ([`HEADER_READ`], [`FIX_FREELIST`]). Tracepoints the
+//! measurement enabled (`probes`) cost [`TRACE_EVENT`] each time they fire
+//! inside the window.
+//!
+//! What is not modelled (named so a gap can be read against it): the
+//! ftrace function-graph hook of a measured call, a busy-extent flush
+//! (`xfs_extent_busy_flush` when every candidate is busy: the model fails
+//! the call instead), and the host's instruction cache.
 
 use crate::kernel::xfs::freespace::BtreeStats;
 use crate::machine::{MachineProfile, ns_to_ps};
@@ -103,6 +119,90 @@ pub const AGF_LOG: Work = Work {
     hits: 40.0,
 };
 
+/// One record step of the by-size walk, counted
+/// (`record_ns = "counted"`): `xfs_btree_decrement` inside a leaf (the
+/// level's `ptr` decremented and checked, about 8 loads),
+/// `xfs_alloc_get_rec` -> `xfs_btree_get_rec` (block from the cursor,
+/// `ptr` against `bb_numrecs`, the record's address: about 10 loads),
+/// `xfs_alloc_btrec_to_irec` and `xfs_alloc_check_irec` (two `be32` loads,
+/// the AG-bounds check against `pag->block_count`: about 8), the cutoff
+/// compare, and `xfs_alloc_compute_aligned` (the empty-busy-tree test,
+/// the alignment arithmetic, the `rlen > bestrlen` update: about 14).
+/// About 40 L1 loads; an 8-byte record is an eighth of a line the walk
+/// streams through.
+pub const RECORD: Work = Work {
+    cold_lines: 0.125,
+    atomics: 0.0,
+    hits: 40.0,
+};
+
+/// An AG header read inside the window (`xfs_alloc_read_agf` ->
+/// `xfs_read_agf`, and `xfs_alloc_read_agfl`, each `xfs_trans_read_buf`
+/// of a cached one-sector buffer): a [`BUFFER_READ`] plus the wrapper's
+/// per-AG checks (`xfs_perag_initialised_agf`, the AGF's counters read
+/// into the perag on the first read only), about 20 loads more.
+pub const HEADER_READ: Work = Work {
+    cold_lines: BUFFER_READ.cold_lines,
+    atomics: BUFFER_READ.atomics,
+    hits: BUFFER_READ.hits + 20.0,
+};
+
+/// `xfs_alloc_fix_freelist` between the AGF read and the allocation,
+/// with a freelist that needs no change: `xfs_alloc_min_freelist` (the
+/// two btree heights, about 12 loads), `xfs_alloc_space_available`
+/// (reservations, `pagf_freeblks`, `pagf_flcount`, longest: about 30),
+/// the shrink and grow loop tests, `xfs_trans_brelse` of the AGFL
+/// (counted in [`HEADER_READ`]), then `xfs_alloc_vextent_prepare_ag` and
+/// the entry of `xfs_alloc_ag_vextent_size` (about 20). About 62 loads,
+/// no locked operation.
+pub const FIX_FREELIST: Work = Work {
+    cold_lines: 0.0,
+    atomics: 0.0,
+    hits: 62.0,
+};
+
+/// `xfs_extent_busy_trim` on a non-empty busy tree: `spin_lock(&eb_lock)`
+/// (one locked operation; `spin_unlock` is a plain store on x86), the
+/// loop set-up and exit, the `busy_gen` read: about 12 loads. The nodes
+/// it compares against are [`BUSY_NODE`] each, their lines counted apart.
+pub const BUSY_SEARCH: Work = Work {
+    cold_lines: 0.0,
+    atomics: 1.0,
+    hits: 12.0,
+};
+
+/// One node of the busy-tree descent: `rb_entry`, `bno` and `length`
+/// loads, the two compares, the child pointer: about 6 loads.
+pub const BUSY_NODE: Work = Work {
+    cold_lines: 0.0,
+    atomics: 0.0,
+    hits: 6.0,
+};
+
+/// A trimmed candidate: the overlap case analysis and the result stores
+/// of `xfs_extent_busy_trim` (about 14 loads); the tracepoint it fires is
+/// [`TRACE_EVENT`] when enabled.
+pub const BUSY_TRIM: Work = Work {
+    cold_lines: 0.0,
+    atomics: 0.0,
+    hits: 14.0,
+};
+
+/// One enabled tracepoint firing with a filter, into a private
+/// instance's ring buffer (kernel/trace/trace_events.c,
+/// kernel/trace/ring_buffer.c): `trace_event_buffer_reserve` ->
+/// `ring_buffer_lock_reserve` (`rb_reserve_next_event`: the per-CPU
+/// buffer's `local_t` counters, not locked on x86; the clock read),
+/// the event's `TP_fast_assign` stores (about 12 fields of an `xfs_buf`
+/// or allocation event), `filter_match_preds` of one `dev ==` predicate,
+/// `trace_event_buffer_commit` (`rb_commit`, the wake-up test), and the
+/// event's trigger test. About 110 loads and stores, no locked operation.
+pub const TRACE_EVENT: Work = Work {
+    cold_lines: 0.0,
+    atomics: 0.0,
+    hits: 110.0,
+};
+
 /// Prices of the counted events in integer ps, fixed for one study.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct EventPrices {
@@ -123,27 +223,192 @@ pub struct EventPrices {
     pub update_ps: u64,
     /// [`AGF_LOG`].
     pub agf_log_ps: u64,
+    /// A line an earlier call touched (`between_calls` `l2` / `llc`).
+    pub line_recent_ps: u64,
+    /// [`BUSY_SEARCH`].
+    pub busy_search_ps: u64,
+    /// [`BUSY_NODE`].
+    pub busy_node_ps: u64,
+    /// [`BUSY_TRIM`].
+    pub busy_trim_ps: u64,
+    /// [`HEADER_READ`] times the header reads of the window (0 or 2),
+    /// plus [`FIX_FREELIST`] when the window starts at the AGF read.
+    pub window_ps: u64,
+    /// [`TRACE_EVENT`].
+    pub trace_event_ps: u64,
+    /// Which tracepoints fire inside the window.
+    pub probes: Probes,
+}
+
+/// Where the lines a call touches first come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BetweenCalls {
+    /// Every call starts with every line in DRAM (`memory_ns`).
+    #[default]
+    Cold,
+    /// Lines an earlier call touched hit in L2 (`levels.l2_hit_ns`).
+    L2,
+    /// Lines an earlier call touched hit in the LLC (`levels.llc_hit_ns`).
+    Llc,
+}
+
+/// Where the timed window of a call starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimedFrom {
+    /// `xfs_alloc_ag_vextent_size` entry to return.
+    #[default]
+    XfsAllocAgVextentSize,
+    /// The `xfs_alloc_read_agf` tracepoint in `xfs_alloc_fix_freelist`
+    /// (the AGF and AGFL reads and the fix-up inside) to the
+    /// `xfs_alloc_size_done` tracepoint.
+    XfsAllocReadAgf,
+}
+
+/// The tracepoints enabled while a call is timed, by the kernel's names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Probes {
+    /// `xfs_trans_read_buf`: fires per header and btree buffer read.
+    pub trans_read_buf: bool,
+    /// `xfs_extent_busy_trim`: fires per trimmed candidate.
+    pub busy_trim: bool,
+    /// The window's two boundary events (`xfs_alloc_read_agf` /
+    /// `xfs_alloc_size_done`): the part of the first after its clock
+    /// read and the part of the second before it, about one event.
+    pub bounds: bool,
+}
+
+/// The tracepoint names `probes` accepts.
+pub const PROBE_NAMES: &[&str] = &[
+    "xfs_alloc_read_agf",
+    "xfs_alloc_size_done",
+    "xfs_extent_busy_trim",
+    "xfs_trans_read_buf",
+];
+
+impl Probes {
+    /// From tracepoint names; the unknown name, if any, as the error.
+    pub fn from_names(names: &[String]) -> Result<Probes, String> {
+        let mut p = Probes::default();
+        for n in names {
+            match n.as_str() {
+                "xfs_trans_read_buf" => p.trans_read_buf = true,
+                "xfs_extent_busy_trim" => p.busy_trim = true,
+                "xfs_alloc_read_agf" | "xfs_alloc_size_done" => p.bounds = true,
+                _ => return Err(n.clone()),
+            }
+        }
+        Ok(p)
+    }
+}
+
+/// How a study prices its calls, beyond the machine profile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pricing {
+    /// The per-record cost in ns, `None` for [`RECORD`] counted.
+    pub record_ns: Option<f64>,
+    /// ns per counted instruction-path load, as a multiple of `hit_ns`.
+    pub work_scale: f64,
+    /// Where a call's lines come from.
+    pub between_calls: BetweenCalls,
+    /// Where the timed window starts.
+    pub timed_from: TimedFrom,
+    /// Tracepoints enabled in the window.
+    pub probes: Probes,
+}
+
+impl Default for Pricing {
+    fn default() -> Self {
+        Pricing {
+            record_ns: None,
+            work_scale: 1.0,
+            between_calls: BetweenCalls::Cold,
+            timed_from: TimedFrom::XfsAllocAgVextentSize,
+            probes: Probes::default(),
+        }
+    }
 }
 
 impl EventPrices {
-    /// Prices on machine `m` with the fitted per-record cost `record_ns`.
+    /// Prices on machine `m` with the fitted per-record cost `record_ns`,
+    /// every call cold, the window `xfs_alloc_ag_vextent_size`, nothing
+    /// traced (case 4).
     pub fn new(m: &MachineProfile, record_ns: f64) -> Self {
-        EventPrices {
-            record_ps: ns_to_ps(record_ns),
-            buffer_read_ps: ns_to_ps(BUFFER_READ.ns(m)),
+        let p = Pricing {
+            record_ns: Some(record_ns),
+            ..Pricing::default()
+        };
+        Self::with(m, &p).unwrap_or_default()
+    }
+
+    /// Prices on machine `m` as `p` says. Fails (a message for field
+    /// `between_calls`) if `p` asks for a cache level the profile does not
+    /// give.
+    pub fn with(m: &MachineProfile, p: &Pricing) -> Result<Self, String> {
+        let recent_ns = match p.between_calls {
+            BetweenCalls::Cold => m.memory_ns,
+            level => {
+                let l = m.levels.as_ref().ok_or_else(|| {
+                    format!(
+                        "`{}` needs the profile's [levels] hit latencies (`fsmeta calibrate` measures them); profile `{}` has none",
+                        if level == BetweenCalls::L2 { "l2" } else { "llc" },
+                        m.name
+                    )
+                })?;
+                if level == BetweenCalls::L2 { l.l2_hit_ns } else { l.llc_hit_ns }
+            }
+        };
+        // Work whose lines an earlier call touched is priced like them.
+        let price = |w: Work| {
+            let cold = if p.between_calls == BetweenCalls::Cold {
+                m.memory_ns
+            } else {
+                recent_ns
+            };
+            ns_to_ps(w.cold_lines * cold + w.atomics * m.atomic_ns + w.hits * m.hit_ns * p.work_scale)
+        };
+        let window = match p.timed_from {
+            TimedFrom::XfsAllocAgVextentSize => 0,
+            TimedFrom::XfsAllocReadAgf => 2 * price(HEADER_READ) + price(FIX_FREELIST),
+        };
+        Ok(EventPrices {
+            record_ps: p.record_ns.map_or_else(|| price(RECORD), ns_to_ps),
+            buffer_read_ps: price(BUFFER_READ),
             line_cold_ps: ns_to_ps(m.memory_ns),
             line_warm_ps: ns_to_ps(m.hit_ns),
-            key_compare_ps: ns_to_ps(KEY_COMPARE.ns(m)),
-            cursor_ps: ns_to_ps(CURSOR.ns(m)),
-            update_ps: ns_to_ps(UPDATE.ns(m)),
-            agf_log_ps: ns_to_ps(AGF_LOG.ns(m)),
-        }
+            key_compare_ps: price(KEY_COMPARE),
+            cursor_ps: price(CURSOR),
+            update_ps: price(UPDATE),
+            agf_log_ps: price(AGF_LOG),
+            line_recent_ps: ns_to_ps(recent_ns),
+            busy_search_ps: price(BUSY_SEARCH),
+            busy_node_ps: price(BUSY_NODE),
+            busy_trim_ps: price(BUSY_TRIM),
+            window_ps: window,
+            trace_event_ps: price(TRACE_EVENT),
+            probes: match p.timed_from {
+                // Header reads are outside the vextent_size window; its
+                // buffer reads still fire the probe.
+                TimedFrom::XfsAllocAgVextentSize => Probes { bounds: false, ..p.probes },
+                TimedFrom::XfsAllocReadAgf => p.probes,
+            },
+        })
+    }
+
+    /// Tracepoints that fire inside the window of a call with counts `s`.
+    pub fn trace_events(&self, s: &BtreeStats) -> u64 {
+        let p = self.probes;
+        let headers = if self.window_ps > 0 { 2 } else { 0 };
+        u64::from(p.trans_read_buf) * (s.buffer_reads + headers) + u64::from(p.busy_trim) * s.busy_trims + u64::from(p.bounds)
     }
 
     /// Pairs of (count, price in ps) for one call's counters, in a fixed
     /// order: records, buffer reads, cold lines, warm lines, key compares,
-    /// cursors, updates, AGF logs.
-    pub fn terms(&self, s: &BtreeStats) -> [(u64, u64); 8] {
+    /// cursors, updates, AGF logs, lines an earlier call touched, busy
+    /// searches, busy nodes, busy trims, the window's fixed work (once),
+    /// tracepoints fired.
+    pub fn terms(&self, s: &BtreeStats) -> [(u64, u64); 14] {
         [
             (s.records_examined, self.record_ps),
             (s.buffer_reads, self.buffer_read_ps),
@@ -153,6 +418,12 @@ impl EventPrices {
             (s.cursors, self.cursor_ps),
             (s.updates, self.update_ps),
             (s.agf_logs, self.agf_log_ps),
+            (s.lines_recent, self.line_recent_ps),
+            (s.busy_searches, self.busy_search_ps),
+            (s.busy_nodes, self.busy_node_ps),
+            (s.busy_trims, self.busy_trim_ps),
+            (1, self.window_ps),
+            (self.trace_events(s), self.trace_event_ps),
         ]
     }
 

@@ -138,6 +138,36 @@ pub const PARAMS: &[ParamSpec] = &[
         "xfs_alloc.record_ns",
         "a time in ns",
         "0 or more",
-        "cost of one record step of the walk (the fitted knob, case 4 lt)",
+        "cost of one record step of the walk: the fitted knob of case 4 lt, or \"counted\" (from the code, priced by the profile)",
+    ),
+    p(
+        "xfs_alloc.work_scale",
+        "a multiple of hit_ns",
+        "above 0, at most 1000",
+        "ns per counted instruction-path load over the profile's hit_ns: a measured host's one fitted knob (default 1)",
+    ),
+    p(
+        "xfs_alloc.between_calls",
+        "a word",
+        "cold, l2, llc",
+        "where lines an earlier call touched are found: cold = DRAM every call (default); l2 / llc = that level's hit latency from [levels]",
+    ),
+    p(
+        "xfs_alloc.timed_from",
+        "a word",
+        "xfs_alloc_ag_vextent_size, xfs_alloc_read_agf",
+        "start of the timed window: the by-size call alone (default), or the lab's window from the AGF read to xfs_alloc_size_done",
+    ),
+    p(
+        "xfs_alloc.probes",
+        "a list of tracepoint names",
+        "xfs_alloc_read_agf, xfs_alloc_size_done, xfs_extent_busy_trim, xfs_trans_read_buf",
+        "tracepoints enabled while timing; each firing in the window is priced",
+    ),
+    p(
+        "xfs_alloc.busy_extents",
+        "a whole number",
+        "0 or more",
+        "free extents still busy when the calls start: the last records of the by-size tree, which xfs_extent_busy_trim cuts out",
     ),
 ];

@@ -61,6 +61,13 @@ pub fn xfs_alloc_ag_vextent_size(
     })
 }
 
+/// `xfs_alloc_compute_aligned`: busy parts trimmed off
+/// (`xfs_extent_busy_trim`), then the start aligned.
+fn aligned(fs: &mut FreeSpace, args: &AllocArgs, fbno: u32, flen: u32) -> (u32, u32) {
+    let (bno, len) = fs.busy.trim(args.minlen, args.maxlen, fbno, flen);
+    compute_aligned(args, bno, len)
+}
+
 /// Reads the record under the cursor and appends it to the trace.
 fn read(fs: &mut FreeSpace, cnt: &BtreeCursor, trace: &mut Option<&mut Vec<AllocRec>>) -> Option<AllocRec> {
     let r = fs.cnt.get_rec(cnt)?;
@@ -75,7 +82,7 @@ fn read(fs: &mut FreeSpace, cnt: &BtreeCursor, trace: &mut Option<&mut Vec<Alloc
 fn first_fit(fs: &mut FreeSpace, cnt: &mut BtreeCursor, args: &AllocArgs, trace: &mut Option<&mut Vec<AllocRec>>) -> Option<Pick> {
     loop {
         let r = read(fs, cnt, trace)?;
-        let (rbno, rlen) = compute_aligned(args, r.startblock, r.blockcount);
+        let (rbno, rlen) = aligned(fs, args, r.startblock, r.blockcount);
         if rlen >= args.maxlen {
             return Some(Pick {
                 rbno,
@@ -100,7 +107,7 @@ fn vextent_small(fs: &mut FreeSpace, cnt: &mut BtreeCursor, args: &AllocArgs, tr
     if r.blockcount < args.minlen {
         return None;
     }
-    let (rbno, rlen) = compute_aligned(args, r.startblock, r.blockcount);
+    let (rbno, rlen) = aligned(fs, args, r.startblock, r.blockcount);
     Some(Pick {
         rbno,
         rlen,
@@ -140,7 +147,7 @@ fn walk_back(
         if stop {
             break;
         }
-        let (rbno, rlen) = compute_aligned(args, r.startblock, r.blockcount);
+        let (rbno, rlen) = aligned(fs, args, r.startblock, r.blockcount);
         let rlen = rlen.min(args.maxlen);
         if rlen > best.rlen {
             best = Pick {

@@ -170,6 +170,19 @@ pub struct BtreeStats {
     pub lines_cold: u64,
     /// The same lines touched again later in the same call.
     pub lines_warm: u64,
+    /// Lines touched for the first time in this call that an earlier
+    /// call of the run touched (only when the tree keeps lines warm
+    /// between calls, [`AllocBtree::keep_warm`]; otherwise they are
+    /// `lines_cold`).
+    pub lines_recent: u64,
+    /// `xfs_extent_busy_trim` calls that found the AG's busy tree
+    /// non-empty and so took `eb_lock` and walked it.
+    pub busy_searches: u64,
+    /// Busy-tree nodes visited by those walks.
+    pub busy_nodes: u64,
+    /// Free extents the busy tree trimmed (or emptied): each fires the
+    /// `xfs_extent_busy_trim` tracepoint.
+    pub busy_trims: u64,
     /// Btree cursors made and deleted (`xfs_allocbt_init_cursor` +
     /// `xfs_btree_del_cursor`), counted by the allocator functions.
     pub cursors: u64,
@@ -191,6 +204,10 @@ impl BtreeStats {
             buffer_reads: self.buffer_reads.saturating_add(o.buffer_reads),
             lines_cold: self.lines_cold.saturating_add(o.lines_cold),
             lines_warm: self.lines_warm.saturating_add(o.lines_warm),
+            lines_recent: self.lines_recent.saturating_add(o.lines_recent),
+            busy_searches: self.busy_searches.saturating_add(o.busy_searches),
+            busy_nodes: self.busy_nodes.saturating_add(o.busy_nodes),
+            busy_trims: self.busy_trims.saturating_add(o.busy_trims),
             cursors: self.cursors.saturating_add(o.cursors),
             agf_logs: self.agf_logs.saturating_add(o.agf_logs),
         }
@@ -212,6 +229,9 @@ pub struct AllocBtree {
     /// Lines (block << 16 | line) touched since the last reset, to tell
     /// `lines_cold` from `lines_warm`.
     pub(crate) touched: std::collections::BTreeSet<u64>,
+    /// Lines touched by earlier calls, kept when [`AllocBtree::keep_warm`]
+    /// is on (`None`: every call starts cold).
+    pub(crate) earlier: Option<std::collections::BTreeSet<u64>>,
 }
 
 impl AllocBtree {
@@ -232,7 +252,15 @@ impl AllocBtree {
             nrecs: 0,
             stats: BtreeStats::default(),
             touched: std::collections::BTreeSet::new(),
+            earlier: None,
         }
+    }
+
+    /// Lines an earlier call touched count as `lines_recent` instead of
+    /// `lines_cold` (calls in quick succession on a warm AG, as a loop of
+    /// allocations finds it); off by default (every call starts cold).
+    pub fn keep_warm(&mut self, on: bool) {
+        self.earlier = on.then(std::collections::BTreeSet::new);
     }
 
     /// Bulk-loads a tree from records already sorted in this tree's key
@@ -282,7 +310,10 @@ impl AllocBtree {
     /// of a call: every btree line is then cold).
     pub fn reset_stats(&mut self) {
         self.stats = BtreeStats::default();
-        self.touched.clear();
+        match &mut self.earlier {
+            Some(e) => e.append(&mut self.touched),
+            None => self.touched.clear(),
+        }
     }
 
     /// Counts a touch of the 64-byte line holding byte `offset` of block
@@ -290,7 +321,11 @@ impl AllocBtree {
     pub(crate) fn touch(&mut self, b: u32, offset: u32) {
         let line = (u64::from(b) << 16) | u64::from(offset / 64);
         if self.touched.insert(line) {
-            self.stats.lines_cold += 1;
+            if self.earlier.as_ref().is_some_and(|e| e.contains(&line)) {
+                self.stats.lines_recent += 1;
+            } else {
+                self.stats.lines_cold += 1;
+            }
         } else {
             self.stats.lines_warm += 1;
         }

@@ -1,0 +1,130 @@
+//! Busy extents in the by-size walk, counted against the code by hand
+//! (fs/xfs/xfs_alloc.c `xfs_alloc_ag_vextent_size`,
+//! fs/xfs/xfs_extent_busy.c `xfs_extent_busy_trim`), and the pricing of
+//! the lab's window (src/workload/xfs_alloc/cost.rs).
+
+use fsmeta::kernel::xfs::alloc::{AllocArgs, CutoffStrategy, xfs_alloc_ag_vextent_size};
+use fsmeta::kernel::xfs::freespace::{AllocRec, BtreeGeometry, FreeSpace};
+use fsmeta::machine::builtin::find_builtin;
+use fsmeta::workload::xfs_alloc::cost::{
+    BUFFER_READ, BetweenCalls, EventPrices, FIX_FREELIST, HEADER_READ, Pricing, Probes, TRACE_EVENT, TimedFrom,
+};
+
+/// 1,000 one-block free extents at 0, 2, 4, ..., 1998 (as the lab's
+/// hole punching leaves them), 4 KiB v5 blocks.
+fn one_block_extents() -> FreeSpace {
+    let ext: Vec<AllocRec> = (0..1000).map(|i| AllocRec::new(2 * i, 1)).collect();
+    FreeSpace::from_extents(4096, BtreeGeometry::new(4096, 56).unwrap(), &ext, 0.75).unwrap()
+}
+
+#[test]
+fn the_walk_passes_every_busy_record_and_takes_the_first_free_one() {
+    for busy in [0u64, 1, 7, 256] {
+        let mut fs = one_block_extents();
+        assert_eq!(fs.mark_busy_last(busy), busy);
+        fs.reset_stats();
+        let mut trace = Vec::new();
+        let got = xfs_alloc_ag_vextent_size(&mut fs, &AllocArgs::new(1, 4), CutoffStrategy::Le, Some(&mut trace)).unwrap();
+        let s = fs.stats();
+        // lookup_ge(4) fails; _small takes the last record (1998); each
+        // busy one trims to 0 and the walk goes on (flen 1 > bestrlen 0);
+        // the first free record gives rlen 1; the next (flen 1 <= 1)
+        // stops the walk: busy + 2 records, compute_aligned on busy + 1.
+        assert_eq!(s.records_examined, busy + 2, "busy {busy}");
+        assert_eq!(s.busy_trims, busy);
+        assert_eq!(s.busy_searches, if busy == 0 { 0 } else { busy + 1 });
+        let top_free = 2 * (999 - busy as u32);
+        assert_eq!((got.agbno, got.len), (top_free, 1));
+        assert_eq!(trace.len() as u64, busy + 2);
+    }
+}
+
+#[test]
+fn every_record_busy_fails_the_call() {
+    let mut fs = one_block_extents();
+    fs.mark_busy_last(1000);
+    // The kernel would flush the log (xfs_extent_busy_flush) and retry;
+    // the model fails the call instead (named in cost.rs).
+    assert!(xfs_alloc_ag_vextent_size(&mut fs, &AllocArgs::new(1, 4), CutoffStrategy::Le, None).is_none());
+}
+
+#[test]
+fn the_lab_window_adds_two_header_reads_the_fixup_and_each_probe_firing() {
+    let m = find_builtin("cascadelake-gold-6242").unwrap();
+    let base = Pricing {
+        record_ns: Some(14.0),
+        ..Pricing::default()
+    };
+    let lab = Pricing {
+        timed_from: TimedFrom::XfsAllocReadAgf,
+        probes: Probes::from_names(&[
+            "xfs_trans_read_buf".into(),
+            "xfs_extent_busy_trim".into(),
+            "xfs_alloc_size_done".into(),
+        ])
+        .unwrap(),
+        ..base.clone()
+    };
+    let (a, b) = (EventPrices::with(&m, &base).unwrap(), EventPrices::with(&m, &lab).unwrap());
+    let mut fs = one_block_extents();
+    fs.mark_busy_last(5);
+    fs.reset_stats();
+    xfs_alloc_ag_vextent_size(&mut fs, &AllocArgs::new(1, 4), CutoffStrategy::Le, None).unwrap();
+    let s = fs.stats();
+    // Fired inside the window: the AGF and AGFL reads, every btree read,
+    // every trim, and one for the two boundary events.
+    assert_eq!(b.trace_events(&s), 2 + s.buffer_reads + 5 + 1);
+    assert_eq!(a.trace_events(&s), 0);
+    let ps = |w: fsmeta::workload::xfs_alloc::cost::Work| fsmeta::machine::ns_to_ps(w.ns(&m));
+    let extra = 2 * ps(HEADER_READ) + ps(FIX_FREELIST) + b.trace_events(&s) * ps(TRACE_EVENT);
+    assert_eq!(b.call_ps(&s) - a.call_ps(&s), u128::from(extra));
+    assert_eq!(HEADER_READ.hits, BUFFER_READ.hits + 20.0);
+}
+
+#[test]
+fn work_scale_multiplies_only_the_instruction_path() {
+    let m = find_builtin("cascadelake-gold-6242").unwrap();
+    let p = |work_scale| Pricing {
+        record_ns: None,
+        work_scale,
+        ..Pricing::default()
+    };
+    let (one, two) = (EventPrices::with(&m, &p(1.0)).unwrap(), EventPrices::with(&m, &p(2.0)).unwrap());
+    let hits = |w: fsmeta::workload::xfs_alloc::cost::Work| fsmeta::machine::ns_to_ps(w.hits * m.hit_ns);
+    assert_eq!(two.buffer_read_ps - one.buffer_read_ps, hits(BUFFER_READ));
+    // Lines and locked operations are measured, not scaled.
+    assert_eq!((one.line_cold_ps, one.line_warm_ps), (two.line_cold_ps, two.line_warm_ps));
+}
+
+#[test]
+fn a_cache_level_the_profile_lacks_is_an_error() {
+    let m = find_builtin("cascadelake-gold-6242").unwrap();
+    assert!(m.levels.is_none());
+    let p = Pricing {
+        between_calls: BetweenCalls::L2,
+        ..Pricing::default()
+    };
+    let e = EventPrices::with(&m, &p).unwrap_err();
+    assert!(e.contains("[levels]") && e.contains("calibrate"), "{e}");
+}
+
+#[test]
+fn lines_an_earlier_call_touched_are_recent_when_kept_warm() {
+    let run = |warm: bool| {
+        let mut fs = one_block_extents();
+        fs.keep_warm(warm);
+        let mut out = Vec::new();
+        for _ in 0..3 {
+            fs.reset_stats();
+            xfs_alloc_ag_vextent_size(&mut fs, &AllocArgs::new(1, 4), CutoffStrategy::Le, None).unwrap();
+            out.push(fs.stats());
+        }
+        out
+    };
+    let (cold, warm) = (run(false), run(true));
+    assert_eq!(cold[0].lines_cold, warm[0].lines_cold);
+    assert_eq!(warm[0].lines_recent, 0);
+    // Later calls find the root and the leaves they share recent.
+    assert!(warm[2].lines_recent > 0 && warm[2].lines_cold < cold[2].lines_cold, "{warm:?}");
+    assert_eq!(warm[2].lines_recent + warm[2].lines_cold, cold[2].lines_cold);
+}
