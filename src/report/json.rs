@@ -25,8 +25,10 @@ pub fn summary_doc(s: &Scenario, rows: &[Summary]) -> SummaryJson {
                 metric: r.metric.clone(),
                 mean: finite(r.mean),
                 stddev: finite(r.stddev),
-                ci95_lo: finite(r.ci95_lo),
-                ci95_hi: finite(r.ci95_hi),
+                // One replication has no confidence interval: null, not
+                // zero-width (as summary.csv leaves the cells empty).
+                ci95_lo: finite(r.ci95_lo).filter(|_| r.n > 1),
+                ci95_hi: finite(r.ci95_hi).filter(|_| r.n > 1),
                 n: r.n,
             })
             .collect(),

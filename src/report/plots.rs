@@ -191,11 +191,7 @@ fn series_name(s: &Scenario, p: &PlotConfig, point: usize, v: usize, shown: usiz
         return s.variants[v].name.clone();
     }
     let si = index_of(s, &p.series).unwrap_or(0);
-    let tag = format!(
-        "{}={}",
-        p.series.rsplit('.').next().unwrap_or(&p.series),
-        s.shown(si, &s.points[point].values[si])
-    );
+    let tag = format!("{}={}", p.series.rsplit('.').next().unwrap_or(&p.series), s.shown_at(si, point));
     if shown > 1 { format!("{} {tag}", s.variants[v].name) } else { tag }
 }
 
@@ -313,7 +309,7 @@ pub fn heat(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> HeatSpec {
                     values: grid(&|pt| mean(pt, v)),
                 })
                 .collect();
-            (panels, label(&metric))
+            (panels, metric_label(s, &metric))
         }
     };
     HeatSpec {
@@ -369,5 +365,18 @@ work = { dist = "fixed", mean_ns = 200.0 }
         // A labelled axis's slice is named by its label.
         let at: toml::Table = toml::from_str("\"path[0].work.mean_ns\" = 200.0").expect("toml");
         assert_eq!(sliced_title(&s, "rate".into(), &at), "rate (at mean_ns=long)");
+    }
+
+    #[test]
+    fn a_heat_map_names_its_labelled_ticks_and_its_metric_unit() {
+        let s = scenario();
+        let p: crate::scenario::config::PlotConfig =
+            toml::from_str("kind = \"heatmap\"\nx = \"path[0].work.mean_ns\"\ny = \"workload.threads\"\nmetric = \"ops_per_sec\"")
+                .expect("plot");
+        let h = super::heat(&s, &p, &[]);
+        assert_eq!(h.x_ticks, ["short", "long"]);
+        assert_eq!(h.y_ticks, ["1", "4"]);
+        assert_eq!(h.value_label, super::metric_label(&s, "ops_per_sec"));
+        assert!(h.value_label.contains("ops/s"), "{}", h.value_label);
     }
 }

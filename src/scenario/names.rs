@@ -48,6 +48,16 @@ impl Scenario {
         }
     }
 
+    /// Swept parameter `k` at `point` as plots show it (as [`Self::shown`],
+    /// without searching the list).
+    pub fn shown_at(&self, k: usize, point: usize) -> String {
+        let Some(p) = self.points.get(point) else { return String::new() };
+        match p.steps.get(k).and_then(|&step| self.label(k, step)) {
+            Some(l) => l.to_string(),
+            None => p.values.get(k).map(short_value).unwrap_or_default(),
+        }
+    }
+
     /// The coordinates of `point` as people read them, one per axis
     /// step: `path=label` for a labelled list, the label alone for a
     /// labelled `[[sweep.zip]]` group (it names the whole step), else
