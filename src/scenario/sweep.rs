@@ -86,7 +86,10 @@ pub fn entry(at: &str, v: &Value) -> Result<(Vec<Value>, Option<Vec<String>>), S
             suggestion: crate::text::closest(k, ENTRY_KEYS).map(|c| format!("{at}.{c}")),
         });
     }
-    let values = list(&format!("{at}.values"), t.get("values").unwrap_or(&Value::Boolean(false)))?;
+    let Some(values) = t.get("values") else {
+        return Err(SweepError::new(at, "a labelled sweep needs `values = [...]` beside its `labels`"));
+    };
+    let values = list(&format!("{at}.values"), values)?;
     let labels = match t.get("labels") {
         Some(l) => Some(labels::parse(&format!("{at}.labels"), l, values.len())?),
         None => None,

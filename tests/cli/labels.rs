@@ -233,6 +233,14 @@ fn bad_labels_are_located_errors() {
         assert!(err.contains(place), "{with} is located ({place}): {err}");
     }
     let err = refused(
+        "labels-bad-no-values",
+        &LABELLED.replace("{ values = [50.0, 500.0], labels", "{ labels"),
+    );
+    assert!(
+        err.contains(&format!("bad.toml:{line}:1")) && err.contains("needs `values = [...]`"),
+        "{err}"
+    );
+    let err = refused(
         "labels-bad-zip",
         &LABELLED.replace("labels = [\"solo\", \"quad\"]", "label = [\"solo\", \"quad\"]"),
     );
