@@ -19,6 +19,7 @@ pub mod write;
 
 use crate::runner::RunResult;
 use crate::scenario::Scenario;
+use crate::scenario::names::LABEL_COLUMN_SUFFIX;
 use std::path::{Path, PathBuf};
 
 /// Why outputs could not be written.
@@ -180,12 +181,20 @@ fn stage_all(
 
 /// `points.resolved.toml`: for every point and variant, each parameter
 /// the sweep and the variant set, with the value read back from that
-/// run's resolved document (the value the run used).
+/// run's resolved document (the value the run used), and the point's
+/// labels (`labels`, by swept path) where its axes have them.
 pub fn points_resolved(s: &Scenario) -> String {
     let mut out = String::from(
         "# Every point and variant: the parameters its sweep values and variant set,\n# as read back from the run's resolved document (the values the run used).\n",
     );
     for (pi, p) in s.points.iter().enumerate() {
+        // The point's labels, by the path their label column names.
+        let labels: toml::Table = s
+            .point_columns()
+            .into_iter()
+            .zip(s.point_cells(pi))
+            .filter_map(|(c, v)| Some((c.strip_suffix(LABEL_COLUMN_SUFFIX)?.to_string(), toml::Value::String(v))))
+            .collect();
         for (vi, c) in p.configs.iter().enumerate() {
             let mut set = toml::Table::new();
             for (path, v) in &c.applied {
@@ -194,6 +203,9 @@ pub fn points_resolved(s: &Scenario) -> String {
             let mut entry = toml::Table::new();
             entry.insert("point".into(), toml::Value::Integer(pi as i64));
             entry.insert("variant".into(), toml::Value::String(s.variants[vi].name.clone()));
+            if !labels.is_empty() {
+                entry.insert("labels".into(), toml::Value::Table(labels.clone()));
+            }
             entry.insert("set".into(), toml::Value::Table(set));
             let one = toml::Table::from_iter([("point".to_string(), toml::Value::Array(vec![toml::Value::Table(entry)]))]);
             out.push('\n');

@@ -14,7 +14,9 @@ mod checks;
 pub mod config;
 pub mod error;
 mod hidden;
+pub mod labels;
 pub mod meaning;
+pub mod names;
 pub mod overrides;
 pub mod reference;
 pub mod resolved;
@@ -28,7 +30,7 @@ pub mod validate;
 use crate::param::ParamError;
 use crate::workload::registry::{self, REGISTRY};
 use crate::workload::{Input, Prepared, Sections, StopConfig, Workload};
-use checks::{apply_quick, check_overrides, check_variants_vs_sweep, quick_sets, variant_sets, variants};
+use checks::{apply_quick, check_memory, check_overrides, check_run_count, check_variants_vs_sweep, quick_sets, variant_sets, variants};
 use config::{Document, SHARED_SECTIONS};
 use error::Location;
 pub use error::ScenarioError;
@@ -116,6 +118,9 @@ pub struct Config {
 pub struct Point {
     /// Values of the swept parameters, in [`Scenario::sweep`] order.
     pub values: Vec<toml::Value>,
+    /// The step of each swept parameter (the index of its value in its
+    /// list), in [`Scenario::sweep`] order.
+    pub steps: Vec<usize>,
     /// The resolved configuration for each variant, in variant order.
     pub configs: Vec<Config>,
 }
@@ -135,8 +140,12 @@ pub struct Scenario {
     pub resolved_toml: String,
     /// The variants, in declaration order (one called `base` if none).
     pub variants: Vec<Variant>,
-    /// Swept parameter paths and their values, in sorted path order.
+    /// Swept parameter paths and their values, in grid order: plain
+    /// lists sorted by path, then the `[[sweep.zip]]` groups.
     pub sweep: Vec<(String, Vec<toml::Value>)>,
+    /// The axes of the grid (a plain list, or a `[[sweep.zip]]` group),
+    /// with their labels; their parameters, in order, are [`Self::sweep`].
+    pub axes: Vec<sweep::Axis>,
     /// Every point of the grid, first parameter slowest.
     pub points: Vec<Point>,
 }
@@ -290,7 +299,7 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         applied::read_back(&resolved_toml, &quick_sets(&parsed)).map_err(|(at, path, m)| ctx.error_at(&at, &path, m, None))?;
     }
     let variants = variants(&ctx, &doc)?;
-    let axes = sweep::axes(base.get("sweep")).map_err(|(at, m)| ctx.error_at(&at, &at, m, None))?;
+    let axes = sweep::axes(base.get("sweep")).map_err(|e| ctx.error_at(&e.at, &e.at, e.message, e.suggestion))?;
     let swept = sweep::flatten(&axes);
     check_variants_vs_sweep(&ctx, &variants, &swept)?;
     let sweep: Vec<(String, Vec<toml::Value>)> = swept.iter().map(|(p, _, v)| (p.clone(), v.clone())).collect();
@@ -329,12 +338,14 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         for (vi, v) in variants.iter().enumerate() {
             configs.push(here.config(vi, v, &values)?);
         }
-        points.push(Point { values, configs });
+        let steps = sweep::steps(&axes, index);
+        points.push(Point { values, steps, configs });
     }
     let first = points.first().and_then(|p| p.configs.first());
     let metrics = first.map(|c| c.prepared.metrics()).unwrap_or_default();
-    let axes = first.map(|c| c.prepared.step_axes()).unwrap_or_default();
-    validate::validate_outputs(&doc, &variants, &sweep, &metrics, &axes).map_err(|e| locate(&ctx, &[], false, e))?;
+    let step_axes = first.map(|c| c.prepared.step_axes()).unwrap_or_default();
+    let labelled = sweep::labelled(&axes);
+    validate::validate_outputs(&doc, &variants, &sweep, &labelled, &metrics, &step_axes).map_err(|e| locate(&ctx, &[], false, e))?;
     Ok(Scenario {
         file: file.to_path_buf(),
         dir,
@@ -343,6 +354,7 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         resolved_toml,
         variants,
         sweep,
+        axes,
         points,
     })
 }
@@ -399,60 +411,6 @@ fn point_doc(mut d: Document) -> Document {
     d.plot = Vec::new();
     d.expect = Vec::new();
     d
-}
-
-/// Refuses a plan of more than `opts.max_runs` runs before building it.
-fn check_run_count(
-    ctx: &Ctx<'_>,
-    doc: &Document,
-    variants: &[Variant],
-    axes: &[sweep::Axis],
-    opts: &LoadOptions,
-) -> Result<(), ScenarioError> {
-    let points = sweep::count(axes);
-    let runs = points
-        .and_then(|p| p.checked_mul(variants.len() as u64))
-        .and_then(|p| p.checked_mul(u64::from(doc.scenario.replications)));
-    match runs {
-        Some(n) if n <= opts.max_runs => Ok(()),
-        _ => {
-            let n = runs.map_or("more than 2^64".to_string(), |n| n.to_string());
-            let plan = if opts.quick {
-                "the quick plan (with [scenario] quick applied)"
-            } else {
-                "the plan"
-            };
-            let message = format!(
-                "{plan} has {n} runs (sweep points x variants x replications), over the limit of {} (--max-runs)",
-                opts.max_runs
-            );
-            let at = if axes.is_empty() { "scenario.replications" } else { "sweep" };
-            Err(ctx.error_at(at, at, message, None))
-        }
-    }
-}
-
-/// Refuses a point whose runs, `opts.jobs` at a time, are estimated to need
-/// more memory than `opts.max_memory_bytes`.
-fn check_memory(ctx: &Ctx<'_>, per_run: u64, opts: &LoadOptions, layers: &[(String, toml::Table)]) -> Result<(), ScenarioError> {
-    let need = per_run.saturating_mul(opts.jobs.max(1));
-    if need <= opts.max_memory_bytes {
-        return Ok(());
-    }
-    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-    let message = format!(
-        "a run is estimated to need {:.2} GiB ({} at once: {:.2} GiB), over the memory budget of {:.2} GiB (--max-memory)",
-        gib(per_run),
-        opts.jobs.max(1),
-        gib(need),
-        gib(opts.max_memory_bytes)
-    );
-    let at = layers
-        .iter()
-        .rev()
-        .find(|(n, _)| n.starts_with("sweep."))
-        .map_or("workload", |(n, _)| n.as_str());
-    Err(ctx.error_at(at, at, message, None))
 }
 
 /// Merges `layers` over `base` and deserialises the shared sections; a

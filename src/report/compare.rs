@@ -3,7 +3,7 @@
 //! paired difference (common random numbers: replication r of both sides
 //! ran with the same random streams) and Welch's t-test p-value.
 
-use super::expect::point_label;
+use super::expect::point_values;
 use super::speedup;
 use super::stats::{mean_ci, welch_samples};
 use super::text::{human, unit_of};
@@ -50,36 +50,10 @@ pub fn samples(results: &[RunResult], point: usize, variant: usize, metric: &str
     rs.into_iter().map(|r| r.1).collect()
 }
 
-/// A point's label with short values (`profile=host-a count=1`).
+/// A point's label with short values (`profile=host-a count=1`), an
+/// axis's label in place of its value where it has one.
 pub fn short_point(s: &Scenario, point: usize) -> String {
-    s.sweep
-        .iter()
-        .zip(&s.points[point].values)
-        .map(|((p, _), v)| format!("{}={}", p.rsplit('.').next().unwrap_or(p), super::plots::short_value(v)))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// A long point label (`machine.profile=machines/host-a.toml x=1`, as in
-/// [`point_label`]) made short: last path component of each parameter,
-/// file stems for paths.
-pub fn short_point_of(_s: &Scenario, label: &str) -> String {
-    label
-        .split(' ')
-        .filter(|kv| !kv.is_empty())
-        .map(|kv| match kv.split_once('=') {
-            Some((k, v)) => {
-                let file = v.rsplit('/').next().unwrap_or(v);
-                format!(
-                    "{}={}",
-                    k.rsplit('.').next().unwrap_or(k),
-                    file.strip_suffix(".toml").unwrap_or(file)
-                )
-            }
-            None => kv.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    s.point_names(point, true).join(" ")
 }
 
 /// Every key metric at every point: variant `a` (before) against `b`
@@ -105,8 +79,9 @@ pub fn variant_pairs(s: &Scenario, results: &[RunResult], a: usize, b: usize) ->
 /// same sweep grid: `sa` (before) against `sb` (after), variant by
 /// variant name. Fails, saying why, when the grids or variants differ.
 pub fn file_pairs(sa: &Scenario, ra: &[RunResult], sb: &Scenario, rb: &[RunResult]) -> Result<Vec<Pair>, String> {
-    let of_b: std::collections::BTreeMap<String, usize> = (0..sb.points.len()).map(|p| (point_label(sb, p), p)).collect();
-    let labels_a: Vec<String> = (0..sa.points.len()).map(|p| point_label(sa, p)).collect();
+    // Points pair by their values; labels are only names.
+    let of_b: std::collections::BTreeMap<String, usize> = (0..sb.points.len()).map(|p| (point_values(sb, p), p)).collect();
+    let labels_a: Vec<String> = (0..sa.points.len()).map(|p| point_values(sa, p)).collect();
     let only_a: Vec<&str> = labels_a.iter().filter(|l| !of_b.contains_key(*l)).map(String::as_str).collect();
     let only_b: Vec<&str> = of_b.keys().filter(|l| !labels_a.contains(l)).map(String::as_str).collect();
     if !only_a.is_empty() || !only_b.is_empty() {

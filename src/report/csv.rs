@@ -9,12 +9,14 @@ use crate::scenario::Scenario;
 
 pub use crate::scenario::sweep::value_text;
 
+/// The point columns: swept paths and label columns
+/// ([`Scenario::point_columns`]).
 fn params(s: &Scenario) -> Vec<String> {
-    s.sweep.iter().map(|(p, _)| p.clone()).collect()
+    s.point_columns()
 }
 
 fn point(s: &Scenario, point: usize) -> Vec<String> {
-    s.points[point].values.iter().map(value_text).collect()
+    s.point_cells(point)
 }
 
 /// The rows of `runs.csv`: one per run, in plan order, with every

@@ -11,8 +11,11 @@ use crate::scenario::config::ExpectConfig;
 pub struct Check {
     /// What was checked, in words.
     pub what: String,
-    /// The point, as `param=value` pairs.
+    /// The point, as `param=value` pairs (labels where the axis has
+    /// them, see [`point_label`]).
     pub at: String,
+    /// The point, by index into [`Scenario::points`].
+    pub point: usize,
     /// The measured value (mean over replications, or ratio of means).
     pub actual: f64,
     /// Lower bound.
@@ -63,8 +66,15 @@ fn selected(s: &Scenario, e: &ExpectConfig, point: usize) -> bool {
     })
 }
 
-/// The point's swept values as `a=1 b=x`.
+/// The point as people read it: `a=1 b=x`, with an axis's label in
+/// place of its value where it has one (see [`Scenario::point_names`]).
 pub fn point_label(s: &Scenario, point: usize) -> String {
+    s.point_names(point, false).join(" ")
+}
+
+/// The point's swept values as `a=1 b=x`, whatever the labels: what the
+/// point is (how `compare` pairs the points of two scenarios).
+pub fn point_values(s: &Scenario, point: usize) -> String {
     s.sweep
         .iter()
         .zip(&s.points[point].values)
@@ -100,6 +110,7 @@ pub fn check_one(s: &Scenario, e: &ExpectConfig, rows: &[Summary]) -> Vec<Check>
             out.push(Check {
                 what,
                 at: point_label(s, point),
+                point,
                 actual,
                 lo,
                 hi,

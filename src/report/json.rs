@@ -2,7 +2,6 @@
 //! through `serde_json` (pretty-printed; keys in declaration order, the
 //! point's parameters in path order).
 
-use super::csv::value_text;
 use super::model::{self, SummaryJson, SummaryJsonRow};
 use super::stats::Summary;
 use crate::scenario::Scenario;
@@ -22,17 +21,14 @@ pub fn summary_doc(s: &Scenario, rows: &[Summary]) -> SummaryJson {
             .iter()
             .map(|r| SummaryJsonRow {
                 variant: s.variants[r.variant].name.clone(),
-                point: s
-                    .sweep
-                    .iter()
-                    .zip(&s.points[r.point].values)
-                    .map(|((p, _), v)| (p.clone(), value_text(v)))
-                    .collect(),
+                point: s.point_columns().into_iter().zip(s.point_cells(r.point)).collect(),
                 metric: r.metric.clone(),
                 mean: finite(r.mean),
                 stddev: finite(r.stddev),
-                ci95_lo: finite(r.ci95_lo),
-                ci95_hi: finite(r.ci95_hi),
+                // One replication has no confidence interval: null, not
+                // zero-width (as summary.csv leaves the cells empty).
+                ci95_lo: finite(r.ci95_lo).filter(|_| r.n > 1),
+                ci95_hi: finite(r.ci95_hi).filter(|_| r.n > 1),
                 n: r.n,
             })
             .collect(),

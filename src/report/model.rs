@@ -145,7 +145,8 @@ pub struct SummaryJson {
 }
 
 /// One row of `summary.json`; a statistic that is not a finite number is
-/// `null` (JSON has no NaN), `None` here.
+/// `null` (JSON has no NaN), `None` here, and so is the CI of one
+/// replication.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SummaryJsonRow {

@@ -4,11 +4,11 @@
 //! the busiest lines and locks per variant; along a workload's step axis
 //! (phases, log2 histograms) see [`super::steps`].
 
-use super::csv::value_text;
 use super::plot::{Figure, HeatPanel, HeatSpec, PlotPoint, PlotSpec, RefMark, Series};
 use super::stats::{Summary, find};
 use crate::scenario::Scenario;
 use crate::scenario::config::PlotConfig;
+pub use crate::scenario::sweep::short_value;
 
 /// Resources shown by a `utilisation` plot unless `top` says otherwise.
 const DEFAULT_TOP: usize = 8;
@@ -39,19 +39,6 @@ fn matches(s: &Scenario, at: &toml::Table, point: usize) -> bool {
         .all(|(k, v)| index_of(s, k).is_some_and(|i| &s.points[point].values[i] == v))
 }
 
-/// A swept value as a short tick label: a file path shows its stem
-/// (`machines/host-a.toml` -> `host-a`).
-pub fn short_value(v: &toml::Value) -> String {
-    let t = value_text(v);
-    if let toml::Value::String(s) = v
-        && (s.contains('/') || s.ends_with(".toml"))
-    {
-        let file = s.rsplit('/').next().unwrap_or(s);
-        return file.strip_suffix(".toml").unwrap_or(file).to_string();
-    }
-    t
-}
-
 /// A default axis label with a unit, from a metric or parameter name.
 pub fn label(name: &str) -> String {
     let unit = if name.ends_with("_per_sec") {
@@ -80,16 +67,19 @@ pub fn metric_label(s: &Scenario, name: &str) -> String {
     }
 }
 
-/// `title` with the slice `at` selects (`threads=4`), unless the title
-/// already shows every value of it: two slices of one sweep never share a
-/// title.
-pub fn sliced_title(title: String, at: &toml::Table) -> String {
+/// `title` with the slice `at` selects (`threads=4`, or the value's label
+/// where its axis has labels), unless the title already shows every value
+/// of it: two slices of one sweep never share a title.
+pub fn sliced_title(s: &Scenario, title: String, at: &toml::Table) -> String {
     if at.is_empty() {
         return title;
     }
     let parts: Vec<(String, String)> = at
         .iter()
-        .map(|(k, v)| (k.rsplit('.').next().unwrap_or(k).to_string(), short_value(v)))
+        .map(|(k, v)| {
+            let shown = index_of(s, k).map_or_else(|| short_value(v), |i| s.shown(i, v));
+            (k.rsplit('.').next().unwrap_or(k).to_string(), shown)
+        })
         .collect();
     if parts.iter().all(|(_, v)| title.contains(v.as_str())) {
         return title;
@@ -102,9 +92,9 @@ pub fn sliced_title(title: String, at: &toml::Table) -> String {
 pub fn figure(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> Figure {
     let mut fig = figure_of(s, p, rows);
     match &mut fig {
-        Figure::Chart(c) => c.title = sliced_title(std::mem::take(&mut c.title), &p.at),
-        Figure::Heat(h) => h.title = sliced_title(std::mem::take(&mut h.title), &p.at),
-        Figure::Hist(h) => h.title = sliced_title(std::mem::take(&mut h.title), &p.at),
+        Figure::Chart(c) => c.title = sliced_title(s, std::mem::take(&mut c.title), &p.at),
+        Figure::Heat(h) => h.title = sliced_title(s, std::mem::take(&mut h.title), &p.at),
+        Figure::Hist(h) => h.title = sliced_title(s, std::mem::take(&mut h.title), &p.at),
     }
     fig
 }
@@ -136,7 +126,8 @@ pub fn spec(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> PlotSpec {
     let xi = index_of(s, &p.x).unwrap_or(0);
     let values: Vec<toml::Value> = s.sweep.get(xi).map(|(_, vs)| vs.clone()).unwrap_or_default();
     let numeric = values.iter().all(|v| v.is_integer() || v.is_float());
-    let categories: Option<Vec<String>> = (bars || !numeric).then(|| values.iter().map(short_value).collect());
+    // A labelled axis is drawn as categories named by its labels.
+    let categories: Option<Vec<String>> = (bars || !numeric || s.is_labelled(xi)).then(|| values.iter().map(|v| s.shown(xi, v)).collect());
     // `log1m`: 1 - x on a log axis, so levels near 1 spread out.
     let log1m = p.x_scale.as_deref() == Some("log1m") && categories.is_none();
     let x_of = |v: &toml::Value| -> f64 {
@@ -200,11 +191,7 @@ fn series_name(s: &Scenario, p: &PlotConfig, point: usize, v: usize, shown: usiz
         return s.variants[v].name.clone();
     }
     let si = index_of(s, &p.series).unwrap_or(0);
-    let tag = format!(
-        "{}={}",
-        p.series.rsplit('.').next().unwrap_or(&p.series),
-        short_value(&s.points[point].values[si])
-    );
+    let tag = format!("{}={}", p.series.rsplit('.').next().unwrap_or(&p.series), s.shown_at(si, point));
     if shown > 1 { format!("{} {tag}", s.variants[v].name) } else { tag }
 }
 
@@ -322,7 +309,7 @@ pub fn heat(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> HeatSpec {
                     values: grid(&|pt| mean(pt, v)),
                 })
                 .collect();
-            (panels, label(&metric))
+            (panels, metric_label(s, &metric))
         }
     };
     HeatSpec {
@@ -332,8 +319,8 @@ pub fn heat(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> HeatSpec {
             .unwrap_or_else(|| format!("{}: {metric} by {} and {}", s.doc.scenario.name, p.x, p.y)),
         x_label: p.x_label.clone().unwrap_or_else(|| label(&p.x)),
         y_label: p.y_label.clone().unwrap_or_else(|| metric_label(s, &p.y)),
-        x_ticks: xs.iter().map(short_value).collect(),
-        y_ticks: ys.iter().map(short_value).collect(),
+        x_ticks: xs.iter().map(|v| s.shown(xi, v)).collect(),
+        y_ticks: ys.iter().map(|v| s.shown(yi, v)).collect(),
         value_label,
         panels,
         footer: footer(s),
@@ -343,16 +330,53 @@ pub fn heat(s: &Scenario, p: &PlotConfig, rows: &[Summary]) -> HeatSpec {
 #[cfg(test)]
 mod tests {
     use super::sliced_title;
+    use crate::scenario::{LoadOptions, Scenario, load_str};
+
+    /// A `path` study sweeping threads and a labelled work mean.
+    fn scenario() -> Scenario {
+        let text = r#"
+[scenario]
+name = "t"
+ops = 100
+[machine]
+profile = "ideal"
+[workload]
+kind = "path"
+[[path]]
+work = { dist = "fixed", mean_ns = 200.0 }
+[sweep]
+"workload.threads" = [1, 4]
+"path[0].work.mean_ns" = { values = [100.0, 200.0], labels = ["short", "long"] }
+"#;
+        load_str(std::path::Path::new("t.toml"), text, &LoadOptions::default()).expect("loads")
+    }
 
     #[test]
     fn a_sliced_plot_names_its_slice() {
+        let s = scenario();
         let at: toml::Table = toml::from_str("\"workload.threads\" = 4\n\"machine.profile\" = \"machines/host-a.toml\"").expect("toml");
-        let t = sliced_title("creates/s".into(), &at);
+        let t = sliced_title(&s, "creates/s".into(), &at);
         assert!(
             t.starts_with("creates/s (at ") && t.contains("threads=4") && t.contains("profile=host-a"),
             "{t}"
         );
-        assert_eq!(sliced_title("host-a, 4 threads".into(), &at), "host-a, 4 threads");
-        assert_eq!(sliced_title("all".into(), &toml::Table::new()), "all");
+        assert_eq!(sliced_title(&s, "host-a, 4 threads".into(), &at), "host-a, 4 threads");
+        assert_eq!(sliced_title(&s, "all".into(), &toml::Table::new()), "all");
+        // A labelled axis's slice is named by its label.
+        let at: toml::Table = toml::from_str("\"path[0].work.mean_ns\" = 200.0").expect("toml");
+        assert_eq!(sliced_title(&s, "rate".into(), &at), "rate (at mean_ns=long)");
+    }
+
+    #[test]
+    fn a_heat_map_names_its_labelled_ticks_and_its_metric_unit() {
+        let s = scenario();
+        let p: crate::scenario::config::PlotConfig =
+            toml::from_str("kind = \"heatmap\"\nx = \"path[0].work.mean_ns\"\ny = \"workload.threads\"\nmetric = \"ops_per_sec\"")
+                .expect("plot");
+        let h = super::heat(&s, &p, &[]);
+        assert_eq!(h.x_ticks, ["short", "long"]);
+        assert_eq!(h.y_ticks, ["1", "4"]);
+        assert_eq!(h.value_label, super::metric_label(&s, "ops_per_sec"));
+        assert!(h.value_label.contains("ops/s"), "{}", h.value_label);
     }
 }

@@ -67,7 +67,7 @@ pub fn rows(case: u32, s: &Scenario, results: &[RunResult]) -> Vec<Row> {
                 case,
                 scenario: s.doc.scenario.name.clone(),
                 figure: c.what.clone(),
-                at: super::compare::short_point_of(s, &c.at),
+                at: super::compare::short_point(s, c.point),
                 published: published(e, c),
                 simulated: if hi > lo {
                     format!("{} [{}, {}]", exact(m), exact(lo), exact(hi))

@@ -64,21 +64,6 @@ fn identical_models(s: &Scenario) -> Vec<String> {
     out
 }
 
-/// Whether swept parameters `a` and `b` advance together over the points:
-/// each value of one goes with exactly one value of the other.
-fn advance_together(s: &Scenario, a: usize, b: usize) -> bool {
-    let mut pairs = std::collections::BTreeSet::new();
-    let mut of_a = std::collections::BTreeSet::new();
-    let mut of_b = std::collections::BTreeSet::new();
-    for p in &s.points {
-        let (va, vb) = (p.values[a].to_string(), p.values[b].to_string());
-        of_a.insert(va.clone());
-        of_b.insert(vb.clone());
-        pairs.insert((va, vb));
-    }
-    pairs.len() == of_a.len() && pairs.len() == of_b.len()
-}
-
 /// Swept parameters along which no metric changed at all.
 fn unchanged_sweeps(s: &Scenario, rows: &[Summary]) -> Vec<String> {
     let mut out = Vec::new();
@@ -87,8 +72,10 @@ fn unchanged_sweeps(s: &Scenario, rows: &[Summary]) -> Vec<String> {
             continue;
         }
         // Group points by the values of the other swept parameters, leaving
-        // out those that advance with this one (a `[[sweep.zip]]` group).
-        let zipped: Vec<bool> = (0..s.sweep.len()).map(|j| j == k || advance_together(s, k, j)).collect();
+        // out those of this one's axis (a `[[sweep.zip]]` group advances
+        // together).
+        let axis = s.axis_of(k).map(|a| a.0);
+        let zipped: Vec<bool> = (0..s.sweep.len()).map(|j| s.axis_of(j).map(|a| a.0) == axis).collect();
         let mut groups: BTreeMap<(String, usize, &str), Vec<u64>> = BTreeMap::new();
         for r in rows.iter().filter(|r| r.metric != "events" && !r.metric.ends_with("_ms")) {
             let others: Vec<String> = s.points[r.point]

@@ -1,9 +1,10 @@
 //! What the overrides of a scenario (`[[variant]]`, `[sweep]`,
-//! `[scenario] quick`) may set, and the values each sets.
+//! `[scenario] quick`) may set, and the values each sets; and the limits
+//! on a plan (runs, memory) checked before it is built.
 
 use super::applied::{Set, check_indices};
 use super::overrides::{get_path, leaf_paths, merge, normalise, set_path};
-use super::{Ctx, Document, ScenarioError, Variant, meaning, split, sweep};
+use super::{Ctx, Document, LoadOptions, ScenarioError, Variant, meaning, split, sweep};
 use crate::workload::Workload;
 
 /// Every key a `[[variant]]`, `[sweep]` or `quick` sets must be read by the
@@ -26,7 +27,8 @@ pub(super) fn check_overrides(
             check(&path, &format!("variant[{i}].{path}"), "a [[variant]]")?;
         }
     }
-    let axes = sweep::axes(Some(&toml::Value::Table(doc.sweep.clone()))).map_err(|(at, m)| ctx.error_at(&at, &at, m, None))?;
+    let axes =
+        sweep::axes(Some(&toml::Value::Table(doc.sweep.clone()))).map_err(|e| ctx.error_at(&e.at, &e.at, e.message, e.suggestion))?;
     for (path, at, _) in sweep::flatten(&axes) {
         check(&path, &at, "[sweep]")?;
     }
@@ -48,10 +50,9 @@ pub(super) fn apply_quick(ctx: &Ctx<'_>, parsed: &Document, base: &mut toml::Tab
             Some(p) => {
                 let sweep = base.entry("sweep").or_insert_with(|| toml::Value::Table(toml::Table::new()));
                 match sweep {
-                    toml::Value::Table(t) => {
-                        t.insert(p.to_string(), value.clone());
-                        Ok(())
-                    }
+                    toml::Value::Table(t) => quick_entry(key, t.get(p), value).map(|v| {
+                        t.insert(p.to_string(), v);
+                    }),
                     _ => Err("`sweep` is not a table".to_string()),
                 }
             }
@@ -68,6 +69,32 @@ pub(super) fn apply_quick(ctx: &Ctx<'_>, parsed: &Document, base: &mut toml::Tab
         }
     }
     Ok(())
+}
+
+/// What quick's `key` (`sweep.PATH`) puts in place of the base's entry
+/// `old`: `new` as written, but a plain list over a labelled entry keeps
+/// the labels of its values (each must be one of the base's values, so
+/// that it has one).
+fn quick_entry(key: &str, old: Option<&toml::Value>, new: &toml::Value) -> Result<toml::Value, String> {
+    let (Some(old @ toml::Value::Table(_)), toml::Value::Array(values)) = (old, new) else {
+        return Ok(new.clone());
+    };
+    let Ok((base_values, Some(base_labels))) = sweep::entry(key, old) else {
+        return Ok(new.clone());
+    };
+    let mut labels = Vec::with_capacity(values.len());
+    for v in values {
+        let Some(i) = base_values.iter().position(|b| b == v) else {
+            return Err(format!(
+                "`{key}` names its values with `labels`, and {v} is not one of them, so it has no label: write `{{ values = [...], labels = [...] }}`"
+            ));
+        };
+        labels.push(toml::Value::String(base_labels[i].clone()));
+    }
+    let mut t = toml::Table::new();
+    t.insert("values".into(), new.clone());
+    t.insert("labels".into(), toml::Value::Array(labels));
+    Ok(toml::Value::Table(t))
 }
 
 /// The values `[scenario.quick]` sets on the base document (its sweep
@@ -159,4 +186,58 @@ pub(super) fn check_variants_vs_sweep(
         }
     }
     Ok(())
+}
+
+/// Refuses a plan of more than `opts.max_runs` runs before building it.
+pub(super) fn check_run_count(
+    ctx: &Ctx<'_>,
+    doc: &Document,
+    variants: &[Variant],
+    axes: &[sweep::Axis],
+    opts: &LoadOptions,
+) -> Result<(), ScenarioError> {
+    let points = sweep::count(axes);
+    let runs = points
+        .and_then(|p| p.checked_mul(variants.len() as u64))
+        .and_then(|p| p.checked_mul(u64::from(doc.scenario.replications)));
+    match runs {
+        Some(n) if n <= opts.max_runs => Ok(()),
+        _ => {
+            let n = runs.map_or("more than 2^64".to_string(), |n| n.to_string());
+            let plan = if opts.quick {
+                "the quick plan (with [scenario] quick applied)"
+            } else {
+                "the plan"
+            };
+            let message = format!(
+                "{plan} has {n} runs (sweep points x variants x replications), over the limit of {} (--max-runs)",
+                opts.max_runs
+            );
+            let at = if axes.is_empty() { "scenario.replications" } else { "sweep" };
+            Err(ctx.error_at(at, at, message, None))
+        }
+    }
+}
+
+/// Refuses a point whose runs, `opts.jobs` at a time, are estimated to need
+/// more memory than `opts.max_memory_bytes`.
+pub(super) fn check_memory(ctx: &Ctx<'_>, per_run: u64, opts: &LoadOptions, layers: &[(String, toml::Table)]) -> Result<(), ScenarioError> {
+    let need = per_run.saturating_mul(opts.jobs.max(1));
+    if need <= opts.max_memory_bytes {
+        return Ok(());
+    }
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let message = format!(
+        "a run is estimated to need {:.2} GiB ({} at once: {:.2} GiB), over the memory budget of {:.2} GiB (--max-memory)",
+        gib(per_run),
+        opts.jobs.max(1),
+        gib(need),
+        gib(opts.max_memory_bytes)
+    );
+    let at = layers
+        .iter()
+        .rev()
+        .find(|(n, _)| n.starts_with("sweep."))
+        .map_or("workload", |(n, _)| n.as_str());
+    Err(ctx.error_at(at, at, message, None))
 }

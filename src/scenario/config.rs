@@ -21,7 +21,9 @@ pub struct Document {
     /// `[[variant]]`: named overrides of any parameter.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub variant: Vec<toml::Table>,
-    /// `[sweep]`: parameter path -> list of values; the grid is their product.
+    /// `[sweep]`: parameter path -> list of values (or `{ values, labels }`),
+    /// and `zip`, the `[[sweep.zip]]` groups; the grid is their product
+    /// (read by [`super::sweep::axes`]).
     #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
     pub sweep: toml::Table,
     /// `[[plot]]`: plots to draw.
@@ -65,7 +67,8 @@ pub struct ScenarioMeta {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_ms: Option<f64>,
     /// Overrides applied by `--quick` (parameter path -> value; a
-    /// `sweep.PATH` key replaces that sweep's list).
+    /// `sweep.PATH` key replaces that sweep's list, keeping the labels of
+    /// its values).
     /// `quick = {}` says the full scale is already quick enough (no warning).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quick: Option<toml::Table>,

@@ -40,7 +40,7 @@ pub const SHARED: &[ParamSpec] = &[
     p(
         "scenario.quick",
         "a table",
-        "parameter path -> value; sweep.PATH -> list",
+        "parameter path -> value; sweep.PATH -> list, or { values, labels } (a plain list over a labelled sweep keeps the labels of its values)",
         "what --quick changes ({} = already quick)",
     ),
     p(
@@ -99,15 +99,33 @@ pub const SHARED: &[ParamSpec] = &[
     ),
     p(
         "sweep.PATH",
-        "a list",
+        "a list, or a table",
         "values of PATH; PATH may name an element of a list of tables: `\"path[2].every\"`, `\"xfs_alloc.histogram[1].extents\"` (index from 0)",
-        "the what-if grid: the cross product of every list; each point's values, read back from its resolved document, are in points.resolved.toml",
+        "the what-if grid: the cross product of every list; each point's values, read back from its resolved document, are in points.resolved.toml; `{ values = [...], labels = [...] }` names the points (see `sweep.PATH.labels`)",
+    ),
+    p(
+        "sweep.PATH.values",
+        "a list",
+        "as `sweep.PATH`",
+        "the values, when the axis names them: `\"PATH\" = { values = [...], labels = [...] }`",
+    ),
+    p(
+        "sweep.PATH.labels",
+        "a list of text",
+        "one per value; unique; 1 to 32 characters; no `/`, `\\`, control characters or leading `.` (usable as a file name)",
+        "names of the axis's points, shown instead of the values in plot ticks (the axis is drawn as categories, so no log x), titles, reports, patch.txt and a `PATH:label` column of runs.csv, summary.csv and summary.json (the value columns stay); the values still select points (`at`) and seed the random numbers. Without labels, a list of lists or tables is named by what tells its values apart (`[3]=5`: element 3 is 5; `[0].extents=1000`; at most two elements and 32 characters), else by place (`#1`, `#2`, ...)",
     ),
     p(
         "sweep.zip[].PATH",
         "a list",
         "values of PATH; every list of one [[sweep.zip]] has the same length",
         "lists that advance together as one axis (a machine with its thread count)",
+    ),
+    p(
+        "sweep.zip[].labels",
+        "a list of text",
+        "as `sweep.PATH.labels`, one per step of the group",
+        "names of the group's steps (`[\"host-a\", \"host-b\"]`), shown alone for the whole step, in one `PATH:label` column after the group's values (PATH its first path)",
     ),
     p(
         "plot[].kind",

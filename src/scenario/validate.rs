@@ -73,6 +73,7 @@ pub fn validate_outputs(
     doc: &Document,
     variants: &[Variant],
     sweep: &[(String, Vec<toml::Value>)],
+    labelled: &[String],
     metrics: &[MetricSpec],
     axes: &[StepAxis],
 ) -> Result<(), ParamError> {
@@ -188,6 +189,7 @@ pub fn validate_outputs(
         }
         check_kind_keys(i, p)?;
         check_x_scale(i, p, sweep)?;
+        check_labelled_x(i, p, labelled)?;
         if p.series != "variant" {
             known_param(format!("plot[{i}].series"), &p.series)?;
         }
@@ -393,6 +395,27 @@ fn check_mark(
         }
     }
     Ok(())
+}
+
+/// A labelled swept `x` is drawn as categories, one per label, in the
+/// order of the list: a log scale cannot apply to it, so asking for one is
+/// an error rather than a key silently ignored.
+fn check_labelled_x(i: usize, p: &super::config::PlotConfig, labelled: &[String]) -> Result<(), ParamError> {
+    if !labelled.contains(&p.x) || !matches!(p.kind.as_str(), "line" | "bars") {
+        return Ok(());
+    }
+    let (field, what) = match p.x_scale.as_deref() {
+        Some(s @ ("log" | "log1m")) => (format!("plot[{i}].x_scale"), format!("x_scale = \"{s}\"")),
+        _ if p.x_log => (format!("plot[{i}].x_log"), "x_log".to_string()),
+        _ => return Ok(()),
+    };
+    Err(fail(
+        field,
+        format!(
+            "`{}` is shown by its labels, one category per value in the order of its list, so {what} cannot apply; remove it, or the axis's labels",
+            p.x
+        ),
+    ))
 }
 
 /// `x_scale` is `linear`, `log` or `log1m`; `log1m` (a log axis of

@@ -4,6 +4,7 @@
 //! entries recomputed with a warning),
 //! `hostile` (issue 33: sound tables, outputs checked before the work),
 //! `kill` (a run killed at any instant leaves the old or the new outputs),
+//! `labels` (issue 32: named sweep points in every output),
 //! `machine` (the machine model through scenarios), `shards` (shard, merge
 //! and the result cache), `theory` (M/M/1//N).
 
@@ -16,6 +17,7 @@ mod hostile;
 mod indexed;
 mod integrity;
 mod kill;
+mod labels;
 mod machine;
 mod meaning;
 mod noop;

@@ -31,6 +31,12 @@ unlock = "l"
 "#;
 
 fn summary(tag: &str, text: &str) -> Vec<Vec<String>> {
+    let csv = std::fs::read_to_string(outputs(tag, text).join("summary.csv")).expect("summary.csv");
+    csv.lines().map(|l| l.split(',').map(str::to_string).collect()).collect()
+}
+
+/// Runs `text` (a scenario named `sat`) and returns its output folder.
+fn outputs(tag: &str, text: &str) -> std::path::PathBuf {
     let dir = temp_dir(tag);
     let file = write(&dir, "s.toml", text);
     let out = dir.join("out");
@@ -42,8 +48,7 @@ fn summary(tag: &str, text: &str) -> Vec<Vec<String>> {
         file.to_str().expect("utf8"),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    let csv = std::fs::read_to_string(out.join("sat/summary.csv")).expect("summary.csv");
-    csv.lines().map(|l| l.split(',').map(str::to_string).collect()).collect()
+    out.join("sat")
 }
 
 #[test]
@@ -58,6 +63,14 @@ fn one_replication_leaves_the_ci_columns_empty() {
     }
     let two = summary("smallprint-n2", &SATURATED.replace("replications = 1", "replications = 2"));
     assert!(two[1..].iter().all(|r| !r[lo].is_empty()), "n = 2 has its CI");
+    // summary.json says the same: null, not a zero-width interval.
+    let json = std::fs::read_to_string(outputs("smallprint-n1-json", SATURATED).join("summary.json")).expect("summary.json");
+    let doc = fsmeta::report::model::SummaryJson::from_json(&json).expect("summary.json reads back");
+    assert!(!doc.rows.is_empty());
+    for r in &doc.rows {
+        assert_eq!((r.n, r.ci95_lo, r.ci95_hi), (1, None, None), "{}: {r:?}", r.metric);
+        assert!(r.mean.is_some(), "{}", r.metric);
+    }
 }
 
 #[test]
