@@ -14,6 +14,17 @@ use rand_chacha::ChaCha8Rng;
 #[derive(Debug)]
 pub(super) struct Proc {
     pub(super) next: usize,
+    /// One past the last step of the path segment it runs (its own path,
+    /// or a work queue's sub-path while it runs an item).
+    pub(super) end: usize,
+    /// The work-queue item it is running (for an idle worker: its queue,
+    /// with no start).
+    pub(super) item: Option<Item>,
+    /// Items of bound queues waiting for this CPU's kworker: (queue,
+    /// queueing time).
+    pub(super) bound: std::collections::VecDeque<(u32, SimTimePs)>,
+    /// An unbound queue's worker (not a thread).
+    pub(super) worker: bool,
     /// Operations this process has completed.
     pub(super) ops_done: u64,
     /// Reads spread over the work step in progress.
@@ -31,9 +42,13 @@ pub(super) struct Proc {
 }
 
 impl Proc {
-    pub(super) fn new(rng: ChaCha8Rng, slowdown: u32) -> Self {
+    pub(super) fn new(rng: ChaCha8Rng, slowdown: u32, end: usize) -> Self {
         Proc {
             next: 0,
+            end,
+            item: None,
+            bound: std::collections::VecDeque::new(),
+            worker: false,
             ops_done: 0,
             spread: None,
             op_start: SimTimePs::ZERO,
@@ -42,6 +57,14 @@ impl Proc {
             rng,
             slowdown,
         }
+    }
+
+    /// Makes this process an idle worker of queue `queue` (its sub-path
+    /// ends at `seg_end`): woken, it takes the next item.
+    pub(super) fn idle_worker(&mut self, queue: u32, seg_end: usize) {
+        self.worker = true;
+        self.item = Some(Item { queue, start: None });
+        (self.next, self.end) = (seg_end, seg_end);
     }
 
     /// A spread read or a counter's access is still to be made.
@@ -67,6 +90,15 @@ impl Proc {
             slow => scale(d, slow).ok_or(SimError::DurationOutOfRange { step }),
         }
     }
+}
+
+/// The work-queue item a process runs.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Item {
+    /// The queue.
+    pub(super) queue: u32,
+    /// When the worker started it (`None`: an idle worker, no item).
+    pub(super) start: Option<SimTimePs>,
 }
 
 /// A work step of `dur` ps with `n` reads of `line` at evenly spaced points:
