@@ -223,3 +223,62 @@ queue = "w"
     assert!((m["w.busy"] - 1.0 / 3.0).abs() < 1e-3, "{}", m["w.busy"]);
     assert_eq!(m["w.wait_mean_ns"], 0.0, "it runs as soon as the operation ends");
 }
+
+/// The error `body` gives, as text (it must not load).
+fn error(body: &str) -> String {
+    let text = scenario(2, 4, 100, body);
+    match load_str(&super::root().join("scenarios/x.toml"), &text, &LoadOptions::default()) {
+        Ok(_) => panic!("loaded: {body}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn keys_the_new_objects_do_not_read_are_located_errors() {
+    let cases = [
+        (
+            "[locks.m]\nkind = \"mutex\"\n[[path]]\nlock = \"m\"\nmode = \"read\"\n[[path]]\nunlock = \"m\"\n",
+            "path[0].mode",
+        ),
+        (
+            "[locks.r]\nkind = \"rwsem\"\n[[path]]\nlock = \"r\"\n[[path]]\nunlock = \"r\"\nmode = \"read\"\n",
+            "path[1].mode",
+        ),
+        (
+            "[locks.m]\nkind = \"mutex\"\nspin = true\n[[path]]\nlock = \"m\"\n[[path]]\nunlock = \"m\"\n",
+            "locks.m.spin",
+        ),
+        ("[counters.c]\nkind = \"percpu\"\n[[path]]\ncounter = \"c\"\nop = \"get\"\n", "path[0].op"),
+        ("[counters.c]\nkind = \"percpu-ref\"\n[[path]]\ncounter = \"c\"\nop = \"inc\"\n", "path[0].op"),
+        (
+            "[counters.c]\nkind = \"percpu-ref\"\nbatch = 8\n[[path]]\ncounter = \"c\"\nop = \"get\"\n",
+            "counters.c.batch",
+        ),
+        (
+            "[counters.c]\nkind = \"atomic\"\nmode = \"atomic\"\n[[path]]\ncounter = \"c\"\nop = \"inc\"\n",
+            "counters.c.mode",
+        ),
+        (
+            "[workqueues.w]\nkind = \"bound\"\nmax_active = 2\n[[workqueues.w.path]]\nwork = { dist = \"fixed\", mean_ns = 1.0 }\n[[path]]\nqueue = \"w\"\n",
+            "workqueues.w.max_active",
+        ),
+        (
+            "[workqueues.w]\nkind = \"unbound\"\n[[workqueues.w.path]]\nwork = { dist = \"fixed\", mean_ns = 1.0 }\nevery = 2\n[[path]]\nqueue = \"w\"\n",
+            "workqueues.w.path[0].every",
+        ),
+        (
+            "[locks.m]\nkind = \"queued\"\n[workqueues.w]\nkind = \"unbound\"\n[[workqueues.w.path]]\nlock = \"m\"\n[[path]]\nqueue = \"w\"\n",
+            "workqueues.w.path[0].lock",
+        ),
+        (
+            "[workqueues.w]\nkind = \"unbound\"\n[[workqueues.w.path]]\nwork = { dist = \"fixed\", mean_ns = 1.0 }\n[[path]]\nwork = { dist = \"fixed\", mean_ns = 1.0 }\n",
+            "workqueues.w",
+        ),
+        ("[workqueues.w]\nkind = \"unbound\"\n[[path]]\nqueue = \"w\"\n", "workqueues.w.path"),
+        ("[[path]]\nqueue = \"nope\"\n", "path[0].queue"),
+    ];
+    for (body, field) in cases {
+        let e = error(body);
+        assert!(e.contains(field), "expected an error at {field}, got: {e}");
+    }
+}
