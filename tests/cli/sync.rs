@@ -248,8 +248,14 @@ fn keys_the_new_objects_do_not_read_are_located_errors() {
             "[locks.m]\nkind = \"mutex\"\nspin = true\n[[path]]\nlock = \"m\"\n[[path]]\nunlock = \"m\"\n",
             "locks.m.spin",
         ),
-        ("[counters.c]\nkind = \"percpu\"\n[[path]]\ncounter = \"c\"\nop = \"get\"\n", "path[0].op"),
-        ("[counters.c]\nkind = \"percpu-ref\"\n[[path]]\ncounter = \"c\"\nop = \"inc\"\n", "path[0].op"),
+        (
+            "[counters.c]\nkind = \"percpu\"\n[[path]]\ncounter = \"c\"\nop = \"get\"\n",
+            "path[0].op",
+        ),
+        (
+            "[counters.c]\nkind = \"percpu-ref\"\n[[path]]\ncounter = \"c\"\nop = \"inc\"\n",
+            "path[0].op",
+        ),
         (
             "[counters.c]\nkind = \"percpu-ref\"\nbatch = 8\n[[path]]\ncounter = \"c\"\nop = \"get\"\n",
             "counters.c.batch",

@@ -598,6 +598,8 @@ impl World {
     /// Thread `proc`, at the end of an operation (or of an item), runs the
     /// next item waiting for it: its own CPU's bound items first, then
     /// items of unbound queues that have no worker.
+    #[cold]
+    #[inline(never)]
     fn start_thread_item(&mut self, proc: &mut Proc, now: SimTimePs) {
         let (q, enq) = match proc.bound.pop_front() {
             Some(x) => x,
@@ -626,6 +628,8 @@ impl World {
     /// `proc` finished the item it ran (or, for a worker woken from idle,
     /// none): records it and takes the next. False when `proc` is a worker
     /// with nothing left to do (it is idle until an item wakes it).
+    #[cold]
+    #[inline(never)]
     fn end_item(&mut self, proc: &mut Proc, p: u32, now: SimTimePs) -> bool {
         let Some(item) = proc.item.take() else { return true };
         let wq = &mut self.queues[item.queue as usize];

@@ -10,7 +10,7 @@
 //!   the middle of an operation, so it holds no lock when the worker
 //!   runs); the worker empties its list (`worker_thread` runs until the
 //!   pool's worklist is empty) and the thread's next operation starts
-//!   after it.
+//!   after it (the worker's time counts in that operation's latency).
 //! - An **unbound** queue (`WQ_UNBOUND`) has one worker on each idle CPU
 //!   of the machine (CPUs no thread runs on, shared out between unbound
 //!   queues in declaration order), at most `max_active`. An item goes to
