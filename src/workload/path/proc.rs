@@ -14,9 +14,6 @@ use rand_chacha::ChaCha8Rng;
 #[derive(Debug)]
 pub(super) struct Proc {
     pub(super) next: usize,
-    /// One past the last step of the path segment it runs (its own path,
-    /// or a work queue's sub-path while it runs an item).
-    pub(super) end: usize,
     /// The work-queue item it is running (for an idle worker: its queue,
     /// with no start).
     pub(super) item: Option<Item>,
@@ -42,10 +39,9 @@ pub(super) struct Proc {
 }
 
 impl Proc {
-    pub(super) fn new(rng: ChaCha8Rng, slowdown: u32, end: usize) -> Self {
+    pub(super) fn new(rng: ChaCha8Rng, slowdown: u32) -> Self {
         Proc {
             next: 0,
-            end,
             item: None,
             bound: std::collections::VecDeque::new(),
             worker: false,
@@ -59,12 +55,13 @@ impl Proc {
         }
     }
 
-    /// Makes this process an idle worker of queue `queue` (its sub-path
-    /// ends at `seg_end`): woken, it takes the next item.
-    pub(super) fn idle_worker(&mut self, queue: u32, seg_end: usize) {
+    /// Makes this process an idle worker of queue `queue`, waiting at its
+    /// sub-path's last step (`end_item`, its `EndItem`): woken, it takes
+    /// the next item.
+    pub(super) fn idle_worker(&mut self, queue: u32, end_item: usize) {
         self.worker = true;
         self.item = Some(Item { queue, start: None });
-        (self.next, self.end) = (seg_end, seg_end);
+        self.next = end_item;
     }
 
     /// A spread read or a counter's access is still to be made.

@@ -79,6 +79,10 @@ pub enum Step {
     /// A worker takes the item it is about to run from its pool (the first
     /// step of every work queue's sub-path, added by the interpreter).
     Dequeue(u32),
+    /// The end of an item of work queue `id` (the last step of its
+    /// sub-path, added by the interpreter): the worker takes the next item
+    /// or goes back to its own path (a thread) or to sleep (a worker).
+    EndItem(u32),
 }
 
 /// When a run stops.
@@ -236,6 +240,9 @@ struct World {
     main_len: usize,
     /// Items of unbound queues with no worker, waiting for a thread.
     shared_pending: usize,
+    /// Items waiting for a thread to end an operation: bound items of
+    /// every thread and `shared_pending`.
+    thread_items: usize,
     queue: EventQueue,
     latency: LatencyHistogram,
     ops: u64,
@@ -267,6 +274,10 @@ fn run_with(spec: SimSpec, fast: bool) -> Result<Metrics, SimError> {
     let main_len = spec.path.len();
     every.resize(main_len, 1);
     let mut path: Vec<Op> = spec.path.into_iter().zip(every).map(|(s, e)| Op::new(s, e)).collect();
+    // Threads end an operation at `main_len` (a step never run): the work
+    // queues' sub-paths follow it, each ending in its own `EndItem`, so
+    // the threads' loop checks the end of an operation as it always did.
+    path.push(Op::new(Step::EndItem(u32::MAX), 1));
     let mut queues = Vec::with_capacity(spec.queues.len());
     for (q, (qs, steps)) in spec.queues.into_iter().enumerate() {
         let start = path.len();
@@ -282,16 +293,18 @@ fn run_with(spec: SimSpec, fast: bool) -> Result<Metrics, SimError> {
             };
             path.push(Op::new(step, 1));
         }
-        queues.push(Wq::new(qs, (start, path.len())));
+        path.push(Op::new(Step::EndItem(q as u32), 1));
+        queues.push(Wq::new(qs, (start, path.len() - 1)));
     }
     let mut procs: Vec<Proc> = spec
         .rngs
         .into_iter()
         .zip(spec.slowdown_permille)
-        .map(|(r, s)| Proc::new(r, s, main_len))
+        .map(|(r, s)| Proc::new(r, s))
         .collect();
     for (q, wq) in queues.iter().enumerate() {
         for &worker in &wq.spec.workers {
+            // Idle at its EndItem: woken, it takes the next item.
             procs[worker as usize].idle_worker(q as u32, wq.seg.1);
         }
     }
@@ -305,6 +318,7 @@ fn run_with(spec: SimSpec, fast: bool) -> Result<Metrics, SimError> {
         queues,
         main_len,
         shared_pending: 0,
+        thread_items: 0,
         counters,
         queue: EventQueue::new(),
         latency: LatencyHistogram::new(),
@@ -376,21 +390,13 @@ impl World {
         mut now: SimTimePs,
         (limit, limit_time): (u64, SimTimePs),
     ) -> Result<Option<SimTimePs>, SimError> {
+        let main_len = self.main_len;
         loop {
             let next = if !LEAN && proc.pending() {
                 self.pending(proc, p, now)?
             } else {
-                if proc.next == proc.end {
-                    if proc.item.is_none() {
-                        if self.end_op(proc, now, limit)? {
-                            return Ok(Some(now));
-                        }
-                        if !proc.bound.is_empty() || self.shared_pending > 0 {
-                            self.start_thread_item(proc, now);
-                        }
-                    } else if !self.end_item(proc, p, now) {
-                        return Ok(None);
-                    }
+                if proc.next == main_len && self.end_op(proc, now, limit)? {
+                    return Ok(Some(now));
                 }
                 let i = proc.next;
                 proc.next += 1;
@@ -453,6 +459,9 @@ impl World {
         proc.next = 0;
         proc.ops_done += 1;
         proc.op_start = now;
+        if self.thread_items > 0 {
+            self.start_thread_item(proc, now);
+        }
         Ok(false)
     }
 
@@ -556,6 +565,10 @@ impl World {
                 Next::At(t)
             }
             Step::Queue(q) => Next::At(self.enqueue(proc, p, q, now)),
+            Step::EndItem(_) => match self.end_item(proc, p, now) {
+                true => Next::At(now),
+                false => Next::Blocked,
+            },
             Step::Dequeue(q) => {
                 let wq = &self.queues[q as usize];
                 let line = if wq.spec.bound {
@@ -582,10 +595,12 @@ impl World {
         wq.enqueued(done);
         if wq.spec.bound {
             proc.bound.push_back((q, done));
+            self.thread_items += 1;
         } else {
             wq.pool.push_back(done);
             if wq.spec.workers.is_empty() {
                 self.shared_pending += 1;
+                self.thread_items += 1;
             } else if let Some(worker) = wq.take_idle() {
                 let at = done.saturating_add(SimTimePs(self.pricing.wakeup_ps));
                 // Never earlier than now; scheduling cannot fail.
@@ -612,6 +627,7 @@ impl World {
                 (q as u32, enq)
             }
         };
+        self.thread_items -= 1;
         self.begin_item(proc, q, enq, now);
     }
 
@@ -622,12 +638,13 @@ impl World {
             queue: q,
             start: Some(now),
         });
-        (proc.next, proc.end) = wq.seg;
+        proc.next = wq.seg.0;
     }
 
     /// `proc` finished the item it ran (or, for a worker woken from idle,
-    /// none): records it and takes the next. False when `proc` is a worker
-    /// with nothing left to do (it is idle until an item wakes it).
+    /// none), at its sub-path's `EndItem`: records it and takes the next.
+    /// False when `proc` is a worker with nothing left to do (it is idle,
+    /// at its `EndItem` again, until an item wakes it).
     #[cold]
     #[inline(never)]
     fn end_item(&mut self, proc: &mut Proc, p: u32, now: SimTimePs) -> bool {
@@ -647,15 +664,13 @@ impl World {
                 queue: item.queue,
                 start: None,
             });
+            proc.next = wq.seg.1;
             return false;
         }
-        if !proc.bound.is_empty() || self.shared_pending > 0 {
+        proc.next = 0;
+        if self.thread_items > 0 {
             self.start_thread_item(proc, now);
-            if proc.item.is_some() {
-                return true;
-            }
         }
-        (proc.next, proc.end) = (0, self.main_len);
         true
     }
 

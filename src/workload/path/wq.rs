@@ -45,7 +45,8 @@ pub struct QueueSpec {
 #[derive(Debug, Clone)]
 pub(super) struct Wq {
     pub(super) spec: QueueSpec,
-    /// First and one-past-last index of its sub-path in the combined path.
+    /// Index of its sub-path's first step (`Dequeue`) and last (`EndItem`)
+    /// in the combined path.
     pub(super) seg: (usize, usize),
     /// Unbound: items waiting for a worker (their queueing times).
     pub(super) pool: VecDeque<SimTimePs>,
