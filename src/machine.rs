@@ -14,6 +14,7 @@ pub mod config;
 pub mod linemap;
 pub mod lock;
 pub mod profile;
+pub mod rwlock;
 pub mod topology;
 
 pub use build::{Machine, MachineCache};

@@ -60,6 +60,29 @@ impl Machine {
     pub fn topology(&self) -> &Topology {
         &self.profile.topology
     }
+
+    /// The CPUs of the topology that no thread runs on, in CPU order
+    /// (where unbound work-queue workers run).
+    pub fn idle_cpus(&self) -> Vec<CpuId> {
+        (0..self.topology().cpus()).map(CpuId).filter(|c| !self.cpus.contains(c)).collect()
+    }
+
+    /// Pricing and SMT slowdown for the threads' CPUs followed by `extra`
+    /// CPUs (work-queue workers): the threads' slowdowns are kept as they
+    /// are (a worker runs only now and then); a worker's counts the
+    /// threads on its core.
+    pub fn with_extra(&self, extra: &[CpuId]) -> (Pricing, Vec<u32>) {
+        if extra.is_empty() {
+            return (self.pricing.clone(), self.slowdown_permille.clone());
+        }
+        let all: Vec<CpuId> = self.cpus.iter().chain(extra).copied().collect();
+        let topo = self.topology();
+        let mut pricing = pricing(&self.profile, topo, &all);
+        pricing.wakeup_ps = self.pricing.wakeup_ps;
+        let mut slow = self.slowdown_permille.clone();
+        slow.extend(smt_slowdown(&self.profile, topo, &all).into_iter().skip(self.cpus.len()));
+        (pricing, slow)
+    }
 }
 
 /// Machines already built for a scenario, keyed by their configuration

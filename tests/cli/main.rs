@@ -26,6 +26,7 @@ mod readme;
 mod shards;
 mod smallprint;
 mod sweeps;
+mod sync;
 mod theory;
 mod whatif;
 

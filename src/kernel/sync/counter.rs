@@ -1,5 +1,5 @@
 //! Shared counters as models on cache lines: a single atomic, the kernel's
-//! `percpu_counter`, and a hierarchical per-socket counter.
+//! `percpu_counter`, a hierarchical per-socket counter, and `percpu_ref`.
 //!
 //! Each model keeps the real values (per-CPU `s32` deltas, the global
 //! `count`, the exact value) and, for every operation, emits the line and
@@ -33,6 +33,19 @@ pub enum CounterKind {
         /// Per-socket fold threshold.
         socket_batch: i64,
     },
+    /// `struct percpu_ref` (include/linux/percpu-refcount.h,
+    /// lib/percpu-refcount.c). `percpu_ref_get_many` / `percpu_ref_put_many`
+    /// read `ref->percpu_count_ptr` (`__ref_is_percpu`, on the line of the
+    /// `percpu_ref` itself, written only when the mode changes); in per-CPU
+    /// mode they then add to this CPU's count (`this_cpu_add`, no shared
+    /// line), and once the ref is killed (`percpu_ref_kill`, which switches
+    /// it to atomic mode) they make an atomic add on
+    /// `ref->data->count` (`atomic_long_add`, `atomic_long_sub_and_test`),
+    /// one line all CPUs share.
+    PercpuRef {
+        /// Atomic mode (killed), else per-CPU mode.
+        atomic: bool,
+    },
 }
 
 /// An operation on a counter, as the kernel API names them.
@@ -47,6 +60,10 @@ pub enum CounterOp {
     Sum,
     /// `percpu_counter_read`: the rough global count, no lock.
     Read,
+    /// `percpu_ref_get` (a `percpu-ref` counter only).
+    Get,
+    /// `percpu_ref_put` (a `percpu-ref` counter only).
+    Put,
 }
 
 /// One line or lock access a counter operation makes.
@@ -77,6 +94,8 @@ pub struct CounterPlacement {
     pub socket_locks: Vec<LockId>,
     /// Socket of each process.
     pub socket_of: Vec<u32>,
+    /// `percpu-ref`: the line of `struct percpu_ref_data` (the atomic count).
+    pub data_line: LineId,
 }
 
 /// A counter's values and statistics.
@@ -128,8 +147,8 @@ impl Counter {
     /// Process `p` performs `op`; the accesses are appended to `out`.
     pub fn apply(&mut self, p: u32, op: CounterOp, out: &mut Vec<MicroOp>) {
         match op {
-            CounterOp::Inc => self.add(p, 1, out),
-            CounterOp::Dec => self.add(p, -1, out),
+            CounterOp::Inc | CounterOp::Get => self.add(p, 1, out),
+            CounterOp::Dec | CounterOp::Put => self.add(p, -1, out),
             CounterOp::Read => out.push(MicroOp::Read(self.at.main_line)),
             CounterOp::Sum => self.sum(out),
         }
@@ -158,6 +177,16 @@ impl Counter {
                     self.fold_into(self.at.lock, self.at.main_line, out);
                 } else {
                     self.slots[pi] = local;
+                }
+            }
+            CounterKind::PercpuRef { atomic } => {
+                out.push(MicroOp::Read(self.at.main_line));
+                if atomic {
+                    self.count += amount;
+                    out.push(MicroOp::Write(self.at.data_line));
+                } else {
+                    self.slots[pi] += amount;
+                    out.push(MicroOp::Write(self.at.slot_lines[pi]));
                 }
             }
             CounterKind::Hierarchical { batch, socket_batch } => {
@@ -220,6 +249,28 @@ mod tests {
             socket_lines: (100..100 + sockets).collect(),
             socket_locks: (1..=sockets).collect(),
             socket_of: (0..procs).map(|p| p % sockets).collect(),
+            data_line: 99,
+        }
+    }
+
+    #[test]
+    fn percpu_ref_touches_no_shared_line_until_killed_then_one_atomic_per_op() {
+        for atomic in [false, true] {
+            let mut c = Counter::new(CounterKind::PercpuRef { atomic }, placement(4, 1));
+            let mut out = Vec::new();
+            for i in 0..100u32 {
+                c.apply(i % 4, CounterOp::Get, &mut out);
+                c.apply(i % 4, CounterOp::Put, &mut out);
+            }
+            let writes: Vec<LineId> = out
+                .iter()
+                .filter_map(|m| if let MicroOp::Write(l) = m { Some(*l) } else { None })
+                .collect();
+            assert_eq!(writes.len(), 200, "one write per get or put");
+            let shared = writes.iter().filter(|&&l| l == 99).count();
+            assert_eq!(shared, if atomic { 200 } else { 0 }, "atomic = {atomic}");
+            assert!(out.iter().all(|m| !matches!(m, MicroOp::Write(0) | MicroOp::Lock(_))));
+            assert_eq!(c.exact(), 0);
         }
     }
 

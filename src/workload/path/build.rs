@@ -2,11 +2,13 @@
 //! distributions, interned line names, lock and counter references (every
 //! name must resolve), and counter placement on the machine's CPUs.
 
-use super::config::{CounterConfig, CounterKindName, DistConfig, DistKind, StepConfig, WorkConfig, WorkRef};
+use super::config::{
+    CounterConfig, CounterKindName, DistConfig, DistKind, LockKindName, LockMode, RefMode, StepConfig, WorkConfig, WorkRef,
+};
 use super::sim::Step;
 use crate::engine::dist::{Duration, ExpDuration};
 use crate::engine::time::SimTimePs;
-use crate::kernel::sync::counter::{Counter, CounterKind, CounterPlacement};
+use crate::kernel::sync::counter::{Counter, CounterKind, CounterOp, CounterPlacement};
 use crate::machine::coherence::LineId;
 use crate::machine::lock::{LockKind, LockTable};
 use crate::machine::{CpuId, Topology};
@@ -64,8 +66,14 @@ impl Lines {
 /// The locks and counters a path can name, by name.
 #[derive(Debug)]
 pub struct Names<'a> {
-    /// Declared locks -> lock id.
+    /// Declared spinlocks and mutexes -> lock id.
     pub locks: &'a BTreeMap<String, u32>,
+    /// Declared reader-writer locks -> (id, kind).
+    pub rwlocks: &'a BTreeMap<String, (u32, LockKindName)>,
+    /// Declared counters -> kind.
+    pub counter_kinds: &'a BTreeMap<String, CounterKindName>,
+    /// Declared work queues -> index.
+    pub queues: &'a BTreeMap<String, u32>,
     /// Declared counters -> index.
     pub counters: &'a BTreeMap<String, u32>,
     /// Named work, `[work.NAME]`.
@@ -82,6 +90,7 @@ fn step_action(s: &StepConfig, field: &str) -> Result<&'static str, BuildError> 
         ("lock", s.lock.is_some()),
         ("unlock", s.unlock.is_some()),
         ("counter", s.counter.is_some()),
+        ("queue", s.queue.is_some()),
     ]
     .into_iter()
     .filter(|&(_, on)| on)
@@ -90,7 +99,10 @@ fn step_action(s: &StepConfig, field: &str) -> Result<&'static str, BuildError> 
     match set.as_slice() {
         [one] => Ok(one),
         ["work", "read"] => Ok("work"),
-        [] => Err(err(field, "a step needs one of work, read, write, atomic, lock, unlock, counter")),
+        [] => Err(err(
+            field,
+            "a step needs one of work, read, write, atomic, lock, unlock, counter, queue",
+        )),
         _ => Err(err(field, format!("a step takes one action, found {}", set.join(" and ")))),
     }
 }
@@ -124,26 +136,78 @@ pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -
             format!("a `{action}` step does not read `op` (only counter steps do); remove it"),
         ));
     }
+    if s.mode.is_some() && action != "lock" {
+        return Err(err(
+            format!("{field}.mode"),
+            format!("a `{action}` step does not read `mode` (only lock steps on an rwsem, qrwlock or seqlock do); remove it"),
+        ));
+    }
     Ok(match action {
         "work" => work_step(s, field, count, lines, names)?,
+        "queue" => {
+            let name = s.queue.as_deref().unwrap_or_default();
+            Step::Queue(name_ref(names.queues, name, &format!("{field}.queue"), "workqueue")?)
+        }
         "read" => Step::Read {
             line: lines.named(s.read.as_deref().unwrap_or_default(), &format!("{field}.read"))?,
             count,
         },
         "write" => Step::Write(lines.named(s.write.as_deref().unwrap_or_default(), &format!("{field}.write"))?),
         "atomic" => Step::Write(lines.named(s.atomic.as_deref().unwrap_or_default(), &format!("{field}.atomic"))?),
-        "lock" | "unlock" => {
-            let name = s.lock.as_deref().or(s.unlock.as_deref()).unwrap_or_default();
-            let id = name_ref(names.locks, name, &format!("{field}.lock"), "lock")?;
-            if s.lock.is_some() { Step::Lock(id) } else { Step::Unlock(id) }
-        }
+        "lock" | "unlock" => lock_step(s, field, names)?,
         _ => {
             let name = s.counter.as_deref().unwrap_or_default();
             let id = name_ref(names.counters, name, &format!("{field}.counter"), "counter")?;
-            let op =
-                s.op.ok_or_else(|| err(format!("{field}.op"), "a counter step needs `op` (inc, dec, sum or read)"))?;
+            let op = s.op.ok_or_else(|| {
+                err(
+                    format!("{field}.op"),
+                    "a counter step needs `op` (inc, dec, sum or read; get or put for a percpu-ref)",
+                )
+            })?;
+            let is_ref = names.counter_kinds.get(name) == Some(&CounterKindName::PercpuRef);
+            let ref_op = matches!(op, CounterOp::Get | CounterOp::Put);
+            if is_ref != ref_op {
+                let expected = if is_ref { "get or put" } else { "inc, dec, sum or read" };
+                return Err(err(
+                    format!("{field}.op"),
+                    format!("counter `{name}` takes {expected}, found {op:?}").to_lowercase(),
+                ));
+            }
             Step::Counter { id, op }
         }
+    })
+}
+
+/// A `lock` or `unlock` step: a spinlock or mutex, or a side of a
+/// reader-writer lock (`mode`, default write); an `unlock` releases
+/// whatever side the thread holds.
+fn lock_step(s: &StepConfig, field: &str, names: &Names<'_>) -> Result<Step, BuildError> {
+    let name = s.lock.as_deref().or(s.unlock.as_deref()).unwrap_or_default();
+    let key = if s.lock.is_some() { "lock" } else { "unlock" };
+    if let Some(&id) = names.locks.get(name) {
+        if s.mode.is_some() {
+            return Err(err(
+                format!("{field}.mode"),
+                format!("lock `{name}` has no read side: `mode` is read only by rwsem, qrwlock and seqlock locks; remove it"),
+            ));
+        }
+        return Ok(if s.lock.is_some() { Step::Lock(id) } else { Step::Unlock(id) });
+    }
+    let Some(&(id, kind)) = names.rwlocks.get(name) else {
+        let all = names.locks.keys().chain(names.rwlocks.keys()).map(String::as_str);
+        return Err(err(
+            format!("{field}.{key}"),
+            format!("no lock named `{name}` is declared under [locks]"),
+        )
+        .suggest(crate::text::closest(name, all)));
+    };
+    if s.unlock.is_some() {
+        return Ok(Step::RwUnlock(id));
+    }
+    let write = s.mode.unwrap_or(LockMode::Write) == LockMode::Write;
+    Ok(match kind {
+        LockKindName::Seqlock if !write => Step::SeqBegin(id),
+        _ => Step::RwLock { id, write },
     })
 }
 
@@ -193,29 +257,49 @@ fn work_step(s: &StepConfig, field: &str, count: u32, lines: &mut Lines, names: 
 /// releases one it does not hold. The lock model trusts its callers: an
 /// unpaired unlock would release another thread's lock (utilisation above
 /// 1, throughput past mutual exclusion), an unpaired lock would deadlock.
-pub fn check_lock_pairs(path: &[Step], every: &[u32], locks: &BTreeMap<String, u32>) -> Result<(), BuildError> {
-    let name = |id: u32| locks.iter().find(|(_, v)| **v == id).map_or("?", |(k, _)| k.as_str());
-    // (lock, step that took it)
-    let mut held: Vec<(u32, usize)> = Vec::new();
-    for (i, step) in path.iter().enumerate() {
+///
+/// A seqlock's read section ends in a retry: its `unlock` becomes
+/// [`Step::SeqRetry`] back to the section's `read_seqbegin`. `at` is the
+/// prefix of the steps' fields (`path` or `workqueues.NAME.path`).
+pub fn check_lock_pairs(path: &mut [Step], every: &[u32], names: &Names<'_>, at: &str) -> Result<(), BuildError> {
+    // Reader-writer locks get keys above the spinlocks' ids.
+    const RW: u64 = 1 << 32;
+    let name = |key: u64| {
+        let found = if key >= RW {
+            names.rwlocks.iter().find(|(_, v)| u64::from(v.0) + RW == key).map(|(k, _)| k)
+        } else {
+            names.locks.iter().find(|(_, v)| u64::from(**v) == key).map(|(k, _)| k)
+        };
+        found.map_or("?", String::as_str)
+    };
+    // (lock key, step that took it)
+    let mut held: Vec<(u64, usize)> = Vec::new();
+    for i in 0..path.len() {
         let every_at = |j: usize| every.get(j).copied().unwrap_or(1);
-        match *step {
-            Step::Lock(l) => {
+        let (l, take) = match path[i] {
+            Step::Lock(l) => (u64::from(l), true),
+            Step::Unlock(l) => (u64::from(l), false),
+            Step::RwLock { id, .. } | Step::SeqBegin(id) => (RW + u64::from(id), true),
+            Step::RwUnlock(id) => (RW + u64::from(id), false),
+            _ => continue,
+        };
+        match take {
+            true => {
                 if let Some(&(_, j)) = held.iter().find(|(h, _)| *h == l) {
                     return Err(err(
-                        format!("path[{i}].lock"),
+                        format!("{at}[{i}].lock"),
                         format!(
-                            "takes lock `{}` again while the path holds it (taken at path[{j}]): the thread would wait for itself",
+                            "takes lock `{}` again while the path holds it (taken at {at}[{j}]): the thread would wait for itself",
                             name(l)
                         ),
                     ));
                 }
                 held.push((l, i));
             }
-            Step::Unlock(l) => {
+            false => {
                 let Some(k) = held.iter().position(|(h, _)| *h == l) else {
                     return Err(err(
-                        format!("path[{i}].unlock"),
+                        format!("{at}[{i}].unlock"),
                         format!(
                             "releases lock `{}`, which the path does not hold here: take it with a `lock` step before",
                             name(l)
@@ -223,11 +307,14 @@ pub fn check_lock_pairs(path: &[Step], every: &[u32], locks: &BTreeMap<String, u
                     ));
                 };
                 let (_, j) = held.remove(k);
+                if let (Step::SeqBegin(id), Step::RwUnlock(_)) = (&path[j], &path[i]) {
+                    path[i] = Step::SeqRetry { id: *id, begin: j };
+                }
                 if every_at(i) != every_at(j) {
                     return Err(err(
-                        format!("path[{i}].every"),
+                        format!("{at}[{i}].every"),
                         format!(
-                            "the unlock of `{}` runs every {} operations and its lock (path[{j}]) every {}: they must match",
+                            "the unlock of `{}` runs every {} operations and its lock ({at}[{j}]) every {}: they must match",
                             name(l),
                             every_at(i),
                             every_at(j)
@@ -235,12 +322,11 @@ pub fn check_lock_pairs(path: &[Step], every: &[u32], locks: &BTreeMap<String, u
                     ));
                 }
             }
-            _ => {}
         }
     }
     match held.first() {
         Some(&(l, j)) => Err(err(
-            format!("path[{j}].lock"),
+            format!("{at}[{j}].lock"),
             format!("lock `{}` is never released: add an `unlock` step after it", name(l)),
         )),
         None => Ok(()),
@@ -321,6 +407,15 @@ pub fn duration(d: &DistConfig, field: &str) -> Result<Duration, BuildError> {
     })
 }
 
+fn kind_word(k: CounterKindName) -> &'static str {
+    match k {
+        CounterKindName::Atomic => "atomic",
+        CounterKindName::Percpu => "percpu",
+        CounterKindName::Hierarchical => "hierarchical",
+        CounterKindName::PercpuRef => "percpu-ref",
+    }
+}
+
 /// Default per-CPU batch of `percpu_counter`: `max(32, 2 * CPUs)`, as
 /// `compute_batch_value` in lib/percpu_counter.c.
 pub fn default_batch(cpus: u32) -> i64 {
@@ -352,8 +447,14 @@ pub fn counter(
             "only a `hierarchical` counter reads socket_batch",
         ));
     }
-    if c.batch.is_some() && c.kind == CounterKindName::Atomic {
-        return Err(err(format!("{field}.batch"), "an `atomic` counter has no batch"));
+    if c.batch.is_some() && matches!(c.kind, CounterKindName::Atomic | CounterKindName::PercpuRef) {
+        return Err(err(
+            format!("{field}.batch"),
+            format!("an `{}` counter has no batch", kind_word(c.kind)),
+        ));
+    }
+    if c.mode.is_some() && c.kind != CounterKindName::PercpuRef {
+        return Err(err(format!("{field}.mode"), "only a `percpu-ref` counter reads mode"));
     }
     if socket_batch < 1 {
         return Err(err(format!("{field}.socket_batch"), "expected a socket_batch >= 1"));
@@ -362,6 +463,9 @@ pub fn counter(
         CounterKindName::Atomic => CounterKind::Atomic,
         CounterKindName::Percpu => CounterKind::Percpu { batch },
         CounterKindName::Hierarchical => CounterKind::Hierarchical { batch, socket_batch },
+        CounterKindName::PercpuRef => CounterKind::PercpuRef {
+            atomic: c.mode == Some(RefMode::Atomic),
+        },
     };
     let main_line = match c.line.as_deref() {
         Some(l) => lines.named(l, &format!("{field}.line"))?,
@@ -374,7 +478,12 @@ pub fn counter(
         .collect::<Vec<_>>();
     let socket_locks = socket_lines.iter().map(|&l| locks.add(LockKind::Queued, l)).collect();
     let socket_of = cpus.iter().map(|&c| topo.socket_of(c)).collect();
+    let data_line = match c.kind {
+        CounterKindName::PercpuRef => lines.id(&format!("{name}.data")),
+        _ => main_line,
+    };
     let at = CounterPlacement {
+        data_line,
         main_line,
         lock,
         slot_lines,

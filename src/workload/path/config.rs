@@ -3,7 +3,6 @@
 //! unknown keys denied.
 
 use crate::kernel::sync::counter::CounterOp;
-use crate::machine::lock::LockKind;
 use crate::param::ParamError;
 use crate::workload::Sections;
 use serde::{Deserialize, Serialize};
@@ -29,6 +28,9 @@ pub struct PathSections {
     /// `[counters.NAME]`: named counters.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub counters: BTreeMap<String, CounterConfig>,
+    /// `[workqueues.NAME]`: work queues that `queue` steps defer items to.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub workqueues: BTreeMap<String, WorkqueueConfig>,
     /// `[stop]`: a precision-targeted stop instead of `scenario.ops`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<StopSection>,
@@ -53,7 +55,7 @@ fn default_stop_metric() -> String {
 }
 
 impl PathSections {
-    /// Reads the four sections (each may be absent).
+    /// Reads the sections (each may be absent).
     pub fn read(sections: &Sections<'_>) -> Result<Self, ParamError> {
         Ok(PathSections {
             path: sections.get("path")?,
@@ -61,6 +63,7 @@ impl PathSections {
             lines: sections.get("lines")?,
             locks: sections.get("locks")?,
             counters: sections.get("counters")?,
+            workqueues: sections.get("workqueues")?,
             stop: sections.get_opt("stop")?,
         })
     }
@@ -184,7 +187,7 @@ pub enum DistKind {
 }
 
 /// One `[[path]]` step: exactly one of `work`, `read`, `write`, `atomic`,
-/// `lock`, `unlock`, `counter`.
+/// `lock`, `unlock`, `counter`, `queue`.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StepConfig {
@@ -206,15 +209,23 @@ pub struct StepConfig {
     /// Acquire this lock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock: Option<String>,
+    /// With `lock` on an `rwsem`, `qrwlock` or `seqlock`: take the read
+    /// or the write side (default `write`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<LockMode>,
     /// Release this lock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unlock: Option<String>,
     /// Operate on this counter (with `op`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counter: Option<String>,
-    /// The counter operation: `inc`, `dec`, `sum`, `read`.
+    /// The counter operation: `inc`, `dec`, `sum`, `read` (`get`, `put`
+    /// for a `percpu-ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op: Option<CounterOp>,
+    /// Queue one deferred item on this work queue (`queue_work`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
     /// Run the step only on every `every`-th operation of its thread (the
     /// `every`-th, `2 x every`-th, ...); default 1, every operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -230,12 +241,44 @@ pub struct LineConfig {
     pub fields: Vec<String>,
 }
 
+/// The side of a reader-writer lock a `lock` step takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LockMode {
+    /// `down_read`, `read_lock`, `read_seqbegin`.
+    Read,
+    /// `down_write`, `write_lock`, `write_seqlock`.
+    Write,
+}
+
+/// Lock designs a scenario can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LockKindName {
+    /// Ticket spinlock.
+    Ticket,
+    /// Queued spinlock (`qspinlock`).
+    Queued,
+    /// Sleeping mutex.
+    Mutex,
+    /// Reader-writer semaphore (`struct rw_semaphore`).
+    Rwsem,
+    /// Queued read-write spinlock (`rwlock_t`, `struct qrwlock`).
+    Qrwlock,
+    /// Sequence lock (`seqlock_t`).
+    Seqlock,
+}
+
 /// `[locks.NAME]`.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LockConfig {
-    /// `ticket`, `queued` or `mutex`.
-    pub kind: LockKind,
+    /// `ticket`, `queued`, `mutex`, `rwsem`, `qrwlock` or `seqlock`.
+    pub kind: LockKindName,
+    /// `rwsem` only: writers spin on a running writer owner instead of
+    /// sleeping (`CONFIG_RWSEM_SPIN_ON_OWNER`; default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spin: Option<bool>,
     /// The line holding the lock word (default: a line of its own, `NAME.word`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<String>,
@@ -251,6 +294,21 @@ pub enum CounterKindName {
     Percpu,
     /// Per-CPU deltas folding into per-socket counts, then the global one.
     Hierarchical,
+    /// `struct percpu_ref` (lib/percpu-refcount.c), with `get` and `put`.
+    PercpuRef,
+}
+
+/// The mode of a `percpu-ref` counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RefMode {
+    /// Per-CPU mode (after `percpu_ref_init` without
+    /// `PERCPU_REF_INIT_ATOMIC`): get and put touch this CPU's count.
+    Percpu,
+    /// Atomic mode (after `percpu_ref_kill` or
+    /// `percpu_ref_switch_to_atomic`): get and put are atomics on the
+    /// shared `percpu_ref_data` count.
+    Atomic,
 }
 
 /// `[counters.NAME]`.
@@ -269,6 +327,37 @@ pub struct CounterConfig {
     pub socket_batch: Option<i64>,
     /// Line holding the global count and its lock (default: its own line,
     /// named after the counter). Name another line to model false sharing.
+    /// For a `percpu-ref`, the line of the `struct percpu_ref` itself (its
+    /// `percpu_count_ptr`); the atomic count is on `NAME.data`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<String>,
+    /// `percpu-ref` only: `percpu` (default) or `atomic` (killed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<RefMode>,
+}
+
+/// Where a work queue's items run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkqueueKind {
+    /// Per-CPU (bound) work queue: an item runs on the CPU that queued it,
+    /// in its kworker, which takes the CPU from that CPU's thread.
+    Bound,
+    /// `WQ_UNBOUND`: items run on workers on idle CPUs.
+    Unbound,
+}
+
+/// `[workqueues.NAME]`: a work queue and the steps its worker runs per item.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkqueueConfig {
+    /// `bound` (per-CPU) or `unbound`.
+    pub kind: WorkqueueKind,
+    /// `unbound` only: at most this many items run at once (`max_active`;
+    /// default 256, `WQ_DFL_ACTIVE`), each on an idle CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_active: Option<u32>,
+    /// `[[workqueues.NAME.path]]`: the steps a worker runs for one item.
+    #[serde(default)]
+    pub path: Vec<StepConfig>,
 }

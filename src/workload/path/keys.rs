@@ -4,7 +4,7 @@ use crate::workload::ParamSpec;
 use crate::workload::contract::param as p;
 
 /// Every key of `[[path]]`, `[work.NAME]`, `[lines.NAME]`, `[locks.NAME]`,
-/// `[counters.NAME]`, `[stop]`.
+/// `[counters.NAME]`, `[workqueues.NAME]`, `[stop]`.
 pub const PARAMS: &[ParamSpec] = &[
     p(
         "path[].work",
@@ -53,14 +53,36 @@ pub const PARAMS: &[ParamSpec] = &[
         "atomic read-modify-write of this line",
     ),
     p("path[].lock", "a lock name", "a lock declared under [locks]", "acquire this lock"),
-    p("path[].unlock", "a lock name", "a lock declared under [locks]", "release this lock"),
+    p(
+        "path[].mode",
+        "a word",
+        "read, write (rwsem, qrwlock, seqlock locks only)",
+        "with lock: the side taken (default write); a seqlock's read side is read_seqbegin, and its unlock is read_seqretry, which reruns the steps between if a write overlapped",
+    ),
+    p(
+        "path[].unlock",
+        "a lock name",
+        "a lock declared under [locks]",
+        "release this lock (a reader-writer lock: whichever side the thread holds)",
+    ),
     p(
         "path[].counter",
         "a counter name",
         "a counter declared under [counters]",
         "operate on this counter (with op)",
     ),
-    p("path[].op", "a word", "inc, dec, sum, read", "the counter operation"),
+    p(
+        "path[].op",
+        "a word",
+        "inc, dec, sum, read; get, put (percpu-ref)",
+        "the counter operation (sum: percpu_counter_sum, exact, locks and walks every CPU; read: percpu_counter_read)",
+    ),
+    p(
+        "path[].queue",
+        "a work queue name",
+        "a queue declared under [workqueues]",
+        "queue one deferred item (queue_work), run later by the queue's worker",
+    ),
     p(
         "path[].every",
         "a whole number",
@@ -103,14 +125,36 @@ pub const PARAMS: &[ParamSpec] = &[
         "any",
         "the fields that share this cache line (documentation)",
     ),
-    p("locks.NAME.kind", "a word", "ticket, queued, mutex", "the lock design"),
+    p(
+        "locks.NAME.kind",
+        "a word",
+        "ticket, queued, mutex, rwsem, qrwlock, seqlock",
+        "the lock design (rwsem: sleeping reader-writer semaphore; qrwlock: queued read-write spinlock; seqlock: sequence lock)",
+    ),
+    p(
+        "locks.NAME.spin",
+        "true or false",
+        "rwsem only",
+        "writers spin on a running writer owner instead of sleeping (CONFIG_RWSEM_SPIN_ON_OWNER; default true)",
+    ),
     p(
         "locks.NAME.line",
         "a line name",
         "a line declared under [lines]",
         "the line holding the lock word (default its own)",
     ),
-    p("counters.NAME.kind", "a word", "atomic, percpu, hierarchical", "the counter design"),
+    p(
+        "counters.NAME.kind",
+        "a word",
+        "atomic, percpu, hierarchical, percpu-ref",
+        "the counter design (percpu-ref: struct percpu_ref, with get and put)",
+    ),
+    p(
+        "counters.NAME.mode",
+        "a word",
+        "percpu, atomic (percpu-ref only)",
+        "percpu: get/put touch only this CPU's count (default); atomic: after percpu_ref_kill, one atomic on the shared NAME.data line",
+    ),
     p(
         "counters.NAME.batch",
         "a whole number",
@@ -128,6 +172,30 @@ pub const PARAMS: &[ParamSpec] = &[
         "a line name",
         "a line declared under [lines]",
         "the line of the global count (default its own)",
+    ),
+    p(
+        "workqueues.NAME.kind",
+        "a word",
+        "bound, unbound",
+        "bound: an item runs on the CPU that queued it, when its thread ends the operation; unbound: on a worker on an idle CPU (none idle: the next thread to end an operation)",
+    ),
+    p(
+        "workqueues.NAME.max_active",
+        "a whole number",
+        "1 or more (unbound only)",
+        "at most this many workers, one per idle CPU (default 256, WQ_DFL_ACTIVE)",
+    ),
+    p(
+        "workqueues.NAME.path[].KEY",
+        "a step",
+        "the keys of path[] except every and queue",
+        "the steps the worker runs per item, as [[workqueues.NAME.path]] tables",
+    ),
+    p(
+        "workqueues.NAME.path[].work.KEY",
+        "as in path[].work",
+        "dist, mean_ns, sd_ns, min_ns, max_ns, sigma",
+        "the duration of a worker's work step",
     ),
     p(
         "stop.ci_half_width_pct",

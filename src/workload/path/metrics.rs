@@ -75,6 +75,44 @@ pub const LOCK: &[Decl] = &[
     ("handoff_mean_ns", "ns", "mean release-to-acquire hand-off when contended"),
 ];
 
+/// Per reader-writer lock (`rwsem`, `qrwlock`, `seqlock`) `NAME.` + these,
+/// in fill order.
+pub const RWLOCK: &[Decl] = &[
+    (
+        "utilisation",
+        "fraction",
+        "share of time the lock was held by anyone (readers or a writer)",
+    ),
+    ("write_utilisation", "fraction", "share of time a writer held the lock"),
+    ("wait_mean_ns", "ns", "mean wait per acquisition (seqlock: per read section begun)"),
+    ("acquisitions", "count", "times the lock was taken, both sides"),
+    (
+        "read_acquisitions",
+        "count",
+        "read-side acquisitions (seqlock: read sections that did not retry)",
+    ),
+    ("write_acquisitions", "count", "write-side acquisitions"),
+    ("contended", "count", "acquisitions that had to wait"),
+    ("handoff_mean_ns", "ns", "mean release-to-acquire hand-off when contended"),
+    ("spins", "count", "rwsem: write acquisitions by optimistic spinning on the owner"),
+    ("retries", "count", "seqlock: read sections retried because a write overlapped"),
+];
+
+/// Per work queue `NAME.` + these, in fill order (see [`super::wq`]).
+pub const QUEUE: &[Decl] = &[
+    ("queued", "count", "items queued (`queue` steps run)"),
+    ("items", "count", "items a worker completed"),
+    ("wait_mean_ns", "ns", "mean time from queueing to a worker starting the item"),
+    ("service_mean_ns", "ns", "mean time a worker spent on one item"),
+    (
+        "busy",
+        "fraction",
+        "share of the workers' time spent on items (workers: the unbound queue's, else one per thread)",
+    ),
+    ("queue_mean", "count", "time-averaged number of items waiting for a worker"),
+    ("queue_max", "count", "largest number of items waiting for a worker"),
+];
+
 /// Per counter `NAME.` + these, in fill order.
 pub const COUNTER: &[Decl] = &[
     ("folds", "count", "per-CPU deltas folded into the shared count"),
@@ -91,9 +129,24 @@ pub const COUNTER: &[Decl] = &[
     ("read_error_max", "count", "largest error of a rough read (`percpu_counter_read`)"),
 ];
 
-/// The whole schema for the given line, lock and counter names, sorted by
-/// name (the order of `Metrics`).
-pub fn schema(lines: &[String], locks: &[String], counters: &[String]) -> Vec<MetricSpec> {
+/// The names a run reports metrics for, by kind of object.
+#[derive(Debug, Clone, Default)]
+pub struct Names {
+    /// Reported lines.
+    pub lines: Vec<String>,
+    /// Spinlocks and mutexes.
+    pub locks: Vec<String>,
+    /// Reader-writer locks.
+    pub rwlocks: Vec<String>,
+    /// Counters.
+    pub counters: Vec<String>,
+    /// Work queues.
+    pub queues: Vec<String>,
+}
+
+/// The whole schema for the given names, sorted by name (the order of
+/// `Metrics`).
+pub fn schema(names: &Names) -> Vec<MetricSpec> {
     let mut out: Vec<MetricSpec> = RUN.iter().map(|&(n, u, m)| MetricSpec::new(n, u, m)).collect();
     let per = |names: &[String], decls: &[Decl], out: &mut Vec<MetricSpec>| {
         for name in names {
@@ -106,9 +159,11 @@ pub fn schema(lines: &[String], locks: &[String], counters: &[String]) -> Vec<Me
             }
         }
     };
-    per(lines, LINE, &mut out);
-    per(locks, LOCK, &mut out);
-    per(counters, COUNTER, &mut out);
+    per(&names.lines, LINE, &mut out);
+    per(&names.locks, LOCK, &mut out);
+    per(&names.rwlocks, RWLOCK, &mut out);
+    per(&names.counters, COUNTER, &mut out);
+    per(&names.queues, QUEUE, &mut out);
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
 }

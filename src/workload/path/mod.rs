@@ -11,17 +11,19 @@ pub mod metrics;
 pub mod precision;
 mod proc;
 pub mod sim;
+pub mod wq;
 
 use crate::engine::Metrics;
 use crate::engine::rng::RunKey;
 use crate::engine::time::SimTimePs;
 use crate::machine::coherence::LineTable;
-use crate::machine::lock::LockTable;
-use crate::machine::{Machine, MachineError};
+use crate::machine::lock::{LockKind, LockTable};
+use crate::machine::rwlock::{RwKind, RwTable};
+use crate::machine::{CpuId, Machine, MachineError, Pricing};
 use crate::param::ParamError;
 use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, StopConfig, Workload};
 use build::{Lines, Names};
-use config::PathSections;
+use config::{LockKindName, PathSections, StepConfig, WorkqueueKind};
 use precision::Target;
 use sim::{SimSpec, Stop};
 use std::collections::BTreeMap;
@@ -40,7 +42,7 @@ impl Workload for PathWorkload {
     }
 
     fn sections(&self) -> &'static [&'static str] {
-        &["path", "work", "lines", "locks", "counters", "stop"]
+        &["path", "work", "lines", "locks", "counters", "workqueues", "stop"]
     }
 
     fn reads_shared(&self) -> &'static [&'static str] {
@@ -52,7 +54,13 @@ impl Workload for PathWorkload {
     }
 
     fn metric_docs(&self) -> Vec<MetricSpec> {
-        let mut m = metrics::schema(&["LINE".into()], &["LOCK".into()], &["COUNTER".into()]);
+        let mut m = metrics::schema(&metrics::Names {
+            lines: vec!["LINE".into()],
+            locks: vec!["LOCK".into()],
+            rwlocks: vec!["RWLOCK".into()],
+            counters: vec!["COUNTER".into()],
+            queues: vec!["QUEUE".into()],
+        });
         m.extend(metrics::stop_schema());
         m.sort_by(|a, b| a.name.cmp(&b.name));
         m
@@ -75,7 +83,14 @@ pub struct PreparedPath {
     machine: std::sync::Arc<Machine>,
     threads: u32,
     stop: StopConfig,
-    metric_names: (Vec<String>, Vec<String>, Vec<String>),
+    metric_names: metrics::Names,
+    /// Unbound work queues' workers: per queue, how many (on idle CPUs).
+    workers: Vec<u32>,
+    /// Pricing and SMT slowdown of the threads followed by the workers.
+    pricing: Pricing,
+    slowdown_permille: Vec<u32>,
+    /// The CPUs of the threads followed by the workers'.
+    cpus: Vec<CpuId>,
 }
 
 /// The run's stop condition: `scenario.ops` or `scenario.time_ms`, or a
@@ -138,6 +153,60 @@ fn near(name: &str, used: &[&str]) -> Option<String> {
         .or_else(|| crate::text::closest(name, used.iter().copied()))
 }
 
+/// `WQ_DFL_ACTIVE` (include/linux/workqueue.h): the default `max_active`.
+pub const WQ_DFL_ACTIVE: u32 = 256;
+
+/// A work queue's own keys: a sub-path, and `max_active` only when unbound.
+fn check_workqueue(q: &config::WorkqueueConfig, field: &str) -> Result<(), ParamError> {
+    if q.path.is_empty() {
+        return Err(ParamError::new(
+            format!("{field}.path"),
+            "a work queue needs at least one [[workqueues.NAME.path]] step: what its worker runs per item",
+        ));
+    }
+    match q.max_active {
+        Some(_) if q.kind == WorkqueueKind::Bound => {
+            return Err(ParamError::new(
+                format!("{field}.max_active"),
+                "only an `unbound` work queue reads max_active (a bound item runs on its own CPU)",
+            ));
+        }
+        Some(0) => return Err(ParamError::new(format!("{field}.max_active"), "expected max_active >= 1")),
+        _ => {}
+    }
+    for (i, s) in q.path.iter().enumerate() {
+        let (key, set) = if s.queue.is_some() {
+            ("queue", true)
+        } else {
+            ("every", s.every.is_some())
+        };
+        if set {
+            return Err(ParamError::new(
+                format!("{field}.path[{i}].{key}"),
+                format!("a work queue's step does not read `{key}` (a worker runs every step of each item and queues nothing); remove it"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Translates a list of steps (`at`: `path` or `workqueues.NAME.path`),
+/// checks its lock pairs, and gives each step's `every`.
+fn steps(list: &[StepConfig], at: &str, lines: &mut Lines, names: &Names<'_>) -> Result<(Vec<sim::Step>, Vec<u32>), ParamError> {
+    let mut path = list
+        .iter()
+        .enumerate()
+        .map(|(i, s)| build::step(s, &format!("{at}[{i}]"), lines, names))
+        .collect::<Result<Vec<_>, _>>()?;
+    let every = list
+        .iter()
+        .enumerate()
+        .map(|(i, s)| build::every(s, &format!("{at}[{i}]")))
+        .collect::<Result<Vec<_>, _>>()?;
+    build::check_lock_pairs(&mut path, &every, names, at)?;
+    Ok((path, every))
+}
+
 /// Turns a machine error into a parameter error on `[machine]`.
 pub fn machine_param(e: MachineError) -> ParamError {
     match e {
@@ -156,19 +225,52 @@ impl PreparedPath {
         check_stop(&sections, input)?;
         let machine = input.machines.get(input.machine, input.threads, input.dir).map_err(machine_param)?;
         let threads = machine.cpus.len() as u32;
+        // Unbound queues' workers on the idle CPUs, in declaration order.
+        let idle = machine.idle_cpus();
+        let mut workers = Vec::new();
+        let mut taken = 0usize;
+        for (name, q) in &sections.workqueues {
+            let field = format!("workqueues.{name}");
+            check_workqueue(q, &field)?;
+            let n = match q.kind {
+                WorkqueueKind::Bound => 0,
+                WorkqueueKind::Unbound => {
+                    let max = q.max_active.unwrap_or(WQ_DFL_ACTIVE) as usize;
+                    max.min(idle.len() - taken)
+                }
+            };
+            taken += n;
+            workers.push(n as u32);
+        }
+        let (pricing, slowdown_permille) = machine.with_extra(&idle[..taken]);
+        let cpus = machine.cpus.iter().chain(&idle[..taken]).copied().collect();
         let mut p = PreparedPath {
             sections,
             threads,
             machine,
             stop: input.stop,
             metric_names: Default::default(),
+            workers,
+            pricing,
+            slowdown_permille,
+            cpus,
         };
         let spec = p.spec(None)?;
         p.check_all_used()?;
-        let lines = spec.lines.names().iter().take(spec.reported_lines).cloned().collect();
-        let counters = spec.counters.iter().map(|(n, _)| n.clone()).collect();
-        p.metric_names = (lines, spec.lock_names, counters);
+        p.metric_names = metrics::Names {
+            lines: spec.lines.names().iter().take(spec.reported_lines).cloned().collect(),
+            locks: spec.lock_names,
+            rwlocks: spec.rwlock_names,
+            counters: spec.counters.iter().map(|(n, _)| n.clone()).collect(),
+            queues: spec.queues.iter().map(|(q, _)| q.name.clone()).collect(),
+        };
         Ok(p)
+    }
+
+    /// Every step: the threads' path, then each work queue's.
+    fn all_steps(&self) -> impl Iterator<Item = &StepConfig> {
+        let d = &self.sections;
+        d.path.iter().chain(d.workqueues.values().flat_map(|q| q.path.iter()))
     }
 
     /// Every declared line, lock and counter is used by a step (or, for a
@@ -176,7 +278,14 @@ impl PreparedPath {
     /// is a mistake, usually a typo in a variant or a step.
     fn check_all_used(&self) -> Result<(), ParamError> {
         let d = &self.sections;
-        let steps = &d.path;
+        let steps: Vec<&StepConfig> = self.all_steps().collect();
+        let used_queues: Vec<&str> = steps.iter().filter_map(|s| s.queue.as_deref()).collect();
+        for name in d.workqueues.keys() {
+            if !used_queues.contains(&name.as_str()) {
+                let message = format!("work queue `{name}` is declared but no [[path]] step queues on it (queue = \"{name}\")");
+                return Err(ParamError::new(format!("workqueues.{name}"), message).suggest(near(name, &used_queues)));
+            }
+        }
         let used_counters: Vec<&str> = steps.iter().filter_map(|s| s.counter.as_deref()).collect();
         for name in d.counters.keys() {
             if !used_counters.contains(&name.as_str()) {
@@ -227,65 +336,119 @@ impl PreparedPath {
     pub fn spec(&self, key: Option<RunKey>) -> Result<SimSpec, ParamError> {
         let doc = &self.sections;
         let topo = self.machine.topology();
-        let cpus = &self.machine.cpus;
         let mut lines = Lines::with_declared(doc.lines.keys().cloned());
         let mut locks = LockTable::default();
         let mut lock_ids = BTreeMap::new();
-        // Reported lines: lock words, counter main lines, then path lines.
+        let mut rw = RwTable::default();
+        let mut rw_ids = BTreeMap::new();
+        // Reported lines: lock words, counter main lines, unbound pools,
+        // then path lines.
         for (name, l) in &doc.locks {
             let line = match l.line.as_deref() {
                 Some(line) => lines.named(line, &format!("locks.{name}.line"))?,
                 None => lines.id(&format!("{name}.word")),
             };
-            lock_ids.insert(name.clone(), locks.add(l.kind, line));
+            if l.spin.is_some() && l.kind != LockKindName::Rwsem {
+                return Err(ParamError::new(format!("locks.{name}.spin"), "only an `rwsem` lock reads spin"));
+            }
+            let classic = match l.kind {
+                LockKindName::Ticket => Some(LockKind::Ticket),
+                LockKindName::Queued => Some(LockKind::Queued),
+                LockKindName::Mutex => Some(LockKind::Mutex),
+                _ => None,
+            };
+            if let Some(kind) = classic {
+                lock_ids.insert(name.clone(), locks.add(kind, line));
+                continue;
+            }
+            let kind = match l.kind {
+                LockKindName::Rwsem => RwKind::Rwsem {
+                    spin: l.spin.unwrap_or(true),
+                },
+                LockKindName::Qrwlock => RwKind::Qrwlock,
+                _ => RwKind::Seqlock,
+            };
+            rw_ids.insert(name.clone(), (rw.add(kind, line), l.kind));
         }
         let counter_ids: BTreeMap<String, u32> = doc.counters.keys().enumerate().map(|(i, c)| (c.clone(), i as u32)).collect();
+        let counter_kinds = doc.counters.iter().map(|(n, c)| (n.clone(), c.kind)).collect();
         for (name, c) in &doc.counters {
             match c.line.as_deref() {
                 Some(line) => lines.named(line, &format!("counters.{name}.line"))?,
                 None => lines.id(name),
             };
+            if c.kind == config::CounterKindName::PercpuRef {
+                lines.id(&format!("{name}.data"));
+            }
+        }
+        let queue_ids: BTreeMap<String, u32> = doc.workqueues.keys().enumerate().map(|(i, q)| (q.clone(), i as u32)).collect();
+        for (name, q) in &doc.workqueues {
+            if q.kind == WorkqueueKind::Unbound {
+                lines.id(&format!("{name}.pool"));
+            }
         }
         let names = Names {
             locks: &lock_ids,
+            rwlocks: &rw_ids,
+            counter_kinds: &counter_kinds,
+            queues: &queue_ids,
             counters: &counter_ids,
             works: &doc.work,
         };
-        let path = doc
-            .path
-            .iter()
-            .enumerate()
-            .map(|(i, s)| build::step(s, &format!("path[{i}]"), &mut lines, &names))
-            .collect::<Result<Vec<_>, _>>()?;
-        let every = doc
-            .path
-            .iter()
-            .enumerate()
-            .map(|(i, s)| build::every(s, &format!("path[{i}]")))
-            .collect::<Result<Vec<_>, _>>()?;
-        build::check_lock_pairs(&path, &every, &lock_ids)?;
+        let (path, every) = steps(&doc.path, "path", &mut lines, &names)?;
+        let mut sub = Vec::with_capacity(doc.workqueues.len());
+        for (name, q) in &doc.workqueues {
+            sub.push(steps(&q.path, &format!("workqueues.{name}.path"), &mut lines, &names)?.0);
+        }
         let reported = lines.names.len();
+        let procs = self.cpus.len();
         let mut counters = Vec::with_capacity(doc.counters.len());
         for (name, c) in &doc.counters {
             counters.push((
                 name.clone(),
-                build::counter(name, c, self.machine.online_cpus, topo, cpus, &mut lines, &mut locks)?,
+                build::counter(name, c, self.machine.online_cpus, topo, &self.cpus, &mut lines, &mut locks)?,
             ));
         }
+        let mut queues = Vec::with_capacity(doc.workqueues.len());
+        let mut next_worker = self.threads;
+        for (((name, q), steps), &n) in doc.workqueues.iter().zip(sub).zip(&self.workers) {
+            let bound = q.kind == WorkqueueKind::Bound;
+            let pool_lines = if bound {
+                (0..procs).map(|p| lines.id(&format!("{name}.pool{p}"))).collect()
+            } else {
+                vec![lines.id(&format!("{name}.pool"))]
+            };
+            let workers = (next_worker..next_worker + n).collect();
+            next_worker += n;
+            let spec = wq::QueueSpec {
+                name: name.clone(),
+                bound,
+                workers,
+                pool_lines,
+            };
+            queues.push((spec, steps));
+        }
         let rngs = match key {
-            Some(k) => (0..self.threads).map(|t| k.stream(&format!("thread{t}.work"))).collect(),
+            Some(k) => (0..self.threads)
+                .map(|t| k.stream(&format!("thread{t}.work")))
+                .chain((self.threads..procs as u32).map(|w| k.stream(&format!("worker{w}.work"))))
+                .collect(),
             None => Vec::new(),
         };
         Ok(SimSpec {
-            pricing: self.machine.pricing.clone(),
-            slowdown_permille: self.machine.slowdown_permille.clone(),
+            pricing: self.pricing.clone(),
+            slowdown_permille: self.slowdown_permille.clone(),
             rngs,
             path,
             every,
-            lines: LineTable::new(lines.names, self.threads as usize),
+            threads: self.threads as usize,
+            lines: LineTable::new(lines.names, procs),
             reported_lines: reported,
             locks,
-            lock_names: doc.locks.keys().cloned().collect(),
+            lock_names: lock_ids.keys().cloned().collect(),
+            rwlocks: rw,
+            rwlock_names: rw_ids.keys().cloned().collect(),
+            queues,
             counters,
             stop: Stop {
                 ops: doc.stop.as_ref().map_or(self.stop.ops, |s| Some(s.max_ops)),
@@ -300,8 +463,7 @@ impl PreparedPath {
 
 impl Prepared for PreparedPath {
     fn metrics(&self) -> Vec<MetricSpec> {
-        let (lines, locks, counters) = &self.metric_names;
-        let mut m = metrics::schema(lines, locks, counters);
+        let mut m = metrics::schema(&self.metric_names);
         if self.sections.stop.is_some() {
             m.extend(metrics::stop_schema());
             m.sort_by(|a, b| a.name.cmp(&b.name));

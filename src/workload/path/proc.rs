@@ -14,6 +14,14 @@ use rand_chacha::ChaCha8Rng;
 #[derive(Debug)]
 pub(super) struct Proc {
     pub(super) next: usize,
+    /// The work-queue item it is running (for an idle worker: its queue,
+    /// with no start).
+    pub(super) item: Option<Item>,
+    /// Items of bound queues waiting for this CPU's kworker: (queue,
+    /// queueing time).
+    pub(super) bound: std::collections::VecDeque<(u32, SimTimePs)>,
+    /// An unbound queue's worker (not a thread).
+    pub(super) worker: bool,
     /// Operations this process has completed.
     pub(super) ops_done: u64,
     /// Reads spread over the work step in progress.
@@ -34,6 +42,9 @@ impl Proc {
     pub(super) fn new(rng: ChaCha8Rng, slowdown: u32) -> Self {
         Proc {
             next: 0,
+            item: None,
+            bound: std::collections::VecDeque::new(),
+            worker: false,
             ops_done: 0,
             spread: None,
             op_start: SimTimePs::ZERO,
@@ -42,6 +53,15 @@ impl Proc {
             rng,
             slowdown,
         }
+    }
+
+    /// Makes this process an idle worker of queue `queue`, waiting at its
+    /// sub-path's last step (`end_item`, its `EndItem`): woken, it takes
+    /// the next item.
+    pub(super) fn idle_worker(&mut self, queue: u32, end_item: usize) {
+        self.worker = true;
+        self.item = Some(Item { queue, start: None });
+        self.next = end_item;
     }
 
     /// A spread read or a counter's access is still to be made.
@@ -67,6 +87,15 @@ impl Proc {
             slow => scale(d, slow).ok_or(SimError::DurationOutOfRange { step }),
         }
     }
+}
+
+/// The work-queue item a process runs.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Item {
+    /// The queue.
+    pub(super) queue: u32,
+    /// When the worker started it (`None`: an idle worker, no item).
+    pub(super) start: Option<SimTimePs>,
 }
 
 /// A work step of `dur` ps with `n` reads of `line` at evenly spaced points:

@@ -11,7 +11,8 @@
 
 use super::metrics;
 use super::precision::{BatchMeans, Target};
-use super::proc::{Proc, Spread};
+use super::proc::{Item, Proc, Spread};
+use super::wq::{QueueSpec, Wq};
 use crate::engine::Metrics;
 use crate::engine::dist::{Duration, ExpDuration};
 use crate::engine::histogram::LatencyHistogram;
@@ -21,6 +22,7 @@ use crate::kernel::sync::counter::{Counter, CounterOp, MicroOp};
 use crate::machine::Pricing;
 use crate::machine::coherence::{LineId, LineTable};
 use crate::machine::lock::{LockId, LockTable};
+use crate::machine::rwlock::{RwId, RwTable};
 use rand_chacha::ChaCha8Rng;
 
 /// One step of a path.
@@ -53,6 +55,34 @@ pub enum Step {
         /// The operation.
         op: CounterOp,
     },
+    /// Take a reader-writer lock (rwsem, qrwlock) or a seqlock's write side.
+    RwLock {
+        /// The lock.
+        id: RwId,
+        /// The write side (else the read side).
+        write: bool,
+    },
+    /// Release a reader-writer lock (either side) or a seqlock's write side.
+    RwUnlock(RwId),
+    /// `read_seqbegin` on a seqlock.
+    SeqBegin(RwId),
+    /// `read_seqretry`: back to step `begin` (its `SeqBegin`) if a write
+    /// overlapped the read section.
+    SeqRetry {
+        /// The seqlock.
+        id: RwId,
+        /// Index of the read section's `SeqBegin` step in its path.
+        begin: usize,
+    },
+    /// Queue one item on work queue `id` (`queue_work`).
+    Queue(u32),
+    /// A worker takes the item it is about to run from its pool (the first
+    /// step of every work queue's sub-path, added by the interpreter).
+    Dequeue(u32),
+    /// The end of an item of work queue `id` (the last step of its
+    /// sub-path, added by the interpreter): the worker takes the next item
+    /// or goes back to its own path (a thread) or to sleep (a worker).
+    EndItem(u32),
 }
 
 /// When a run stops.
@@ -81,6 +111,9 @@ pub struct SimSpec {
     /// Per step of `path`: it runs only on every `every[i]`-th operation of
     /// a process (empty: every step on every operation).
     pub every: Vec<u32>,
+    /// Processes that are threads (the first `threads`; the rest, up to
+    /// `rngs.len()`, are unbound work-queue workers).
+    pub threads: usize,
     /// Shared lines (names; metrics are reported for the first `reported_lines`).
     pub lines: LineTable,
     /// Number of lines (from id 0) that get metrics of their own.
@@ -91,6 +124,12 @@ pub struct SimSpec {
     pub lock_names: Vec<String>,
     /// Counter models and their names.
     pub counters: Vec<(String, Counter)>,
+    /// Reader-writer locks (rwsem, qrwlock, seqlock).
+    pub rwlocks: RwTable,
+    /// Names of the reader-writer locks, by id.
+    pub rwlock_names: Vec<String>,
+    /// Work queues, each with the steps its worker runs per item.
+    pub queues: Vec<(QueueSpec, Vec<Step>)>,
     /// Stop condition.
     pub stop: Stop,
 }
@@ -192,7 +231,18 @@ struct World {
     pricing: Pricing,
     lines: LineTable,
     locks: LockTable,
+    rw: RwTable,
+    /// Waiters a reader-writer release handed the lock to.
+    woken: Vec<(u32, SimTimePs)>,
     counters: Vec<Counter>,
+    queues: Vec<Wq>,
+    /// Length of the threads' own path (the work queues' sub-paths follow).
+    main_len: usize,
+    /// Items of unbound queues with no worker, waiting for a thread.
+    shared_pending: usize,
+    /// Items waiting for a thread to end an operation: bound items of
+    /// every thread and `shared_pending`.
+    thread_items: usize,
     queue: EventQueue,
     latency: LatencyHistogram,
     ops: u64,
@@ -219,23 +269,56 @@ fn run_with(spec: SimSpec, fast: bool) -> Result<Metrics, SimError> {
     if spec.stop.time.is_some_and(SimTimePs::is_out_of_range) {
         return Err(SimError::StopTimeOutOfRange);
     }
-    let n = spec.rngs.len();
     let (names, counters): (Vec<String>, Vec<Counter>) = spec.counters.into_iter().unzip();
     let mut every = spec.every;
-    every.resize(spec.path.len(), 1);
-    let path: Vec<Op> = spec.path.into_iter().zip(every).map(|(s, e)| Op::new(s, e)).collect();
+    let main_len = spec.path.len();
+    every.resize(main_len, 1);
+    let mut path: Vec<Op> = spec.path.into_iter().zip(every).map(|(s, e)| Op::new(s, e)).collect();
+    // Threads end an operation at `main_len` (a step never run): the work
+    // queues' sub-paths follow it, each ending in its own `EndItem`, so
+    // the threads' loop checks the end of an operation as it always did.
+    path.push(Op::new(Step::EndItem(u32::MAX), 1));
+    let mut queues = Vec::with_capacity(spec.queues.len());
+    for (q, (qs, steps)) in spec.queues.into_iter().enumerate() {
+        let start = path.len();
+        path.push(Op::new(Step::Dequeue(q as u32), 1));
+        for step in steps {
+            let step = match step {
+                // The sub-path's own index, moved to the combined path.
+                Step::SeqRetry { id, begin } => Step::SeqRetry {
+                    id,
+                    begin: begin + start + 1,
+                },
+                other => other,
+            };
+            path.push(Op::new(step, 1));
+        }
+        path.push(Op::new(Step::EndItem(q as u32), 1));
+        queues.push(Wq::new(qs, (start, path.len() - 1)));
+    }
     let mut procs: Vec<Proc> = spec
         .rngs
         .into_iter()
         .zip(spec.slowdown_permille)
         .map(|(r, s)| Proc::new(r, s))
         .collect();
-    debug_assert_eq!(procs.len(), n, "one SMT slowdown per process");
+    for (q, wq) in queues.iter().enumerate() {
+        for &worker in &wq.spec.workers {
+            // Idle at its EndItem: woken, it takes the next item.
+            procs[worker as usize].idle_worker(q as u32, wq.seg.1);
+        }
+    }
     let mut w = World {
         counter_incs: vec![0; counters.len()],
         pricing: spec.pricing,
         lines: spec.lines,
         locks: spec.locks,
+        rw: spec.rwlocks,
+        woken: Vec::new(),
+        queues,
+        main_len,
+        shared_pending: 0,
+        thread_items: 0,
         counters,
         queue: EventQueue::new(),
         latency: LatencyHistogram::new(),
@@ -244,7 +327,7 @@ fn run_with(spec: SimSpec, fast: bool) -> Result<Metrics, SimError> {
         progress: (SimTimePs::ZERO, 0),
         precision: spec.stop.precision.map(BatchMeans::new),
     };
-    for p in 0..n as u32 {
+    for p in 0..spec.threads as u32 {
         w.queue.schedule_at(SimTimePs::ZERO, p)?;
     }
     let end = if fast && is_lean(&path) {
@@ -252,7 +335,13 @@ fn run_with(spec: SimSpec, fast: bool) -> Result<Metrics, SimError> {
     } else {
         w.main_loop::<false>(&mut procs, &path, spec.stop)?
     };
-    Ok(w.metrics(end, spec.reported_lines, &spec.lock_names, &names))
+    let names = metrics::Names {
+        locks: spec.lock_names,
+        rwlocks: spec.rwlock_names,
+        counters: names,
+        ..Default::default()
+    };
+    Ok(w.metrics(end, spec.reported_lines, &names, spec.threads))
 }
 
 /// A lean path (no spread reads, no counter) never has an access pending:
@@ -301,11 +390,12 @@ impl World {
         mut now: SimTimePs,
         (limit, limit_time): (u64, SimTimePs),
     ) -> Result<Option<SimTimePs>, SimError> {
+        let main_len = self.main_len;
         loop {
             let next = if !LEAN && proc.pending() {
                 self.pending(proc, p, now)?
             } else {
-                if proc.next == path.len() && self.end_op(proc, now, limit)? {
+                if proc.next == main_len && self.end_op(proc, now, limit)? {
                     return Ok(Some(now));
                 }
                 let i = proc.next;
@@ -369,6 +459,9 @@ impl World {
         proc.next = 0;
         proc.ops_done += 1;
         proc.op_start = now;
+        if self.thread_items > 0 {
+            self.start_thread_item(proc, now);
+        }
         Ok(false)
     }
 
@@ -435,7 +528,7 @@ impl World {
             Step::Lock(l) => self.lock(p, l, now),
             Step::Unlock(l) => self.unlock(p, l, now),
             Step::Counter { id, op } => {
-                if op == CounterOp::Inc {
+                if matches!(op, CounterOp::Inc | CounterOp::Get) {
                     self.counter_incs[id as usize] += 1;
                 }
                 // Steps run only once the previous accesses are made.
@@ -445,7 +538,140 @@ impl World {
                 self.counters[id as usize].apply(p, op, &mut proc.micro);
                 Next::At(now)
             }
+            Step::RwLock { id, write } => match self.rw.acquire(id, p, write, now, &mut self.lines, &self.pricing) {
+                Some(t) => Next::At(t),
+                None => Next::Blocked,
+            },
+            Step::RwUnlock(id) => {
+                let mut woken = std::mem::take(&mut self.woken);
+                let done = self.rw.release(id, p, now, &mut self.lines, &self.pricing, &mut woken);
+                for &(q, t) in &woken {
+                    // A hand-off is never earlier than now; scheduling cannot fail.
+                    let _ = self.queue.schedule_at(t.max(now), q);
+                }
+                woken.clear();
+                self.woken = woken;
+                Next::At(done)
+            }
+            Step::SeqBegin(id) => match self.rw.read_begin(id, p, now, &mut self.lines, &self.pricing) {
+                Some(t) => Next::At(t),
+                None => Next::Blocked,
+            },
+            Step::SeqRetry { id, begin } => {
+                let (t, retry) = self.rw.read_retry(id, p, now, &mut self.lines, &self.pricing);
+                if retry {
+                    proc.next = begin;
+                }
+                Next::At(t)
+            }
+            Step::Queue(q) => Next::At(self.enqueue(proc, p, q, now)),
+            Step::EndItem(_) => match self.end_item(proc, p, now) {
+                true => Next::At(now),
+                false => Next::Blocked,
+            },
+            Step::Dequeue(q) => {
+                let wq = &self.queues[q as usize];
+                let line = if wq.spec.bound {
+                    wq.spec.pool_lines[p as usize]
+                } else {
+                    wq.spec.pool_lines[0]
+                };
+                Next::At(self.lines.write(line, p, now, &self.pricing).done)
+            }
         })
+    }
+
+    /// Thread or worker `p` queues an item on queue `q` at `now`: it writes
+    /// the pool's line; a bound item waits for `p`'s next scheduling point,
+    /// an unbound one wakes an idle worker. Returns when `p` continues.
+    fn enqueue(&mut self, proc: &mut Proc, p: u32, q: u32, now: SimTimePs) -> SimTimePs {
+        let wq = &mut self.queues[q as usize];
+        let line = if wq.spec.bound {
+            wq.spec.pool_lines[p as usize]
+        } else {
+            wq.spec.pool_lines[0]
+        };
+        let done = self.lines.write(line, p, now, &self.pricing).done;
+        wq.enqueued(done);
+        if wq.spec.bound {
+            proc.bound.push_back((q, done));
+            self.thread_items += 1;
+        } else {
+            wq.pool.push_back(done);
+            if wq.spec.workers.is_empty() {
+                self.shared_pending += 1;
+                self.thread_items += 1;
+            } else if let Some(worker) = wq.take_idle() {
+                let at = done.saturating_add(SimTimePs(self.pricing.wakeup_ps));
+                // Never earlier than now; scheduling cannot fail.
+                let _ = self.queue.schedule_at(at, worker);
+            }
+        }
+        done
+    }
+
+    /// Thread `proc`, at the end of an operation (or of an item), runs the
+    /// next item waiting for it: its own CPU's bound items first, then
+    /// items of unbound queues that have no worker.
+    #[cold]
+    #[inline(never)]
+    fn start_thread_item(&mut self, proc: &mut Proc, now: SimTimePs) {
+        let (q, enq) = match proc.bound.pop_front() {
+            Some(x) => x,
+            None => {
+                let Some(q) = self.queues.iter().position(|w| w.spec.workers.is_empty() && !w.pool.is_empty()) else {
+                    return;
+                };
+                self.shared_pending -= 1;
+                let enq = self.queues[q].pool.pop_front().unwrap_or(now);
+                (q as u32, enq)
+            }
+        };
+        self.thread_items -= 1;
+        self.begin_item(proc, q, enq, now);
+    }
+
+    fn begin_item(&mut self, proc: &mut Proc, q: u32, enq: SimTimePs, now: SimTimePs) {
+        let wq = &mut self.queues[q as usize];
+        wq.started(enq, now);
+        proc.item = Some(Item {
+            queue: q,
+            start: Some(now),
+        });
+        proc.next = wq.seg.0;
+    }
+
+    /// `proc` finished the item it ran (or, for a worker woken from idle,
+    /// none), at its sub-path's `EndItem`: records it and takes the next.
+    /// False when `proc` is a worker with nothing left to do (it is idle,
+    /// at its `EndItem` again, until an item wakes it).
+    #[cold]
+    #[inline(never)]
+    fn end_item(&mut self, proc: &mut Proc, p: u32, now: SimTimePs) -> bool {
+        let Some(item) = proc.item.take() else { return true };
+        let wq = &mut self.queues[item.queue as usize];
+        if let Some(start) = item.start {
+            wq.done += 1;
+            wq.busy_ps += now.since(start).0;
+        }
+        if proc.worker {
+            if let Some(enq) = wq.pool.pop_front() {
+                self.begin_item(proc, item.queue, enq, now);
+                return true;
+            }
+            wq.make_idle(p);
+            proc.item = Some(Item {
+                queue: item.queue,
+                start: None,
+            });
+            proc.next = wq.seg.1;
+            return false;
+        }
+        proc.next = 0;
+        if self.thread_items > 0 {
+            self.start_thread_item(proc, now);
+        }
+        true
     }
 
     #[inline]
@@ -478,7 +704,8 @@ impl World {
         Next::At(r.done)
     }
 
-    fn metrics(&self, end: SimTimePs, reported: usize, locks: &[String], counters: &[String]) -> Metrics {
+    fn metrics(&mut self, end: SimTimePs, reported: usize, names: &metrics::Names, threads: usize) -> Metrics {
+        let (locks, counters) = (&names.locks, &names.counters);
         let mut m = Metrics::new();
         let secs = end.as_secs_f64();
         let elapsed = end.0.max(1) as f64;
@@ -545,6 +772,27 @@ impl World {
                 &[c.folds as f64, inc_rate, per_op, c.read_error_max as f64],
             );
         }
+        for (i, name) in names.rwlocks.iter().enumerate() {
+            let s = self.rw.stats(i as RwId);
+            let acq = s.read_acquisitions + s.write_acquisitions;
+            let values = [
+                (s.hold_ps as f64 / elapsed).clamp(0.0, 1.0),
+                (s.write_hold_ps as f64 / elapsed).clamp(0.0, 1.0),
+                s.wait_ps as f64 / (acq + s.retries).max(1) as f64 / 1000.0,
+                acq as f64,
+                s.read_acquisitions as f64,
+                s.write_acquisitions as f64,
+                s.contended as f64,
+                s.handoff_ps as f64 / s.contended.max(1) as f64 / 1000.0,
+                s.spins as f64,
+                s.retries as f64,
+            ];
+            fill(&mut m, name, metrics::RWLOCK, &values);
+        }
+        for wq in &mut self.queues {
+            let values = wq.values(end, threads);
+            fill(&mut m, &wq.spec.name.clone(), metrics::QUEUE, &values);
+        }
         m
     }
 }
@@ -594,6 +842,10 @@ mod tests {
             locks: LockTable::default(),
             lock_names: Vec::new(),
             counters: Vec::new(),
+            rwlocks: RwTable::default(),
+            rwlock_names: Vec::new(),
+            queues: Vec::new(),
+            threads: 1,
             stop,
         }
     }
@@ -656,6 +908,10 @@ mod tests {
             locks,
             lock_names: vec!["l".into()],
             counters: Vec::new(),
+            rwlocks: RwTable::default(),
+            rwlock_names: Vec::new(),
+            queues: Vec::new(),
+            threads: n,
             stop: Stop {
                 ops: Some(20_000),
                 time: None,
