@@ -6,7 +6,8 @@
 //! `kill` (a run killed at any instant leaves the old or the new outputs),
 //! `labels` (issue 32: named sweep points in every output),
 //! `machine` (the machine model through scenarios), `shards` (shard, merge
-//! and the result cache), `theory` (M/M/1//N).
+//! and the result cache), `theory` (M/M/1//N), `xfs_path` (issue 31: the
+//! 6.x transaction path's shared steps per create and unlink).
 
 mod bad_input;
 mod bench;
@@ -29,6 +30,7 @@ mod sweeps;
 mod sync;
 mod theory;
 mod whatif;
+mod xfs_path;
 
 use std::path::{Path, PathBuf};
 
