@@ -321,6 +321,9 @@ pub enum CliError {
     /// A shard file cannot be read or written (exit 2).
     #[error(transparent)]
     ShardFile(#[from] fsmeta::runner::shard::ShardFileError),
+    /// Another fsmeta is writing the same output (exit 2).
+    #[error(transparent)]
+    Lock(#[from] fsmeta::report::write::LockError),
     /// The result cache cannot be opened (exit 2).
     #[error(transparent)]
     Cache(#[from] fsmeta::runner::cache::CacheError),
@@ -491,6 +494,9 @@ fn run(files: &[PathBuf], out: &std::path::Path, opts: &LoadOptions, how: &How<'
     let studies = files.iter().map(|f| Study::load(f, opts)).collect::<Result<Vec<_>, _>>()?;
     preflight::distinct_names(&studies)?;
     preflight::writable_out(out)?;
+    // Held until every output is written: a second run into the same
+    // entries is refused before any work.
+    let _locks = preflight::lock_outputs(out, &studies, how.shard)?;
     if opts.quick {
         for study in &studies {
             if study.scenario.doc.scenario.quick.is_none() {

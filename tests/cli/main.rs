@@ -1,5 +1,6 @@
 //! End-to-end tests through the `fsmeta` binary, one binary: `bad_input`
-//! (located errors, exit 2), `bench` (what `fsmeta bench` prints), `determinism` (same bytes for any `--jobs`),
+//! (located errors, exit 2), `bench` (what `fsmeta bench` prints),
+//! `concurrent` (two runs into one `--out`), `determinism` (same bytes for any `--jobs`),
 //! `integrity` (damaged shard files refused by merge, damaged cache
 //! entries recomputed with a warning),
 //! `hostile` (issue 33: sound tables, outputs checked before the work),
@@ -10,6 +11,7 @@
 mod bad_input;
 mod bench;
 mod compare;
+mod concurrent;
 mod crn;
 mod determinism;
 mod hostile;
