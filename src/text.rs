@@ -40,6 +40,44 @@ pub fn one_line(s: &str, max: usize) -> String {
     out
 }
 
+/// The longest name fsmeta accepts for something that becomes a file or
+/// folder name (a scenario, a plot, a variant), in bytes: with the
+/// entries written beside it (`.<name>.tmp-<pid>-<n>`, a shard file's
+/// `<name>.shard-K-of-N.runs`, `<before>-vs-<after>`) it stays well
+/// below the 255-byte limit of a file name on Linux file systems.
+pub const MAX_NAME_BYTES: usize = 100;
+
+/// Why `name` cannot be used as (the stem of) a file name, if it cannot:
+/// empty, longer than [`MAX_NAME_BYTES`], `.` or `..`, starting with `.`
+/// (fsmeta's own hidden entries start so), or holding `/`, `\\`, NUL or
+/// another control character.
+pub fn file_name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("expected a non-empty name".into());
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Some(format!(
+            "a name of {} bytes is too long for a file name: at most {MAX_NAME_BYTES}",
+            name.len()
+        ));
+    }
+    if name.starts_with('.') {
+        return Some(format!("`{}` cannot name a file: it may not start with '.'", quote_short(name)));
+    }
+    if let Some(c) = name.chars().find(|&c| c == '/' || c == '\\' || c.is_control()) {
+        return Some(format!(
+            "`{}` cannot name a file: it holds {}",
+            quote_short(name),
+            match c {
+                '/' => "'/'".to_string(),
+                '\\' => "'\\'".to_string(),
+                c => format!("the control character {}", c.escape_unicode()),
+            }
+        ));
+    }
+    None
+}
+
 /// The line of a text file that an error points into, with the span the
 /// error is about: what a rustc-style message shows with a caret under
 /// the span. Control characters are shown as U+FFFD and a line longer
@@ -202,6 +240,22 @@ mod tests {
         assert_eq!(l.span.start, l.text.len());
         assert_eq!(quote_short("\u{1b}x"), "\\u{1b}x");
         assert!(quote_short(&"z".repeat(500)).ends_with("..."));
+    }
+
+    #[test]
+    fn names_that_cannot_be_file_names_are_told_why() {
+        for ok in ["queue-theory", "a b", "x.y", "\u{e9}t\u{e9}", &"n".repeat(MAX_NAME_BYTES)] {
+            assert_eq!(file_name_problem(ok), None, "{ok}");
+        }
+        let why = |s: &str| file_name_problem(s).unwrap_or_default();
+        assert!(why("").contains("non-empty"));
+        assert!(why(".").contains("start with '.'"));
+        assert!(why("..").contains("start with '.'"));
+        assert!(why(&"n".repeat(MAX_NAME_BYTES + 1)).contains("101 bytes"));
+        assert!(why("a/b").contains("'/'"));
+        assert!(why("a\\b").contains("'\\'"));
+        assert!(why("a\0b").contains("\\u{0}"), "{}", why("a\0b"));
+        assert!(why("a\u{1b}[2Jb").contains("`a\\u{1b}[2Jb`"), "{}", why("a\u{1b}[2Jb"));
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! entries recomputed with a warning),
 //! `hostile` (issue 33: sound tables, outputs checked before the work),
 //! `kill` (a run killed at any instant leaves the old or the new outputs),
-//! `machine` (the machine model through scenarios), `shards` (shard, merge
+//! `machine` (the machine model through scenarios), `names` (names that
+//! become file names, checked at load), `shards` (shard, merge
 //! and the result cache), `theory` (M/M/1//N).
 
 mod bad_input;
@@ -20,6 +21,7 @@ mod integrity;
 mod kill;
 mod machine;
 mod meaning;
+mod names;
 mod noop;
 mod precision;
 mod readme;
