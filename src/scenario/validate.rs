@@ -126,6 +126,7 @@ pub fn validate_outputs(
                 format!("{why} (it names the plot's .svg and .png)"),
             ));
         }
+        check_plot_texts(i, p)?;
         let axis = axes.iter().find(|a| a.name == p.x);
         match (p.kind.as_str(), axis) {
             ("line" | "bars", Some(a)) => known_value(format!("plot[{i}].y"), a, &p.y)?,
@@ -314,6 +315,23 @@ fn check_kind_keys(i: usize, p: &super::config::PlotConfig) -> Result<(), ParamE
         )),
         None => Ok(()),
     }
+}
+
+/// A plot's title and labels are drawn as one line: a control character
+/// in them (an ESC sequence) is refused.
+fn check_plot_texts(i: usize, p: &PlotConfig) -> Result<(), ParamError> {
+    for (key, text) in [("title", &p.title), ("x_label", &p.x_label), ("y_label", &p.y_label)] {
+        if let Some(c) = text.as_deref().and_then(|t| t.chars().find(|c| c.is_control())) {
+            return Err(fail(
+                format!("plot[{i}].{key}"),
+                format!(
+                    "holds the control character {}: a plot's text is one line of printable characters",
+                    c.escape_unicode()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Two plots must not write the same file: their stems (`name`, or the
