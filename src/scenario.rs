@@ -274,6 +274,8 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     workload.resolved_toml(&Sections::Text(&de)).map_err(|e| ctx.param_error(e))?;
     meaning::check_base(&base, workload).map_err(|e| ctx.param_error(e))?;
     check_overrides(&ctx, &parsed, &base, workload, opts.registry)?;
+    // The base as written, before quick replaces some of its values.
+    let full_base = opts.quick.then(|| base.clone());
     if opts.quick {
         // The values quick replaces are checked as written (issue 33).
         validate::validate(&parsed).map_err(|e| locate(&ctx, &[], false, e))?;
@@ -308,6 +310,9 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         quick: opts.quick,
     };
     hidden::base_hidden_by_the_sweep(&ctx, &hidden)?;
+    if let Some(full) = &full_base {
+        hidden::base_hidden_by_quick(&ctx, full, &hidden)?;
+    }
     // Each point resolves a copy of the base: without the sweep's lists,
     // which no point reads (a copy holding them made `check` quadratic in
     // a list's length, issue 33).
