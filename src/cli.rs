@@ -420,22 +420,28 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
         }),
         Command::Check { files, limits } => {
             let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+            // Every point is validated, one at a time: memory does not
+            // grow with the number of points.
+            let opts = LoadOptions {
+                check_only: true,
+                ..limits.options(jobs)
+            };
             for f in &files {
-                let study = Study::load(f, &limits.options(jobs))?;
+                let study = Study::load(f, &opts)?;
                 Study::load(
                     f,
                     &LoadOptions {
                         quick: true,
-                        ..limits.options(jobs)
+                        ..opts.clone()
                     },
                 )?;
                 let s = &study.scenario;
-                let runs = study.plan().len();
                 outln!(
-                    "{}: ok ({} points x {} variants, {runs} runs)",
+                    "{}: ok ({} points x {} variants, {} runs)",
                     f.display(),
-                    s.points.len(),
-                    s.variants.len()
+                    s.point_count,
+                    s.variants.len(),
+                    s.run_count
                 );
             }
             Ok(Status::Ok)

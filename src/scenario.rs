@@ -57,6 +57,12 @@ pub struct LoadOptions {
     pub max_memory_bytes: u64,
     /// Runs in flight at once (`--jobs`), for the memory check.
     pub jobs: u64,
+    /// Validate every point and variant, but keep only the first point
+    /// in [`Scenario::points`] (`fsmeta check`): the memory a check holds
+    /// no longer grows with the number of points (issue 33: 10^6 points
+    /// held 5.6 GB). [`Scenario::point_count`] and [`Scenario::run_count`]
+    /// still count them all.
+    pub check_only: bool,
 }
 
 /// Default cap on the runs of one scenario.
@@ -81,6 +87,7 @@ impl Default for LoadOptions {
             max_runs: DEFAULT_MAX_RUNS,
             max_memory_bytes: default_max_memory(),
             jobs: 1,
+            check_only: false,
         }
     }
 }
@@ -137,8 +144,14 @@ pub struct Scenario {
     pub variants: Vec<Variant>,
     /// Swept parameter paths and their values, in sorted path order.
     pub sweep: Vec<(String, Vec<toml::Value>)>,
-    /// Every point of the grid, first parameter slowest.
+    /// Every point of the grid, first parameter slowest (only the first
+    /// when loaded with [`LoadOptions::check_only`]).
     pub points: Vec<Point>,
+    /// The number of points of the grid, all validated.
+    pub point_count: u64,
+    /// The number of runs the plan has (points x variants x each
+    /// variant's replications).
+    pub run_count: u64,
 }
 
 impl Scenario {
@@ -328,13 +341,20 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         opts,
     };
     let mut points = Vec::new();
-    for index in 0..sweep::count(&axes).unwrap_or(0) {
+    let (point_count, mut run_count) = (sweep::count(&axes).unwrap_or(0), 0u64);
+    for index in 0..point_count {
         let values = sweep::point(&axes, index);
         let mut configs = Vec::with_capacity(variants.len());
         for (vi, v) in variants.iter().enumerate() {
-            configs.push(here.config(vi, v, &values)?);
+            let config = here.config(vi, v, &values)?;
+            run_count += u64::from(config.doc.scenario.replications);
+            configs.push(config);
         }
-        points.push(Point { values, configs });
+        // A check holds one point at a time (and the first, for the
+        // metrics the outputs are checked against).
+        if !opts.check_only || points.is_empty() {
+            points.push(Point { values, configs });
+        }
     }
     let first = points.first().and_then(|p| p.configs.first());
     let metrics = first.map(|c| c.prepared.metrics()).unwrap_or_default();
@@ -349,6 +369,8 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         variants,
         sweep,
         points,
+        point_count,
+        run_count,
     })
 }
 
