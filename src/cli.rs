@@ -321,6 +321,9 @@ pub enum CliError {
     /// A shard file cannot be read or written (exit 2).
     #[error(transparent)]
     ShardFile(#[from] fsmeta::runner::shard::ShardFileError),
+    /// Another fsmeta is writing the same output (exit 2).
+    #[error(transparent)]
+    Lock(#[from] fsmeta::report::write::LockError),
     /// The result cache cannot be opened (exit 2).
     #[error(transparent)]
     Cache(#[from] fsmeta::runner::cache::CacheError),
@@ -417,22 +420,28 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
         }),
         Command::Check { files, limits } => {
             let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+            // Every point is validated, one at a time: memory does not
+            // grow with the number of points.
+            let opts = LoadOptions {
+                check_only: true,
+                ..limits.options(jobs)
+            };
             for f in &files {
-                let study = Study::load(f, &limits.options(jobs))?;
+                let study = Study::load(f, &opts)?;
                 Study::load(
                     f,
                     &LoadOptions {
                         quick: true,
-                        ..limits.options(jobs)
+                        ..opts.clone()
                     },
                 )?;
                 let s = &study.scenario;
-                let runs = study.plan().len();
                 outln!(
-                    "{}: ok ({} points x {} variants, {runs} runs)",
+                    "{}: ok ({} points x {} variants, {} runs)",
                     f.display(),
-                    s.points.len(),
-                    s.variants.len()
+                    s.point_count,
+                    s.variants.len(),
+                    s.run_count
                 );
             }
             Ok(Status::Ok)
@@ -491,6 +500,9 @@ fn run(files: &[PathBuf], out: &std::path::Path, opts: &LoadOptions, how: &How<'
     let studies = files.iter().map(|f| Study::load(f, opts)).collect::<Result<Vec<_>, _>>()?;
     preflight::distinct_names(&studies)?;
     preflight::writable_out(out)?;
+    // Held until every output is written: a second run into the same
+    // entries is refused before any work.
+    let _locks = preflight::lock_outputs(out, &studies, how.shard)?;
     if opts.quick {
         for study in &studies {
             if study.scenario.doc.scenario.quick.is_none() {

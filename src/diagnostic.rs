@@ -11,8 +11,9 @@
 //! layout rather than rustc's, and it asks errors to implement its
 //! `Diagnostic` trait with source code attached, more than a renderer.)
 
-use crate::text::SourceLine;
+use crate::text::{SourceLine, escape_controls, shorten_words};
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 /// A located error, ready to be shown.
@@ -46,18 +47,26 @@ pub enum Style {
 impl Diagnostic {
     /// The one-line form: `file:line:col: message (help)`.
     pub fn plain(&self) -> String {
-        let mut s = format!("{}:{}:{}: {}", self.file.display(), self.line, self.column, self.message);
+        let mut s = format!("{}:{}:{}: {}", self.path(), self.line, self.column, safe(&self.message));
         if let Some(h) = &self.help {
-            s.push_str(&format!(" ({h})"));
+            s.push_str(&format!(" ({})", safe(h)));
         }
         s
+    }
+
+    /// The file's path as shown: control characters escaped (a file may
+    /// be named with an ESC sequence).
+    fn path(&self) -> String {
+        crate::text::one_line(&self.file.display().to_string(), usize::MAX)
     }
 
     /// The rustc-style form (several lines, ending in a newline), with
     /// ANSI colours when `colour`.
     pub fn rich(&self, colour: bool) -> String {
-        let path = self.file.display().to_string();
-        let title = Level::ERROR.primary_title(self.message.as_str());
+        let path = self.path();
+        let message = safe(&self.message);
+        let help = self.help.as_deref().map(safe);
+        let title = Level::ERROR.primary_title(message.as_ref());
         let text;
         let group: Group<'_> = match &self.source {
             Some(src) => {
@@ -76,8 +85,8 @@ impl Diagnostic {
                     .char_column(self.column),
             ),
         };
-        let group = match &self.help {
-            Some(h) => group.element(Level::HELP.message(h.as_str())),
+        let group = match &help {
+            Some(h) => group.element(Level::HELP.message(h.as_ref())),
             None => group,
         };
         let renderer = if colour { Renderer::styled() } else { Renderer::plain() };
@@ -94,6 +103,15 @@ impl Diagnostic {
             Style::Rich => self.rich(false),
             Style::RichColour => self.rich(true),
         }
+    }
+}
+
+/// What a message quotes, made safe to show: control characters escaped,
+/// huge words cut to their start and length.
+fn safe(text: &str) -> Cow<'_, str> {
+    match escape_controls(text) {
+        Cow::Borrowed(b) => shorten_words(b),
+        Cow::Owned(o) => Cow::Owned(shorten_words(&o).into_owned()),
     }
 }
 
@@ -137,5 +155,28 @@ error: workload.thraeds: unknown field `thraeds`
         );
         let shown = sample(false).show(Style::Rich);
         assert!(shown.contains("--> s.toml:2:1"), "{shown}");
+    }
+
+    #[test]
+    fn control_characters_are_escaped_in_every_form() {
+        let mut d = sample(true);
+        d.file = PathBuf::from("\u{1b}]0;t\u{7}.toml");
+        d.message = "no metric `a\u{1b}[2J`".into();
+        d.help = Some("did you mean `\u{9b}x`?".into());
+        for style in [Style::Plain, Style::Rich, Style::RichColour] {
+            let shown = d.show(style);
+            let bare = shown.replace("\u{1b}[", "");
+            assert!(
+                !shown.contains('\u{7}') && !shown.contains('\u{9b}') && !shown.contains("\u{1b}]"),
+                "{style:?}: {shown:?}"
+            );
+            if style != Style::RichColour {
+                assert!(!shown.contains('\u{1b}'), "{style:?}: {shown:?}");
+            }
+            assert!(
+                bare.contains("\\u{1b}[2J") && shown.contains("\\u{1b}]0;t\\u{7}.toml"),
+                "{style:?}: {shown:?}"
+            );
+        }
     }
 }

@@ -12,10 +12,6 @@ macro_rules! outln {
     () => { $crate::cli::io::out(format_args!("\n")) };
     ($($t:tt)*) => { $crate::cli::io::out(format_args!("{}\n", format_args!($($t)*))) };
 }
-/// `eprint!` without panicking ([`cli::io::err`]).
-macro_rules! err {
-    ($($t:tt)*) => { $crate::cli::io::err(format_args!($($t)*)) };
-}
 /// `eprintln!` without panicking ([`cli::io::err`]).
 macro_rules! errln {
     ($($t:tt)*) => { $crate::cli::io::err(format_args!("{}\n", format_args!($($t)*))) };
@@ -45,7 +41,7 @@ fn main() -> ExitCode {
         }
         Err(err) => {
             match err.diagnostic() {
-                Some(d) if style != fsmeta::diagnostic::Style::Plain => err!("{}", d.show(style)),
+                Some(d) if style != fsmeta::diagnostic::Style::Plain => cli::io::err_styled(&d.show(style)),
                 _ => errln!("fsmeta: error: {:#}", anyhow::Error::from(err)),
             }
             ExitCode::from(2)

@@ -87,8 +87,11 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
 pub fn write_outputs(s: &Scenario, results: &[RunResult], out: &Path) -> Result<Outcome, ReportError> {
     let rows = stats::summarise(s, results);
     let checks = expect::check_all(s, &rows);
-    let text = text::report(s, &rows, &checks);
-    let patch = patch_report(s, results);
+    // What a scenario file wrote (its `about`, a data file's path) is
+    // quoted in the texts: control characters escaped, in the files as on
+    // the terminal.
+    let text = crate::text::escape_controls(&text::report(s, &rows, &checks)).into_owned();
+    let patch = crate::text::escape_controls(&patch_report(s, results)).into_owned();
     let mut set = write::Staging::begin(out, &s.doc.scenario.name)?;
     stage_all(s, results, &rows, &text, &mut set)?;
     set.write("patch.txt", patch.as_bytes())?;

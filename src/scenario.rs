@@ -59,6 +59,12 @@ pub struct LoadOptions {
     pub max_memory_bytes: u64,
     /// Runs in flight at once (`--jobs`), for the memory check.
     pub jobs: u64,
+    /// Validate every point and variant, but keep only the first point
+    /// in [`Scenario::points`] (`fsmeta check`): the memory a check holds
+    /// no longer grows with the number of points (issue 33: 10^6 points
+    /// held 5.6 GB). [`Scenario::point_count`] and [`Scenario::run_count`]
+    /// still count them all.
+    pub check_only: bool,
 }
 
 /// Default cap on the runs of one scenario.
@@ -83,6 +89,7 @@ impl Default for LoadOptions {
             max_runs: DEFAULT_MAX_RUNS,
             max_memory_bytes: default_max_memory(),
             jobs: 1,
+            check_only: false,
         }
     }
 }
@@ -146,8 +153,14 @@ pub struct Scenario {
     /// The axes of the grid (a plain list, or a `[[sweep.zip]]` group),
     /// with their labels; their parameters, in order, are [`Self::sweep`].
     pub axes: Vec<sweep::Axis>,
-    /// Every point of the grid, first parameter slowest.
+    /// Every point of the grid, first parameter slowest (only the first
+    /// when loaded with [`LoadOptions::check_only`]).
     pub points: Vec<Point>,
+    /// The number of points of the grid, all validated.
+    pub point_count: u64,
+    /// The number of runs the plan has (points x variants x each
+    /// variant's replications).
+    pub run_count: u64,
 }
 
 impl Scenario {
@@ -283,6 +296,8 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     workload.resolved_toml(&Sections::Text(&de)).map_err(|e| ctx.param_error(e))?;
     meaning::check_base(&base, workload).map_err(|e| ctx.param_error(e))?;
     check_overrides(&ctx, &parsed, &base, workload, opts.registry)?;
+    // The base as written, before quick replaces some of its values.
+    let full_base = opts.quick.then(|| base.clone());
     if opts.quick {
         // The values quick replaces are checked as written (issue 33).
         validate::validate(&parsed).map_err(|e| locate(&ctx, &[], false, e))?;
@@ -317,6 +332,9 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         quick: opts.quick,
     };
     hidden::base_hidden_by_the_sweep(&ctx, &hidden)?;
+    if let Some(full) = &full_base {
+        hidden::base_hidden_by_quick(&ctx, full, &hidden)?;
+    }
     // Each point resolves a copy of the base: without the sweep's lists,
     // which no point reads (a copy holding them made `check` quadratic in
     // a list's length, issue 33).
@@ -332,14 +350,21 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         opts,
     };
     let mut points = Vec::new();
-    for index in 0..sweep::count(&axes).unwrap_or(0) {
+    let (point_count, mut run_count) = (sweep::count(&axes).unwrap_or(0), 0u64);
+    for index in 0..point_count {
         let values = sweep::point(&axes, index);
         let mut configs = Vec::with_capacity(variants.len());
         for (vi, v) in variants.iter().enumerate() {
-            configs.push(here.config(vi, v, &values)?);
+            let config = here.config(vi, v, &values)?;
+            run_count += u64::from(config.doc.scenario.replications);
+            configs.push(config);
         }
-        let steps = sweep::steps(&axes, index);
-        points.push(Point { values, steps, configs });
+        // A check holds one point at a time (and the first, for the
+        // metrics the outputs are checked against).
+        if !opts.check_only || points.is_empty() {
+            let steps = sweep::steps(&axes, index);
+            points.push(Point { values, steps, configs });
+        }
     }
     let first = points.first().and_then(|p| p.configs.first());
     let metrics = first.map(|c| c.prepared.metrics()).unwrap_or_default();
@@ -356,6 +381,8 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         sweep,
         axes,
         points,
+        point_count,
+        run_count,
     })
 }
 

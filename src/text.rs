@@ -4,14 +4,62 @@
 /// `strsim::levenshtein`), if it is close enough to be a likely
 /// misspelling (distance at most a third of the word, and at least 2);
 /// ties go to the candidate that sorts first.
+///
+/// Bounded work: a word longer than [`MAX_SUGGEST_CHARS`] gets no
+/// suggestion (nobody misspells a key that long), and a candidate whose
+/// length differs from the word's by more than the limit is skipped
+/// unmeasured (the distance is at least that difference), so a huge bad
+/// name is refused at once instead of after a quadratic search.
 pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    let limit = (word.chars().count() / 3).max(2);
+    let len = word.chars().count();
+    if len > MAX_SUGGEST_CHARS {
+        return None;
+    }
+    let limit = (len / 3).max(2);
     candidates
         .into_iter()
+        .filter(|c| c.len() <= 4 * (len + limit) && c.chars().count().abs_diff(len) <= limit)
         .map(|c| (strsim::levenshtein(word, c), c))
         .filter(|&(d, _)| d <= limit)
         .min()
         .map(|(_, c)| c.to_string())
+}
+
+/// The longest word [`closest`] looks for a suggestion for, in characters.
+pub const MAX_SUGGEST_CHARS: usize = 256;
+
+/// How much of one long word a message keeps, in characters
+/// ([`shorten_words`]).
+pub const QUOTE_CHARS: usize = 100;
+
+/// `s` with every run of non-blank characters longer than
+/// `QUOTE_CHARS + 60` (a huge name quoted from a scenario file) cut to its
+/// first [`QUOTE_CHARS`] characters, an ellipsis and its length: a 3 MB
+/// bad metric name must not fill the terminal. Shorter runs (a long file
+/// path) are kept whole. Borrowed when nothing is cut.
+pub fn shorten_words(s: &str) -> std::borrow::Cow<'_, str> {
+    const KEEP_WHOLE: usize = QUOTE_CHARS + 60;
+    let long = |w: &str| w.len() > KEEP_WHOLE && w.chars().count() > KEEP_WHOLE;
+    if !s.split(char::is_whitespace).any(long) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(KEEP_WHOLE * 4);
+    let mut rest = s;
+    while !rest.is_empty() {
+        let blank = rest.find(|c: char| !c.is_whitespace()).unwrap_or(rest.len());
+        out.push_str(&rest[..blank]);
+        rest = &rest[blank..];
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let word = &rest[..end];
+        if long(word) {
+            out.extend(word.chars().take(QUOTE_CHARS));
+            out.push_str(&format!("... ({} characters in all)", word.chars().count()));
+        } else {
+            out.push_str(word);
+        }
+        rest = &rest[end..];
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// `s` made safe to quote in a message: control characters escaped as
@@ -22,8 +70,8 @@ pub fn quote_short(s: &str) -> String {
 }
 
 /// `s` as one clean line of at most `max` characters: control characters
-/// (line ends included) escaped as `\u{..}`, a longer text cut and ended
-/// in `...`.
+/// (line ends included) escaped as `\u{..}` (see [`push_escaped`]), a
+/// longer text cut and ended in `...`.
 pub fn one_line(s: &str, max: usize) -> String {
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
@@ -31,13 +79,74 @@ pub fn one_line(s: &str, max: usize) -> String {
             out.push_str("...");
             break;
         }
-        if c.is_control() {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
+        push_escaped(&mut out, c, false);
     }
     out
+}
+
+/// Pushes `c` onto `out`, a control character escaped as `\u{..}` (an ESC
+/// must not reach a terminal: it could retitle it or clear the screen);
+/// with `keep_lines`, line feeds and tabs are kept as they are. The one
+/// escaping rule of every message, report and file name fsmeta writes.
+pub fn push_escaped(out: &mut String, c: char, keep_lines: bool) {
+    if c.is_control() && !(keep_lines && (c == '\n' || c == '\t')) {
+        out.extend(c.escape_unicode());
+    } else {
+        out.push(c);
+    }
+}
+
+/// `s` with every control character but line feeds and tabs escaped as
+/// `\u{..}` ([`push_escaped`]): for multi-line text (a report, a message)
+/// that may quote what a user wrote. Borrowed when there is nothing to
+/// escape.
+pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        push_escaped(&mut out, c, true);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The longest name fsmeta accepts for something that becomes a file or
+/// folder name (a scenario, a plot, a variant), in bytes: with the
+/// entries written beside it (`.<name>.tmp-<pid>-<n>`, a shard file's
+/// `<name>.shard-K-of-N.runs`, `<before>-vs-<after>`) it stays well
+/// below the 255-byte limit of a file name on Linux file systems.
+pub const MAX_NAME_BYTES: usize = 100;
+
+/// Why `name` cannot be used as (the stem of) a file name, if it cannot:
+/// empty, longer than [`MAX_NAME_BYTES`], `.` or `..`, starting with `.`
+/// (fsmeta's own hidden entries start so), or holding `/`, `\\`, NUL or
+/// another control character.
+pub fn file_name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("expected a non-empty name".into());
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Some(format!(
+            "a name of {} bytes is too long for a file name: at most {MAX_NAME_BYTES}",
+            name.len()
+        ));
+    }
+    if name.starts_with('.') {
+        return Some(format!("`{}` cannot name a file: it may not start with '.'", quote_short(name)));
+    }
+    if let Some(c) = name.chars().find(|&c| c == '/' || c == '\\' || c.is_control()) {
+        return Some(format!(
+            "`{}` cannot name a file: it holds {}",
+            quote_short(name),
+            match c {
+                '/' => "'/'".to_string(),
+                '\\' => "'\\'".to_string(),
+                c => format!("the control character {}", c.escape_unicode()),
+            }
+        ));
+    }
+    None
 }
 
 /// The line of a text file that an error points into, with the span the
@@ -201,7 +310,42 @@ mod tests {
         let l = SourceLine::of("{\"a\": ", 7..7);
         assert_eq!(l.span.start, l.text.len());
         assert_eq!(quote_short("\u{1b}x"), "\\u{1b}x");
+        assert_eq!(escape_controls("a\u{1b}[2J\r\n\tb"), "a\\u{1b}[2J\\u{d}\n\tb");
+        assert!(matches!(escape_controls("plain\n"), std::borrow::Cow::Borrowed(_)));
         assert!(quote_short(&"z".repeat(500)).ends_with("..."));
+    }
+
+    #[test]
+    fn names_that_cannot_be_file_names_are_told_why() {
+        for ok in ["queue-theory", "a b", "x.y", "\u{e9}t\u{e9}", &"n".repeat(MAX_NAME_BYTES)] {
+            assert_eq!(file_name_problem(ok), None, "{ok}");
+        }
+        let why = |s: &str| file_name_problem(s).unwrap_or_default();
+        assert!(why("").contains("non-empty"));
+        assert!(why(".").contains("start with '.'"));
+        assert!(why("..").contains("start with '.'"));
+        assert!(why(&"n".repeat(MAX_NAME_BYTES + 1)).contains("101 bytes"));
+        assert!(why("a/b").contains("'/'"));
+        assert!(why("a\\b").contains("'\\'"));
+        assert!(why("a\0b").contains("\\u{0}"), "{}", why("a\0b"));
+        assert!(why("a\u{1b}[2Jb").contains("`a\\u{1b}[2Jb`"), "{}", why("a\u{1b}[2Jb"));
+    }
+
+    #[test]
+    fn long_words_are_cut_with_their_length() {
+        let huge = format!("no metric `{}`; this workload reports: ops", "m".repeat(3_000_000));
+        let short = shorten_words(&huge);
+        assert!(short.len() < 300, "{}", short.len());
+        assert!(short.starts_with("no metric `mmm"), "{short}");
+        assert!(
+            short.contains("... (3000003 characters in all) this workload reports: ops"),
+            "{short}"
+        );
+        let path = format!("cannot read /{}", "p/".repeat(70));
+        assert_eq!(shorten_words(&path), path.as_str(), "a run of 141 characters is kept whole");
+        assert!(matches!(shorten_words("a b\n c"), std::borrow::Cow::Borrowed(_)));
+        // No suggestion for a huge word, at once.
+        assert_eq!(closest(&"k".repeat(1_000_000), ["k", "kk"]), None);
     }
 
     #[test]

@@ -53,12 +53,12 @@ pub(super) fn calibrate(out: Option<&Path>, repeat: usize) -> Result<Status, Cli
     let derived = calibrate::derive::derive(&cal, &name, &cpu).map_err(|e| fail(e.to_string()))?;
     let text = render::render(&cal, &derived, &header);
     let Some(path) = out else {
-        print!("{text}");
+        out!("{text}");
         return Ok(Status::Ok);
     };
     std::fs::write(path, &text).map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
     let back = fsmeta::machine::load_profile(path).map_err(|e| fail(format!("the written profile does not load: {e}")))?;
-    print!("{}", back.describe());
+    out!("{}", back.describe());
     outln!("written: {}", path.display());
     Ok(Status::Ok)
 }

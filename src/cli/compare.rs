@@ -127,6 +127,7 @@ fn write_out(a: &CompareArgs, name: &str, sides: (&str, &str), text: &str, pairs
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
         .collect();
+    let _lock = fsmeta::report::write::OutputLock::acquire(out, &safe)?;
     let dir = write_compare(out, &safe, sides.0, sides.1, text, pairs)?;
     errln!("wrote {}", dir.display());
     Ok(Status::Ok)

@@ -59,6 +59,10 @@ pub(super) fn merge(dirs: &[PathBuf], out: &Path, limits: &LoadOptions, silent: 
         let results = study.merge(shards)?;
         joined.push((study, results));
     }
+    let _locks = joined
+        .iter()
+        .map(|(s, _)| fsmeta::report::write::OutputLock::acquire(out, &s.scenario.doc.scenario.name))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut status = Status::Ok;
     for (study, results) in &joined {
         let outcome = study.write(results, out)?;

@@ -2,10 +2,15 @@
 //! computed for outputs that cannot be written (issue 33): two scenarios
 //! of one run with the same `scenario.name` (the second would replace the
 //! first's outputs), an `--out` that is not a writable folder, and a
-//! `--jobs` beyond what the machine or the plan can use.
+//! `--jobs` beyond what the machine or the plan can use; and the lock on
+//! each output entry, so that two runs into one `--out` do not silently
+//! replace each other's results.
 
 use super::CliError;
 use fsmeta::Study;
+use fsmeta::plan::Shard;
+use fsmeta::report::write::OutputLock;
+use fsmeta::runner::shard::ShardFile;
 use fsmeta::scenario::ScenarioError;
 use fsmeta::scenario::spans::SpanIndex;
 use std::path::{Path, PathBuf};
@@ -64,6 +69,20 @@ pub(super) fn writable_out(out: &Path) -> Result<(), CliError> {
     std::fs::create_dir(&probe).map_err(|e| fail(format!("cannot write in {}: {e}", dir.display())))?;
     let _ = std::fs::remove_dir(&probe);
     Ok(())
+}
+
+/// Takes the lock on each output entry the studies will write (`OUT/<name>`,
+/// or with `--shard` their shard files), refusing when another fsmeta
+/// holds one (see [`OutputLock`]).
+pub(super) fn lock_outputs(out: &Path, studies: &[Study], shard: Option<Shard>) -> Result<Vec<OutputLock>, CliError> {
+    let entry = |s: &Study| {
+        let name = &s.scenario.doc.scenario.name;
+        shard.map_or_else(|| name.clone(), |sh| ShardFile::file_name(name, sh))
+    };
+    Ok(studies
+        .iter()
+        .map(|s| OutputLock::acquire(out, &entry(s)))
+        .collect::<Result<Vec<_>, _>>()?)
 }
 
 /// The most runs in flight per available CPU: more threads than that only

@@ -162,7 +162,7 @@ pub fn write_compare(out: &Path, name: &str, before: &str, after: &str, text: &s
     let rows = rows(pairs);
     let mut set = Staging::begin(out, name)?;
     set.write("compare.csv", compare_csv(before, after, &rows).as_bytes())?;
-    set.write("compare.txt", text.as_bytes())?;
+    set.write("compare.txt", crate::text::escape_controls(text).as_bytes())?;
     let fig = ratio_figure(
         &format!("{after} / {before}"),
         &format!("fsmeta {}", env!("CARGO_PKG_VERSION")),

@@ -24,7 +24,10 @@
 //! number of milliseconds, every step of the write and the commit is
 //! followed by a sleep that long, so that tests can kill a run mid-commit.
 
+mod lock;
 mod stale;
+
+pub use lock::{LockError, OutputLock, lock_path};
 
 use super::{ReportError, io};
 use stale::{Current, Kind};

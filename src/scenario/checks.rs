@@ -140,11 +140,15 @@ pub(super) fn variants(ctx: &Ctx<'_>, doc: &Document) -> Result<Vec<Variant>, Sc
             Some(_) => return Err(ctx.error_at(&format!("{at}.name"), "variant.name", "expected a non-empty string".into(), None)),
             None => return Err(ctx.error_at(&at, "variant.name", "every [[variant]] needs a `name`".into(), None)),
         };
+        if let Some(why) = crate::text::file_name_problem(&name) {
+            let why = format!("{why} (it names the variant's text outputs, VARIANT.txt)");
+            return Err(ctx.error_at(&format!("{at}.name"), "variant.name", why, None));
+        }
         if out.iter().any(|v| v.name == name) {
             return Err(ctx.error_at(
                 &format!("{at}.name"),
                 "variant.name",
-                format!("variant `{name}` is declared twice"),
+                format!("variant `{}` is declared twice", crate::text::quote_short(&name)),
                 None,
             ));
         }

@@ -163,8 +163,9 @@ pub struct PlotConfig {
 }
 
 impl PlotConfig {
-    /// The file stem its `.svg` and `.png` are written under: `name`, or
-    /// one made from its kind and axes, with `/`, `\\` and spaces made `_`.
+    /// The file stem its `.svg` and `.png` are written under: `name` (a
+    /// file name, checked at load), or one made from its kind and axes,
+    /// with `/`, `\\` and spaces made `_`.
     pub fn file_stem(&self) -> String {
         self.name
             .clone()

@@ -37,19 +37,48 @@ pub(super) fn base_hidden_by_the_sweep(ctx: &Ctx<'_>, h: &Hidden<'_>) -> Result<
     if !h.swept.iter().any(|(path, _, _)| overrides::get_path(h.base, path).is_some()) {
         return Ok(());
     }
+    first_point_with_the_base(ctx, h.base, h, h.axes, h.swept, h.quick)
+}
+
+/// Checks the values `[scenario.quick]` replaces in a quick run (issue 33:
+/// `run --quick` accepted `machine.profile = "/dev/zero"` when quick set
+/// the profile): the first variant at the first point of the file's own
+/// sweep, on `full`, the base as written (before quick), is validated and
+/// prepared like a run, its errors located at the file's values.
+pub(super) fn base_hidden_by_quick(ctx: &Ctx<'_>, full: &toml::Table, h: &Hidden<'_>) -> Result<(), super::ScenarioError> {
+    let axes = sweep::axes(full.get("sweep")).map_err(|e| ctx.error_at(&e.at, &e.at, e.message, e.suggestion))?;
+    if sweep::count(&axes) == Some(0) {
+        return Ok(()); // an empty list is refused with the quick plan
+    }
+    let swept = sweep::flatten(&axes);
+    first_point_with_the_base(ctx, full, h, &axes, &swept, false)
+}
+
+/// Prepares the first variant at the sweep's first point, each swept key
+/// the base sets keeping the base's value.
+fn first_point_with_the_base(
+    ctx: &Ctx<'_>,
+    base: &toml::Table,
+    h: &Hidden<'_>,
+    axes: &[sweep::Axis],
+    swept: &[(String, String, Vec<toml::Value>)],
+    quick: bool,
+) -> Result<(), super::ScenarioError> {
     let mut layers: Vec<(String, toml::Table)> = Vec::new();
     if let Some(v) = h.variants.first() {
         layers.push(("variant[0]".into(), v.overrides.clone()));
     }
     // Swept keys the base does not set take the first point's value.
-    let first = sweep::point(h.axes, 0);
-    for ((path, at, _), value) in h.swept.iter().zip(first) {
-        if overrides::get_path(h.base, path).is_none() {
+    let first = sweep::point(axes, 0);
+    for ((path, at, _), value) in swept.iter().zip(first) {
+        if overrides::get_path(base, path).is_none() {
             let mut t = toml::Table::new();
             overrides::set_path(&mut t, path, value).map_err(|m| ctx.error_at(at, path, m, None))?;
             layers.push((at.clone(), t));
         }
     }
-    prepare_layered(ctx, h.base, &layers, h.workload, h.machines, h.dir, h.quick)?;
+    let mut base = base.clone();
+    base.remove("sweep");
+    prepare_layered(ctx, &base, &layers, h.workload, h.machines, h.dir, quick)?;
     Ok(())
 }

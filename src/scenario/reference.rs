@@ -14,7 +14,7 @@ pub const SHARED: &[ParamSpec] = &[
     p(
         "scenario.name",
         "a word",
-        "letters, digits, - _ .",
+        "letters, digits, - _ .; 1 to 100 bytes, not starting with .",
         "the study's name and output folder",
     ),
     p("scenario.about", "text", "any", "one line on what the study shows"),
@@ -94,7 +94,7 @@ pub const SHARED: &[ParamSpec] = &[
     p(
         "variant[].name",
         "a word",
-        "unique",
+        "unique; a file name: 1 to 100 bytes, no / \\ or control characters, not starting with .",
         "a named set of overrides of any parameter path; an element of a list of tables is `NAME[N]` (`\"path[2]\".every = 8`)",
     ),
     p(
@@ -136,7 +136,7 @@ pub const SHARED: &[ParamSpec] = &[
     p(
         "plot[].name",
         "a word",
-        "unique among the plots",
+        "unique among the plots; a file name: 1 to 100 bytes, no / \\ or control characters, not starting with .",
         "the file stem of the plot's .svg and .png (default `<y>-vs-<x>`)",
     ),
     p(

@@ -36,7 +36,10 @@ fn bound_ok(x: f64) -> bool {
 /// Checks one resolved document.
 pub fn validate(doc: &Document) -> Result<(), ParamError> {
     let s = &doc.scenario;
-    if s.name.is_empty() || !s.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) || s.name.starts_with('.') {
+    if let Some(why) = crate::text::file_name_problem(&s.name) {
+        return Err(fail("scenario.name", format!("{why} (it names the output folder)")));
+    }
+    if !s.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
         return Err(fail(
             "scenario.name",
             "expected a non-empty name of letters, digits, '-', '_' or '.' (it names the output folder)",
@@ -118,6 +121,13 @@ pub fn validate_outputs(
         .suggest(closest(x, choices.iter().copied())))
     };
     for (i, p) in doc.plot.iter().enumerate() {
+        if let Some(why) = p.name.as_deref().and_then(crate::text::file_name_problem) {
+            return Err(fail(
+                format!("plot[{i}].name"),
+                format!("{why} (it names the plot's .svg and .png)"),
+            ));
+        }
+        check_plot_texts(i, p)?;
         let axis = axes.iter().find(|a| a.name == p.x);
         match (p.kind.as_str(), axis) {
             ("line" | "bars", Some(a)) => known_value(format!("plot[{i}].y"), a, &p.y)?,
@@ -307,6 +317,23 @@ fn check_kind_keys(i: usize, p: &super::config::PlotConfig) -> Result<(), ParamE
         )),
         None => Ok(()),
     }
+}
+
+/// A plot's title and labels are drawn as one line: a control character
+/// in them (an ESC sequence) is refused.
+fn check_plot_texts(i: usize, p: &PlotConfig) -> Result<(), ParamError> {
+    for (key, text) in [("title", &p.title), ("x_label", &p.x_label), ("y_label", &p.y_label)] {
+        if let Some(c) = text.as_deref().and_then(|t| t.chars().find(|c| c.is_control())) {
+            return Err(fail(
+                format!("plot[{i}].{key}"),
+                format!(
+                    "holds the control character {}: a plot's text is one line of printable characters",
+                    c.escape_unicode()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Two plots must not write the same file: their stems (`name`, or the

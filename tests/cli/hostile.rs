@@ -165,3 +165,45 @@ fn a_full_stdout_or_stderr_is_exit_2_not_a_panic_issue33() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(out.join("two/summary.csv").is_file());
 }
+
+/// `run --quick` checks the values quick replaces as the file writes them
+/// (they used to be checked by `check` only): `scenario.ops = 2e14`, a
+/// profile `/dev/zero`, a negative mean, each hidden by a quick override,
+/// are refused at their place before any run.
+#[test]
+fn run_quick_checks_the_values_quick_hides_issue33() {
+    let dir = temp_dir("hostile-quick-hidden");
+    let quick = |sets: &str, from: &str, to: &str| {
+        TWO_VARIANTS
+            .replacen("ops = 100\n", &format!("ops = 100\nquick = {{ {sets} }}\n"), 1)
+            .replacen(from, to, 1)
+    };
+    let cases = [
+        (quick("\"scenario.ops\" = 50", "ops = 100\n", "ops = 2e14\n"), "scenario.ops"),
+        (
+            quick(
+                "\"machine.profile\" = \"ideal\"",
+                "[workload]",
+                "[machine]\nprofile = \"/dev/zero\"\n\n[workload]",
+            ),
+            "machine.profile",
+        ),
+        (
+            quick("\"path[0].work.mean_ns\" = 10.0", "mean_ns = 100.0", "mean_ns = -100.0"),
+            "path[0].work.mean_ns",
+        ),
+    ];
+    for (i, (text, field)) in cases.iter().enumerate() {
+        let f = write(&dir, &format!("q{i}.toml"), text);
+        let line = text
+            .lines()
+            .position(|l| l.contains(&field[field.rfind('.').map_or(0, |d| d + 1)..]) && !l.starts_with("quick"));
+        let out = dir.join(format!("out{i}"));
+        let o = fsmeta(&["run", "--quick", f.to_str().expect("utf8"), "--out", out.to_str().expect("utf8")]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{field}: {err}");
+        let at = format!("q{i}.toml:{}:", line.expect("line") + 1);
+        assert!(err.contains(&at) && err.contains(field), "{field} at {at}: {err}");
+        assert!(!out.exists(), "nothing may be written");
+    }
+}

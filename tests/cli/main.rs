@@ -1,17 +1,20 @@
 //! End-to-end tests through the `fsmeta` binary, one binary: `bad_input`
-//! (located errors, exit 2), `bench` (what `fsmeta bench` prints), `determinism` (same bytes for any `--jobs`),
+//! (located errors, exit 2), `bench` (what `fsmeta bench` prints),
+//! `concurrent` (two runs into one `--out`), `determinism` (same bytes for any `--jobs`),
 //! `integrity` (damaged shard files refused by merge, damaged cache
 //! entries recomputed with a warning),
 //! `hostile` (issue 33: sound tables, outputs checked before the work),
 //! `kill` (a run killed at any instant leaves the old or the new outputs),
 //! `labels` (issue 32: named sweep points in every output),
-//! `machine` (the machine model through scenarios), `shards` (shard, merge
+//! `machine` (the machine model through scenarios), `names` (names that
+//! become file names, checked at load), `shards` (shard, merge
 //! and the result cache), `theory` (M/M/1//N), `xfs_path` (issue 31: the
 //! 6.x transaction path's shared steps per create and unlink).
 
 mod bad_input;
 mod bench;
 mod compare;
+mod concurrent;
 mod crn;
 mod determinism;
 mod hostile;
@@ -21,6 +24,7 @@ mod kill;
 mod labels;
 mod machine;
 mod meaning;
+mod names;
 mod noop;
 mod precision;
 mod readme;

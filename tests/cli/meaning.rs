@@ -292,7 +292,7 @@ fn with_plots(plots: &str) -> String {
     format!("{CASE1}\n[sweep]\n\"workload.threads\" = [1, 2]\n{plots}")
 }
 
-const LINE_PLOT: &str = "\n[[plot]]\nname = \"p/q\"\nx = \"workload.threads\"\ny = \"ops_per_sec\"\n";
+const LINE_PLOT: &str = "\n[[plot]]\nname = \"p q\"\nx = \"workload.threads\"\ny = \"ops_per_sec\"\n";
 
 #[test]
 fn plots_that_would_share_a_file_are_refused() {
@@ -302,10 +302,10 @@ fn plots_that_would_share_a_file_are_refused() {
     let e = err(&with_plots(&format!("{LINE_PLOT}{LINE_PLOT}")));
     assert!(e.starts_with("s.toml:46:1: plot[1].name:"), "{e}");
     assert!(e.contains("plot[0] already writes `p_q.svg`"), "{e}");
-    let e = err(&with_plots(&format!("{LINE_PLOT}{}", LINE_PLOT.replace("p/q", "p_q"))));
+    let e = err(&with_plots(&format!("{LINE_PLOT}{}", LINE_PLOT.replace("p q", "p_q"))));
     assert!(e.contains("plot[1].name") && e.contains("`p_q.svg`"), "{e}");
     // Two unnamed plots of the same axes write the same default file.
-    let unnamed = LINE_PLOT.replace("name = \"p/q\"\n", "");
+    let unnamed = LINE_PLOT.replace("name = \"p q\"\n", "");
     let e = err(&with_plots(&format!("{unnamed}{unnamed}")));
     assert!(e.contains("plot[1]:") && e.contains("`ops_per_sec-vs-workload.threads.svg`"), "{e}");
 }

@@ -83,3 +83,42 @@ fn a_numa_distance_matrix_prices_each_pair_of_sockets() {
     let e = Study::from_text(&dir.join("w.toml"), &scenario, &LoadOptions::default()).expect_err("not 4 x 4");
     assert!(e.to_string().contains("4 x 4 matrix"), "{e}");
 }
+
+/// A check holds one point at a time (issue 33: 10^6 points held 5.6 GB):
+/// with `check_only` every point is validated, only the first is kept,
+/// and the counts are those of the full load. A bad value at the last
+/// point is still found.
+#[test]
+fn a_check_keeps_one_point_and_counts_them_all_issue33() {
+    let values: Vec<String> = (0..2_000).map(|i| format!("{}.0", 100 + i)).collect();
+    let text = format!(
+        "{}\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n\n[sweep]\n\"path[0].work.mean_ns\" = [{}]\n",
+        BASE.replace(
+            "atomic = \"hot\"",
+            "work = { dist = \"exp\", mean_ns = 1.0 }\n[[path]]\natomic = \"hot\""
+        )
+        .replace("ops = 20000", "ops = 20000\nreplications = 3"),
+        values.join(", ")
+    );
+    let file = super::root().join("scenarios/w.toml");
+    let check = LoadOptions {
+        check_only: true,
+        ..LoadOptions::default()
+    };
+    let full = study(&text);
+    let checked = Study::from_text(&file, &text, &check).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(checked.scenario.points.len(), 1, "one point held");
+    assert_eq!(full.scenario.points.len(), 2_000);
+    for s in [&full.scenario, &checked.scenario] {
+        assert_eq!(s.point_count, 2_000);
+        assert_eq!(s.run_count, full.plan().len() as u64);
+        assert_eq!(s.run_count, 2_000 * 2 * 3);
+    }
+    let bad = text.replace("2099.0]", "-1.0]");
+    assert_ne!(bad, text);
+    let e = Study::from_text(&file, &bad, &check)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(e.contains("path[0].work.mean_ns") && e.contains("-1"), "{e}");
+}

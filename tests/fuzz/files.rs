@@ -300,3 +300,54 @@ pub fn fuzz_lab_parsers(count: u64, seed: u64) -> u64 {
     }
     ok
 }
+
+/// Freesp data files (issue 33: `head -c 84 case4.freesp` was accepted and
+/// ran with 214 free extents instead of 994,690): every truncation of the
+/// shipped file must be refused, located, unless it only drops the final
+/// line end; `count` random mutants must load or be refused, located,
+/// never panic. Returns (accepted, refused).
+pub fn fuzz_freesp(count: u64, seed: u64) -> (u64, u64) {
+    use fsmeta::{LoadOptions, Study};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let scenario = std::fs::read_to_string(root.join("xfs-alloc-cutoff.toml")).expect("xfs-alloc-cutoff.toml");
+    let full = std::fs::read_to_string(root.join("data/case4.freesp")).expect("case4.freesp");
+    let dir = std::env::temp_dir().join(format!("fsmeta-fuzz-freesp-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("data")).expect("temp dir");
+    let file = dir.join("s.toml");
+    let load = |text: &str| {
+        std::fs::write(dir.join("data/case4.freesp"), text).expect("write freesp");
+        catch_unwind(AssertUnwindSafe(|| Study::from_text(&file, &scenario, &LoadOptions::default())))
+    };
+    let (mut accepted, mut refused) = (0, 0);
+    let mut tally = |text: &str, what: &str| match load(text) {
+        Ok(Ok(_)) => {
+            accepted += 1;
+            true
+        }
+        Ok(Err(e)) => {
+            assert!(e.location.is_some(), "{what}: an unlocated refusal: {e}\n{text}");
+            refused += 1;
+            false
+        }
+        Err(_) => panic!("{what}: the load panicked:\n{text}"),
+    };
+    for cut in (0..full.len()).filter(|&c| full.is_char_boundary(c)) {
+        let text = &full[..cut];
+        let ok = tally(text, &format!("cut at byte {cut}"));
+        assert!(
+            !ok || text.trim_end() == full.trim_end(),
+            "a freesp file cut at byte {cut} of {} was accepted:\n{text}",
+            full.len()
+        );
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    for k in 0..count {
+        let mut text = mutate(&full, &mut rng);
+        for _ in 0..rng.random_range(0..3u32) {
+            text = mutate(&text, &mut rng);
+        }
+        tally(&text, &format!("mutant {k} (seed {seed})"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    (accepted, refused)
+}

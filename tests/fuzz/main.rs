@@ -1,8 +1,10 @@
 //! A mutation fuzzer over every shipped scenario, through the library's
 //! `Study::from_text` (what `fsmeta check` does): deleted, duplicated and
 //! swapped lines, extreme numbers, wrong types, unknown keys, truncation,
-//! unicode, deep nesting, huge sweeps and bad data-file paths. Every
-//! mutant must load or fail with a located message; none may panic.
+//! unicode, deep nesting, huge sweeps, bad data-file paths and names that
+//! cannot be file names. Every mutant must load or fail with a located
+//! message; none may panic, and none that loads may hold a name that
+//! cannot be written as a file name.
 //!
 //! `cargo test --release --test fuzz` runs a fixed budget (3,000 mutants);
 //! `cargo test --release --test fuzz -- --ignored fuzz_long` runs 100,000.
@@ -60,9 +62,32 @@ fn mutate(text: &str, rng: &mut ChaCha8Rng) -> String {
     let n = lines.len();
     let i = rng.random_range(0..n);
     let j = rng.random_range(0..n);
-    match rng.random_range(0..10u32) {
+    match rng.random_range(0..11u32) {
         0 => {
             lines.remove(i);
+        }
+        10 => {
+            // A name that becomes a file name (issue 33): after a section
+            // that takes one, or in place of a `name = ...` line.
+            let long = "n".repeat(rng.random_range(90..300));
+            let names = [
+                ".",
+                "..",
+                "",
+                "a/b",
+                "a\\b",
+                "a\\u0000b",
+                "\\u001b[2J",
+                ".hidden",
+                "\\t",
+                &long,
+                "ok name",
+            ];
+            let line = format!("name = \"{}\"", names[rng.random_range(0..names.len())]);
+            match lines.iter().position(|l| l.trim_start().starts_with("name =")) {
+                Some(at) if rng.random_bool(0.7) => lines[at] = line,
+                _ => lines.insert(i, line),
+            }
         }
         1 => {
             let l = lines[i].clone();
@@ -133,7 +158,13 @@ fn check(file: &Path, text: &str) -> (Outcome, String) {
         ..LoadOptions::default()
     };
     match catch_unwind(AssertUnwindSafe(|| Study::from_text(file, text, &opts))) {
-        Ok(Ok(_)) => (Outcome::Ok, String::new()),
+        Ok(Ok(study)) => match unsafe_name(&study) {
+            None => (Outcome::Ok, String::new()),
+            Some(why) => (
+                Outcome::UnlocatedError,
+                format!("accepted a name that cannot be a file name: {why}"),
+            ),
+        },
         Ok(Err(e)) if e.location.is_some() => {
             // Shown as rustc shows it, every way, without a panic.
             let shown = catch_unwind(AssertUnwindSafe(|| {
@@ -149,6 +180,18 @@ fn check(file: &Path, text: &str) -> (Outcome, String) {
         Ok(Err(e)) => (Outcome::UnlocatedError, e.to_string()),
         Err(_) => (Outcome::Panic, String::new()),
     }
+}
+
+/// A name of a loaded study that cannot be written as a file name (the
+/// scenario's, a plot's, a variant's): `check` must refuse those.
+fn unsafe_name(study: &Study) -> Option<String> {
+    let s = &study.scenario;
+    let names = std::iter::once(s.doc.scenario.name.as_str())
+        .chain(s.doc.plot.iter().filter_map(|p| p.name.as_deref()))
+        .chain(s.variants.iter().map(|v| v.name.as_str()));
+    names
+        .filter_map(|n| fsmeta::text::file_name_problem(n).map(|why| format!("`{}`: {why}", fsmeta::text::quote_short(n))))
+        .next()
 }
 
 fn scenarios() -> Vec<(PathBuf, String)> {
@@ -282,6 +325,13 @@ fn fuzz_cache_entries_ci_budget() {
 }
 
 #[test]
+fn fuzz_freesp_files_ci_budget() {
+    let (accepted, refused) = files::fuzz_freesp(400, 12);
+    eprintln!("fuzz freesp: {accepted} accepted, {refused} refused");
+    assert!(refused > 100, "{accepted} / {refused}");
+}
+
+#[test]
 fn fuzz_result_files_ci_budget() {
     let ok = files::fuzz_result_files(1_000, 7);
     eprintln!("fuzz result files: {ok} of 3000 mutants read");
@@ -293,6 +343,7 @@ fn fuzz_files_long() {
     files::fuzz_shards(100_000, 8);
     files::fuzz_cache(20_000, 9);
     files::fuzz_result_files(20_000, 10);
+    files::fuzz_freesp(20_000, 13);
 }
 
 #[test]
