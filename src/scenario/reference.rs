@@ -98,6 +98,12 @@ pub const SHARED: &[ParamSpec] = &[
         "a named set of overrides of any parameter path; an element of a list of tables is `NAME[N]` (`\"path[2]\".every = 8`)",
     ),
     p(
+        "variant[].PATH[]",
+        "a list of tables",
+        "as the key PATH takes",
+        "an override that is a whole list of tables (`path = [{ work = \"w\" }, ...]`) replaces the base's list",
+    ),
+    p(
         "sweep.PATH",
         "a list, or a table",
         "values of PATH; PATH may name an element of a list of tables: `\"path[2].every\"`, `\"xfs_alloc.histogram[1].extents\"` (index from 0)",
