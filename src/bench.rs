@@ -15,8 +15,12 @@
 //!   per repeat: with statrs' sampler (the issue's baseline) and with the
 //!   engine's, so the ratio can be read with and without the sampler's
 //!   share.
+//! * The cache model alone (issue 35's per-access cost, on which case 2's
+//!   and `index-scaling`'s wall times depend): case 2's access pattern
+//!   ([`fsmeta::measure::cache_pattern`], [`CACHE_CREATES`] creates on cold
+//!   caches, their building not timed), in simulated accesses per second.
 
-use fsmeta::measure::{median, mm1n, timed};
+use fsmeta::measure::{cache_pattern, median, mm1n, timed};
 use fsmeta::{LoadOptions, Study};
 use std::path::Path;
 
@@ -47,6 +51,22 @@ pub struct BenchResult {
     /// fsmeta / the bare loop drawing with the engine's sampler, the
     /// median of the per-repeat ratios.
     pub mm1n_ratio_same_sampler: f64,
+    /// Simulated cache accesses per CPU second of the cache model on case
+    /// 2's pattern (median).
+    pub cache_accesses_per_sec: f64,
+}
+
+/// Creates of case 2's access pattern per run of the cache figure (about
+/// 0.4M accesses).
+pub const CACHE_CREATES: u64 = 10_000;
+
+/// Accesses per CPU second of one run of case 2's access pattern on cold
+/// caches (built before the clock starts).
+fn cache_rate() -> Result<f64, anyhow::Error> {
+    let mut h = cache_pattern::spr()?;
+    let mut accesses = 0;
+    let d = timed(1, || accesses = cache_pattern::run(&mut h, CACHE_CREATES).0);
+    Ok(accesses as f64 / d.as_secs_f64().max(1e-9))
 }
 
 /// A scenario with `ops = 1000` replaced by `ops`.
@@ -73,7 +93,7 @@ pub fn engine_bench(ops: u64, completions: u64, repeat: u32) -> Result<BenchResu
     let engine = study("benches/engine.toml", BENCH_SCENARIO, ops)?;
     let queue = study("benches/mm1n.toml", MM1N_SCENARIO, completions)?;
     let (mut rates, mut secs, mut fsmeta_cps, mut bare_cps) = (vec![], vec![], vec![], vec![]);
-    let (mut ratios, mut ratios_same) = (vec![], vec![]);
+    let (mut ratios, mut ratios_same, mut cache) = (vec![], vec![], vec![]);
     let per_sec = |d: std::time::Duration| completions as f64 / d.as_secs_f64().max(1e-9);
     let mut events = 0;
     for r in 0..repeat {
@@ -81,6 +101,7 @@ pub fn engine_bench(ops: u64, completions: u64, repeat: u32) -> Result<BenchResu
         events = m.get("events").copied().unwrap_or(0.0) as u64;
         rates.push(events as f64 / s);
         secs.push(s);
+        cache.push(cache_rate()?);
         if completions == 0 {
             continue;
         }
@@ -103,5 +124,6 @@ pub fn engine_bench(ops: u64, completions: u64, repeat: u32) -> Result<BenchResu
         mm1n_bare_heap: median(&bare_cps),
         mm1n_ratio: median(&ratios),
         mm1n_ratio_same_sampler: median(&ratios_same),
+        cache_accesses_per_sec: median(&cache),
     })
 }

@@ -192,7 +192,8 @@ pub enum Command {
     /// Measure the engine's speed (thread CPU time, median of --repeat
     /// runs): events per second on a fixed path, and M/M/1//N through
     /// fsmeta next to a bare-heap loop (their ratio, and how fast this
-    /// machine is). The last line is `events_per_sec: <integer>`.
+    /// machine is), and the cache model's accesses per second on case 2's
+    /// access pattern. The last line is `events_per_sec: <integer>`.
     Bench {
         /// Operations of the fixed path per run (at least 10,000: a
         /// shorter run is too short to time).
@@ -455,6 +456,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
                 outln!("mm1n_ratio: {:.3}", r.mm1n_ratio);
                 outln!("mm1n_ratio_same_sampler: {:.3}", r.mm1n_ratio_same_sampler);
             }
+            outln!("cache_accesses_per_sec: {}", r.cache_accesses_per_sec as u64);
             outln!("events: {}", r.events);
             outln!("cpu_s: {:.3}", r.cpu_s);
             outln!("events_per_sec_best: {}", r.events_per_sec_best);

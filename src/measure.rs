@@ -1,11 +1,13 @@
-//! How the benchmarks measure: the calling thread's CPU time, and the
+//! How the benchmarks measure: the calling thread's CPU time, the
 //! bare-heap reference loop ([`mm1n`]) the engine is compared with in the
-//! same process (`cargo bench --bench mm1n`, `fsmeta bench`).
+//! same process (`cargo bench --bench mm1n`, `fsmeta bench`), and case 2's
+//! access pattern for the cache model alone ([`cache_pattern`]).
 //!
 //! CPU time rather than wall time: on a shared machine wall time mostly
 //! measures the other processes. Only the calling thread is seen, so what
 //! is timed must run on it (a run through `runner::run_one`, not a pool).
 
+pub mod cache_pattern;
 pub mod mm1n;
 
 use std::time::{Duration, Instant};

@@ -28,6 +28,7 @@ fn bench_prints_the_comparison_and_ends_with_events_per_sec() {
     ] {
         assert!(field(&text, key) > 0.0, "{key} in:\n{text}");
     }
+    assert!(field(&text, "cache_accesses_per_sec") > 0.0, "{text}");
     assert!(field(&text, "events_per_sec_best") >= field(&text, "events_per_sec"));
     let last = text.lines().last().unwrap_or_default();
     assert!(last.starts_with("events_per_sec: "), "{last}");
