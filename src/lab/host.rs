@@ -144,7 +144,7 @@ impl Host {
     pub fn progress(&self, msg: &str) {
         if self.verbose {
             // A closed or full stderr must not stop the lab (or panic).
-            let _ = writeln!(std::io::stderr(), "fsmeta lab: {msg}");
+            let _ = writeln!(std::io::stderr(), "fsmeta lab: {}", crate::text::escape_controls(msg));
         }
     }
 }

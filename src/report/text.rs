@@ -2,7 +2,6 @@
 //! for every variant, the bottleneck of each path run, and the
 //! expectation checks. The same text is saved as `report.txt`.
 
-use super::csv::value_text;
 use super::expect::{Check, point_label};
 use super::stats::{Summary, find};
 use crate::scenario::Scenario;
@@ -160,7 +159,6 @@ pub fn report(s: &Scenario, rows: &[Summary], checks: &[Check]) -> String {
         let passed = checks.len() - failed - gaps;
         let _ = writeln!(out, "{passed} passed, {failed} failed, {gaps} known gap(s)");
     }
-    let _ = value_text;
     out
 }
 

@@ -69,7 +69,7 @@ pub(super) fn mounts() -> Vec<MountLine> {
 pub fn undo(entries: &[Entry]) {
     for e in entries.iter().rev() {
         if let Err(msg) = undo_one(e) {
-            let _ = writeln!(std::io::stderr(), "fsmeta lab: cleanup: {msg}");
+            let _ = writeln!(std::io::stderr(), "fsmeta lab: cleanup: {}", crate::text::escape_controls(&msg));
         }
     }
 }
