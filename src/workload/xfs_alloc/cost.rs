@@ -147,6 +147,11 @@ pub const HEADER_READ: Work = Work {
     hits: BUFFER_READ.hits + 20.0,
 };
 
+/// AG header reads in the lab's window: the AGF (`xfs_alloc_read_agf`)
+/// and the AGFL (`xfs_alloc_read_agfl`, unconditional in
+/// `xfs_alloc_fix_freelist` once the shrink loop is done).
+pub const WINDOW_HEADER_READS: u64 = 2;
+
 /// `xfs_alloc_fix_freelist` between the AGF read and the allocation,
 /// with a freelist that needs no change: `xfs_alloc_min_freelist` (the
 /// two btree heights, about 12 loads), `xfs_alloc_space_available`
@@ -234,6 +239,9 @@ pub struct EventPrices {
     /// [`HEADER_READ`] times the header reads of the window (0 or 2),
     /// plus [`FIX_FREELIST`] when the window starts at the AGF read.
     pub window_ps: u64,
+    /// AG header reads inside the window (0, or
+    /// [`WINDOW_HEADER_READS`]), each firing `xfs_trans_read_buf`.
+    pub header_reads: u64,
     /// [`TRACE_EVENT`].
     pub trace_event_ps: u64,
     /// Which tracepoints fire inside the window.
@@ -359,18 +367,12 @@ impl EventPrices {
                 if level == BetweenCalls::L2 { l.l2_hit_ns } else { l.llc_hit_ns }
             }
         };
-        // Work whose lines an earlier call touched is priced like them.
-        let price = |w: Work| {
-            let cold = if p.between_calls == BetweenCalls::Cold {
-                m.memory_ns
-            } else {
-                recent_ns
-            };
-            ns_to_ps(w.cold_lines * cold + w.atomics * m.atomic_ns + w.hits * m.hit_ns * p.work_scale)
-        };
-        let window = match p.timed_from {
-            TimedFrom::XfsAllocAgVextentSize => 0,
-            TimedFrom::XfsAllocReadAgf => 2 * price(HEADER_READ) + price(FIX_FREELIST),
+        // Work whose lines an earlier call touched is priced like them
+        // (with `cold`, `recent_ns` is `memory_ns`).
+        let price = |w: Work| ns_to_ps(w.cold_lines * recent_ns + w.atomics * m.atomic_ns + w.hits * m.hit_ns * p.work_scale);
+        let (header_reads, window) = match p.timed_from {
+            TimedFrom::XfsAllocAgVextentSize => (0, 0),
+            TimedFrom::XfsAllocReadAgf => (WINDOW_HEADER_READS, WINDOW_HEADER_READS * price(HEADER_READ) + price(FIX_FREELIST)),
         };
         Ok(EventPrices {
             record_ps: p.record_ns.map_or_else(|| price(RECORD), ns_to_ps),
@@ -386,6 +388,7 @@ impl EventPrices {
             busy_node_ps: price(BUSY_NODE),
             busy_trim_ps: price(BUSY_TRIM),
             window_ps: window,
+            header_reads,
             trace_event_ps: price(TRACE_EVENT),
             probes: match p.timed_from {
                 // Header reads are outside the vextent_size window; its
@@ -399,8 +402,7 @@ impl EventPrices {
     /// Tracepoints that fire inside the window of a call with counts `s`.
     pub fn trace_events(&self, s: &BtreeStats) -> u64 {
         let p = self.probes;
-        let headers = if self.window_ps > 0 { 2 } else { 0 };
-        u64::from(p.trans_read_buf) * (s.buffer_reads + headers) + u64::from(p.busy_trim) * s.busy_trims + u64::from(p.bounds)
+        u64::from(p.trans_read_buf) * (s.buffer_reads + self.header_reads) + u64::from(p.busy_trim) * s.busy_trims + u64::from(p.bounds)
     }
 
     /// Pairs of (count, price in ps) for one call's counters, in a fixed

@@ -226,12 +226,52 @@ pub struct AllocBtree {
     pub(crate) nrecs: u64,
     /// What this tree's code touched; callers reset and read it.
     pub stats: BtreeStats,
-    /// Lines (block << 16 | line) touched since the last reset, to tell
-    /// `lines_cold` from `lines_warm`.
-    pub(crate) touched: std::collections::BTreeSet<u64>,
-    /// Lines touched by earlier calls, kept when [`AllocBtree::keep_warm`]
-    /// is on (`None`: every call starts cold).
-    pub(crate) earlier: Option<std::collections::BTreeSet<u64>>,
+    /// Lines (block << 16 | line) touched in this call and, when kept
+    /// warm, by earlier calls.
+    lines: LineSet,
+}
+
+/// The lines a call has touched, to tell `lines_cold`, `lines_recent`
+/// and `lines_warm` apart; shared by the allocation btrees and the busy
+/// tree.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LineSet {
+    /// Lines touched since the call began.
+    touched: std::collections::BTreeSet<u64>,
+    /// Lines touched by earlier calls (`None`: every call starts cold).
+    earlier: Option<std::collections::BTreeSet<u64>>,
+}
+
+impl LineSet {
+    /// Whether lines of earlier calls are remembered (see
+    /// [`AllocBtree::keep_warm`]).
+    pub(crate) fn keep_warm(&mut self, on: bool) {
+        self.earlier = on.then(std::collections::BTreeSet::new);
+    }
+
+    /// The start of a call: this call's lines become earlier ones, or are
+    /// forgotten.
+    pub(crate) fn next_call(&mut self) {
+        match &mut self.earlier {
+            Some(e) => e.append(&mut self.touched),
+            None => self.touched.clear(),
+        }
+    }
+
+    /// Counts a touch of `line` in `stats`: cold the first time in the
+    /// run (or in the call, when not kept warm), recent the first time in
+    /// this call if an earlier call touched it, warm after.
+    pub(crate) fn touch(&mut self, line: u64, stats: &mut BtreeStats) {
+        if self.touched.insert(line) {
+            if self.earlier.as_ref().is_some_and(|e| e.contains(&line)) {
+                stats.lines_recent += 1;
+            } else {
+                stats.lines_cold += 1;
+            }
+        } else {
+            stats.lines_warm += 1;
+        }
+    }
 }
 
 impl AllocBtree {
@@ -251,8 +291,7 @@ impl AllocBtree {
             height: 1,
             nrecs: 0,
             stats: BtreeStats::default(),
-            touched: std::collections::BTreeSet::new(),
-            earlier: None,
+            lines: LineSet::default(),
         }
     }
 
@@ -260,7 +299,7 @@ impl AllocBtree {
     /// `lines_cold` (calls in quick succession on a warm AG, as a loop of
     /// allocations finds it); off by default (every call starts cold).
     pub fn keep_warm(&mut self, on: bool) {
-        self.earlier = on.then(std::collections::BTreeSet::new);
+        self.lines.keep_warm(on);
     }
 
     /// Bulk-loads a tree from records already sorted in this tree's key
@@ -310,25 +349,14 @@ impl AllocBtree {
     /// of a call: every btree line is then cold).
     pub fn reset_stats(&mut self) {
         self.stats = BtreeStats::default();
-        match &mut self.earlier {
-            Some(e) => e.append(&mut self.touched),
-            None => self.touched.clear(),
-        }
+        self.lines.next_call();
     }
 
     /// Counts a touch of the 64-byte line holding byte `offset` of block
     /// `b`: cold the first time since the last reset, warm after.
     pub(crate) fn touch(&mut self, b: u32, offset: u32) {
         let line = (u64::from(b) << 16) | u64::from(offset / 64);
-        if self.touched.insert(line) {
-            if self.earlier.as_ref().is_some_and(|e| e.contains(&line)) {
-                self.stats.lines_recent += 1;
-            } else {
-                self.stats.lines_cold += 1;
-            }
-        } else {
-            self.stats.lines_warm += 1;
-        }
+        self.lines.touch(line, &mut self.stats);
     }
 
     /// Byte offset of entry `i` of a leaf (record) or node (key).

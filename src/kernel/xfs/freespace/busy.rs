@@ -18,9 +18,10 @@
 //! which this model never does within a run.
 
 use super::BtreeStats;
+use super::btree::LineSet;
 use crate::kernel::index::rbtree::{RbLayout, RbTree};
 use crate::kernel::mm::touch::Touch;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// `sizeof(struct xfs_extent_busy)` rounded to its slab (kmalloc-64 is
 /// not used: it has its own cache, `xfs_extent_busy_cache`, 64-byte
@@ -45,8 +46,7 @@ pub struct BusyExtents {
     /// What the trims of the current call counted (busy fields and the
     /// busy objects' lines).
     pub stats: BtreeStats,
-    touched: BTreeSet<u64>,
-    earlier: Option<BTreeSet<u64>>,
+    lines: LineSet,
     walk: Vec<Touch>,
 }
 
@@ -63,8 +63,7 @@ impl Default for BusyExtents {
             ),
             next_object: SLAB_BASE,
             stats: BtreeStats::default(),
-            touched: BTreeSet::new(),
-            earlier: None,
+            lines: LineSet::default(),
             walk: Vec::new(),
         }
     }
@@ -103,30 +102,13 @@ impl BusyExtents {
     /// Lines an earlier call touched count as `lines_recent` (see
     /// `AllocBtree::keep_warm`).
     pub fn keep_warm(&mut self, on: bool) {
-        self.earlier = on.then(BTreeSet::new);
+        self.lines.keep_warm(on);
     }
 
     /// Zeroes the counters (the start of a call).
     pub fn reset_stats(&mut self) {
         self.stats = BtreeStats::default();
-        match &mut self.earlier {
-            Some(e) => e.append(&mut self.touched),
-            None => self.touched.clear(),
-        }
-    }
-
-    fn count_lines(&mut self) {
-        for t in std::mem::take(&mut self.walk) {
-            if self.touched.insert(t.line) {
-                if self.earlier.as_ref().is_some_and(|e| e.contains(&t.line)) {
-                    self.stats.lines_recent += 1;
-                } else {
-                    self.stats.lines_cold += 1;
-                }
-            } else {
-                self.stats.lines_warm += 1;
-            }
-        }
+        self.lines.next_call();
     }
 
     /// `xfs_extent_busy_trim`: the part of free extent `[fbno, fbno +
@@ -144,11 +126,11 @@ impl BusyExtents {
         // The descent: the rb-tree lookup of fbno visits the nodes the
         // kernel's loop compares against (a node overlapping the
         // candidate is on that path, or the candidate is clear).
-        let mut walk = std::mem::take(&mut self.walk);
-        self.tree.lookup(u64::from(fbno), &mut walk);
+        self.tree.lookup(u64::from(fbno), &mut self.walk);
         self.stats.busy_nodes += u64::from(self.tree.last_walk_depth());
-        self.walk = walk;
-        self.count_lines();
+        for t in self.walk.drain(..) {
+            self.lines.touch(t.line, &mut self.stats);
+        }
         let (minlen, maxlen) = (u64::from(minlen), u64::from(maxlen));
         let overlapping: Vec<(u64, u64)> = self
             .ranges
