@@ -36,4 +36,5 @@ pub mod btrfs;
 pub mod index;
 pub mod mm;
 pub mod sync;
+pub mod tracing;
 pub mod xfs;

@@ -14,10 +14,22 @@
 //! items. Which batch it was comes from the kernel stack recorded with
 //! the event; items dropped when testdir is evicted are releases under
 //! `__btrfs_kill_delayed_node`. Phases are separated by trace markers.
+//!
+//! Time of a deletion batch: the `btrfs_tree_lock` / `btrfs_tree_read_lock`
+//! tracepoints of the fs tree (owner 5, no stack) are on too. Every search
+//! starts by locking the root, so the first lock a task takes after one
+//! of its releases is a root lock; a batch's window runs from its task's
+//! last root lock before the release to the release (6.x
+//! `btrfs_batch_delete_items` fires it after `btrfs_del_items`, before
+//! `btrfs_block_rsv_release`), which leaves out the stack the release
+//! records. Per phase: the median window (`us_per_batch`) and the windows'
+//! sum per item deleted (`us_per_item`), and the fs-tree blocks copied on
+//! write inside the windows (`btrfs_cow_block`, `cow_blocks`).
 
 use super::host::{self, Fs, FsType, Host};
 use super::trace::{self, EventSpec, Instance, Record};
 use super::{Experiment, LabError, Metrics, Params, Trial};
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 /// The experiment.
@@ -53,7 +65,18 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
         filter: Some("type == \"delayed_item\"".into()),
         stack: true,
     };
-    let tr = Instance::create(&mut fs, &[ev], 32768)?;
+    let lock = |event| EventSpec {
+        event,
+        filter: Some(format!("owner == {FS_TREE}")),
+        stack: false,
+    };
+    let cow = EventSpec {
+        event: "btrfs/btrfs_cow_block",
+        filter: Some(format!("root_objectid == {FS_TREE}")),
+        stack: false,
+    };
+    let events = [ev, lock("btrfs/btrfs_tree_lock"), lock("btrfs/btrfs_tree_read_lock"), cow];
+    let tr = Instance::create(&mut fs, &events, 32768)?;
     let mut m = Metrics::new();
     let timed = |m: &mut Metrics, phase: &str, f: &mut dyn FnMut() -> Result<(), LabError>| {
         tr.mark(phase)?;
@@ -92,6 +115,9 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
         files: super::keep("trace.txt", text),
     })
 }
+
+/// `BTRFS_FS_TREE_OBJECTID`: the owner of the fs tree's blocks.
+const FS_TREE: u64 = 5;
 
 /// One item's metadata reservation: `btrfs_calc_insert_metadata_size(fs_info,
 /// 1)` = nodesize x BTRFS_MAX_LEVEL x 2 (fs/btrfs/fs.h).
@@ -204,5 +230,98 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
     m.insert("items_per_delete_batch".into(), if b > 0.0 { m["items_released"] / b } else { 0.0 });
     gaps.sort_by(f64::total_cmp);
     m.insert("delete_batch_gap_us_p50".into(), gaps.get(gaps.len() / 2).copied().unwrap_or(0.0));
+    for (phase, mut w) in windows(&recs, &phases, fsid, per_item) {
+        w.us.sort_by(f64::total_cmp);
+        let sum: f64 = w.us.iter().sum();
+        m.insert(
+            format!("phase.{phase}.us_per_batch"),
+            w.us.get(w.us.len() / 2).copied().unwrap_or(0.0),
+        );
+        m.insert(
+            format!("phase.{phase}.us_per_item"),
+            if w.items > 0.0 { sum / w.items } else { 0.0 },
+        );
+        m.insert(format!("phase.{phase}.cow_blocks"), w.cows);
+    }
     Ok(m)
+}
+
+/// Whether `r` is a lock tracepoint of this filesystem; its block if so.
+fn lock_block(r: &Record, fsid: &str) -> Option<u64> {
+    if !matches!(r.event.as_str(), "btrfs_tree_lock" | "btrfs_tree_read_lock") || !r.body.starts_with(fsid) {
+        return None;
+    }
+    r.body
+        .split_whitespace()
+        .find_map(|t| t.strip_prefix("block="))
+        .and_then(trace::number)
+}
+
+/// Whether `r` is a delayed-item release of this filesystem.
+fn is_release(r: &Record, fsid: &str) -> bool {
+    r.event == "btrfs_space_reservation" && r.body.starts_with(fsid) && r.body.contains("delayed_item:") && r.body.contains(" release ")
+}
+
+/// The deletion batches' windows of one phase.
+#[derive(Debug, Default)]
+struct Windows {
+    /// Each batch's window, us.
+    us: Vec<f64>,
+    /// Items the batches deleted.
+    items: f64,
+    /// Fs-tree blocks copied on write inside the windows.
+    cows: f64,
+}
+
+/// The windows of the deletion batches (see the module docs), per phase
+/// and for the whole script. A batch whose task took no root lock since
+/// its previous release has no window.
+fn windows(recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64) -> BTreeMap<String, Windows> {
+    // Roots: the first block each task locks after each of its releases.
+    let mut roots = BTreeSet::new();
+    let mut after_release: BTreeSet<u32> = BTreeSet::new();
+    for r in recs {
+        if is_release(r, fsid) {
+            after_release.insert(r.pid);
+        } else if let Some(b) = lock_block(r, fsid)
+            && after_release.remove(&r.pid)
+        {
+            roots.insert(b);
+        }
+    }
+    let mut out: BTreeMap<String, Windows> = BTreeMap::new();
+    // Per task: its last root lock since its last release, and the COWs
+    // since that lock.
+    let mut root_lock: BTreeMap<u32, (u64, f64)> = BTreeMap::new();
+    for (r, ph) in recs.iter().zip(phases) {
+        if lock_block(r, fsid).is_some_and(|b| roots.contains(&b)) {
+            root_lock.insert(r.pid, (r.ts_ns, 0.0));
+            continue;
+        }
+        if r.event == "btrfs_cow_block" && r.body.starts_with(fsid) {
+            if let Some((_, cows)) = root_lock.get_mut(&r.pid) {
+                *cows += 1.0;
+            }
+            continue;
+        }
+        if !is_release(r, fsid) {
+            continue;
+        }
+        let start = root_lock.remove(&r.pid);
+        if classify(r) != Release::Delete {
+            continue;
+        }
+        let (Some((t0, cows)), Some(bytes)) = (start, r.body.split_whitespace().nth(4).and_then(|b| b.parse::<f64>().ok())) else {
+            continue;
+        };
+        let us = r.ts_ns.saturating_sub(t0) as f64 / 1e3;
+        let phase = ph.clone().unwrap_or_else(|| "before".into());
+        for key in [phase, "script".to_string()] {
+            let e = out.entry(key).or_default();
+            e.us.push(us);
+            e.items += bytes / per_item;
+            e.cows += cows;
+        }
+    }
+    out
 }

@@ -37,9 +37,10 @@ pub fn ns_to_ps(ns: f64) -> u64 {
 /// per-batch cost.
 pub fn delayed_cost(p: &BtrfsDirParams, machine: &MachineProfile) -> DelayedCost {
     DelayedCost {
-        prices: LinePrices::from_profile(machine),
+        prices: LinePrices::from_profile(machine, p.work_scale),
         nodesize: p.nodesize,
         batch_overhead_ps: ns_to_ps(p.batch_overhead_ns),
+        lock_tracepoints: p.lock_tracepoints,
     }
 }
 

@@ -13,3 +13,4 @@ mod ctree_props;
 mod delayed_props;
 mod hostile;
 mod insert;
+mod window;

@@ -98,3 +98,61 @@ fn a_dump_cut_anywhere_inside_a_leaf_is_refused() {
     let cut = text.find("\titem 100 key").expect("an item 100");
     assert!(Tree::parse(&text[..cut]).is_err());
 }
+
+/// A hand-made trace in the real lines' format (mono clock, so
+/// timestamps are seconds): one kworker's batches in the sync and rm -fr
+/// phases, a syscall task's locks in between.
+fn windows_trace() -> String {
+    let f = "00000000-0000-0000-0000-0000000000aa";
+    let lock = |task: &str, ts: &str, block: u64| {
+        format!(
+            "  {task} [001] ..... {ts}: btrfs_tree_lock: {f}: block={block} generation=9 start_ns=1 end_ns=2 diff_ns=1 owner=5 is_log_tree=0\n"
+        )
+    };
+    let release = |ts: &str, bytes: u64| {
+        format!(
+            "  kworker/u8:3-9 [001] ..... {ts}: btrfs_space_reservation: {f}: delayed_item: 257 release {bytes}\n  kworker/u8:3-9 [001] ..... {ts}: <stack trace>\n => btrfs_delete_delayed_items+0x1a/0x300\n => __btrfs_run_delayed_items+0x10/0x200\n"
+        )
+    };
+    let mark = |ts: &str, phase: &str| format!("  fsmeta-100 [000] ..... {ts}: tracing_mark_write: fsmeta:{phase}\n");
+    let k = "kworker/u8:3-9";
+    let mut t = String::from("# tracer: nop\n");
+    t += &mark("10.000001", "sync");
+    // Batch 1: root 500, leaf 600 copied on write, released 5 us after the root lock.
+    t += &lock(k, "10.000010", 500);
+    t += &lock(k, "10.000012", 600);
+    t += &format!(
+        "  {k} [001] ..... 10.000013: btrfs_cow_block: {f}: root=5(FS_TREE) refs=1 orig_buf=600 (orig_level=0) cow_buf=700 (cow_level=0)\n"
+    );
+    t += &release("10.000015", 262_144);
+    // The syscall task locks the root: not the worker's window.
+    t += &lock("fsmeta-100", "10.000018", 500);
+    // Batch 2: 3 us.
+    t += &lock(k, "10.000020", 500);
+    t += &lock(k, "10.000021", 700);
+    t += &release("10.000023", 262_144);
+    t += &mark("10.000050", "rm_fr");
+    // Another node's inode update (root lock, no release), then a 4-item
+    // batch whose own root lock starts its 10 us window.
+    t += &lock(k, "10.000090", 500);
+    t += &lock(k, "10.000100", 500);
+    t += &lock(k, "10.000101", 700);
+    t += &release("10.000110", 4 * 262_144);
+    t += &mark("10.000200", "end");
+    t
+}
+
+#[test]
+fn deletion_batches_are_timed_from_their_root_lock_to_their_release() {
+    let m = btrfs_delayed::analyse(&windows_trace(), "00000000-0000-0000-0000-0000000000aa", 16384).expect("analyse");
+    assert_eq!((m["phase.sync.batches"], m["phase.rm_fr.batches"]), (2.0, 1.0));
+    // Windows 5 and 3 us in the sync phase: the median of two is the upper.
+    assert!((m["phase.sync.us_per_batch"] - 5.0).abs() < 1e-9, "{m:?}");
+    assert!((m["phase.sync.us_per_item"] - 4.0).abs() < 1e-9, "{m:?}");
+    assert_eq!(m["phase.sync.cow_blocks"], 1.0);
+    // rm -fr: 10 us for 4 items.
+    assert!((m["phase.rm_fr.us_per_batch"] - 10.0).abs() < 1e-9, "{m:?}");
+    assert!((m["phase.rm_fr.us_per_item"] - 2.5).abs() < 1e-9, "{m:?}");
+    assert_eq!(m["phase.rm_fr.cow_blocks"], 0.0);
+    assert!((m["phase.script.us_per_item"] - 18.0 / 6.0).abs() < 1e-9, "{m:?}");
+}

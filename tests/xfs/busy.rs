@@ -94,6 +94,11 @@ fn work_scale_multiplies_only_the_instruction_path() {
     assert_eq!(two.buffer_read_ps - one.buffer_read_ps, hits(BUFFER_READ));
     // Lines and locked operations are measured, not scaled.
     assert_eq!((one.line_cold_ps, one.line_warm_ps), (two.line_cold_ps, two.line_warm_ps));
+    // Inner loops (record steps, probes, the busy walk) run hot: hit_ns.
+    assert_eq!(one.record_ps, two.record_ps);
+    assert_eq!((one.key_compare_ps, one.busy_node_ps), (two.key_compare_ps, two.busy_node_ps));
+    assert_eq!(one.trace_event_iterated_ps, two.trace_event_iterated_ps);
+    assert_eq!(two.trace_event_ps - one.trace_event_ps, hits(TRACE_EVENT));
 }
 
 #[test]

@@ -108,6 +108,10 @@ pub struct TreeStats {
     pub del_items_calls: u64,
     /// Items removed by `btrfs_del_items`.
     pub items_deleted: u64,
+    /// Items after a deleted range whose data offset `btrfs_del_items`
+    /// rewrote (its `btrfs_set_token_item_offset` loop, one per item
+    /// between the range's end and `nritems`).
+    pub items_shifted: u64,
     /// Bytes moved by memmove/copies inside leaves (del_items shifts, pushes
     /// to siblings, splits).
     pub bytes_moved: u64,
@@ -134,6 +138,7 @@ impl TreeStats {
             cow_blocks: self.cow_blocks - earlier.cow_blocks,
             del_items_calls: self.del_items_calls - earlier.del_items_calls,
             items_deleted: self.items_deleted - earlier.items_deleted,
+            items_shifted: self.items_shifted - earlier.items_shifted,
             bytes_moved: self.bytes_moved - earlier.bytes_moved,
             leaf_splits: self.leaf_splits - earlier.leaf_splits,
             leaf_pushes: self.leaf_pushes - earlier.leaf_pushes,

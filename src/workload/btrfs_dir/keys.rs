@@ -83,4 +83,16 @@ pub const PARAMS: &[ParamSpec] = &[
         "0 to 1e9",
         "per-batch cost beyond the counted cache lines (fitted once, case 3 old rule)",
     ),
+    p(
+        "btrfs_dir.work_scale",
+        "a multiple of hit_ns",
+        "above 0, at most 1000",
+        "ns per counted L1 load over hit_ns: a host's one fitted knob, else 1",
+    ),
+    p(
+        "btrfs_dir.lock_tracepoints",
+        "true or false",
+        "true, false",
+        "the lab's btrfs_tree_lock tracepoints are on: one trace event per block visited",
+    ),
 ];

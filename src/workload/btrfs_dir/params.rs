@@ -51,8 +51,17 @@ pub struct BtrfsDirParams {
     /// call) on top of the cache lines the model counts: probe overhead,
     /// tree-lock waits behind the syscall thread, search instruction work.
     /// FITTED once, on case 3's old-rule time (9563 us) with the
-    /// `icelake-2s` profile; see [`FIT_NOTE`]. Default 7900.
+    /// `icelake-2s` profile; see [`FIT_NOTE`]. Default 5900.
     pub batch_overhead_ns: f64,
+    /// ns per counted L1 load as a multiple of the profile's `hit_ns`: the
+    /// host's one knob where it is fitted (the lab host's, on an XFS
+    /// allocation time), else 1. Default 1.
+    pub work_scale: f64,
+    /// Whether the lab's `btrfs_tree_lock` and `btrfs_tree_read_lock`
+    /// tracepoints are enabled, each firing once per tree block a search
+    /// visits (`fsmeta lab btrfs-delayed` enables them to time batches).
+    /// Default false.
+    pub lock_tracepoints: bool,
 }
 
 /// How `batch_overhead_ns` was fitted: with it set to 0, the case-3
@@ -71,6 +80,9 @@ pub const DEFAULT_DELETE_EVERY: u64 = 2;
 /// 2^64, a cost of at most 1e12 ps times a count stays below 2^104, so the
 /// time computed in `u128` cannot overflow.
 pub const MAX_COST_NS: f64 = 1e9;
+
+/// Largest accepted `work_scale` (a load at 1,000 L1 hits).
+pub const MAX_WORK_SCALE: f64 = 1000.0;
 
 /// Upper bound on the bytes one file costs a run, before its name: tree
 /// items (inode item, inode ref, dir item, dir index; 21 bytes each, packed)
@@ -116,7 +128,9 @@ impl Default for BtrfsDirParams {
             delayed_background: 128,
             delayed_writeback: 512,
             delayed_batch: 16,
-            batch_overhead_ns: 7900.0,
+            batch_overhead_ns: 5900.0,
+            work_scale: 1.0,
+            lock_tracepoints: false,
         }
     }
 }
@@ -166,6 +180,13 @@ impl BtrfsDirParams {
             return Err(invalid(
                 "batch_overhead_ns",
                 format!("expected a cost in 0..=1e9 ns (1 s), found {v}"),
+            ));
+        }
+        let w = self.work_scale;
+        if !(w > 0.0 && w <= MAX_WORK_SCALE) {
+            return Err(invalid(
+                "work_scale",
+                format!("expected a multiple of hit_ns in (0, {MAX_WORK_SCALE}], found {w}"),
             ));
         }
         Ok(())

@@ -27,7 +27,7 @@ pub const PHASES: [(&str, &str); 4] = [
 ];
 
 /// The values reported per phase: (name, unit, meaning).
-const VALUES: [(&str, &str, &str); 5] = [
+const VALUES: [(&str, &str, &str); 8] = [
     ("batches", "count", "btrfs_del_items calls of the delayed deletions"),
     ("flushes", "count", "calls of btrfs_delete_delayed_items that found deletions"),
     ("batches_per_flush", "count", "batches per flush (0 without flushes)"),
@@ -37,6 +37,17 @@ const VALUES: [(&str, &str, &str); 5] = [
         "us",
         "time in btrfs_delete_delayed_items per flush (0 without flushes)",
     ),
+    (
+        "us_per_batch",
+        "us",
+        "per deletion batch, from the search's root lock to the release tracepoint (0 without batches)",
+    ),
+    (
+        "us_per_item",
+        "us",
+        "that window summed over the batches, per item they deleted (0 without batches)",
+    ),
+    ("cow_blocks", "count", "tree blocks the deletion batches copied on write"),
 ];
 
 /// The phase axis.
@@ -65,6 +76,7 @@ fn since(later: &DeleteRunStats, earlier: &DeleteRunStats) -> DeleteRunStats {
         items_released: later.items_released - earlier.items_released,
         not_found: later.not_found - earlier.not_found,
         leaves_freed: later.leaves_freed - earlier.leaves_freed,
+        items_shifted: later.items_shifted - earlier.items_shifted,
     }
 }
 
@@ -83,12 +95,18 @@ pub fn put(m: &mut BTreeMap<String, f64>, cost: &DelayedCost, marks: [&DeleteRun
     ];
     for ((key, _), s) in PHASES.iter().zip(&spans) {
         let us = cost.delete_ps(s)? as f64 / 1e6;
+        let window = cost.window_ps(s)? as f64 / 1e6;
         let per = |v: f64| if s.runs == 0 { 0.0 } else { v / s.runs as f64 };
+        let deleted = s.items_released - s.not_found.min(s.items_released);
+        let per_of = |n: u64| if n == 0 { 0.0 } else { window / n as f64 };
         m.insert(axis.metric(key, "batches"), s.batches as f64);
         m.insert(axis.metric(key, "flushes"), s.runs as f64);
         m.insert(axis.metric(key, "batches_per_flush"), per(s.batches as f64));
         m.insert(axis.metric(key, "delete_us"), us);
         m.insert(axis.metric(key, "us_per_flush"), per(us));
+        m.insert(axis.metric(key, "us_per_batch"), per_of(s.batches));
+        m.insert(axis.metric(key, "us_per_item"), per_of(deleted));
+        m.insert(axis.metric(key, "cow_blocks"), s.cow_blocks as f64);
     }
     Ok(())
 }

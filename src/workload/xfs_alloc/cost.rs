@@ -42,8 +42,17 @@ pub struct Work {
     pub cold_lines: f64,
     /// Locked operations on lines this CPU holds (priced at `atomic_ns`).
     pub atomics: f64,
-    /// Loads that hit L1 (priced at `hit_ns`).
+    /// Loads that hit L1 (priced at `hit_ns`, times the study's
+    /// `work_scale` unless `iterated`).
     pub hits: f64,
+    /// Whether this is the body of an inner loop whose trip count grows
+    /// with the data (records walked, binary-search probes, busy-tree
+    /// nodes): after its first turns its code runs from a hot instruction
+    /// cache with trained branches, so its loads are priced at `hit_ns`
+    /// and `work_scale` (what a host's straight-line kernel code costs
+    /// beyond its loads) does not apply. Per-call and per-level work is
+    /// not iterated.
+    pub iterated: bool,
 }
 
 impl Work {
@@ -73,6 +82,7 @@ pub const BUFFER_READ: Work = Work {
     cold_lines: 4.0,
     atomics: 9.0,
     hits: 80.0,
+    iterated: false,
 };
 
 /// One probe of the binary search in `xfs_btree_lookup`:
@@ -84,6 +94,7 @@ pub const KEY_COMPARE: Work = Work {
     cold_lines: 0.0,
     atomics: 0.0,
     hits: 4.0,
+    iterated: true,
 };
 
 /// A cursor made and deleted: `xfs_btree_alloc_cursor` (slab allocation,
@@ -95,6 +106,7 @@ pub const CURSOR: Work = Work {
     cold_lines: 0.0,
     atomics: 4.0,
     hits: 30.0,
+    iterated: false,
 };
 
 /// One record deleted, inserted or rewritten in a leaf
@@ -108,6 +120,7 @@ pub const UPDATE: Work = Work {
     cold_lines: 0.0,
     atomics: 2.0,
     hits: 94.0,
+    iterated: false,
 };
 
 /// `xfs_alloc_log_agf`: `xfs_btree_offsets` over the AGF field table and
@@ -117,6 +130,7 @@ pub const AGF_LOG: Work = Work {
     cold_lines: 0.0,
     atomics: 1.0,
     hits: 40.0,
+    iterated: false,
 };
 
 /// One record step of the by-size walk, counted
@@ -134,6 +148,7 @@ pub const RECORD: Work = Work {
     cold_lines: 0.125,
     atomics: 0.0,
     hits: 40.0,
+    iterated: true,
 };
 
 /// An AG header read inside the window (`xfs_alloc_read_agf` ->
@@ -145,6 +160,7 @@ pub const HEADER_READ: Work = Work {
     cold_lines: BUFFER_READ.cold_lines,
     atomics: BUFFER_READ.atomics,
     hits: BUFFER_READ.hits + 20.0,
+    iterated: false,
 };
 
 /// AG header reads in the lab's window: the AGF (`xfs_alloc_read_agf`)
@@ -164,6 +180,7 @@ pub const FIX_FREELIST: Work = Work {
     cold_lines: 0.0,
     atomics: 0.0,
     hits: 62.0,
+    iterated: false,
 };
 
 /// `xfs_extent_busy_trim` on a non-empty busy tree: `spin_lock(&eb_lock)`
@@ -174,6 +191,7 @@ pub const BUSY_SEARCH: Work = Work {
     cold_lines: 0.0,
     atomics: 1.0,
     hits: 12.0,
+    iterated: true,
 };
 
 /// One node of the busy-tree descent: `rb_entry`, `bno` and `length`
@@ -182,6 +200,7 @@ pub const BUSY_NODE: Work = Work {
     cold_lines: 0.0,
     atomics: 0.0,
     hits: 6.0,
+    iterated: true,
 };
 
 /// A trimmed candidate: the overlap case analysis and the result stores
@@ -191,21 +210,24 @@ pub const BUSY_TRIM: Work = Work {
     cold_lines: 0.0,
     atomics: 0.0,
     hits: 14.0,
+    iterated: true,
 };
 
 /// One enabled tracepoint firing with a filter, into a private
-/// instance's ring buffer (kernel/trace/trace_events.c,
-/// kernel/trace/ring_buffer.c): `trace_event_buffer_reserve` ->
-/// `ring_buffer_lock_reserve` (`rb_reserve_next_event`: the per-CPU
-/// buffer's `local_t` counters, not locked on x86; the clock read),
-/// the event's `TP_fast_assign` stores (about 12 fields of an `xfs_buf`
-/// or allocation event), `filter_match_preds` of one `dev ==` predicate,
-/// `trace_event_buffer_commit` (`rb_commit`, the wake-up test), and the
-/// event's trigger test. About 110 loads and stores, no locked operation.
+/// instance's ring buffer ([`crate::kernel::tracing::TRACE_EVENT_LOADS`]
+/// loads and stores, no locked operation).
 pub const TRACE_EVENT: Work = Work {
     cold_lines: 0.0,
     atomics: 0.0,
-    hits: 110.0,
+    hits: crate::kernel::tracing::TRACE_EVENT_LOADS,
+    iterated: false,
+};
+
+/// [`TRACE_EVENT`] fired once per turn of an inner loop
+/// (`xfs_extent_busy_trim` per busy record walked): [`Work::iterated`].
+pub const TRACE_EVENT_ITERATED: Work = Work {
+    iterated: true,
+    ..TRACE_EVENT
 };
 
 /// Prices of the counted events in integer ps, fixed for one study.
@@ -244,6 +266,8 @@ pub struct EventPrices {
     pub header_reads: u64,
     /// [`TRACE_EVENT`].
     pub trace_event_ps: u64,
+    /// [`TRACE_EVENT_ITERATED`].
+    pub trace_event_iterated_ps: u64,
     /// Which tracepoints fire inside the window.
     pub probes: Probes,
 }
@@ -369,7 +393,10 @@ impl EventPrices {
         };
         // Work whose lines an earlier call touched is priced like them
         // (with `cold`, `recent_ns` is `memory_ns`).
-        let price = |w: Work| ns_to_ps(w.cold_lines * recent_ns + w.atomics * m.atomic_ns + w.hits * m.hit_ns * p.work_scale);
+        let price = |w: Work| {
+            let scale = if w.iterated { 1.0 } else { p.work_scale };
+            ns_to_ps(w.cold_lines * recent_ns + w.atomics * m.atomic_ns + w.hits * m.hit_ns * scale)
+        };
         let (header_reads, window) = match p.timed_from {
             TimedFrom::XfsAllocAgVextentSize => (0, 0),
             TimedFrom::XfsAllocReadAgf => (WINDOW_HEADER_READS, WINDOW_HEADER_READS * price(HEADER_READ) + price(FIX_FREELIST)),
@@ -390,6 +417,7 @@ impl EventPrices {
             window_ps: window,
             header_reads,
             trace_event_ps: price(TRACE_EVENT),
+            trace_event_iterated_ps: price(TRACE_EVENT_ITERATED),
             probes: match p.timed_from {
                 // Header reads are outside the vextent_size window; its
                 // buffer reads still fire the probe.
@@ -401,16 +429,28 @@ impl EventPrices {
 
     /// Tracepoints that fire inside the window of a call with counts `s`.
     pub fn trace_events(&self, s: &BtreeStats) -> u64 {
+        self.trace_events_once(s) + self.trace_events_iterated(s)
+    }
+
+    /// Of [`Self::trace_events`], those fired by per-call or per-level
+    /// code (buffer reads, the window's bounds).
+    pub fn trace_events_once(&self, s: &BtreeStats) -> u64 {
         let p = self.probes;
-        u64::from(p.trans_read_buf) * (s.buffer_reads + self.header_reads) + u64::from(p.busy_trim) * s.busy_trims + u64::from(p.bounds)
+        u64::from(p.trans_read_buf) * (s.buffer_reads + self.header_reads) + u64::from(p.bounds)
+    }
+
+    /// Of [`Self::trace_events`], those fired in the walk's loop (one
+    /// `xfs_extent_busy_trim` per trimmed record).
+    pub fn trace_events_iterated(&self, s: &BtreeStats) -> u64 {
+        u64::from(self.probes.busy_trim) * s.busy_trims
     }
 
     /// Pairs of (count, price in ps) for one call's counters, in a fixed
     /// order: records, buffer reads, cold lines, warm lines, key compares,
     /// cursors, updates, AGF logs, lines an earlier call touched, busy
     /// searches, busy nodes, busy trims, the window's fixed work (once),
-    /// tracepoints fired.
-    pub fn terms(&self, s: &BtreeStats) -> [(u64, u64); 14] {
+    /// tracepoints fired by per-call code and in the walk's loop.
+    pub fn terms(&self, s: &BtreeStats) -> [(u64, u64); 15] {
         [
             (s.records_examined, self.record_ps),
             (s.buffer_reads, self.buffer_read_ps),
@@ -425,7 +465,8 @@ impl EventPrices {
             (s.busy_nodes, self.busy_node_ps),
             (s.busy_trims, self.busy_trim_ps),
             (1, self.window_ps),
-            (self.trace_events(s), self.trace_event_ps),
+            (self.trace_events_once(s), self.trace_event_ps),
+            (self.trace_events_iterated(s), self.trace_event_iterated_ps),
         ]
     }
 

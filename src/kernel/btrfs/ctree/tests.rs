@@ -134,4 +134,11 @@ fn del_items_moves_bytes_after_the_range() {
     t.del_items(&mut path, 2, 2);
     let d = t.stats().since(&before);
     assert_eq!((d.del_items_calls, d.items_deleted, d.bytes_moved), (1, 2, 600));
+    // Each of the 6 items after the range has its offset rewritten.
+    assert_eq!(d.items_shifted, 6);
+    // Deleting the last item rewrites none.
+    let before = t.stats();
+    let mut path = t.search_slot(&item(9, 0).key, SearchMode::Delete).1;
+    t.del_items(&mut path, 7, 1);
+    assert_eq!(t.stats().since(&before).items_shifted, 0);
 }

@@ -46,6 +46,9 @@ pub struct DeleteRunStats {
     pub not_found: u64,
     /// Leaves freed by the deletions.
     pub leaves_freed: u64,
+    /// Items whose offset `btrfs_del_items` rewrote (after each batch's
+    /// range in its leaf).
+    pub items_shifted: u64,
 }
 
 /// What `btrfs_insert_delayed_items` touched, summed over all its calls.
@@ -277,6 +280,7 @@ impl DelayedRoot {
         s.items_released += released;
         s.not_found += not_found;
         s.leaves_freed += d.leaves_freed;
+        s.items_shifted += d.items_shifted;
     }
 
     /// `btrfs_batch_delete_items`: grow a batch from the found slot by the
