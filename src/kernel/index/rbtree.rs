@@ -41,6 +41,19 @@ pub struct RbLayout {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeId(u32);
 
+impl NodeId {
+    /// The arena index, for a caller that stores handles compactly.
+    pub fn index(self) -> u32 {
+        self.0
+    }
+
+    /// The handle of arena index `i`, as [`NodeId::index`] gave it; valid
+    /// while that node is in the tree.
+    pub fn from_index(i: u32) -> Self {
+        NodeId(i)
+    }
+}
+
 /// Node colour (bit 0 of `__rb_parent_color`: RB_RED = 0, RB_BLACK = 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Color {
@@ -154,6 +167,12 @@ impl RbTree {
     /// compared: the levels it descended.
     pub fn last_walk_depth(&self) -> u32 {
         self.last_depth
+    }
+
+    /// Reserves room for `additional` more nodes in the arena (a tree
+    /// filled to a known size grows without reallocating).
+    pub fn reserve(&mut self, additional: usize) {
+        self.nodes.reserve_exact(additional);
     }
 
     /// Key of a node.

@@ -24,11 +24,9 @@
 //! serves it. Lock and counter steps run at their own event time; steps
 //! inside a critical section run when the lock is taken.
 
-use std::collections::VecDeque;
-
 use rand_chacha::ChaCha8Rng;
 
-use super::index::{InodeIndex, Open};
+use super::index::{InodeIndex, Open, OpenQueue};
 use super::params::{FsmarkParams, IndexKind};
 use crate::engine::dist::{Duration, ExpDuration};
 use crate::engine::histogram::LatencyHistogram;
@@ -190,7 +188,7 @@ pub struct Sim<'a> {
     /// Open inodes, oldest first: the eviction queue, kept only when
     /// `open_inodes` bounds the index (without a bound nothing is ever
     /// evicted, and only their number is reported).
-    open: VecDeque<Open>,
+    open: OpenQueue,
     /// Inodes in the index.
     open_count: u64,
     next_ino: u64,
@@ -243,7 +241,7 @@ impl<'a> Sim<'a> {
             counter: 2,
             index: InodeIndex::new(p.index, p.rb_node_offset, p.key_offset, p.enomem_every),
             slabs,
-            open: VecDeque::new(),
+            open: OpenQueue::new(p.index),
             open_count: 0,
             next_ino: FIRST_INO,
             queue: EventQueue::new(),
@@ -267,6 +265,16 @@ impl<'a> Sim<'a> {
     /// touching the caches (`prefill`).
     fn prefill(&mut self) {
         let n = self.th.len() as u64;
+        // Room for every prefilled inode up front: the arena and the queue
+        // fill without reallocating (a doubling copy would hold both).
+        // The bound is held once the run starts: each thread's insert
+        // comes before its eviction, so `threads` more at most (erased
+        // nodes' slots are reused).
+        let want = usize::try_from(self.p.open_inodes)
+            .unwrap_or(usize::MAX)
+            .saturating_add(self.th.len());
+        self.index.reserve(want);
+        self.open.reserve_exact(want);
         for k in 0..self.p.open_inodes {
             let slab = (k % n) as u32;
             let (ino, obj) = (self.next_ino, self.slabs[slab as usize].alloc());
@@ -283,7 +291,8 @@ impl<'a> Sim<'a> {
                 }
             };
             self.touches.clear();
-            self.push_open(Open { ino, obj, slab, node });
+            let open = self.index.open_entry(ino, obj, node);
+            self.push_open(open);
         }
     }
 
@@ -414,7 +423,7 @@ impl<'a> Sim<'a> {
             Step::EvictCheck => {
                 let over = self.p.open_inodes > 0 && self.open_count > self.p.open_inodes;
                 if over {
-                    self.th[i].victim = self.open.pop_front();
+                    self.th[i].victim = self.open.pop_front(&self.index);
                     self.open_count -= 1;
                 } else {
                     self.th[i].pc = self.prog.len();
@@ -429,7 +438,8 @@ impl<'a> Sim<'a> {
             }
             Step::Free => {
                 if let Some(v) = self.th[i].victim.take() {
-                    let _ = self.slabs[v.slab as usize].free(v.obj);
+                    let slab = ((v.obj - SLAB_BASE) / SLAB_SPAN) as usize;
+                    let _ = self.slabs[slab].free(v.obj);
                 }
             }
         }
@@ -480,12 +490,7 @@ impl<'a> Sim<'a> {
         let ps = self.price(i, true);
         let th = &mut self.th[i];
         th.t = t.saturating_add(SimTimePs(ps));
-        let open = Open {
-            ino: th.ino,
-            obj: th.obj,
-            slab: i as u32,
-            node,
-        };
+        let open = self.index.open_entry(th.ino, th.obj, node);
         self.push_open(open);
     }
 
