@@ -39,6 +39,9 @@ pub struct LineStats {
     /// Transfers by distance class (index = `Distance as usize`); index 0
     /// (same CPU) counts fetches from memory.
     pub transfers: [u64; 5],
+    /// Compare-and-exchanges that failed because the value changed since
+    /// the process loaded it (each one a retry of the loop).
+    pub cas_retries: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -183,9 +186,32 @@ impl LineTable {
         Self::occupy_line(l, now, cost)
     }
 
-    /// How many writes line `id` has seen (its version).
+    /// How many writes line `id` has seen (its version), failed
+    /// compare-and-exchanges included (they take the line exclusive too).
     pub fn version(&self, id: LineId) -> u64 {
         self.lines[id as usize].version
+    }
+
+    /// How many times line `id`'s value has changed: its writes less its
+    /// failed compare-and-exchanges. A process that loaded the line when
+    /// this was `seen` holds a stale value once it differs.
+    pub fn changes(&self, id: LineId) -> u64 {
+        let l = &self.lines[id as usize];
+        l.version - l.stats.cas_retries
+    }
+
+    /// `cmpxchg` of line `id` by `p`, which loaded it when its
+    /// [`Self::changes`] was `seen`: a locked RMW either way (the line
+    /// comes exclusive to `p`); it succeeds, and changes the value, only if
+    /// no other write changed it since. Returns the access and whether it
+    /// succeeded.
+    pub fn cas(&mut self, id: LineId, p: u32, seen: u64, now: SimTimePs, m: &Pricing) -> (Access, bool) {
+        let ok = self.changes(id) == seen;
+        let a = self.write(id, p, now, m);
+        if !ok {
+            self.lines[id as usize].stats.cas_retries += 1;
+        }
+        (a, ok)
     }
 
     /// `count` back-to-back reads of line `id` by process `p` at `now`
@@ -240,6 +266,30 @@ mod tests {
     fn pricing() -> Pricing {
         // two processes on different sockets: 100 ns apart; hit 1 ns.
         Pricing::from_matrix(2, vec![1_000, 100_000, 100_000, 1_000], vec![0, 4, 4, 0], 1_000, 80_000)
+    }
+
+    #[test]
+    fn cmpxchg_fails_only_when_another_write_changed_the_value_since_the_load() {
+        let m = pricing();
+        let mut t = LineTable::new(vec!["head".into()], 2);
+        let _ = t.write(0, 0, SimTimePs(0), &m);
+        // Process 1 loads, process 0 adds, process 1's cmpxchg fails (a
+        // locked RMW all the same: the line moves to process 1).
+        let seen = t.changes(0);
+        let _ = t.read(0, 1, 1, SimTimePs(100_000), &m);
+        let _ = t.write(0, 0, SimTimePs(300_000), &m);
+        let (_, ok) = t.cas(0, 1, seen, SimTimePs(500_000), &m);
+        assert!(!ok);
+        // Its retry, from the value the failed cmpxchg returned, succeeds;
+        // then process 0's cmpxchg from a load before it fails.
+        let seen = t.changes(0);
+        let (_, ok) = t.cas(0, 1, seen, SimTimePs(700_000), &m);
+        assert!(ok);
+        let (_, ok) = t.cas(0, 0, seen, SimTimePs(900_000), &m);
+        assert!(!ok);
+        assert_eq!(t.stats(0).cas_retries, 2);
+        assert_eq!(t.version(0), 5, "every write and cmpxchg takes the line");
+        assert_eq!(t.changes(0), 3, "the first write, process 0's add, the good cmpxchg");
     }
 
     #[test]

@@ -37,12 +37,26 @@ fn signed(x: f64) -> String {
     if x >= 0.0 { format!("+{}", human(x)) } else { human(x) }
 }
 
-/// The resource with the highest utilisation in a summary, if any.
+/// The resource with the highest utilisation in a summary, if any. A
+/// reader-writer lock counts by the share of time a writer held it
+/// (`NAME.write_utilisation`): readers do not exclude each other, so time
+/// held only by readers limits nobody (its count word is a line of its
+/// own, `NAME.word`, and counts like any line).
 fn bottleneck(rows: &[Summary], point: usize, variant: usize) -> Option<(String, f64)> {
+    let here = |r: &&Summary| r.point == point && r.variant == variant;
+    let exclusive = |name: &str| {
+        rows.iter()
+            .filter(here)
+            .find(|r| r.metric.strip_suffix(".write_utilisation") == Some(name))
+            .map(|r| r.mean)
+    };
     rows.iter()
-        .filter(|r| r.point == point && r.variant == variant && r.metric.ends_with(".utilisation"))
-        .max_by(|a, b| a.mean.total_cmp(&b.mean))
-        .map(|r| (r.metric.trim_end_matches(".utilisation").to_string(), r.mean))
+        .filter(here)
+        .filter_map(|r| {
+            let name = r.metric.strip_suffix(".utilisation")?;
+            Some((name.to_string(), exclusive(name).unwrap_or(r.mean)))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
 /// The unit of `metric` as the workload declares it (empty if unknown).
@@ -164,4 +178,41 @@ pub fn report(s: &Scenario, rows: &[Summary], checks: &[Check]) -> String {
 
 fn fmt_exact(x: f64) -> String {
     if x.abs() >= 1000.0 { format!("{x:.0}") } else { format!("{x:.4}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(metric: &str, mean: f64) -> Summary {
+        Summary {
+            point: 0,
+            variant: 0,
+            metric: metric.to_string(),
+            mean,
+            stddev: 0.0,
+            ci95_lo: mean,
+            ci95_hi: mean,
+            n: 1,
+            paired: None,
+        }
+    }
+
+    #[test]
+    fn a_read_held_rwsem_is_not_the_bottleneck_but_a_written_one_is() {
+        // Readers held the rwsem half the time, a writer never: the
+        // busier line is the bottleneck.
+        let mut rows = vec![
+            row("sem.utilisation", 0.5),
+            row("sem.write_utilisation", 0.0),
+            row("line.utilisation", 0.1),
+        ];
+        assert_eq!(bottleneck(&rows, 0, 0), Some(("line".to_string(), 0.1)));
+        // A writer held it 30% of the time: now it limits.
+        rows[1].mean = 0.3;
+        assert_eq!(bottleneck(&rows, 0, 0), Some(("sem".to_string(), 0.3)));
+        // A spinlock counts by its whole hold time.
+        rows.push(row("spin.utilisation", 0.4));
+        assert_eq!(bottleneck(&rows, 0, 0), Some(("spin".to_string(), 0.4)));
+    }
 }

@@ -163,6 +163,96 @@ fn unlink_takes_two_handles_plus_a_roll_per_freed_chunk() {
     }
 }
 
+/// `got` shared steps over `ops` operations against `per_op` from a hand
+/// count, allowing `slack_steps` for the operations in flight at the stop
+/// (up to one per thread) and each thread's last, partial 64-operation
+/// chunk (no roll yet).
+fn per_op_close(what: &str, got: f64, ops: f64, per_op: f64, slack_steps: f64) {
+    assert!(
+        (got - per_op * ops).abs() <= slack_steps,
+        "{what}: {got} over {ops} operations, want {per_op} each (+- {slack_steps})"
+    );
+}
+
+#[test]
+fn create_takes_the_shared_steps_of_the_57_transaction_path() {
+    // Hand count per create transaction from the 5.7 source (the header of
+    // scenarios/xfs-active-trans.toml): xlog_grant_add_space on the reserve
+    // and write heads in xfs_log_reserve, xlog_grant_sub_space on both in
+    // xfs_log_ticket_ungrant (2 cmpxchg loops per head); down_read(xc_ctx_lock) and
+    // spin_lock(xc_cil_lock) once each in xfs_log_commit_cil /
+    // xlog_cil_insert_items, one write of the CIL list head; m_ifree - 1
+    // (xfs_mod_ifree); m_active_trans + 1 and - 1. Transactions per create:
+    // 1 + 1/64 (xfs_dir_ialloc's roll per inode chunk).
+    let (file, text) = shipped("xfs-active-trans.toml", 160_000);
+    let m = run_text(&file, &text);
+    let tx = 1.0 + 1.0 / 64.0;
+    // 16 threads: one create in flight each, one partial chunk each.
+    let slack = |steps: f64| 16.0 * steps * 2.0;
+    for host in ["a", "b"] {
+        for variant in ["atomic", "percpu"] {
+            let r = at(&m, host, None, variant);
+            let ops = r["ops"];
+            let what = |k: &str| format!("host {host} {variant} {k}");
+            for head in ["l_reserve_head", "l_write_head"] {
+                // Each cmpxchg loop ends in one good cmpxchg; the failed
+                // ones are retries.
+                let good = r[&format!("{head}.writes")] - r[&format!("{head}.cmpxchg_retries")];
+                per_op_close(&what(head), good, ops, 2.0 * tx, slack(2.0));
+            }
+            per_op_close(&what("xc_ctx_lock"), r["xc_ctx_lock.read_acquisitions"], ops, tx, slack(1.0));
+            assert_eq!(r["xc_ctx_lock.write_acquisitions"], 0.0, "no CIL push modelled");
+            per_op_close(&what("xc_cil_lock"), r["xc_cil_lock.acquisitions"], ops, tx, slack(1.0));
+            per_op_close(&what("xc_cil"), r["xc_cil.writes"], ops, tx, slack(1.0));
+            // m_ifree - 1 per transaction on each thread's own CPU slot:
+            // a fold (lock, write of the global count) per 32.
+            per_op_close(&what("m_ifree folds"), r["m_ifree.folds"], ops, tx / 32.0, 16.0 * 2.0);
+            // m_fdblocks is only read (the compare's fast path).
+            assert_eq!(r["m_fdblocks_count.writes"], 0.0, "{}", what("m_fdblocks"));
+        }
+        // The atomic: an inc and a dec per transaction on its line; the
+        // per-CPU counter never writes the old atomic's line.
+        let atomic = at(&m, host, None, "atomic");
+        per_op_close(
+            &format!("host {host} atomic line"),
+            atomic["xfs_mount_active_trans.writes"],
+            atomic["ops"],
+            2.0 * tx,
+            slack(2.0),
+        );
+        assert_eq!(at(&m, host, None, "percpu")["xfs_mount_active_trans.writes"], 0.0);
+    }
+}
+
+#[test]
+fn unlink_takes_the_shared_steps_of_the_57_transaction_path() {
+    // Hand count per unlink (scenarios/xfs-active-trans-rm.toml, 5.7):
+    // xfs_remove's and xfs_inactive_ifree's transactions, and the chunk
+    // free's roll 1 in 64: 2 + 1/64 handles, each 2 RMWs per grant head,
+    // one down_read(xc_ctx_lock), one xc_cil_lock; m_ifree + 1 once per
+    // unlink (xfs_difree in xfs_inactive_ifree's transaction); m_fdblocks
+    // read by xfs_remove's reservation only, never written.
+    let (file, text) = shipped("xfs-active-trans-rm.toml", 80_000);
+    let m = run_text(&file, &text);
+    let tx = 2.0 + 1.0 / 64.0;
+    let slack = |steps: f64| 16.0 * steps * 3.0;
+    for host in ["a", "b"] {
+        for variant in ["atomic", "percpu"] {
+            let r = at(&m, host, Some(1), variant);
+            let ops = r["ops"];
+            let what = |k: &str| format!("host {host} {variant} {k}");
+            for head in ["l_reserve_head", "l_write_head"] {
+                let good = r[&format!("{head}.writes")] - r[&format!("{head}.cmpxchg_retries")];
+                per_op_close(&what(head), good, ops, 2.0 * tx, slack(2.0));
+            }
+            per_op_close(&what("xc_ctx_lock"), r["xc_ctx_lock.read_acquisitions"], ops, tx, slack(1.0));
+            per_op_close(&what("xc_cil_lock"), r["xc_cil_lock.acquisitions"], ops, tx, slack(1.0));
+            per_op_close(&what("m_ifree folds"), r["m_ifree.folds"], ops, 1.0 / 32.0, 16.0 * 2.0);
+            assert_eq!(r["m_fdblocks_count.writes"], 0.0, "{}", what("m_fdblocks"));
+        }
+    }
+}
+
 /// Two threads, each running `path` (a work of mean `m` ns with `n`
 /// reads spread over it, then a store to the line).
 fn reader_writer(work: &str, extra: &str, n: u32, ops: u64) -> Metrics {

@@ -288,3 +288,66 @@ fn keys_the_new_objects_do_not_read_are_located_errors() {
         assert!(e.contains(field), "expected an error at {field}, got: {e}");
     }
 }
+
+#[test]
+fn cmpxchg_retries_once_per_known_overlap() {
+    // One thread on a 2-CPU ideal machine queues an item, then runs a
+    // cmpxchg loop on `head` with 1000 ns between its load and its
+    // cmpxchg; the worker on the idle CPU waits 100 ns and then makes an
+    // atomic add on `head`, inside that window. So each loop fails once
+    // (1 retry), computes again for 1000 ns and succeeds; with the 1000 ns
+    // of work after it, an operation takes 3000 ns.
+    let body = r#"
+[lines.head]
+[workqueues.w]
+kind = "unbound"
+[[workqueues.w.path]]
+work = { dist = "fixed", mean_ns = 100.0 }
+[[workqueues.w.path]]
+atomic = "head"
+[[path]]
+queue = "w"
+[[path]]
+cmpxchg = "head"
+window_ns = 1000.0
+[[path]]
+work = { dist = "fixed", mean_ns = 1000.0 }
+"#;
+    let m = run(&scenario(1, 2, 1_000, body));
+    assert_eq!(m["head.cmpxchg_retries"], 1_000.0);
+    // Per operation: the worker's add, the failed and the good cmpxchg.
+    assert_eq!(m["head.writes"], 3_000.0);
+    assert!((m["ops_per_sec"] * 3000e-9 - 1.0).abs() < 1e-9, "{}", m["ops_per_sec"]);
+}
+
+#[test]
+fn cmpxchg_retries_against_poisson_writes_follow_the_geometric_law() {
+    // The thread adds to `head` after Exp(m) of work, so its writes are a
+    // Poisson stream of rate 1/m (free accesses on the ideal machine); each
+    // add queues an item whose worker (the idle CPU's, the only one) runs a
+    // cmpxchg loop with a window w between load and cmpxchg. A window fails
+    // if a write falls in it, with probability 1 - exp(-w/m), whatever the
+    // past (Poisson), so the retries per loop are geometric with mean
+    // exp(w/m) - 1 = exp(0.1) - 1 = 0.10517 for w = 100, m = 1000 ns.
+    let body = r#"
+[lines.head]
+[workqueues.w]
+kind = "unbound"
+[[workqueues.w.path]]
+cmpxchg = "head"
+window_ns = 100.0
+[[path]]
+work = { dist = "exp", mean_ns = 1000.0 }
+[[path]]
+atomic = "head"
+[[path]]
+queue = "w"
+"#;
+    let m = run(&scenario(1, 2, 1_000_000, body));
+    let per_loop = m["head.cmpxchg_retries"] / m["w.items"];
+    let exact = 0.1f64.exp() - 1.0;
+    assert!(
+        (per_loop / exact - 1.0).abs() < 0.02,
+        "{per_loop} retries per loop, expected {exact}"
+    );
+}

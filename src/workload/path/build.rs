@@ -87,6 +87,7 @@ fn step_action(s: &StepConfig, field: &str) -> Result<&'static str, BuildError> 
         ("read", s.read.is_some()),
         ("write", s.write.is_some()),
         ("atomic", s.atomic.is_some()),
+        ("cmpxchg", s.cmpxchg.is_some()),
         ("lock", s.lock.is_some()),
         ("unlock", s.unlock.is_some()),
         ("counter", s.counter.is_some()),
@@ -101,7 +102,7 @@ fn step_action(s: &StepConfig, field: &str) -> Result<&'static str, BuildError> 
         ["work", "read"] => Ok("work"),
         [] => Err(err(
             field,
-            "a step needs one of work, read, write, atomic, lock, unlock, counter, queue",
+            "a step needs one of work, read, write, atomic, cmpxchg, lock, unlock, counter, queue",
         )),
         _ => Err(err(field, format!("a step takes one action, found {}", set.join(" and ")))),
     }
@@ -136,6 +137,12 @@ pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -
             format!("a `{action}` step does not read `op` (only counter steps do); remove it"),
         ));
     }
+    if s.window_ns.is_some() && action != "cmpxchg" {
+        return Err(err(
+            format!("{field}.window_ns"),
+            format!("a `{action}` step does not read `window_ns` (only cmpxchg steps do); remove it"),
+        ));
+    }
     if s.mode.is_some() && action != "lock" {
         return Err(err(
             format!("{field}.mode"),
@@ -154,6 +161,19 @@ pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -
         },
         "write" => Step::Write(lines.named(s.write.as_deref().unwrap_or_default(), &format!("{field}.write"))?),
         "atomic" => Step::Write(lines.named(s.atomic.as_deref().unwrap_or_default(), &format!("{field}.atomic"))?),
+        "cmpxchg" => {
+            let window = s.window_ns.unwrap_or(0.0);
+            if !(window.is_finite() && (0.0..=1e9).contains(&window)) {
+                return Err(err(
+                    format!("{field}.window_ns"),
+                    format!("expected a time from 0 to 1e9 ns, found {window}"),
+                ));
+            }
+            Step::Cas {
+                line: lines.named(s.cmpxchg.as_deref().unwrap_or_default(), &format!("{field}.cmpxchg"))?,
+                window: (window * 1000.0).round() as u64,
+            }
+        }
         "lock" | "unlock" => lock_step(s, field, names)?,
         _ => {
             let name = s.counter.as_deref().unwrap_or_default();

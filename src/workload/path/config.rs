@@ -186,7 +186,7 @@ pub enum DistKind {
     Lognormal,
 }
 
-/// One `[[path]]` step: exactly one of `work`, `read`, `write`, `atomic`,
+/// One `[[path]]` step: exactly one of `work`, `read`, `write`, `atomic`, `cmpxchg`,
 /// `lock`, `unlock`, `counter`, `queue`.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -206,6 +206,14 @@ pub struct StepConfig {
     /// Atomic read-modify-write of this line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub atomic: Option<String>,
+    /// A `cmpxchg` loop on this line: load, compute, `cmpxchg`, retried
+    /// while another CPU changed the line in between.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmpxchg: Option<String>,
+    /// With `cmpxchg`: the time between the load and the `cmpxchg` (the
+    /// new value's computation), in ns; default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_ns: Option<f64>,
     /// Acquire this lock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock: Option<String>,

@@ -52,6 +52,18 @@ pub const PARAMS: &[ParamSpec] = &[
         "a line declared under [lines]",
         "atomic read-modify-write of this line",
     ),
+    p(
+        "path[].cmpxchg",
+        "a line name",
+        "a line declared under [lines]",
+        "a cmpxchg loop on this line: load it, compute (window_ns), cmpxchg; retried, from the compute, while another CPU changed the line in between (NAME.cmpxchg_retries)",
+    ),
+    p(
+        "path[].window_ns",
+        "a number (ns)",
+        "0 to 1e9",
+        "with cmpxchg: the time between the load (or a failed cmpxchg) and the next cmpxchg; default 0",
+    ),
     p("path[].lock", "a lock name", "a lock declared under [locks]", "acquire this lock"),
     p(
         "path[].mode",

@@ -64,6 +64,16 @@ pub const LINE: &[Decl] = &[
     ("transfers_same_llc", "count", "transfers inside one LLC domain"),
     ("transfers_same_socket", "count", "transfers across LLC domains of one socket"),
     ("transfers_cross_socket", "count", "transfers between sockets"),
+    (
+        "writes",
+        "count",
+        "stores and atomic read-modify-writes of the line, hits or not (a count of what the path does)",
+    ),
+    (
+        "cmpxchg_retries",
+        "count",
+        "cmpxchg steps retried: another CPU changed the value between the load and the cmpxchg",
+    ),
 ];
 
 /// Per lock `NAME.` + these, in fill order.

@@ -317,7 +317,7 @@ impl PreparedPath {
             let n = Some(name.as_str());
             let by_step = steps
                 .iter()
-                .any(|s| s.read.as_deref() == n || s.write.as_deref() == n || s.atomic.as_deref() == n);
+                .any(|s| s.read.as_deref() == n || s.write.as_deref() == n || s.atomic.as_deref() == n || s.cmpxchg.as_deref() == n);
             let by_work = d.work.values().any(|w| w.read.as_deref() == n);
             let by_owner =
                 by_work || d.locks.values().any(|l| l.line.as_deref() == n) || d.counters.values().any(|c| c.line.as_deref() == n);

@@ -36,6 +36,9 @@ pub(super) struct Proc {
     pub(super) rng: ChaCha8Rng,
     /// Work durations are multiplied by this / 1000 (SMT).
     pub(super) slowdown: u32,
+    /// In a `cmpxchg` step: the line's value count when this process last
+    /// loaded it (or saw it in a failed `cmpxchg`); `None` before the load.
+    pub(super) cas_seen: Option<u64>,
 }
 
 impl Proc {
@@ -52,6 +55,7 @@ impl Proc {
             micro_at: 0,
             rng,
             slowdown,
+            cas_seen: None,
         }
     }
 

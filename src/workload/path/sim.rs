@@ -44,6 +44,17 @@ pub enum Step {
     },
     /// A store or atomic RMW of a line.
     Write(LineId),
+    /// A `cmpxchg` loop on a line: load it, `window` ps of computing the
+    /// new value, `cmpxchg`; again from the computing (with the value the
+    /// failed `cmpxchg` returned) while another CPU changed the line in
+    /// between.
+    Cas {
+        /// The line.
+        line: LineId,
+        /// Time between the load (or a failed `cmpxchg`) and the next
+        /// `cmpxchg`, in ps.
+        window: u64,
+    },
     /// Acquire a lock.
     Lock(LockId),
     /// Release a lock.
@@ -525,6 +536,23 @@ impl World {
             }
             Step::Read { line, count } => Next::At(self.lines.read(line, p, count, now, &self.pricing).done),
             Step::Write(line) => self.exec_micro(p, MicroOp::Write(line), now),
+            Step::Cas { line, window } => {
+                // The step runs again (proc.next back to it) until its
+                // cmpxchg succeeds: first the load, then each cmpxchg.
+                let (done, again) = match proc.cas_seen.take() {
+                    None => (self.lines.read(line, p, 1, now, &self.pricing).done, true),
+                    Some(seen) => {
+                        let (a, ok) = self.lines.cas(line, p, seen, now, &self.pricing);
+                        (a.done, !ok)
+                    }
+                };
+                if !again {
+                    return Ok(Next::At(done));
+                }
+                proc.cas_seen = Some(self.lines.changes(line));
+                proc.next = i;
+                Next::At(done.checked_add(SimTimePs(window)).ok_or(SimError::TimeOverflow(now))?)
+            }
             Step::Lock(l) => self.lock(p, l, now),
             Step::Unlock(l) => self.unlock(p, l, now),
             Step::Counter { id, op } => {
@@ -748,6 +776,8 @@ impl World {
                 t[2] as f64,
                 t[3] as f64,
                 t[4] as f64,
+                self.lines.version(i as LineId) as f64,
+                s.cas_retries as f64,
             ];
             fill(&mut m, name, metrics::LINE, &values);
         }
