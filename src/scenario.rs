@@ -297,7 +297,8 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     shape::arrays_for_tables(&ctx, &base, workload)?;
     workload.resolved_toml(&Sections::Text(&de)).map_err(|e| ctx.param_error(e))?;
     meaning::check_base(&base, workload).map_err(|e| ctx.param_error(e))?;
-    check_overrides(&ctx, &parsed, &base, workload, opts.registry)?;
+    // The sweep's axes as written (quick may change them).
+    let written_axes = check_overrides(&ctx, &parsed, &base, workload, opts.registry)?;
     // The base as written, before quick replaces some of its values.
     let full_base = opts.quick.then(|| base.clone());
     if opts.quick {
@@ -316,7 +317,10 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         applied::read_back(&resolved_toml, &quick_sets(&parsed)).map_err(|(at, path, m)| ctx.error_at(&at, &path, m, None))?;
     }
     let variants = variants(&ctx, &doc)?;
-    let axes = sweep::axes(base.get("sweep")).map_err(|e| ctx.error_at(&e.at, &e.at, e.message, e.suggestion))?;
+    let axes = match opts.quick {
+        true => sweep::axes(base.get("sweep")).map_err(|e| ctx.error_at(&e.at, &e.at, e.message, e.suggestion))?,
+        false => written_axes,
+    };
     let swept = sweep::flatten(&axes);
     check_variants_vs_sweep(&ctx, &variants, &swept)?;
     let sweep: Vec<(String, Vec<toml::Value>)> = swept.iter().map(|(p, _, v)| (p.clone(), v.clone())).collect();
