@@ -18,6 +18,7 @@ pub mod labels;
 pub mod meaning;
 pub mod names;
 pub mod overrides;
+mod point;
 pub mod reference;
 pub mod resolved;
 pub mod schema;
@@ -29,8 +30,8 @@ pub mod validate;
 
 use crate::param::ParamError;
 use crate::workload::registry::{self, REGISTRY};
-use crate::workload::{Input, Prepared, Sections, StopConfig, Workload};
-use checks::{apply_quick, check_memory, check_overrides, check_run_count, check_variants_vs_sweep, quick_sets, variant_sets, variants};
+use crate::workload::{Prepared, Sections, Workload};
+use checks::{apply_quick, check_overrides, check_run_count, check_variants_vs_sweep, quick_sets, variants};
 use config::{Document, SHARED_SECTIONS};
 use error::Location;
 pub use error::ScenarioError;
@@ -283,11 +284,12 @@ fn parse_shared(ctx: &Ctx<'_>, de: &Spanned<DeTable<'_>>) -> Result<Document, Sc
 
 /// Parses and validates scenario `text` as if read from `file`.
 pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario, ScenarioError> {
+    let parsed = DeTable::parse(text);
     let ctx = Ctx {
         file,
-        spans: SpanIndex::build(text),
+        spans: SpanIndex::of(text, parsed.as_ref().ok().map(|d| d.get_ref())),
     };
-    let de = DeTable::parse(text).map_err(|e| ctx.toml_error(&e))?;
+    let de = parsed.map_err(|e| ctx.toml_error(&e))?;
     let mut base: toml::Table = toml::from_str(text).map_err(|e| ctx.toml_error(&e))?;
     let parsed = parse_shared(&ctx, &de)?;
     let workload = registry::find(opts.registry, &parsed.workload.kind).map_err(|e| ctx.param_error(e))?;
@@ -295,7 +297,8 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     shape::arrays_for_tables(&ctx, &base, workload)?;
     workload.resolved_toml(&Sections::Text(&de)).map_err(|e| ctx.param_error(e))?;
     meaning::check_base(&base, workload).map_err(|e| ctx.param_error(e))?;
-    check_overrides(&ctx, &parsed, &base, workload, opts.registry)?;
+    // The sweep's axes as written (quick may change them).
+    let written_axes = check_overrides(&ctx, &parsed, &base, workload, opts.registry)?;
     // The base as written, before quick replaces some of its values.
     let full_base = opts.quick.then(|| base.clone());
     if opts.quick {
@@ -308,13 +311,16 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
             i64::try_from(seed).map_err(|_| ctx.error_at("scenario.seed", "scenario.seed", "--seed must be below 2^63".into(), None))?;
         set_path(&mut base, "scenario.seed", toml::Value::Integer(seed)).ok();
     }
-    let doc = resolve(&ctx, &base, &[])?.0;
+    let doc = resolve(&ctx, &base, &[], None)?.0;
     let resolved_toml = resolved::resolved_text(&doc, workload, &split(&base).1).map_err(|e| locate(&ctx, &[], opts.quick, e))?;
     if opts.quick {
         applied::read_back(&resolved_toml, &quick_sets(&parsed)).map_err(|(at, path, m)| ctx.error_at(&at, &path, m, None))?;
     }
     let variants = variants(&ctx, &doc)?;
-    let axes = sweep::axes(base.get("sweep")).map_err(|e| ctx.error_at(&e.at, &e.at, e.message, e.suggestion))?;
+    let axes = match opts.quick {
+        true => sweep::axes(base.get("sweep")).map_err(|e| ctx.error_at(&e.at, &e.at, e.message, e.suggestion))?,
+        false => written_axes,
+    };
     let swept = sweep::flatten(&axes);
     check_variants_vs_sweep(&ctx, &variants, &swept)?;
     let sweep: Vec<(String, Vec<toml::Value>)> = swept.iter().map(|(p, _, v)| (p.clone(), v.clone())).collect();
@@ -339,8 +345,12 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     // which no point reads (a copy holding them made `check` quadratic in
     // a list's length, issue 33).
     let mut point_base = base.clone();
-    point_base.remove("sweep");
-    let here = Here {
+    // Nor the scenario-wide lists, which a point's document drops
+    // ([`point::point_doc`]) and nothing may override.
+    for key in ["sweep", "variant", "plot", "expect"] {
+        point_base.remove(key);
+    }
+    let here = point::Here {
         ctx: &ctx,
         base: &point_base,
         swept: &swept,
@@ -348,6 +358,7 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         machines: &machines,
         dir: &dir,
         opts,
+        docs: point::Here::shared_docs(&swept),
     };
     let mut points = Vec::new();
     let (point_count, mut run_count) = (sweep::count(&axes).unwrap_or(0), 0u64);
@@ -355,6 +366,11 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         let values = sweep::point(&axes, index);
         let mut configs = Vec::with_capacity(variants.len());
         for (vi, v) in variants.iter().enumerate() {
+            // A check keeps the first point, and only validates the rest.
+            if opts.check_only && !points.is_empty() {
+                run_count += u64::from(here.check(vi, v, &values)?);
+                continue;
+            }
             let config = here.config(vi, v, &values)?;
             run_count += u64::from(config.doc.scenario.replications);
             configs.push(config);
@@ -386,94 +402,25 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     })
 }
 
-/// What building one (point, variant) needs.
-struct Here<'a> {
-    ctx: &'a Ctx<'a>,
-    base: &'a toml::Table,
-    swept: &'a [(String, String, Vec<toml::Value>)],
-    workload: &'static dyn Workload,
-    machines: &'a crate::machine::MachineCache,
-    dir: &'a Path,
-    opts: &'a LoadOptions,
-}
-
-impl Here<'_> {
-    /// Variant `vi` at the point whose swept values are `values`: its
-    /// overrides applied, validated, prepared, and every value it sets
-    /// read back from its resolved document.
-    fn config(&self, vi: usize, v: &Variant, values: &[toml::Value]) -> Result<Config, ScenarioError> {
-        let (ctx, opts) = (self.ctx, self.opts);
-        let mut layers: Vec<(String, toml::Table)> = vec![(format!("variant[{vi}]"), v.overrides.clone())];
-        let mut sets = variant_sets(vi, v);
-        for ((path, at, _), value) in self.swept.iter().zip(values) {
-            let mut t = toml::Table::new();
-            set_path(&mut t, path, value.clone()).map_err(|m| ctx.error_at(at, path, m, None))?;
-            layers.push((at.clone(), t));
-            sets.push(applied::Set {
-                at: at.clone(),
-                path: path.clone(),
-                value: value.clone(),
-            });
-        }
-        let (resolved, sections, prepared) = prepare_layered(ctx, self.base, &layers, self.workload, self.machines, self.dir, opts.quick)?;
-        check_memory(ctx, prepared.memory_bytes(), opts, &layers)?;
-        let doc = point_doc(resolved);
-        let text = resolved::resolved_text(&doc, self.workload, &sections).map_err(|e| locate(ctx, &layers, opts.quick, e))?;
-        let applied = applied::read_back(&text, &sets).map_err(|(at, path, m)| ctx.error_at(&at, &path, m, None))?;
-        Ok(Config {
-            doc,
-            prepared: Arc::from(prepared),
-            applied,
-            resolved_toml: text,
-        })
-    }
-}
-
-/// A point's document without the scenario-wide lists (variants, sweep,
-/// plots, expectations): they live once in [`Scenario::doc`], so a large
-/// sweep does not hold a copy of itself per point.
-fn point_doc(mut d: Document) -> Document {
-    d.variant = Vec::new();
-    d.sweep = toml::Table::new();
-    d.plot = Vec::new();
-    d.expect = Vec::new();
-    d
-}
-
-/// Merges `layers` over `base` and deserialises the shared sections; a
-/// failure is blamed on the first layer whose addition makes it fail.
-/// Returns the shared document and the workload's sections.
-/// `base` with `layers` merged on top, validated and prepared by
-/// `workload`: the resolved document, its sections and the prepared run.
-/// Errors are located at the layer that set the offending value.
-fn prepare_layered(
+/// `base` with `layers` merged on top: its shared sections as a
+/// [`Document`] (`known`, when the caller knows them already: no layer
+/// sets a shared key that differs between its calls), and the workload's
+/// sections. Errors are located at the layer that made them.
+fn resolve(
     ctx: &Ctx<'_>,
     base: &toml::Table,
     layers: &[(String, toml::Table)],
-    workload: &'static dyn Workload,
-    machines: &crate::machine::MachineCache,
-    dir: &Path,
-    quick: bool,
-) -> Result<(Document, toml::Table, Box<dyn crate::workload::Prepared>), ScenarioError> {
-    let (resolved, sections) = resolve(ctx, base, layers)?;
-    validate::validate(&resolved).map_err(|e| locate(ctx, layers, quick, e))?;
-    let input = Input {
-        sections: Sections::Table(&sections),
-        machine: &resolved.machine,
-        machines,
-        threads: resolved.workload.threads,
-        stop: StopConfig {
-            ops: resolved.scenario.ops,
-            time_ms: resolved.scenario.time_ms,
-        },
-        dir,
+    known: Option<Document>,
+) -> Result<(Document, toml::Table), ScenarioError> {
+    // With the shared sections known, only the workload's are merged.
+    let mut table: toml::Table = match known {
+        Some(_) => base
+            .iter()
+            .filter(|(k, _)| !SHARED_SECTIONS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        None => base.clone(),
     };
-    let prepared = workload.prepare(&input).map_err(|e| locate(ctx, layers, quick, e))?;
-    Ok((resolved, sections, prepared))
-}
-
-fn resolve(ctx: &Ctx<'_>, base: &toml::Table, layers: &[(String, toml::Table)]) -> Result<(Document, toml::Table), ScenarioError> {
-    let mut table = base.clone();
     for (name, layer) in layers {
         overrides::merge(&mut table, layer).map_err(|m| {
             let field = overrides::leaf_paths(layer).into_iter().next().unwrap_or_default();
@@ -485,7 +432,10 @@ fn resolve(ctx: &Ctx<'_>, base: &toml::Table, layers: &[(String, toml::Table)]) 
             ctx.error_at(&at, &field, m, None)
         })?;
     }
-    let (shared, sections) = split(&table);
+    let (shared, sections): (toml::Table, toml::Table) = table.into_iter().partition(|(k, _)| SHARED_SECTIONS.contains(&k.as_str()));
+    if let Some(doc) = known {
+        return Ok((doc, sections));
+    }
     match toml::Value::Table(shared).try_into::<Document>() {
         Ok(d) => Ok((d, sections)),
         Err(e) => {

@@ -144,9 +144,15 @@ impl Host {
     pub fn progress(&self, msg: &str) {
         if self.verbose {
             // A closed or full stderr must not stop the lab (or panic).
-            let _ = writeln!(std::io::stderr(), "fsmeta lab: {}", crate::text::escape_controls(msg));
+            let _ = writeln!(std::io::stderr(), "{}", message_line(msg));
         }
     }
+}
+
+/// A lab message as stderr shows it: control characters escaped (a path
+/// or a tool's output may hold them), as every fsmeta message.
+pub(crate) fn message_line(msg: &str) -> String {
+    format!("fsmeta lab: {}", crate::text::escape_controls(msg))
 }
 
 /// Runs `tool args`, returning its stdout; a non-zero exit is a failed

@@ -91,18 +91,23 @@ impl Machine {
 /// matrix once.
 #[derive(Debug, Default)]
 pub struct MachineCache {
-    built: std::cell::RefCell<Vec<(String, std::sync::Arc<Machine>)>>,
+    built: std::cell::RefCell<Vec<(BuiltFor, std::sync::Arc<Machine>)>>,
 }
+
+/// What a cached machine was built for.
+type BuiltFor = (Threads, std::path::PathBuf, MachineConfig);
 
 impl MachineCache {
     /// The machine for `config` and `threads`, built on first use.
     pub fn get(&self, config: &MachineConfig, threads: Threads, dir: &Path) -> Result<std::sync::Arc<Machine>, MachineError> {
-        let key = format!("{threads:?}|{}|{config:?}", dir.display());
-        if let Some((_, m)) = self.built.borrow().iter().find(|(k, _)| *k == key) {
+        let same = |(t, d, c): &BuiltFor| *t == threads && d == dir && c == config;
+        if let Some((_, m)) = self.built.borrow().iter().find(|(k, _)| same(k)) {
             return Ok(m.clone());
         }
         let m = std::sync::Arc::new(Machine::build(config, threads, dir)?);
-        self.built.borrow_mut().push((key, m.clone()));
+        self.built
+            .borrow_mut()
+            .push(((threads, dir.to_path_buf(), config.clone()), m.clone()));
         Ok(m)
     }
 }

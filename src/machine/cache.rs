@@ -23,12 +23,17 @@
 //!   treated as the place a written-back line lands.
 
 mod lines;
+mod model;
 mod set;
 use lines::LineStates;
 use set::SetAssoc;
 
 /// Most ways a cache level may have.
 pub use set::MAX_WAYS;
+
+#[cfg(test)]
+pub(crate) use model::BUILT;
+pub use model::{CachePrices, MachineCaches};
 
 /// Size and associativity of one cache level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -285,12 +290,22 @@ pub struct Hierarchy {
 }
 
 impl Hierarchy {
-    /// Builds empty (cold) caches for `config`.
-    pub fn new(config: &CacheConfig) -> Result<Self, CacheError> {
+    /// The error [`Hierarchy::new`] would give for `config`, without
+    /// building the arrays.
+    pub fn check(config: &CacheConfig) -> Result<(), CacheError> {
         let cores = config.core_socket.len();
         if cores == 0 || cores > MAX_CORES {
             return Err(CacheError::NoCores);
         }
+        SetAssoc::sets("l1d", config.l1d)?;
+        SetAssoc::sets("l2", config.l2)?;
+        SetAssoc::sets("llc", config.llc)?;
+        Ok(())
+    }
+
+    /// Builds empty (cold) caches for `config`.
+    pub fn new(config: &CacheConfig) -> Result<Self, CacheError> {
+        Self::check(config)?;
         let sockets = config.core_socket.iter().max().map_or(0, |&s| s as usize + 1);
         let l1 = SetAssoc::new("l1d", config.l1d)?;
         let l2 = SetAssoc::new("l2", config.l2)?;
@@ -495,147 +510,3 @@ fn take_ownership(private: &mut [Private], state: &mut LineState, core: usize, l
 mod oracle;
 #[cfg(test)]
 mod tests;
-
-/// The cache model of one run's machine: the hierarchy, the hierarchy core
-/// each thread runs on (SMT siblings share one core's private caches), and
-/// what each outcome costs.
-#[derive(Clone, Debug)]
-pub struct MachineCaches {
-    /// The caches, cold.
-    pub hierarchy: Hierarchy,
-    /// Hierarchy core of each thread, by thread number.
-    pub thread_core: Vec<usize>,
-    /// Prices of outcomes.
-    pub prices: CachePrices,
-}
-
-/// What an access costs by where it was served, in ps (load-to-use).
-#[derive(Clone, Debug)]
-pub struct CachePrices {
-    /// Served without leaving the core's socket, in [`Served::class`]
-    /// order: L1d hit (`hit_ns`), L2 hit (`levels.l2_hit_ns`), LLC hit
-    /// (`levels.llc_hit_ns`), DRAM (`memory_ns`). An array, so an access
-    /// is priced by a load rather than a jump on where it was served.
-    pub local_ps: [u64; 4],
-    /// Transfer from core `a`'s cache to core `b`'s, `[a * cores + b]`,
-    /// by the distance class of their CPUs.
-    pub peer_ps: Vec<u64>,
-    cores: usize,
-}
-
-impl CachePrices {
-    /// Cost of one access by `core` with outcome `o`, in ps: the load-to-use
-    /// latency of where it was served. A store that must invalidate other
-    /// cores' copies costs no more than its load part: on x86 (TSO) stores
-    /// retire into the store buffer and the ownership request overlaps the
-    /// code that follows; the line's transfer still happens (the other
-    /// cores' next reads miss).
-    #[inline]
-    pub fn of(&self, core: usize, o: Outcome) -> u64 {
-        match o.served {
-            Served::Peer { from_core, .. } => self.peer_ps[from_core as usize * self.cores + core],
-            local => self.local_ps[local.class() & 3],
-        }
-    }
-}
-
-impl MachineCaches {
-    /// Builds the cache model for `machine`'s threads: one private L1d and
-    /// L2 per physical core in use, one LLC per LLC domain in use (its
-    /// share of `llc_bytes_per_socket`), LRU with the profile's ways
-    /// (`levels.l1d_ways`, `levels.l2_ways`, `cache_ways` for the LLC).
-    /// Errors name the profile field that is missing or does not make a
-    /// power-of-two number of sets.
-    pub fn for_machine(machine: &crate::machine::Machine) -> Result<Self, crate::param::ParamError> {
-        use crate::param::ParamError;
-        let p = &machine.profile;
-        let topo = machine.topology();
-        let levels = p.levels.as_ref().ok_or_else(|| {
-            ParamError::new(
-                "machine.profile",
-                format!(
-                    "profile `{}` has no [levels] table (l1d_ways, l2_ways, l2_hit_ns, llc_hit_ns), which the cache model needs",
-                    p.name
-                ),
-            )
-        })?;
-        let mut cores: Vec<u32> = Vec::new();
-        let mut rep_cpu = Vec::new();
-        let thread_core: Vec<usize> = machine
-            .cpus
-            .iter()
-            .map(|&c| {
-                let core = topo.core_of(c);
-                match cores.iter().position(|&k| k == core) {
-                    Some(i) => i,
-                    None => {
-                        cores.push(core);
-                        rep_cpu.push(c);
-                        cores.len() - 1
-                    }
-                }
-            })
-            .collect();
-        let mut llcs: Vec<u32> = Vec::new();
-        let core_socket = rep_cpu
-            .iter()
-            .map(|&c| {
-                let l = topo.llc_of(c);
-                match llcs.iter().position(|&k| k == l) {
-                    Some(i) => i as u32,
-                    None => {
-                        llcs.push(l);
-                        (llcs.len() - 1) as u32
-                    }
-                }
-            })
-            .collect();
-        let llc_bytes = p.llc_bytes_per_socket / u64::from(topo.llcs_per_socket.max(1));
-        let config = CacheConfig {
-            l1d: LevelConfig {
-                size_bytes: p.l1d_bytes,
-                ways: levels.l1d_ways,
-            },
-            l2: LevelConfig {
-                size_bytes: p.l2_bytes,
-                ways: levels.l2_ways,
-            },
-            llc: LevelConfig {
-                size_bytes: llc_bytes,
-                ways: p.cache_ways,
-            },
-            core_socket,
-        };
-        let hierarchy = Hierarchy::new(&config).map_err(|e| {
-            let field = match e {
-                CacheError::BadGeometry(level, _, ways) if !(1..=MAX_WAYS).contains(&ways) => match level {
-                    "l1d" => "machine.profile.levels.l1d_ways",
-                    "l2" => "machine.profile.levels.l2_ways",
-                    _ => "machine.profile.cache_ways",
-                },
-                CacheError::BadGeometry("l1d", ..) => "machine.profile.l1d_bytes",
-                CacheError::BadGeometry("l2", ..) => "machine.profile.l2_bytes",
-                _ => "machine.profile.llc_bytes_per_socket",
-            };
-            ParamError::new(field, e.to_string())
-        })?;
-        let n = rep_cpu.len();
-        let mut peer_ps = Vec::with_capacity(n * n);
-        for &a in &rep_cpu {
-            for &b in &rep_cpu {
-                peer_ps.push(p.transfer_between_ps(topo.distance(a, b), topo.socket_of(a), topo.socket_of(b)));
-            }
-        }
-        let ps = crate::machine::ns_to_ps;
-        let prices = CachePrices {
-            local_ps: [ps(p.hit_ns), ps(levels.l2_hit_ns), ps(levels.llc_hit_ns), p.memory_ps()],
-            peer_ps,
-            cores: n,
-        };
-        Ok(Self {
-            hierarchy,
-            thread_core,
-            prices,
-        })
-    }
-}

@@ -32,9 +32,14 @@ pub fn read_back(resolved: &str, sets: &[Set]) -> Result<Vec<(String, Value)>, N
             .map_or((String::new(), String::new()), |s| (s.at.clone(), s.path.clone()));
         (first.0, first.1, format!("the resolved document does not read back: {e}"))
     })?;
+    read_back_table(&table, sets)
+}
+
+/// [`read_back`] from the resolved document as a table.
+pub fn read_back_table(table: &Table, sets: &[Set]) -> Result<Vec<(String, Value)>, NotApplied> {
     let mut out = Vec::with_capacity(sets.len());
     for s in sets {
-        let got = get_path(&table, &s.path);
+        let got = get_path(table, &s.path);
         if !applied(&s.value, got) {
             let why = match got {
                 None => format!(

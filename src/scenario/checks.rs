@@ -9,13 +9,14 @@ use crate::workload::Workload;
 
 /// Every key a `[[variant]]`, `[sweep]` or `quick` sets must be read by the
 /// workload, and every list index in it must name an element of `base`.
+/// Returns the axes of the sweep as written.
 pub(super) fn check_overrides(
     ctx: &Ctx<'_>,
     doc: &Document,
     base: &toml::Table,
     workload: &dyn Workload,
     registry: &[&dyn Workload],
-) -> Result<(), ScenarioError> {
+) -> Result<Vec<sweep::Axis>, ScenarioError> {
     let check = |path: &str, at: &str, what: &str| -> Result<(), ScenarioError> {
         meaning::check_override(path, what, workload, registry).map_err(|e| ctx.error_at(at, &e.field, e.message, e.suggestion))?;
         check_indices(base, path).map_err(|(m, s)| ctx.error_at(at, path, m, s))
@@ -27,8 +28,7 @@ pub(super) fn check_overrides(
             check(&path, &format!("variant[{i}].{path}"), "a [[variant]]")?;
         }
     }
-    let axes =
-        sweep::axes(Some(&toml::Value::Table(doc.sweep.clone()))).map_err(|e| ctx.error_at(&e.at, &e.at, e.message, e.suggestion))?;
+    let axes = sweep::axes(base.get("sweep")).map_err(|e| ctx.error_at(&e.at, &e.at, e.message, e.suggestion))?;
     for (path, at, _) in sweep::flatten(&axes) {
         check(&path, &at, "[sweep]")?;
     }
@@ -39,7 +39,7 @@ pub(super) fn check_overrides(
         }
         check(path, &format!("scenario.quick.{key}"), "quick mode")?;
     }
-    Ok(())
+    Ok(axes)
 }
 
 /// Applies `[scenario.quick]` to the base table.

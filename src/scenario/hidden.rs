@@ -4,7 +4,8 @@
 //! fail, or be used, the day the sweep or the quick override is removed
 //! (issue 33: `machine.profile = "/dev/zero"` passed when swept).
 
-use super::{Ctx, Variant, overrides, prepare_layered, sweep};
+use super::point::{Prep, prepare_layered};
+use super::{Ctx, Variant, overrides, sweep};
 use crate::machine::MachineCache;
 use crate::workload::Workload;
 use std::path::Path;
@@ -79,6 +80,12 @@ fn first_point_with_the_base(
     }
     let mut base = base.clone();
     base.remove("sweep");
-    prepare_layered(ctx, &base, &layers, h.workload, h.machines, h.dir, quick)?;
+    let prep = Prep {
+        workload: h.workload,
+        machines: h.machines,
+        dir: h.dir,
+        quick,
+    };
+    prepare_layered(ctx, &base, &layers, &prep, None)?;
     Ok(())
 }

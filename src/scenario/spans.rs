@@ -53,9 +53,15 @@ fn walk_value(path: &str, v: &DeValue<'_>, out: &mut Spans, ext: &mut Spans) {
 impl SpanIndex {
     /// Indexes `text`; a text that does not parse gives an empty index.
     pub fn build(text: &str) -> SpanIndex {
+        Self::of(text, DeTable::parse(text).ok().as_ref().map(|d| d.get_ref()))
+    }
+
+    /// [`SpanIndex::build`] from `text` already parsed (`doc`; `None`
+    /// when it does not parse).
+    pub fn of(text: &str, doc: Option<&DeTable<'_>>) -> SpanIndex {
         let (mut spans, mut extents) = (BTreeMap::new(), BTreeMap::new());
-        if let Ok(doc) = DeTable::parse(text) {
-            walk("", doc.get_ref(), &mut spans, &mut extents);
+        if let Some(doc) = doc {
+            walk("", doc, &mut spans, &mut extents);
         }
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));

@@ -201,6 +201,13 @@ pub trait Workload: Sync + fmt::Debug {
     /// Its sections with every default filled, as TOML text (empty when
     /// the document has none), for `scenario.resolved.toml`.
     fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError>;
+    /// What [`Workload::resolved_toml`]'s text parses to. Default: the
+    /// text, parsed; a workload may build the table directly (faster, for
+    /// a check of many points).
+    fn resolved_table(&self, sections: &Sections<'_>) -> Result<toml::Table, ParamError> {
+        let text = self.resolved_toml(sections)?;
+        toml::from_str(&text).map_err(|e| ParamError::new(self.kind(), format!("the resolved document does not read back: {e}")))
+    }
     /// Parses and validates its sections for one run point.
     fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError>;
 }
@@ -223,6 +230,13 @@ pub trait Prepared: Send + Sync + fmt::Debug {
     /// none.
     fn step_axes(&self) -> Vec<StepAxis> {
         Vec::new()
+    }
+    /// Its sections as read for this point, as the table
+    /// [`Workload::resolved_table`] gives for them, when it keeps them
+    /// (saves reading them twice in a check of many points). Default:
+    /// `None`.
+    fn resolved_sections(&self) -> Option<Result<toml::Table, ParamError>> {
+        None
     }
     /// Runs once with the random streams of `key`.
     fn run(&self, key: RunKey) -> Result<Metrics, RunFailure>;

@@ -146,8 +146,10 @@ impl Workload for Fsmark {
             other => ParamError::new("machine.profile", other.to_string()),
         })?;
         params.validate(machine.cpus.len() as u64).map_err(|e| e.under("fsmark"))?;
-        let caches = MachineCaches::for_machine(&machine)?;
-        Ok(Box::new(PreparedFsmark { params, machine, caches }))
+        // Validated here, built per run: a point's caches are megabytes,
+        // and neither `check` nor a plan of many points may hold them.
+        MachineCaches::check(&machine)?;
+        Ok(Box::new(PreparedFsmark { params, machine }))
     }
 }
 
@@ -156,7 +158,6 @@ impl Workload for Fsmark {
 struct PreparedFsmark {
     params: FsmarkParams,
     machine: Arc<Machine>,
-    caches: MachineCaches,
 }
 
 impl Prepared for PreparedFsmark {
@@ -212,14 +213,9 @@ impl Prepared for PreparedFsmark {
 
     fn run(&self, key: RunKey) -> Result<Metrics, RunFailure> {
         let n = self.machine.cpus.len();
+        let caches = MachineCaches::for_machine(&self.machine).map_err(crate::kernel::ModelError::from)?;
         let rngs = (0..n).map(|t| key.stream(&format!("thread{t}.create"))).collect();
-        let sim = sim::Sim::new(
-            &self.params,
-            &self.machine.pricing,
-            &self.machine.slowdown_permille,
-            self.caches.clone(),
-            rngs,
-        );
+        let sim = sim::Sim::new(&self.params, &self.machine.pricing, &self.machine.slowdown_permille, caches, rngs);
         let out = sim.run()?;
         Ok(report::metrics(&out, self.params.loops))
     }

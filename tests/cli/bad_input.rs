@@ -278,6 +278,42 @@ fn keys_a_step_does_not_read_are_refused() {
     }
 }
 
+/// A work duration whose samples could pass the simulated clock's range
+/// is refused where it is written, not by the run after it started
+/// (issue 33's run campaign: `mean_ns = 9223372036854775807` passed
+/// `check` and failed the run, unlocated).
+#[test]
+fn a_work_duration_beyond_the_clock_is_refused_at_its_key() {
+    let mean = "{ dist = \"exp\", mean_ns = 100.0 }";
+    let cases = [
+        (
+            "exp-mean",
+            "{ dist = \"exp\", mean_ns = 9223372036854775807 }",
+            "path[0].work.mean_ns",
+        ),
+        ("fixed-mean", "{ dist = \"fixed\", mean_ns = 1e13 }", "path[0].work.mean_ns"),
+        (
+            "uniform-max",
+            "{ dist = \"uniform\", min_ns = 1.0, max_ns = 1e300 }",
+            "path[0].work.max_ns",
+        ),
+        (
+            "normal-sd",
+            "{ dist = \"normal\", mean_ns = 100.0, sd_ns = 1e20 }",
+            "path[0].work.sd_ns",
+        ),
+        (
+            "lognormal-sigma",
+            "{ dist = \"lognormal\", mean_ns = 100.0, sigma = 9.0 }",
+            "path[0].work.sigma",
+        ),
+    ];
+    for (tag, bad, field) in cases {
+        let e = run_bad(tag, mean, bad);
+        assert!(e.contains("s.toml:13:") && e.contains(field), "{tag}: {e}");
+    }
+}
+
 /// A precision stop's cap is bounded like `scenario.ops`: an unreachable
 /// target with an unbounded cap would run for ever.
 #[test]

@@ -122,3 +122,86 @@ fn a_check_keeps_one_point_and_counts_them_all_issue33() {
         .unwrap_or_default();
     assert!(e.contains("path[0].work.mean_ns") && e.contains("-1"), "{e}");
 }
+
+/// `check` validates every point but the first without keeping it or
+/// writing its resolved text (issue 33): it must accept and refuse
+/// exactly what a full load does, with the same message, whether the bad
+/// value is in a shared section (read at every point) or in the
+/// workload's (the shared sections read once per variant).
+#[test]
+fn a_check_refuses_what_a_full_load_refuses_issue33() {
+    let two = "\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\nmachine.topology.sockets = 2\n";
+    let base = BASE.replace(
+        "atomic = \"hot\"",
+        "work = { dist = \"exp\", mean_ns = 1.0 }\n[[path]]\natomic = \"hot\"",
+    );
+    let cases = [
+        format!("{base}{two}\n[sweep]\n\"path[0].work.mean_ns\" = [1.0, 2.0, -1.0]\n"),
+        format!("{base}{two}\n[sweep]\n\"path[0].work.mean_ns\" = [1.0, 2.0, 3]\n"),
+        format!("{base}\n[sweep]\n\"machine.topology.sockets\" = [1, 2, 0]\n"),
+        format!("{base}\n[sweep]\n\"machine.topology.cores_per_socket\" = [4, 8, 100000]\n"),
+        format!("{base}{two}\n[sweep]\n\"scenario.ops\" = [10, 20, 0]\n"),
+        format!("{base}\n[sweep]\n\"path[0].work.dist\" = [\"exp\", \"fixed\", \"uniform\"]\n"),
+        format!("{base}\n[sweep]\n\"path[0].work\" = [{{ dist = \"fixed\", mean_ns = 2.0 }}, {{ dist = \"exp\" }}]\n"),
+        format!("{base}{two}\n[sweep]\n\"path[0].work.mean_ns\" = [1.0, 2.0]\n\"workload.threads\" = [1, 2, 9]\n"),
+    ];
+    let file = super::root().join("scenarios/w.toml");
+    let check = LoadOptions {
+        check_only: true,
+        ..LoadOptions::default()
+    };
+    let (mut refused, mut accepted) = (0, 0);
+    for text in &cases {
+        let full = Study::from_text(&file, text, &LoadOptions::default());
+        let checked = Study::from_text(&file, text, &check);
+        match (full, checked) {
+            (Err(f), Err(c)) => {
+                assert_eq!(f.to_string(), c.to_string(), "{text}");
+                refused += 1;
+            }
+            (Ok(f), Ok(c)) => {
+                assert_eq!(f.scenario.run_count, c.scenario.run_count, "{text}");
+                accepted += 1;
+            }
+            (f, c) => panic!(
+                "full load {:?}, check {:?}:\n{text}",
+                f.err().map(|e| e.to_string()),
+                c.err().map(|e| e.to_string())
+            ),
+        }
+    }
+    assert!(refused >= 5 && accepted >= 1, "{refused} refused, {accepted} accepted");
+}
+
+/// Every shipped scenario plans the same runs when checked as when
+/// loaded whole.
+#[test]
+fn a_check_of_every_shipped_scenario_counts_what_a_full_load_plans() {
+    let check = LoadOptions {
+        check_only: true,
+        ..LoadOptions::default()
+    };
+    let mut files = Vec::new();
+    for dir in ["scenarios", "scenarios/lab"] {
+        let d = super::root().join(dir);
+        let entries = std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+        files.extend(
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml")),
+        );
+    }
+    files.sort();
+    assert!(files.len() >= 20, "{files:?}");
+    for file in &files {
+        let full = Study::load(file, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let checked = Study::load(file, &check).unwrap_or_else(|e| panic!("{e}"));
+        let s = (&full.scenario, &checked.scenario);
+        assert_eq!(
+            (s.0.point_count, s.0.run_count),
+            (s.1.point_count, s.1.run_count),
+            "{}",
+            file.display()
+        );
+    }
+}

@@ -69,7 +69,7 @@ pub(super) fn mounts() -> Vec<MountLine> {
 pub fn undo(entries: &[Entry]) {
     for e in entries.iter().rev() {
         if let Err(msg) = undo_one(e) {
-            let _ = writeln!(std::io::stderr(), "fsmeta lab: cleanup: {}", crate::text::escape_controls(&msg));
+            let _ = writeln!(std::io::stderr(), "{}", super::message_line(&format!("cleanup: {msg}")));
         }
     }
 }
@@ -194,5 +194,14 @@ mod tests {
         );
         assert_eq!(m[2].point, PathBuf::from("/tmp/a b"));
         assert_eq!(m[2].fstype, "btrfs");
+    }
+
+    /// A lab message (progress or cleanup) quoting a path with control
+    /// characters reaches stderr escaped (issue 33).
+    #[test]
+    fn lab_messages_escape_control_characters() {
+        let line = super::super::message_line("cleanup: rmdir /tmp/a\u{1b}]0;title\u{7}b: busy");
+        assert_eq!(line, "fsmeta lab: cleanup: rmdir /tmp/a\\u{1b}]0;title\\u{7}b: busy");
+        assert!(!line.chars().any(char::is_control), "{line:?}");
     }
 }

@@ -219,14 +219,19 @@ fn absorb(set: &mut Set, m: &mut Meta, mut high: Option<&mut [u32; 16]>, ways: u
 }
 
 impl SetAssoc {
-    pub(super) fn new(level: &'static str, cfg: LevelConfig) -> Result<Self, CacheError> {
+    /// The number of sets of level `cfg`, or why it cannot be built.
+    pub(super) fn sets(level: &'static str, cfg: LevelConfig) -> Result<u64, CacheError> {
         let bad = CacheError::BadGeometry(level, cfg.size_bytes, cfg.ways);
         let per_way = 64 * u64::from(cfg.ways);
         if cfg.ways == 0 || cfg.ways > MAX_WAYS || !cfg.size_bytes.is_multiple_of(per_way) || !(cfg.size_bytes / per_way).is_power_of_two()
         {
             return Err(bad);
         }
-        let sets = cfg.size_bytes / per_way;
+        Ok(cfg.size_bytes / per_way)
+    }
+
+    pub(super) fn new(level: &'static str, cfg: LevelConfig) -> Result<Self, CacheError> {
+        let sets = Self::sets(level, cfg)?;
         let ways = cfg.ways as usize;
         let set = Set { tags: [EMPTY32; 16] };
         let meta = Meta {

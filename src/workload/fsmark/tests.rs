@@ -111,3 +111,26 @@ fn same_seed_same_outcome() {
     assert_eq!(a.end_ps, b.end_ps);
     assert_ne!(run(&p, 4, 8).end_ps, a.end_ps);
 }
+
+/// A loaded point validates its cache model without building it (issue
+/// 33: `check` of an 800-point sweep held 10.5 MB a point); a run builds
+/// its own.
+#[test]
+fn loading_points_builds_no_cache_model_and_a_run_builds_one() {
+    use crate::machine::cache::BUILT;
+    let text = "[scenario]\nname = \"t\"\nreplications = 1\n[machine]\nprofile = \"machines/spr-12vcpu.toml\"\n\
+                [workload]\nkind = \"fsmark\"\nthreads = 2\n[fsmark]\nfiles_per_thread = 50\nloops = 1\n\
+                [sweep]\n\"fsmark.create_work_ns\" = [1.0, 2.0, 3.0]\n";
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/t.toml");
+    let before = BUILT.with(std::cell::Cell::get);
+    let s = crate::scenario::load_str(&file, text, &crate::scenario::LoadOptions::default()).expect("loads");
+    assert_eq!(s.points.len(), 3);
+    assert_eq!(BUILT.with(std::cell::Cell::get), before, "loading built a cache model");
+    let key = crate::engine::rng::RunKey {
+        seed: 1,
+        point: 0,
+        replication: 0,
+    };
+    s.points[0].configs[0].prepared.run(key).expect("runs");
+    assert_eq!(BUILT.with(std::cell::Cell::get), before + 1, "a run builds its own");
+}

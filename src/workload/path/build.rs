@@ -362,10 +362,23 @@ pub fn every(s: &StepConfig, field: &str) -> Result<u32, BuildError> {
     }
 }
 
+/// The largest mean, bound or spread of a work duration, ns (1,000 s):
+/// a sample far in its tail stays well inside the simulated clock's range
+/// (about 1.8e16 ns), rather than failing the run after it started.
+pub const MAX_WORK_NS: f64 = 1e12;
+
+/// The largest sample a lognormal duration may reach at 9 sigma above its
+/// median (the tail a run of 2^53 draws can see), ns.
+const MAX_LOGNORMAL_TAIL_NS: f64 = 1e15;
+
 /// Builds a duration distribution from its config.
 pub fn duration(d: &DistConfig, field: &str) -> Result<Duration, BuildError> {
     let need = |v: Option<f64>, name: &str| -> Result<f64, BuildError> {
         match v {
+            Some(x) if x.is_finite() && x > MAX_WORK_NS && name != "sigma" => Err(err(
+                format!("{field}.{name}"),
+                format!("expected at most {MAX_WORK_NS:e} ns (1,000 s) for one work step, found {x}"),
+            )),
             Some(x) if x.is_finite() && x >= 0.0 => Ok(x),
             Some(x) => Err(err(format!("{field}.{name}"), format!("expected a finite number >= 0, found {x}"))),
             None => Err(err(
@@ -421,6 +434,16 @@ pub fn duration(d: &DistConfig, field: &str) -> Result<Duration, BuildError> {
             let (mean, sigma) = (need(d.mean_ns, "mean_ns")?, need(d.sigma, "sigma")?);
             if mean <= 0.0 {
                 return Err(err(format!("{field}.mean_ns"), "expected mean_ns > 0"));
+            }
+            let tail = mean.ln() - sigma * sigma / 2.0 + 9.0 * sigma;
+            if tail > MAX_LOGNORMAL_TAIL_NS.ln() {
+                return Err(err(
+                    format!("{field}.sigma"),
+                    format!(
+                        "sigma = {sigma} with mean_ns = {mean} gives samples of up to {:.3e} ns (9 sigma above the median), over {MAX_LOGNORMAL_TAIL_NS:e} ns",
+                        tail.exp()
+                    ),
+                ));
             }
             Duration::LogNormal(LogNormal::new(mean.ln() - sigma * sigma / 2.0, sigma).map_err(|e| bad(&e))?)
         }

@@ -21,21 +21,26 @@ pub const PARAMS: &[ParamSpec] = &[
     p(
         "path[].work.mean_ns",
         "a time in ns",
-        "0 or more",
+        "0 to 1e12",
         "mean (fixed, exp, normal, lognormal)",
     ),
     p(
         "path[].work.sd_ns",
         "a time in ns",
-        "0 or more",
+        "0 to 1e12",
         "standard deviation (normal; clamped at 0)",
     ),
-    p("path[].work.min_ns", "a time in ns", "0 or more", "lower bound (uniform)"),
-    p("path[].work.max_ns", "a time in ns", "above min_ns", "upper bound (uniform)"),
+    p("path[].work.min_ns", "a time in ns", "0 to 1e12", "lower bound (uniform)"),
+    p(
+        "path[].work.max_ns",
+        "a time in ns",
+        "above min_ns, at most 1e12",
+        "upper bound (uniform)",
+    ),
     p(
         "path[].work.sigma",
         "a number",
-        "0 or more",
+        "0 or more; mean_ns x e^(9 sigma - sigma^2/2) at most 1e15",
         "shape of the underlying normal (lognormal)",
     ),
     p(
@@ -110,7 +115,7 @@ pub const PARAMS: &[ParamSpec] = &[
     p(
         "work.NAME.mean_ns",
         "a time in ns",
-        "0 or more",
+        "0 to 1e12",
         "mean (fixed, exp, normal, lognormal); also sd_ns, min_ns, max_ns, sigma as in path[].work",
     ),
     p(

@@ -71,6 +71,11 @@ impl Workload for PathWorkload {
         toml::to_string_pretty(&s).map_err(|e| ParamError::new("path", e.to_string()))
     }
 
+    fn resolved_table(&self, sections: &Sections<'_>) -> Result<toml::Table, ParamError> {
+        let s = PathSections::read(sections)?;
+        toml::Table::try_from(&s).map_err(|e| ParamError::new("path", e.to_string()))
+    }
+
     fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError> {
         Ok(Box::new(PreparedPath::new(PathSections::read(&input.sections)?, input)?))
     }
@@ -226,7 +231,8 @@ impl PreparedPath {
         let machine = input.machines.get(input.machine, input.threads, input.dir).map_err(machine_param)?;
         let threads = machine.cpus.len() as u32;
         // Unbound queues' workers on the idle CPUs, in declaration order.
-        let idle = machine.idle_cpus();
+        let unbound = sections.workqueues.values().any(|q| matches!(q.kind, WorkqueueKind::Unbound));
+        let idle = if unbound { machine.idle_cpus() } else { Vec::new() };
         let mut workers = Vec::new();
         let mut taken = 0usize;
         for (name, q) in &sections.workqueues {
@@ -462,6 +468,10 @@ impl PreparedPath {
 }
 
 impl Prepared for PreparedPath {
+    fn resolved_sections(&self) -> Option<Result<toml::Table, ParamError>> {
+        Some(toml::Table::try_from(&self.sections).map_err(|e| ParamError::new("path", e.to_string())))
+    }
+
     fn metrics(&self) -> Vec<MetricSpec> {
         let mut m = metrics::schema(&self.metric_names);
         if self.sections.stop.is_some() {
