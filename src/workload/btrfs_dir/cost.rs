@@ -15,7 +15,9 @@
 //! L1 hits stand for the instruction path (one per load the code makes),
 //! so they are priced at `hit_ns x work_scale`: `work_scale` is 1 except
 //! on a host whose one knob is fitted there (the lab host's, fitted on an
-//! XFS allocation time, see scenarios/lab/xfs-alloc-100000.toml).
+//! XFS allocation time, see scenarios/lab/xfs-alloc-100000.toml). The
+//! hits of an inner loop's body ([`Lines::iterated`]: a batch's items,
+//! shifted offsets, probes, moved lines) are priced at `hit_ns`.
 //!
 //! Two windows are priced. The whole `btrfs_delete_delayed_items` call
 //! ([`DelayedCost::delete_ps`], what case 3's bpftrace timed), and the

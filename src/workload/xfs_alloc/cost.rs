@@ -10,7 +10,8 @@
 //! `lt`, see `XfsAllocParams::record_ns`; with `record_ns = "counted"` it
 //! is [`RECORD`] priced like the rest), and `work_scale`, the ns per
 //! counted instruction-path load as a multiple of `hit_ns` (1 unless a
-//! host's one knob is fitted there).
+//! host's one knob is fitted there), which inner loops do not pay
+//! ([`Work::iterated`]: records walked, probes, the busy walk).
 //!
 //! Where lines come from between calls (`between_calls`): `cold` prices
 //! every line a call touches first at `memory_ns` (case 4's single call);
