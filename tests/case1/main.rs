@@ -174,6 +174,23 @@ fn per_op_close(what: &str, got: f64, ops: f64, per_op: f64, slack_steps: f64) {
     );
 }
 
+/// The steps every transaction takes on the shared objects, `tx`
+/// transactions per operation of run `r`: each grant head's good
+/// cmpxchgs (one per `xlog_grant_add_space` and `xlog_grant_sub_space`
+/// loop; failed ones are retries), `down_read(xc_ctx_lock)` and
+/// `xc_cil_lock` once, `m_fdblocks` never written; `slack(steps)` is the
+/// allowance for operations in flight.
+fn shared_steps_close(what: &dyn Fn(&str) -> String, r: &Metrics, tx: f64, slack: &dyn Fn(f64) -> f64) {
+    let ops = r["ops"];
+    for head in ["l_reserve_head", "l_write_head"] {
+        let good = r[&format!("{head}.writes")] - r[&format!("{head}.cmpxchg_retries")];
+        per_op_close(&what(head), good, ops, 2.0 * tx, slack(2.0));
+    }
+    per_op_close(&what("xc_ctx_lock"), r["xc_ctx_lock.read_acquisitions"], ops, tx, slack(1.0));
+    per_op_close(&what("xc_cil_lock"), r["xc_cil_lock.acquisitions"], ops, tx, slack(1.0));
+    assert_eq!(r["m_fdblocks_count.writes"], 0.0, "{}", what("m_fdblocks"));
+}
+
 #[test]
 fn create_takes_the_shared_steps_of_the_57_transaction_path() {
     // Hand count per create transaction from the 5.7 source (the header of
@@ -194,21 +211,12 @@ fn create_takes_the_shared_steps_of_the_57_transaction_path() {
             let r = at(&m, host, None, variant);
             let ops = r["ops"];
             let what = |k: &str| format!("host {host} {variant} {k}");
-            for head in ["l_reserve_head", "l_write_head"] {
-                // Each cmpxchg loop ends in one good cmpxchg; the failed
-                // ones are retries.
-                let good = r[&format!("{head}.writes")] - r[&format!("{head}.cmpxchg_retries")];
-                per_op_close(&what(head), good, ops, 2.0 * tx, slack(2.0));
-            }
-            per_op_close(&what("xc_ctx_lock"), r["xc_ctx_lock.read_acquisitions"], ops, tx, slack(1.0));
+            shared_steps_close(&what, r, tx, &slack);
             assert_eq!(r["xc_ctx_lock.write_acquisitions"], 0.0, "no CIL push modelled");
-            per_op_close(&what("xc_cil_lock"), r["xc_cil_lock.acquisitions"], ops, tx, slack(1.0));
             per_op_close(&what("xc_cil"), r["xc_cil.writes"], ops, tx, slack(1.0));
             // m_ifree - 1 per transaction on each thread's own CPU slot:
             // a fold (lock, write of the global count) per 32.
             per_op_close(&what("m_ifree folds"), r["m_ifree.folds"], ops, tx / 32.0, 16.0 * 2.0);
-            // m_fdblocks is only read (the compare's fast path).
-            assert_eq!(r["m_fdblocks_count.writes"], 0.0, "{}", what("m_fdblocks"));
         }
         // The atomic: an inc and a dec per transaction on its line; the
         // per-CPU counter never writes the old atomic's line.
@@ -239,16 +247,9 @@ fn unlink_takes_the_shared_steps_of_the_57_transaction_path() {
     for host in ["a", "b"] {
         for variant in ["atomic", "percpu"] {
             let r = at(&m, host, Some(1), variant);
-            let ops = r["ops"];
             let what = |k: &str| format!("host {host} {variant} {k}");
-            for head in ["l_reserve_head", "l_write_head"] {
-                let good = r[&format!("{head}.writes")] - r[&format!("{head}.cmpxchg_retries")];
-                per_op_close(&what(head), good, ops, 2.0 * tx, slack(2.0));
-            }
-            per_op_close(&what("xc_ctx_lock"), r["xc_ctx_lock.read_acquisitions"], ops, tx, slack(1.0));
-            per_op_close(&what("xc_cil_lock"), r["xc_cil_lock.acquisitions"], ops, tx, slack(1.0));
-            per_op_close(&what("m_ifree folds"), r["m_ifree.folds"], ops, 1.0 / 32.0, 16.0 * 2.0);
-            assert_eq!(r["m_fdblocks_count.writes"], 0.0, "{}", what("m_fdblocks"));
+            shared_steps_close(&what, r, tx, &slack);
+            per_op_close(&what("m_ifree folds"), r["m_ifree.folds"], r["ops"], 1.0 / 32.0, 16.0 * 2.0);
         }
     }
 }
