@@ -178,17 +178,10 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
         m.insert(format!("phase.{p}.insert_batches"), 0.0);
     }
     for (r, ph) in recs.iter().zip(&phases) {
-        if r.event != "btrfs_space_reservation" || !r.body.starts_with(fsid) {
+        let Some(bytes) = release(r, fsid) else {
             continue;
-        }
-        let words: Vec<&str> = r.body.split_whitespace().collect();
-        if words.get(1) != Some(&"delayed_item:") || words.get(3) != Some(&"release") {
-            continue;
-        }
-        let bytes: f64 = words
-            .get(4)
-            .and_then(|b| b.parse().ok())
-            .ok_or_else(|| LabError::step("trace", format!("bad release line: {}", super::short(&r.body))))?;
+        };
+        let bytes = bytes.ok_or_else(|| LabError::step("trace", format!("bad release line: {}", super::short(&r.body))))?;
         let items = bytes / per_item;
         let phase = ph.clone().unwrap_or_else(|| "before".into());
         match classify(r) {
@@ -257,9 +250,18 @@ fn lock_block(r: &Record, fsid: &str) -> Option<u64> {
         .and_then(trace::number)
 }
 
-/// Whether `r` is a delayed-item release of this filesystem.
-fn is_release(r: &Record, fsid: &str) -> bool {
-    r.event == "btrfs_space_reservation" && r.body.starts_with(fsid) && r.body.contains("delayed_item:") && r.body.contains(" release ")
+/// `None` unless `r` is a delayed-item release of this filesystem
+/// (`FSID: delayed_item: ROOT release BYTES`); then its bytes, `None` if
+/// they do not parse.
+fn release(r: &Record, fsid: &str) -> Option<Option<f64>> {
+    if r.event != "btrfs_space_reservation" || !r.body.starts_with(fsid) {
+        return None;
+    }
+    let words: Vec<&str> = r.body.split_whitespace().collect();
+    if words.get(1) != Some(&"delayed_item:") || words.get(3) != Some(&"release") {
+        return None;
+    }
+    Some(words.get(4).and_then(|b| b.parse().ok()))
 }
 
 /// The deletion batches' windows of one phase.
@@ -281,7 +283,7 @@ fn windows(recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64
     let mut roots = BTreeSet::new();
     let mut after_release: BTreeSet<u32> = BTreeSet::new();
     for r in recs {
-        if is_release(r, fsid) {
+        if release(r, fsid).is_some() {
             after_release.insert(r.pid);
         } else if let Some(b) = lock_block(r, fsid)
             && after_release.remove(&r.pid)
@@ -304,14 +306,14 @@ fn windows(recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64
             }
             continue;
         }
-        if !is_release(r, fsid) {
+        let Some(bytes) = release(r, fsid) else {
             continue;
-        }
+        };
         let start = root_lock.remove(&r.pid);
         if classify(r) != Release::Delete {
             continue;
         }
-        let (Some((t0, cows)), Some(bytes)) = (start, r.body.split_whitespace().nth(4).and_then(|b| b.parse::<f64>().ok())) else {
+        let (Some((t0, cows)), Some(bytes)) = (start, bytes) else {
             continue;
         };
         let us = r.ts_ns.saturating_sub(t0) as f64 / 1e3;
