@@ -375,7 +375,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
                 shard,
                 cache: cache.as_ref(),
             };
-            run(&files, &out, &opts, &how)
+            run_leaving_no_empty_out(&files, &out, &opts, &how)
         }
         Command::Merge { dirs, out, silent, limits } => {
             let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -495,6 +495,18 @@ struct How<'a> {
     format: Format,
     shard: Option<fsmeta::plan::Shard>,
     cache: Option<&'a fsmeta::runner::cache::RunCache>,
+}
+
+/// [`run`], and when it fails: the `--out` folder it created removed if
+/// it is still empty (a run that fails writes nothing, not even that).
+fn run_leaving_no_empty_out(files: &[PathBuf], out: &std::path::Path, opts: &LoadOptions, how: &How<'_>) -> Result<Status, CliError> {
+    let existed = out.exists();
+    let r = run(files, out, opts, how);
+    if r.is_err() && !existed {
+        // `remove_dir` refuses a folder with anything in it.
+        let _ = std::fs::remove_dir(out);
+    }
+    r
 }
 
 fn run(files: &[PathBuf], out: &std::path::Path, opts: &LoadOptions, how: &How<'_>) -> Result<Status, CliError> {

@@ -29,9 +29,13 @@ pub struct RunResult {
 pub enum RunError {
     /// A run failed; the message says which and how to reproduce it.
     #[error(
-        "run (point {point}, variant {variant}, replication {replication}) failed: {failure}; note: rerun with --seed {seed} to reproduce"
+        "{}run (point {point}, variant {variant}, replication {replication}) failed: {failure}; note: rerun with --seed {seed} to reproduce",
+        at.as_ref().map(|l| format!("{l}: ")).unwrap_or_default()
     )]
     Failed {
+        /// Where in the scenario file the failing key is, when the
+        /// failure names one ([`RunFailure::key`]).
+        at: Option<crate::scenario::error::Location>,
         /// Point index.
         point: usize,
         /// Variant name.
@@ -55,6 +59,7 @@ pub enum RunError {
 pub fn run_one(s: &Scenario, p: &RunPlan) -> Result<Metrics, RunError> {
     let config = &s.points[p.point].configs[p.variant];
     config.prepared.run(p.key).map_err(|failure| RunError::Failed {
+        at: failure.key().and_then(|k| s.locate(&k)),
         point: p.point,
         variant: s.variants[p.variant].name.clone(),
         replication: p.replication,

@@ -162,6 +162,8 @@ pub struct Scenario {
     /// The number of runs the plan has (points x variants x each
     /// variant's replications).
     pub run_count: u64,
+    /// Where each key of the file is, for errors found while running.
+    pub spans: SpanIndex,
 }
 
 impl Scenario {
@@ -169,6 +171,11 @@ impl Scenario {
     /// schema and key metrics hold for every point).
     pub fn first(&self) -> Option<&Arc<dyn Prepared>> {
         self.points.first().and_then(|p| p.configs.first()).map(|c| &c.prepared)
+    }
+
+    /// Where `key` (or its nearest enclosing key) is in the scenario file.
+    pub fn locate(&self, key: &str) -> Option<Location> {
+        self.spans.locate(&self.file, key)
     }
 }
 
@@ -399,6 +406,7 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         points,
         point_count,
         run_count,
+        spans: ctx.spans,
     })
 }
 

@@ -64,6 +64,20 @@ impl Duration {
         }
     }
 
+    /// The mean of a draw, in ns (for a normal clamped at zero, the
+    /// unclamped mean or 0, whichever is larger: a lower bound, as the
+    /// clamp only raises draws).
+    pub fn mean_ns(&self) -> f64 {
+        use statrs::statistics::Distribution as _;
+        match self {
+            Duration::Fixed(t) => t.0 as f64 / 1000.0,
+            Duration::Exp(d) => d.mean_ps / 1000.0,
+            Duration::Uniform(d) => d.mean().unwrap_or(0.0),
+            Duration::Normal(d) => d.mean().unwrap_or(0.0).max(0.0),
+            Duration::LogNormal(d) => d.mean().unwrap_or(0.0),
+        }
+    }
+
     /// True when every draw is the same value.
     pub fn is_fixed(&self) -> bool {
         matches!(self, Duration::Fixed(_))

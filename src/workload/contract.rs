@@ -174,6 +174,20 @@ pub enum RunFailure {
     Sim(#[from] super::path::sim::SimError),
 }
 
+impl RunFailure {
+    /// The scenario key a failure comes from, when one does (so the
+    /// runner can locate it in the file): a clock overflow from the
+    /// number of operations, a work draw beyond the clock from its step.
+    pub fn key(&self) -> Option<String> {
+        use super::path::sim::SimError;
+        match self {
+            RunFailure::Sim(SimError::TimeOverflow(_)) => Some("scenario.ops".into()),
+            RunFailure::Sim(SimError::DurationOutOfRange { step }) => Some(format!("path[{step}]")),
+            _ => None,
+        }
+    }
+}
+
 /// A kind of study.
 pub trait Workload: Sync + fmt::Debug {
     /// The `workload.kind` string, e.g. `btrfs-dir`.

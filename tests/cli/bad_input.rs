@@ -476,3 +476,42 @@ fn calibrate_refuses_bad_options_before_measuring() {
         assert!(!err.contains("pointer chase"), "{args:?} measured before refusing: {err}");
     }
 }
+
+/// A run whose operations' work alone needs more simulated time than the
+/// clock holds is refused by `check` at `scenario.ops`; one that passes
+/// that bound but runs out of clock anyway (threads serialised on a lock)
+/// fails located at `scenario.ops` too, not unlocated after the run
+/// (issue 33: `mean_ns = 1e12` x 200,000 operations).
+#[test]
+fn a_run_longer_than_the_clock_is_refused_at_scenario_ops() {
+    let text = |ops: u64| {
+        format!(
+            "[scenario]\nname = \"clock\"\nops = {ops}\n\n[workload]\nkind = \"path\"\nthreads = 2\n\n[locks.l]\nkind = \"mutex\"\n\n\
+             [[path]]\nlock = \"l\"\n[[path]]\nwork = {{ dist = \"fixed\", mean_ns = 1e12 }}\n[[path]]\nunlock = \"l\"\n"
+        )
+    };
+    let dir = temp_dir("clock-ops");
+    // 200,000 x 1e12 ns over 2 threads: 1e20 ps at best, past 1.8e19.
+    let f = write(&dir, "s.toml", &text(200_000));
+    let o = fsmeta(&["check", f.to_str().expect("utf8")]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("s.toml:3:") && err.contains("scenario.ops") && err.contains("days"),
+        "{err}"
+    );
+    // 20,000 x 1e12 ns: 1e19 ps over 2 threads passes the bound, but the
+    // lock serialises them: 2e19 ps.
+    let f = write(&dir, "t.toml", &text(20_000));
+    let o = fsmeta(&["check", f.to_str().expect("utf8")]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = dir.join("out");
+    let o = fsmeta(&["run", f.to_str().expect("utf8"), "--out", out.to_str().expect("utf8")]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("t.toml:3:") && err.contains("scenario.ops") && !err.contains("panicked"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing may be written");
+}

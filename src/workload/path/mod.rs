@@ -149,6 +149,43 @@ fn check_stop(sections: &PathSections, input: &Input<'_>) -> Result<(), ParamErr
     Ok(())
 }
 
+/// A run stopped by `scenario.ops` (and no stop time) whose operations
+/// work alone would take more simulated time than the clock holds is
+/// refused at `scenario.ops` before it runs: `ops` operations, each at
+/// least the mean work of the path's steps (per `every`), spread over the
+/// threads at best, is a lower bound on the time the run needs. Without
+/// this, the run would fail after computing, naming no key.
+fn check_clock(spec: &SimSpec, stop: StopConfig) -> Result<(), ParamError> {
+    let Some(ops) = stop.ops.filter(|_| stop.time_ms.is_none()) else {
+        return Ok(());
+    };
+    let per_op_ns: f64 = spec
+        .path
+        .iter()
+        .enumerate()
+        .map(|(i, step)| match step {
+            sim::Step::Work { dur, .. } => dur.mean_ns() / f64::from(spec.every.get(i).copied().unwrap_or(1).max(1)),
+            _ => 0.0,
+        })
+        .sum();
+    let needed_ps = ops as f64 * per_op_ns * 1000.0 / spec.threads.max(1) as f64;
+    let range_ps = SimTimePs::MAX.0 as f64;
+    if needed_ps < range_ps {
+        return Ok(());
+    }
+    const PS_PER_DAY: f64 = 86_400.0 * 1e12;
+    Err(ParamError::new(
+        "scenario.ops",
+        format!(
+            "{ops} operations of at least {per_op_ns:.4e} ns of work each on {} thread(s) need at least {:.3e} days of simulated time; \
+             the clock holds about {:.0} days: lower scenario.ops or the path's work, or stop at scenario.time_ms",
+            spec.threads,
+            needed_ps / PS_PER_DAY,
+            range_ps / PS_PER_DAY
+        ),
+    ))
+}
+
 /// The used name a declared-but-unused one was probably meant to be: one
 /// that extends it or is within the usual edit distance.
 fn near(name: &str, used: &[&str]) -> Option<String> {
@@ -263,6 +300,7 @@ impl PreparedPath {
         };
         let spec = p.spec(None)?;
         p.check_all_used()?;
+        check_clock(&spec, input.stop)?;
         p.metric_names = metrics::Names {
             lines: spec.lines.names().iter().take(spec.reported_lines).cloned().collect(),
             locks: spec.lock_names,

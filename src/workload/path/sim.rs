@@ -171,7 +171,9 @@ pub enum SimError {
         step: usize,
     },
     /// A step would end past the end of the clock's range.
-    #[error("simulated time overflows the clock's range (about 213 days) after {0}")]
+    #[error(
+        "simulated time overflows the clock's range (about 213 days) after {0}: lower scenario.ops or the path's work, or stop at scenario.time_ms"
+    )]
     TimeOverflow(SimTimePs),
     /// A run stopped only by time made [`NO_PROGRESS_OPS`] operations
     /// without the clock moving: every step of the path costs nothing, so
