@@ -19,6 +19,13 @@ const KILLS: u32 = 30;
 /// Extra kills during start-up and simulation, which are short.
 const EARLY_MS: [u64; 4] = [1, 2, 3, 5];
 const SLOW_COMMIT_MS: &str = "25";
+/// When no kill of the spread hit the write: rounds of finer kills, and
+/// the steps each round divides its interval into.
+const REFINE_ROUNDS: u32 = 4;
+const REFINE_STEPS: u32 = 12;
+/// The phases [`phase`] names that the refinement looks for.
+const WRITING: &str = "writing the new set";
+const BEFORE: &str = "before writing (start-up, simulation)";
 /// A pid no process can have (Linux caps pids at 2^22).
 const DEAD_PID: u32 = 4_000_000_000;
 
@@ -119,11 +126,11 @@ fn phase(out: &Path, pid: u32, old_target: &str) -> &'static str {
     let mine = |kind: &str| leftovers(out).into_iter().any(|n| n.starts_with(&format!(".{NAME}.{kind}-{pid}-")));
     let linked = target(out).starts_with(&format!(".{NAME}.v-{pid}-"));
     match (mine("tmp"), mine("v"), linked) {
-        (true, _, _) => "writing the new set",
+        (true, _, _) => WRITING,
         (false, true, false) => "new set complete, before the swap",
         (false, _, true) if leftovers(out).iter().any(|n| n == old_target) => "swapped, old set not yet removed",
         (false, _, true) => "swapped and cleaned up",
-        (false, false, false) => "before writing (start-up, simulation)",
+        (false, false, false) => BEFORE,
     }
 }
 
@@ -174,17 +181,43 @@ fn a_killed_run_leaves_the_old_set_or_the_new_set() {
     assert!(read_set(&out) == sets[1]);
     let mut now = 1;
     let mut phases: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut landed: Vec<(Duration, &str)> = Vec::new();
     let spread = (0..KILLS).map(|i| full.mul_f64(1.1 * f64::from(i) / f64::from(KILLS - 1)));
     for delay in EARLY_MS.map(Duration::from_millis).into_iter().chain(spread) {
         let (phase, after) = kill_once(&scenario, &out, &sets, now, delay);
         *phases.entry(phase).or_default() += 1;
+        landed.push((delay, phase));
         now = after;
     }
+    // On a loaded machine one timed run says little about the next: when
+    // no kill hit the write, more kills in finer steps between the last
+    // delay that landed before it and the first that landed after it.
+    for _ in 0..REFINE_ROUNDS {
+        if phases.contains_key(WRITING) {
+            break;
+        }
+        let before = landed
+            .iter()
+            .filter(|(_, p)| *p == BEFORE)
+            .map(|(d, _)| *d)
+            .max()
+            .unwrap_or_default();
+        let after = landed
+            .iter()
+            .filter(|(d, p)| *p != BEFORE && *d > before)
+            .map(|(d, _)| *d)
+            .min()
+            .unwrap_or(before + full);
+        for k in 1..REFINE_STEPS {
+            let delay = before + (after - before).mul_f64(f64::from(k) / f64::from(REFINE_STEPS));
+            let (phase, next) = kill_once(&scenario, &out, &sets, now, delay);
+            *phases.entry(phase).or_default() += 1;
+            landed.push((delay, phase));
+            now = next;
+        }
+    }
     println!("kill test: a full slowed run takes {full:?}; kills per phase: {phases:#?}");
-    assert!(
-        phases.get("writing the new set").is_some_and(|&n| n > 0),
-        "no kill hit the write: {phases:?}"
-    );
+    assert!(phases.get(WRITING).is_some_and(|&n| n > 0), "no kill hit the write: {phases:?}");
     let live = out.join(format!(".{NAME}.tmp-{}-0", std::process::id()));
     let dead = out.join(format!(".{NAME}.tmp-{DEAD_PID}-0"));
     std::fs::create_dir_all(&live).expect("mkdir");
