@@ -194,10 +194,10 @@ pub fn value_text(v: &Value) -> String {
 /// be a second point with the same coordinates, the same random numbers
 /// and so the same results, counted twice.
 fn distinct_steps(axis: &Axis) -> Result<(), SweepError> {
-    let mut steps = std::collections::BTreeSet::new();
+    let mut steps = std::collections::HashSet::with_capacity(axis.len());
     for k in 0..axis.len() {
         let step: Vec<String> = axis.params.iter().map(|p| value_text(&p.2[k])).collect();
-        if !steps.insert(step.clone()) {
+        if let Some(step) = steps.replace(step) {
             let at = axis.params.first().map_or_else(String::new, |p| p.1.clone());
             let what = if step.len() == 1 {
                 format!("`{}`", step[0])
