@@ -96,12 +96,12 @@ struct Envelope {
 #[non_exhaustive]
 pub enum ShardFileError {
     /// The file cannot be read or written.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {cause}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// The I/O error (in the message, not chained, so it prints once).
+        cause: std::io::Error,
     },
     /// The file is not a well-formed shard file (cut short, corrupted).
     #[error("{}:{line}:{column}: {message}", path.display())]
@@ -245,7 +245,7 @@ impl ShardFile {
     pub fn write(&self, dir: &Path) -> Result<PathBuf, ShardFileError> {
         let io = |path: &Path| {
             let path = path.to_path_buf();
-            move |source| ShardFileError::Io { path, source }
+            move |cause| ShardFileError::Io { path, cause }
         };
         let build = build_id().map_err(|e| io(dir)(std::io::Error::other(e)))?;
         std::fs::create_dir_all(dir).map_err(io(dir))?;
@@ -260,9 +260,9 @@ impl ShardFile {
     /// Reads a shard file (a regular file: a device or a FIFO is refused
     /// before it is read) written by this build of fsmeta.
     pub fn read(path: &Path) -> Result<ShardFile, ShardFileError> {
-        let io = |source| ShardFileError::Io {
+        let io = |cause| ShardFileError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         };
         let text = read_regular(path).map_err(io)?;
         let build = build_id().map_err(|e| io(std::io::Error::other(e)))?;
