@@ -194,7 +194,7 @@ pub fn value_text(v: &Value) -> String {
 /// be a second point with the same coordinates, the same random numbers
 /// and so the same results, counted twice.
 fn distinct_steps(axis: &Axis) -> Result<(), SweepError> {
-    let mut steps = std::collections::HashSet::with_capacity(axis.len());
+    let mut steps = std::collections::BTreeSet::new();
     for k in 0..axis.len() {
         let step: Vec<String> = axis.params.iter().map(|p| value_text(&p.2[k])).collect();
         if let Some(step) = steps.replace(step) {
