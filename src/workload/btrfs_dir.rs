@@ -94,6 +94,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     put("leaves", leaves as f64);
     put("tree_height", height as f64);
     put("cow_blocks", s.cow_blocks as f64);
+    put("leaf_pushes", s.leaf_pushes as f64);
     put("key_compares", s.key_compares as f64);
     put("leaf_walks", s.leaf_walks as f64);
     put("items_released", s.items_released as f64);
@@ -134,6 +135,11 @@ pub const METRICS: &[(&str, &str, &str)] = &[
     ("leaves", "count", "leaves of the fs tree after the sync, before rm -fr"),
     ("tree_height", "levels", "height of the fs tree after the sync"),
     ("cow_blocks", "count", "tree blocks copied on write by the deletions"),
+    (
+        "leaf_pushes",
+        "count",
+        "pushes of items into a sibling leaf by the deletions' thin-leaf merges (push_leaf_left / push_leaf_right)",
+    ),
     ("key_compares", "count", "key comparisons in binary searches"),
     (
         "leaf_walks",

@@ -6,7 +6,7 @@ use fsmeta::kernel::btrfs::delayed::DeleteRunStats;
 use fsmeta::machine::builtin::find_builtin;
 use fsmeta::workload::btrfs_dir::cost::{
     BATCH_FIXED, BLOCK_VISIT, DEL_ITEMS, DelayedCost, ITEM_COLLECT, ITEM_RELEASE, ITEM_SHIFT, KEY_COMPARE, LinePrices, MOVE_LINE,
-    TRACE_EVENT,
+    PUSH_FIXED, PUSH_ITEM, SIBLING_LOCK, TRACE_EVENT,
 };
 
 fn one_item_batches() -> DeleteRunStats {
@@ -55,6 +55,35 @@ fn the_window_is_the_hand_sum_of_its_terms() {
     // Without the lab's lock tracepoints the window loses one event per visit.
     let untraced = cost(1.0, false).window_ps(&s).unwrap_or_default();
     assert_eq!(u128::from(hand) - untraced, u128::from(4 * TRACE_EVENT.price(p)));
+}
+
+#[test]
+fn a_thin_leaf_merge_adds_its_siblings_pushes_and_offsets() {
+    // The batches above, one of which merged its leaf: two siblings read
+    // and locked (each a traced lock), one push of 10 items whose
+    // offsets, with 20 more, the push rewrote.
+    let c = cost(1.0, true);
+    let p = &c.prices;
+    let plain = one_item_batches();
+    let merged = DeleteRunStats {
+        sibling_reads: 2,
+        leaf_pushes: 1,
+        items_pushed: 10,
+        push_offsets: 30,
+        ..plain
+    };
+    let extra =
+        2 * (SIBLING_LOCK.price(p) + TRACE_EVENT.price(p)) + PUSH_FIXED.price(p) + 10 * PUSH_ITEM.price(p) + 30 * ITEM_SHIFT.price(p);
+    let (a, b) = (c.window_ps(&plain).unwrap_or_default(), c.window_ps(&merged).unwrap_or_default());
+    assert_eq!(b - a, u128::from(extra));
+    // The sibling's lock and the push's set-up are per-call code (their
+    // hits scale with work_scale); the count loop's items are an inner
+    // loop (not scaled).
+    let two = cost(2.0, true);
+    let scaled = |l: fsmeta::workload::btrfs_dir::cost::Lines| l.price(&two.prices) - l.price(p);
+    assert_eq!(scaled(SIBLING_LOCK), SIBLING_LOCK.hits * p.hit_ps);
+    assert_eq!(scaled(PUSH_FIXED), PUSH_FIXED.hits * p.hit_ps);
+    assert_eq!(scaled(PUSH_ITEM), 0);
 }
 
 #[test]

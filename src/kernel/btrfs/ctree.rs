@@ -119,6 +119,17 @@ pub struct TreeStats {
     pub leaf_splits: u64,
     /// Successful `push_leaf_left`/`push_leaf_right` calls.
     pub leaf_pushes: u64,
+    /// Siblings `push_leaf_left`/`push_leaf_right` read and locked
+    /// (`btrfs_read_node_slot`, `__btrfs_tree_lock`), whether or not
+    /// items then moved.
+    pub sibling_reads: u64,
+    /// Items moved to a sibling by `__push_leaf_left`/`__push_leaf_right`.
+    pub items_pushed: u64,
+    /// Items whose data offset a push rewrote: `__push_leaf_right` sets
+    /// every item of the right leaf after the move, `__push_leaf_left`
+    /// the pushed items in the left leaf and every item left in the right
+    /// (`btrfs_set_token_item_offset` loops).
+    pub push_offsets: u64,
     /// Leaves freed (`btrfs_del_leaf`).
     pub leaves_freed: u64,
     /// Node splits (`split_node`).
@@ -142,6 +153,9 @@ impl TreeStats {
             bytes_moved: self.bytes_moved - earlier.bytes_moved,
             leaf_splits: self.leaf_splits - earlier.leaf_splits,
             leaf_pushes: self.leaf_pushes - earlier.leaf_pushes,
+            sibling_reads: self.sibling_reads - earlier.sibling_reads,
+            items_pushed: self.items_pushed - earlier.items_pushed,
+            push_offsets: self.push_offsets - earlier.push_offsets,
             leaves_freed: self.leaves_freed - earlier.leaves_freed,
             node_splits: self.node_splits - earlier.node_splits,
             node_balances: self.node_balances - earlier.node_balances,

@@ -253,6 +253,59 @@ pub const ITEM_RELEASE: Lines = Lines {
     iterated: true,
 };
 
+/// A sibling leaf read and locked by `push_leaf_left` / `push_leaf_right`
+/// (the thin-leaf merge of `btrfs_del_items`, 6.x fs/btrfs/ctree.c),
+/// whether or not items then move: `btrfs_read_node_slot` (the parent's
+/// block pointer and generation, `read_tree_block` ->
+/// `find_extent_buffer`: the buffer xarray walk and
+/// `atomic_inc_not_zero` of its refs, `btrfs_buffer_uptodate`, the
+/// level and first-key checks: about 40 loads, 1 atomic),
+/// `__btrfs_tree_lock` (`down_write` on the buffer's rwsem: 1 atomic,
+/// about 8 loads), `btrfs_leaf_free_space` (`leaf_space_used`: nritems
+/// and two item offsets, about 10 loads), and on the way out
+/// `btrfs_tree_unlock` (`up_write`: 1 atomic) and `free_extent_buffer`
+/// (the refs `cmpxchg` loop: 1 atomic), about 12 loads. The sibling
+/// was written by this CPU's earlier batches of the flush: no transfer.
+/// Its copy on write is counted apart (`cow_blocks`). With the lab's
+/// lock tracepoints, the lock fires one more event.
+pub const SIBLING_LOCK: Lines = Lines {
+    hits: 40 + 8 + 10 + 12,
+    xfers: 0,
+    misses: 0,
+    atomics: 4,
+    iterated: false,
+};
+
+/// A push that moves items, besides its sibling ([`SIBLING_LOCK`]), the
+/// bytes it copies (priced as moved lines) and the offsets it rewrites
+/// ([`ITEM_SHIFT`] each): `check_sibling_keys` (the last key of the left
+/// and the first of the right leaf, a compare: about 20 loads), the set-up
+/// of the two copies and two memmoves (`leaf_data_end`, item offsets and
+/// sizes, `copy_leaf_items`/`copy_leaf_data`/`memmove_leaf_*` entries:
+/// about 30 loads), `btrfs_set_header_nritems` twice,
+/// `btrfs_mark_buffer_dirty` of both leaves (already dirty after their
+/// copy on write: a flag test each) and the parent
+/// (`btrfs_set_node_key`, or `fixup_low_keys` one level up for a left
+/// push: about 25 loads), the path's slot updates: about 85 loads.
+pub const PUSH_FIXED: Lines = Lines {
+    hits: 20 + 30 + 6 + 25 + 4,
+    xfers: 0,
+    misses: 0,
+    atomics: 0,
+    iterated: false,
+};
+
+/// One item a push moves, in the loop that counts what fits
+/// (`btrfs_item_size` through the buffer's folio, the free-space compare,
+/// the slot tests): about 8 loads.
+pub const PUSH_ITEM: Lines = Lines {
+    hits: 8,
+    xfers: 0,
+    misses: 0,
+    atomics: 0,
+    iterated: true,
+};
+
 /// One enabled tracepoint firing ([`crate::kernel::tracing::TRACE_EVENT_LOADS`]).
 pub const TRACE_EVENT: Lines = Lines {
     hits: crate::kernel::tracing::TRACE_EVENT_LOADS as u64,
@@ -294,7 +347,10 @@ impl DelayedCost {
             (s.leaves_freed, LEAF_FREE.price(p)),
             (s.batches, DEL_ITEMS.price(p)),
             (s.items_released - s.not_found.min(s.items_released), ITEM_COLLECT.price(p)),
-            (s.items_shifted, ITEM_SHIFT.price(p)),
+            (s.items_shifted + s.push_offsets, ITEM_SHIFT.price(p)),
+            (s.sibling_reads, SIBLING_LOCK.price(p) + trace),
+            (s.leaf_pushes, PUSH_FIXED.price(p)),
+            (s.items_pushed, PUSH_ITEM.price(p)),
         ];
         total(&terms, "btrfs_dir: time of the delayed-deletion batches' window in ps")
     }

@@ -27,7 +27,7 @@ pub const PHASES: [(&str, &str); 4] = [
 ];
 
 /// The values reported per phase: (name, unit, meaning).
-const VALUES: [(&str, &str, &str); 8] = [
+const VALUES: [(&str, &str, &str); 9] = [
     ("batches", "count", "btrfs_del_items calls of the delayed deletions"),
     ("flushes", "count", "calls of btrfs_delete_delayed_items that found deletions"),
     ("batches_per_flush", "count", "batches per flush (0 without flushes)"),
@@ -48,6 +48,11 @@ const VALUES: [(&str, &str, &str); 8] = [
         "that window summed over the batches, per item they deleted (0 without batches)",
     ),
     ("cow_blocks", "count", "tree blocks the deletion batches copied on write"),
+    (
+        "leaf_pushes",
+        "count",
+        "pushes of items into a sibling leaf by the batches' thin-leaf merges",
+    ),
 ];
 
 /// The phase axis.
@@ -77,6 +82,10 @@ fn since(later: &DeleteRunStats, earlier: &DeleteRunStats) -> DeleteRunStats {
         not_found: later.not_found - earlier.not_found,
         leaves_freed: later.leaves_freed - earlier.leaves_freed,
         items_shifted: later.items_shifted - earlier.items_shifted,
+        sibling_reads: later.sibling_reads - earlier.sibling_reads,
+        leaf_pushes: later.leaf_pushes - earlier.leaf_pushes,
+        items_pushed: later.items_pushed - earlier.items_pushed,
+        push_offsets: later.push_offsets - earlier.push_offsets,
     }
 }
 
@@ -107,6 +116,7 @@ pub fn put(m: &mut BTreeMap<String, f64>, cost: &DelayedCost, marks: [&DeleteRun
         m.insert(axis.metric(key, "us_per_batch"), per_of(s.batches));
         m.insert(axis.metric(key, "us_per_item"), per_of(deleted));
         m.insert(axis.metric(key, "cow_blocks"), s.cow_blocks as f64);
+        m.insert(axis.metric(key, "leaf_pushes"), s.leaf_pushes as f64);
     }
     Ok(())
 }

@@ -147,6 +147,7 @@ impl Tree {
             return false;
         }
         let right = self.blocks[upper].ptrs()[pslot + 1].child;
+        self.stats.sibling_reads += 1;
         if self.leaf_free_space(right) < data_size {
             return false;
         }
@@ -207,6 +208,8 @@ impl Tree {
         self.blocks[right].reserve_items(moved.len());
         self.blocks[right].items_mut().splice(0..0, moved);
         self.stats.leaf_pushes += 1;
+        self.stats.items_pushed += push_items as u64;
+        self.stats.push_offsets += self.blocks[right].nritems() as u64;
         let upper = path.nodes[1];
         if let Some(k) = self.blocks[right].first_key()
             && let Some(p) = self.blocks[upper].ptrs_mut().get_mut(path.slots[1] + 1)
@@ -232,6 +235,7 @@ impl Tree {
             return false;
         }
         let left = self.blocks[upper].ptrs()[pslot - 1].child;
+        self.stats.sibling_reads += 1;
         if self.leaf_free_space(left) < data_size {
             return false;
         }
@@ -282,6 +286,8 @@ impl Tree {
         self.blocks[left].reserve_items(moved.len());
         self.blocks[left].items_mut().extend(moved);
         self.stats.leaf_pushes += 1;
+        self.stats.items_pushed += push_items as u64;
+        self.stats.push_offsets += right_n as u64;
         if let Some(k) = self.blocks[right].first_key() {
             self.fixup_low_keys(path, k, 1);
         }

@@ -14,6 +14,12 @@ fn leaf(range: std::ops::Range<u64>, size: u32) -> Vec<Item> {
     range.map(|o| item(o, size)).collect()
 }
 
+/// (siblings read, pushes, items pushed, offsets rewritten by pushes).
+fn push_counts(t: &Tree) -> (u64, u64, u64, u64) {
+    let s = t.stats();
+    (s.sibling_reads, s.leaf_pushes, s.items_pushed, s.push_offsets)
+}
+
 fn counts(t: &Tree) -> Vec<usize> {
     t.leaf_layout().iter().map(|l| l.0).collect()
 }
@@ -96,6 +102,10 @@ fn thin_leaf_merges_into_left_and_is_freed() {
     t.del_items(&mut path, 0, 4);
     assert_eq!(counts(&t), vec![20, 10]);
     assert_eq!(t.stats().leaves_freed, 1);
+    // One sibling read and locked (the left), one push of the 10 items;
+    // __push_leaf_left rewrites the offsets of the 10 pushed items in the
+    // left leaf and of the 0 left in the right: 10.
+    assert_eq!(push_counts(&t), (1, 1, 10, 10));
     assert!(t.check().is_ok());
 }
 
@@ -108,6 +118,10 @@ fn thin_leaf_goes_right_all_or_nothing() {
     t.del_items(&mut path, 0, 4);
     assert_eq!(counts(&t), vec![39, 20]);
     assert_eq!(t.stats().leaves_freed, 1);
+    // The left sibling is read and locked but has no room; the right
+    // takes the 10 items, and __push_leaf_right rewrites the offsets of
+    // every item of the right leaf after the move: 10 + 10.
+    assert_eq!(push_counts(&t), (2, 1, 10, 20));
     assert!(t.check().is_ok());
 }
 
@@ -121,6 +135,11 @@ fn thin_leaf_stays_when_neighbours_cannot_take_it() {
     t.del_items(&mut path, 0, 4);
     assert_eq!(counts(&t), vec![39, 9, 38]);
     assert_eq!(t.stats().leaves_freed, 0);
+    // Left: read, one item pushed, the offsets of that item and of the
+    // 9 left behind rewritten (10). The path's slot 0 was pushed, so the
+    // path now points into the left leaf and btrfs_del_items does not try
+    // the right one (`path->nodes[0] == leaf` fails).
+    assert_eq!(push_counts(&t), (1, 1, 1, 10));
     assert!(t.check().is_ok());
 }
 

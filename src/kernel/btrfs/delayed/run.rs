@@ -49,6 +49,14 @@ pub struct DeleteRunStats {
     /// Items whose offset `btrfs_del_items` rewrote (after each batch's
     /// range in its leaf).
     pub items_shifted: u64,
+    /// Siblings read and locked by the thin-leaf merges' push attempts.
+    pub sibling_reads: u64,
+    /// Pushes that moved items (`push_leaf_left` / `push_leaf_right`).
+    pub leaf_pushes: u64,
+    /// Items those pushes moved.
+    pub items_pushed: u64,
+    /// Items whose offsets those pushes rewrote.
+    pub push_offsets: u64,
 }
 
 /// What `btrfs_insert_delayed_items` touched, summed over all its calls.
@@ -281,6 +289,10 @@ impl DelayedRoot {
         s.not_found += not_found;
         s.leaves_freed += d.leaves_freed;
         s.items_shifted += d.items_shifted;
+        s.sibling_reads += d.sibling_reads;
+        s.leaf_pushes += d.leaf_pushes;
+        s.items_pushed += d.items_pushed;
+        s.push_offsets += d.push_offsets;
     }
 
     /// `btrfs_batch_delete_items`: grow a batch from the found slot by the
