@@ -199,7 +199,8 @@ fn create_takes_the_shared_steps_of_the_57_transaction_path() {
     // xfs_log_ticket_ungrant (2 cmpxchg loops per head); down_read(xc_ctx_lock) and
     // spin_lock(xc_cil_lock) once each in xfs_log_commit_cil /
     // xlog_cil_insert_items, one write of the CIL list head; m_ifree - 1
-    // (xfs_mod_ifree); m_active_trans + 1 and - 1. Transactions per create:
+    // (xfs_mod_ifree: add, then compare) and, in the roll, the chunk's
+    // m_icount and m_ifree + 64; m_active_trans + 1 and - 1. Transactions per create:
     // 1 + 1/64 (xfs_dir_ialloc's roll per inode chunk).
     let (file, text) = shipped("xfs-active-trans.toml", 160_000);
     let m = run_text(&file, &text);
@@ -214,9 +215,18 @@ fn create_takes_the_shared_steps_of_the_57_transaction_path() {
             shared_steps_close(&what, r, tx, &slack);
             assert_eq!(r["xc_ctx_lock.write_acquisitions"], 0.0, "no CIL push modelled");
             per_op_close(&what("xc_cil"), r["xc_cil.writes"], ops, tx, slack(1.0));
-            // m_ifree - 1 per transaction on each thread's own CPU slot:
-            // a fold (lock, write of the global count) per 32.
-            per_op_close(&what("m_ifree folds"), r["m_ifree.folds"], ops, tx / 32.0, 16.0 * 2.0);
+            // m_ifree - 1 per create on each thread's own CPU slot and + 64
+            // per chunk (the roll's deltas): per 64 creates, two folds of
+            // the decrements (at -32 and -64) and one of the + 64 (|64| >=
+            // the batch of 32): 3 / 64.
+            per_op_close(&what("m_ifree folds"), r["m_ifree.folds"], ops, 3.0 / 64.0, 16.0 * 3.0);
+            // Every m_ifree compare sums (the count stays within 0..64,
+            // never beyond 32 x 16 from 0): one per transaction.
+            per_op_close(&what("m_ifree sums"), r["m_ifree.slow_compares"], ops, tx, slack(1.0));
+            // m_icount only grows (+ 64 per chunk): its compares sum only
+            // until the count passes 128 x 16 = 2048, 32 chunks, plus the
+            // rough count's lag (under 128 per CPU).
+            assert!(r["m_icount.slow_compares"] <= 64.0, "{}", what("m_icount sums"));
         }
         // The atomic: an inc and a dec per transaction on its line; the
         // per-CPU counter never writes the old atomic's line.
@@ -238,7 +248,8 @@ fn unlink_takes_the_shared_steps_of_the_57_transaction_path() {
     // xfs_remove's and xfs_inactive_ifree's transactions, and the chunk
     // free's roll 1 in 64: 2 + 1/64 handles, each 2 RMWs per grant head,
     // one down_read(xc_ctx_lock), one xc_cil_lock; m_ifree + 1 once per
-    // unlink (xfs_difree in xfs_inactive_ifree's transaction); m_fdblocks
+    // unlink (xfs_difree in xfs_inactive_ifree's transaction), -63 instead
+    // and m_icount - 64 when a chunk goes, each with its compare; m_fdblocks
     // read by xfs_remove's reservation only, never written.
     let (file, text) = shipped("xfs-active-trans-rm.toml", 80_000);
     let m = run_text(&file, &text);
@@ -249,7 +260,12 @@ fn unlink_takes_the_shared_steps_of_the_57_transaction_path() {
             let r = at(&m, host, Some(1), variant);
             let what = |k: &str| format!("host {host} {variant} {k}");
             shared_steps_close(&what, r, tx, &slack);
-            per_op_close(&what("m_ifree folds"), r["m_ifree.folds"], r["ops"], 1.0 / 32.0, 16.0 * 2.0);
+            // m_ifree + 1 per unlink, and - 64 more when the chunk goes
+            // (1 in 64): per 64 unlinks, folds at + 32 and + 64, and of the
+            // - 64: 3 / 64. One compare per unlink, each summing.
+            per_op_close(&what("m_ifree folds"), r["m_ifree.folds"], r["ops"], 3.0 / 64.0, 16.0 * 3.0);
+            per_op_close(&what("m_ifree sums"), r["m_ifree.slow_compares"], r["ops"], 1.0, slack(1.0));
+            assert!(r["m_icount.slow_compares"] <= 64.0, "{}", what("m_icount sums"));
         }
     }
 }

@@ -515,3 +515,46 @@ fn a_run_longer_than_the_clock_is_refused_at_scenario_ops() {
     );
     assert!(!out.exists(), "nothing may be written");
 }
+
+/// A counter step's `amount`: required (and not 0) by `add`, read by
+/// `compare`, refused on any other step, each at its key.
+#[test]
+fn a_counter_amount_is_read_only_where_it_means_something() {
+    let text = |step: &str| {
+        format!(
+            "[scenario]\nname = \"amount\"\nops = 100\n\n[workload]\nkind = \"path\"\n\n[counters.c]\nkind = \"percpu\"\n\n\
+             [[path]]\nwork = {{ dist = \"fixed\", mean_ns = 10.0 }}\n[[path]]\n{step}\n"
+        )
+    };
+    let dir = temp_dir("counter-amount");
+    let cases = [
+        ("add-without", "counter = \"c\"\nop = \"add\"", "path[1].amount", "nonzero"),
+        ("add-zero", "counter = \"c\"\nop = \"add\"\namount = 0", "path[1].amount", "nonzero"),
+        (
+            "inc-with",
+            "counter = \"c\"\nop = \"inc\"\namount = 3",
+            "path[1].amount",
+            "remove it",
+        ),
+        ("read-step-with", "read = \"c\"\namount = 3", "path[1].amount", "remove it"),
+    ];
+    for (tag, step, field, words) in cases {
+        let f = write(&dir, &format!("{tag}.toml"), &text(step));
+        let o = fsmeta(&["check", f.to_str().expect("utf8")]);
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(o.status.code(), Some(2), "{tag}: {err}");
+        assert!(
+            err.contains(&format!("{tag}.toml:")) && err.contains(field) && err.contains(words),
+            "{tag}: {err}"
+        );
+    }
+    for (tag, step) in [
+        ("add-ok", "counter = \"c\"\nop = \"add\"\namount = -64"),
+        ("compare-ok", "counter = \"c\"\nop = \"compare\"\namount = 5"),
+        ("compare-default", "counter = \"c\"\nop = \"compare\""),
+    ] {
+        let f = write(&dir, &format!("{tag}.toml"), &text(step));
+        let o = fsmeta(&["check", f.to_str().expect("utf8")]);
+        assert_eq!(o.status.code(), Some(0), "{tag}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+}

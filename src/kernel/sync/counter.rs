@@ -64,6 +64,17 @@ pub enum CounterOp {
     Get,
     /// `percpu_ref_put` (a `percpu-ref` counter only).
     Put,
+    /// `percpu_counter_add(fbc, amount)` / `atomic_add`: the step's
+    /// `amount` (e.g. `xfs_mod_ifree(mp, 64)` when an inode chunk is
+    /// allocated).
+    Add,
+    /// `percpu_counter_compare(fbc, rhs)` (lib/percpu_counter.c
+    /// `__percpu_counter_compare` with the counter's batch): the rough
+    /// count (`percpu_counter_read`), and when it is within
+    /// `batch x online CPUs` of `rhs` (the step's `amount`), the exact sum
+    /// (`percpu_counter_sum`: the counter's lock and every CPU's slot).
+    /// An atomic counter reads its line.
+    Compare,
 }
 
 /// One line or lock access a counter operation makes.
@@ -96,6 +107,8 @@ pub struct CounterPlacement {
     pub socket_of: Vec<u32>,
     /// `percpu-ref`: the line of `struct percpu_ref_data` (the atomic count).
     pub data_line: LineId,
+    /// `num_online_cpus()`, for the compare's fast-path bound.
+    pub online_cpus: u32,
 }
 
 /// A counter's values and statistics.
@@ -114,6 +127,9 @@ pub struct Counter {
     /// Largest `|count - exact|` seen after any operation: the worst error
     /// of `percpu_counter_read`.
     pub read_error_max: i64,
+    /// Compares whose rough count was too close to call, so they summed
+    /// every CPU's slot under the lock.
+    pub slow_compares: u64,
 }
 
 impl Counter {
@@ -131,6 +147,7 @@ impl Counter {
             folds: 0,
             socket_folds: 0,
             read_error_max: 0,
+            slow_compares: 0,
         }
     }
 
@@ -144,13 +161,17 @@ impl Counter {
         self.count
     }
 
-    /// Process `p` performs `op`; the accesses are appended to `out`.
-    pub fn apply(&mut self, p: u32, op: CounterOp, out: &mut Vec<MicroOp>) {
+    /// Process `p` performs `op` (`amount`: what `Add` adds, the value
+    /// `Compare` compares against; unused by the others); the accesses are
+    /// appended to `out`.
+    pub fn apply(&mut self, p: u32, op: CounterOp, amount: i64, out: &mut Vec<MicroOp>) {
         match op {
             CounterOp::Inc | CounterOp::Get => self.add(p, 1, out),
             CounterOp::Dec | CounterOp::Put => self.add(p, -1, out),
+            CounterOp::Add => self.add(p, amount, out),
             CounterOp::Read => out.push(MicroOp::Read(self.at.main_line)),
             CounterOp::Sum => self.sum(out),
+            CounterOp::Compare => self.compare(amount, out),
         }
         self.read_error_max = self.read_error_max.max((self.count - self.exact).abs());
     }
@@ -223,6 +244,26 @@ impl Counter {
         out.push(MicroOp::Unlock(lock));
     }
 
+    /// `__percpu_counter_compare(fbc, rhs, batch)`: reads the rough count;
+    /// sums exactly when `|count - rhs| <= batch x num_online_cpus()`.
+    /// The bound of a hierarchical counter adds each socket's batch.
+    fn compare(&mut self, rhs: i64, out: &mut Vec<MicroOp>) {
+        out.push(MicroOp::Read(self.at.main_line));
+        let online = i64::from(self.at.online_cpus);
+        let bound = match self.kind {
+            CounterKind::Atomic | CounterKind::PercpuRef { .. } => return,
+            CounterKind::Percpu { batch } => batch.saturating_mul(online),
+            CounterKind::Hierarchical { batch, socket_batch } => batch
+                .saturating_mul(online)
+                .saturating_add(socket_batch.saturating_mul(self.at.socket_lines.len() as i64)),
+        };
+        if self.count.saturating_sub(rhs).saturating_abs() > bound {
+            return;
+        }
+        self.slow_compares += 1;
+        self.sum(out);
+    }
+
     /// `__percpu_counter_sum`: lock, read count and every CPU's slot, unlock.
     fn sum(&mut self, out: &mut Vec<MicroOp>) {
         if self.kind == CounterKind::Atomic {
@@ -250,7 +291,61 @@ mod tests {
             socket_locks: (1..=sockets).collect(),
             socket_of: (0..procs).map(|p| p % sockets).collect(),
             data_line: 99,
+            online_cpus: procs,
         }
+    }
+
+    /// Whether one compare against `rhs` summed (took the slow path).
+    fn compare_sums(c: &mut Counter, rhs: i64) -> bool {
+        let before = c.slow_compares;
+        let mut out = Vec::new();
+        c.apply(0, CounterOp::Compare, rhs, &mut out);
+        let summed = c.slow_compares > before;
+        assert_eq!(out.contains(&MicroOp::Lock(0)), summed, "the sum takes the lock");
+        summed
+    }
+
+    #[test]
+    fn compare_sums_only_within_batch_times_online_cpus() {
+        // 4 CPUs, batch 32: the rough count decides when it is more than
+        // 128 from rhs.
+        let mut c = Counter::new(CounterKind::Percpu { batch: 32 }, placement(4, 1));
+        assert!(compare_sums(&mut c, 0));
+        assert!(compare_sums(&mut c, 128));
+        assert!(!compare_sums(&mut c, 129));
+        assert!(!compare_sums(&mut c, -129));
+        // Adds of 64 fold at once (|64| >= 32): the rough count is 192.
+        let mut out = Vec::new();
+        c.apply(1, CounterOp::Add, 64, &mut out);
+        c.apply(1, CounterOp::Add, 128, &mut out);
+        assert_eq!((c.rough(), c.exact(), c.folds), (192, 192, 2));
+        assert!(!compare_sums(&mut c, 0));
+        assert!(compare_sums(&mut c, 100));
+        // An atomic counter's compare is one read of its line.
+        let mut a = Counter::new(CounterKind::Atomic, placement(4, 1));
+        let mut out = Vec::new();
+        a.apply(0, CounterOp::Compare, 0, &mut out);
+        assert_eq!(out, vec![MicroOp::Read(0)]);
+    }
+
+    #[test]
+    fn free_inode_count_near_zero_sums_on_every_compare() {
+        // xfs_mod_ifree in 5.7: one free inode used per create, 64 added
+        // per inode chunk, each followed by a compare against 0; the count
+        // stays in 0..=64, never beyond 32 x 2 CPUs: every compare sums.
+        let mut c = Counter::new(CounterKind::Percpu { batch: 32 }, placement(2, 1));
+        let mut out = Vec::new();
+        let mut sums = 0;
+        for create in 0..640u32 {
+            if create % 64 == 0 {
+                c.apply(create % 2, CounterOp::Add, 64, &mut out);
+                sums += u32::from(compare_sums(&mut c, 0));
+            }
+            c.apply(create % 2, CounterOp::Dec, 0, &mut out);
+            sums += u32::from(compare_sums(&mut c, 0));
+        }
+        assert_eq!(sums, 650);
+        assert_eq!(c.exact(), 0);
     }
 
     #[test]
@@ -259,8 +354,8 @@ mod tests {
             let mut c = Counter::new(CounterKind::PercpuRef { atomic }, placement(4, 1));
             let mut out = Vec::new();
             for i in 0..100u32 {
-                c.apply(i % 4, CounterOp::Get, &mut out);
-                c.apply(i % 4, CounterOp::Put, &mut out);
+                c.apply(i % 4, CounterOp::Get, 0, &mut out);
+                c.apply(i % 4, CounterOp::Put, 0, &mut out);
             }
             let writes: Vec<LineId> = out
                 .iter()
@@ -280,7 +375,7 @@ mod tests {
             let mut c = Counter::new(CounterKind::Percpu { batch }, placement(4, 1));
             let mut out = Vec::new();
             for _ in 0..n {
-                c.apply(2, CounterOp::Inc, &mut out);
+                c.apply(2, CounterOp::Inc, 0, &mut out);
             }
             assert_eq!(c.folds, n / batch as u64, "n={n} batch={batch}");
             assert_eq!(c.exact(), n as i64);
@@ -293,8 +388,8 @@ mod tests {
         let mut c = Counter::new(CounterKind::Percpu { batch: 32 }, placement(2, 1));
         let mut out = Vec::new();
         for _ in 0..10_000 {
-            c.apply(0, CounterOp::Inc, &mut out);
-            c.apply(0, CounterOp::Dec, &mut out);
+            c.apply(0, CounterOp::Inc, 0, &mut out);
+            c.apply(0, CounterOp::Dec, 0, &mut out);
         }
         assert_eq!(c.folds, 0);
         assert!(!out.contains(&MicroOp::Lock(0)));
@@ -306,7 +401,7 @@ mod tests {
         for procs in [1u32, 8, 64] {
             let mut c = Counter::new(CounterKind::Percpu { batch: 32 }, placement(procs, 1));
             let mut out = Vec::new();
-            c.apply(0, CounterOp::Sum, &mut out);
+            c.apply(0, CounterOp::Sum, 0, &mut out);
             let reads = out.iter().filter(|m| matches!(m, MicroOp::Read(_))).count();
             assert_eq!(reads, procs as usize + 2, "count + socket line + one per CPU");
         }
@@ -323,7 +418,7 @@ mod tests {
         );
         let mut out = Vec::new();
         for i in 0..10_000u32 {
-            c.apply(i % 8, CounterOp::Inc, &mut out);
+            c.apply(i % 8, CounterOp::Inc, 0, &mut out);
         }
         assert_eq!(c.exact(), 10_000);
         assert!(c.read_error_max < 8 * 8 + 2 * 64);

@@ -137,6 +137,12 @@ pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -
             format!("a `{action}` step does not read `op` (only counter steps do); remove it"),
         ));
     }
+    if s.amount.is_some() && action != "counter" {
+        return Err(err(
+            format!("{field}.amount"),
+            format!("a `{action}` step does not read `amount` (only counter steps with add or compare do); remove it"),
+        ));
+    }
     if s.window_ns.is_some() && action != "cmpxchg" {
         return Err(err(
             format!("{field}.window_ns"),
@@ -181,21 +187,46 @@ pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -
             let op = s.op.ok_or_else(|| {
                 err(
                     format!("{field}.op"),
-                    "a counter step needs `op` (inc, dec, sum or read; get or put for a percpu-ref)",
+                    "a counter step needs `op` (inc, dec, add, sum, read or compare; get or put for a percpu-ref)",
                 )
             })?;
             let is_ref = names.counter_kinds.get(name) == Some(&CounterKindName::PercpuRef);
             let ref_op = matches!(op, CounterOp::Get | CounterOp::Put);
             if is_ref != ref_op {
-                let expected = if is_ref { "get or put" } else { "inc, dec, sum or read" };
+                let expected = if is_ref {
+                    "get or put"
+                } else {
+                    "inc, dec, add, sum, read or compare"
+                };
                 return Err(err(
                     format!("{field}.op"),
                     format!("counter `{name}` takes {expected}, found {op:?}").to_lowercase(),
                 ));
             }
-            Step::Counter { id, op }
+            let amount = counter_amount(s, op, field)?;
+            Step::Counter { id, op, amount }
         }
     })
+}
+
+/// A counter step's `amount`: required and not 0 for `add`, the value
+/// compared against for `compare` (default 0), refused elsewhere.
+fn counter_amount(s: &StepConfig, op: CounterOp, field: &str) -> Result<i64, BuildError> {
+    match (op, s.amount) {
+        (CounterOp::Add, None | Some(0)) => Err(err(
+            format!("{field}.amount"),
+            "an `add` step needs a nonzero `amount` (use inc or dec for 1 or -1)",
+        )),
+        (CounterOp::Add | CounterOp::Compare, a) => Ok(a.unwrap_or(0)),
+        (_, Some(_)) => Err(err(
+            format!("{field}.amount"),
+            format!(
+                "a `{}` step does not read `amount` (only add and compare do); remove it",
+                format!("{op:?}").to_lowercase()
+            ),
+        )),
+        (_, None) => Ok(0),
+    }
 }
 
 /// A `lock` or `unlock` step: a spinlock or mutex, or a side of a
@@ -527,6 +558,7 @@ pub fn counter(
     };
     let at = CounterPlacement {
         data_line,
+        online_cpus,
         main_line,
         lock,
         slot_lines,

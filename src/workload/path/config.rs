@@ -227,10 +227,14 @@ pub struct StepConfig {
     /// Operate on this counter (with `op`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counter: Option<String>,
-    /// The counter operation: `inc`, `dec`, `sum`, `read` (`get`, `put`
-    /// for a `percpu-ref`).
+    /// The counter operation: `inc`, `dec`, `add`, `sum`, `read`,
+    /// `compare` (`get`, `put` for a `percpu-ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op: Option<CounterOp>,
+    /// With `op = "add"`: the amount added (not 0); with
+    /// `op = "compare"`: the value compared against (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<i64>,
     /// Queue one deferred item on this work queue (`queue_work`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<String>,

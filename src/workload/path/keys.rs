@@ -91,8 +91,14 @@ pub const PARAMS: &[ParamSpec] = &[
     p(
         "path[].op",
         "a word",
-        "inc, dec, sum, read; get, put (percpu-ref)",
-        "the counter operation (sum: percpu_counter_sum, exact, locks and walks every CPU; read: percpu_counter_read)",
+        "inc, dec, add, sum, read, compare; get, put (percpu-ref)",
+        "the counter operation (add: percpu_counter_add of `amount`; sum: percpu_counter_sum, exact, locks and walks every CPU; read: percpu_counter_read; compare: __percpu_counter_compare against `amount`, the rough count unless within batch x online CPUs, then the exact sum: NAME.slow_compares)",
+    ),
+    p(
+        "path[].amount",
+        "an integer",
+        "not 0 with op = add; any with op = compare (default 0)",
+        "what an `add` adds (xfs_mod_ifree(mp, 64) at an inode chunk), or the value a `compare` compares against",
     ),
     p(
         "path[].queue",

@@ -137,6 +137,11 @@ pub const COUNTER: &[Decl] = &[
         "increments per completed operation (a count of what the path does: m_active_trans: handles per create)",
     ),
     ("read_error_max", "count", "largest error of a rough read (`percpu_counter_read`)"),
+    (
+        "slow_compares",
+        "count",
+        "compares (`__percpu_counter_compare`) too close to call from the rough count, so they summed every CPU's slot under the counter's lock",
+    ),
 ];
 
 /// The names a run reports metrics for, by kind of object.

@@ -65,6 +65,9 @@ pub enum Step {
         id: u32,
         /// The operation.
         op: CounterOp,
+        /// What an `add` adds, or the value a `compare` compares against
+        /// (0 for the other operations).
+        amount: i64,
     },
     /// Take a reader-writer lock (rwsem, qrwlock) or a seqlock's write side.
     RwLock {
@@ -557,7 +560,7 @@ impl World {
             }
             Step::Lock(l) => self.lock(p, l, now),
             Step::Unlock(l) => self.unlock(p, l, now),
-            Step::Counter { id, op } => {
+            Step::Counter { id, op, amount } => {
                 if matches!(op, CounterOp::Inc | CounterOp::Get) {
                     self.counter_incs[id as usize] += 1;
                 }
@@ -565,7 +568,7 @@ impl World {
                 debug_assert_eq!(proc.micro_at, proc.micro.len());
                 proc.micro.clear();
                 proc.micro_at = 0;
-                self.counters[id as usize].apply(p, op, &mut proc.micro);
+                self.counters[id as usize].apply(p, op, amount, &mut proc.micro);
                 Next::At(now)
             }
             Step::RwLock { id, write } => match self.rw.acquire(id, p, write, now, &mut self.lines, &self.pricing) {
@@ -801,7 +804,7 @@ impl World {
                 &mut m,
                 name,
                 metrics::COUNTER,
-                &[c.folds as f64, inc_rate, per_op, c.read_error_max as f64],
+                &[c.folds as f64, inc_rate, per_op, c.read_error_max as f64, c.slow_compares as f64],
             );
         }
         for (i, name) in names.rwlocks.iter().enumerate() {
