@@ -6,3 +6,7 @@
 pub mod aging;
 pub mod alloc;
 pub mod freespace;
+pub mod dir2;
+pub mod inode;
+pub mod paths;
+pub mod trans;
