@@ -38,3 +38,5 @@ pub mod mm;
 pub mod sync;
 pub mod tracing;
 pub mod xfs;
+pub mod vfs;
+pub mod work;
