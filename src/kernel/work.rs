@@ -114,9 +114,6 @@ impl Tally {
     /// `memory_ns`, locked operations at `atomic_ns`, straight-line loads
     /// at `hit_ns x work_scale`, inner-loop loads at `hit_ns`.
     pub fn ns(&self, m: &MachineProfile, work_scale: f64) -> f64 {
-        self.cold_lines * m.memory_ns
-            + self.atomics * m.atomic_ns
-            + self.hits * m.hit_ns * work_scale
-            + self.iterated_hits * m.hit_ns
+        self.cold_lines * m.memory_ns + self.atomics * m.atomic_ns + self.hits * m.hit_ns * work_scale + self.iterated_hits * m.hit_ns
     }
 }

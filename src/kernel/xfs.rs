@@ -5,8 +5,8 @@
 
 pub mod aging;
 pub mod alloc;
-pub mod freespace;
 pub mod dir2;
+pub mod freespace;
 pub mod inode;
 pub mod paths;
 pub mod trans;

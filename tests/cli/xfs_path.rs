@@ -71,7 +71,14 @@ fn run_text(tag: &str, text: &str) -> (Option<i32>, String, bool) {
     let dir = temp_dir(tag);
     let f = super::write(&dir, "s.toml", text);
     let out = dir.join("out");
-    let o = fsmeta(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap(), "--error-format", "plain"]);
+    let o = fsmeta(&[
+        "run",
+        f.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--error-format",
+        "plain",
+    ]);
     (o.status.code(), String::from_utf8_lossy(&o.stderr).to_string(), out.exists())
 }
 
@@ -85,8 +92,14 @@ fn a_bad_code_name_is_refused_at_its_key_with_the_closest_name() {
     assert!(!written, "nothing may be written");
     // Located at the code key (line 13 of the text: `code = "xfs_craete"`).
     assert!(err.contains("s.toml:13:1:"), "{err}");
-    assert!(err.contains("work.create.code") && err.contains("no counted kernel path named `xfs_craete`"), "{err}");
-    assert!(err.contains("did you mean xfs_create") || err.contains("did you mean `xfs_create`"), "{err}");
+    assert!(
+        err.contains("work.create.code") && err.contains("no counted kernel path named `xfs_craete`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("did you mean xfs_create") || err.contains("did you mean `xfs_create`"),
+        "{err}"
+    );
     // A duration given next to code would be ignored: refused at its key.
     let (rc, err, _) = run_text("code-mean", &code_scenario("code = \"xfs_create\"\nmean_ns = 100.0", code));
     assert_eq!(rc, Some(2), "{err}");
@@ -124,7 +137,10 @@ fn the_twin_has_no_fitted_work_per_handle_left() {
     }
     assert!(works.len() >= 5, "{works:?}");
     for (name, w) in &works {
-        assert!(w.get("code").and_then(|c| c.as_str()).is_some(), "work {name} is not counted code: {w}");
+        assert!(
+            w.get("code").and_then(|c| c.as_str()).is_some(),
+            "work {name} is not counted code: {w}"
+        );
     }
     // The one knob is the lab host's, fitted on `le` at 10^5 extents.
     let alloc: toml::Table = std::fs::read_to_string(root().join("scenarios/lab/xfs-alloc-100000.toml"))

@@ -269,7 +269,10 @@ fn lookup_to_leaf(t: &mut Tally, s: &Shape) {
     let levels = f64::from(s.node_levels) + 1.0;
     t.add(DA_BUF, levels).add(DA_LEVEL, levels);
     if s.node_levels > 0 {
-        t.add(HASH_PROBE, f64::from(s.node_levels) * probes((s.leaves as f64).min(NODE_MAX as f64)));
+        t.add(
+            HASH_PROBE,
+            f64::from(s.node_levels) * probes((s.leaves as f64).min(NODE_MAX as f64)),
+        );
     }
     t.add(HASH_PROBE, probes(s.leaf_entries));
 }
@@ -301,7 +304,9 @@ pub fn insert(s: &Shape) -> Tally {
     if s.form == Form::Node {
         // One split per LEAFN_MAX x ln 2 inserts: the leaf count's growth.
         let rate = 1.0 / (LEAFN_MAX as f64 * std::f64::consts::LN_2);
-        t.add(BLOCK_GROW, rate).add(LEAF_SPLIT, rate).add(LEAF_SHIFT_ENTRY, rate * (LEAFN_MAX / 2) as f64);
+        t.add(BLOCK_GROW, rate)
+            .add(LEAF_SPLIT, rate)
+            .add(LEAF_SHIFT_ENTRY, rate * (LEAFN_MAX / 2) as f64);
     }
     t
 }

@@ -191,7 +191,8 @@ pub fn ifree_at(inodes: u64) -> Tally {
     t.add(INODE_ITEM, 1.0).add(BUF_ITEM, 4.0).add(TRANS_COMMIT, 1.0);
     // Every 64th free empties a chunk.
     let per = 1.0 / INODES_PER_CHUNK as f64;
-    t.add(ino::CHUNK_FREE, per).add(ino::CHUNK_INODE_STALE, per * INODES_PER_CHUNK as f64);
+    t.add(ino::CHUNK_FREE, per)
+        .add(ino::CHUNK_INODE_STALE, per * INODES_PER_CHUNK as f64);
     t
 }
 

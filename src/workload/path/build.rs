@@ -264,7 +264,10 @@ fn work_step(s: &StepConfig, field: &str, count: u32, lines: &mut Lines, names: 
                 Some(code) => code_duration(w, code, &at, names)?,
                 None => {
                     let dist = w.dist.ok_or_else(|| {
-                        err(format!("{at}.dist"), "missing `dist` (fixed, exp, uniform, normal, lognormal), or `code` for counted kernel code")
+                        err(
+                            format!("{at}.dist"),
+                            "missing `dist` (fixed, exp, uniform, normal, lognormal), or `code` for counted kernel code",
+                        )
                     })?;
                     duration(&w.dist(dist), &at)?
                 }

@@ -1,7 +1,10 @@
 use super::*;
 
 fn close(what: &str, got: f64, want: f64) {
-    assert!((got - want).abs() <= 1e-6 * want.abs().max(1.0), "{what}: counted {got}, hand sum {want}");
+    assert!(
+        (got - want).abs() <= 1e-6 * want.abs().max(1.0),
+        "{what}: counted {got}, hand sum {want}"
+    );
 }
 
 /// The directory of 10,000 names the hand sums below use: node form.
@@ -42,12 +45,20 @@ fn a_create_into_10000_names_sums_its_stretches_by_hand() {
     // leaf: ceil(log2 345.9) = 9, 4 loads each) 2 x 56; finobt probe 4,
     // inobt ceil(log2 158) = 8 probes 32; half the leaf shifted, 2 loads
     // per entry (10,002 / 29); a split's 252 entries moved.
-    close("iterated", t.iterated_hits, 2.0 * 56.0 + 4.0 + 32.0 + 10_002.0 / 29.0 + split * 252.0 * 2.0);
+    close(
+        "iterated",
+        t.iterated_hits,
+        2.0 * 56.0 + 4.0 + 32.0 + 10_002.0 / 29.0 + split * 252.0 * 2.0,
+    );
     // Locked operations: VFS 3 + 6 + 10 + 2 + 7 + 6 + 9 = 43; lookup 2 +
     // 2 x 9 = 20; xfs_create 4 + 3 + 4 + 9 + 8 + 9 + 9 + 4 + 12 + 1 = 63;
     // insert 20 + 18 + 4 + 2 + 50 / 173 + split x 58; commit 8 + 12 + 18
     // + 4 = 42.
-    close("atomics", t.atomics, 43.0 + 20.0 + 63.0 + (44.0 + 50.0 / 173.0 + split * 58.0) + 42.0);
+    close(
+        "atomics",
+        t.atomics,
+        43.0 + 20.0 + 63.0 + (44.0 + 50.0 / 173.0 + split * 58.0) + 42.0,
+    );
     // Cold: the new dentry (3 lines) and the new xfs_inode (15).
     close("cold", t.cold_lines, 18.0);
 }
@@ -71,7 +82,11 @@ fn an_unlink_from_10001_names_sums_its_stretches_by_hand() {
     close("iterated", t.iterated_hits, 56.0 + j * 378.0);
     // Locked: VFS 3 + 6 + 12; 4 + 3; directory 2 + 18 + 9 + 5 + 9 + j x
     // 68 + 60 / 173; iunlink 2 + 9; commit 8 + 12 + 15 + 4; evict 9.
-    close("atomics", t.atomics, 21.0 + 7.0 + (43.0 + j * 68.0 + 60.0 / 173.0) + 11.0 + 39.0 + 9.0);
+    close(
+        "atomics",
+        t.atomics,
+        21.0 + 7.0 + (43.0 + j * 68.0 + 60.0 / 173.0) + 11.0 + 39.0 + 9.0,
+    );
     close("cold", t.cold_lines, 8.0);
 }
 
