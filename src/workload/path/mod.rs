@@ -5,6 +5,7 @@
 //! its own random streams.
 
 pub mod build;
+pub mod code;
 pub mod config;
 pub mod keys;
 pub mod metrics;
