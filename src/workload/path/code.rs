@@ -91,3 +91,19 @@ pub fn duration(w: &WorkConfig, code: &str, at: &str, names: &Names<'_>) -> Resu
         at,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::kernel::xfs::paths::CODE_PATHS;
+
+    #[test]
+    fn the_reference_names_every_counted_path() {
+        let spec = super::super::keys::PARAMS
+            .iter()
+            .find(|p| p.path == "work.NAME.code")
+            .expect("work.NAME.code in the reference");
+        let listed: Vec<&str> = spec.range.split(", ").collect();
+        let table: Vec<&str> = CODE_PATHS.iter().map(|p| p.name).collect();
+        assert_eq!(listed, table);
+    }
+}
