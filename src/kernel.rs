@@ -37,4 +37,6 @@ pub mod index;
 pub mod mm;
 pub mod sync;
 pub mod tracing;
+pub mod vfs;
+pub mod work;
 pub mod xfs;

@@ -5,4 +5,8 @@
 
 pub mod aging;
 pub mod alloc;
+pub mod dir2;
 pub mod freespace;
+pub mod inode;
+pub mod paths;
+pub mod trans;

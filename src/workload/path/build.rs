@@ -3,7 +3,7 @@
 //! name must resolve), and counter placement on the machine's CPUs.
 
 use super::config::{
-    CounterConfig, CounterKindName, DistConfig, DistKind, LockKindName, LockMode, RefMode, StepConfig, WorkConfig, WorkRef,
+    CodeSection, CounterConfig, CounterKindName, DistConfig, DistKind, LockKindName, LockMode, RefMode, StepConfig, WorkConfig, WorkRef,
 };
 use super::sim::Step;
 use crate::engine::dist::{Duration, ExpDuration};
@@ -11,7 +11,7 @@ use crate::engine::time::SimTimePs;
 use crate::kernel::sync::counter::{Counter, CounterKind, CounterOp, CounterPlacement};
 use crate::machine::coherence::LineId;
 use crate::machine::lock::{LockKind, LockTable};
-use crate::machine::{CpuId, Topology};
+use crate::machine::{CpuId, MachineProfile, Topology};
 use crate::param::ParamError;
 use statrs::distribution::{LogNormal, Normal, Uniform};
 use std::collections::BTreeMap;
@@ -78,6 +78,10 @@ pub struct Names<'a> {
     pub counters: &'a BTreeMap<String, u32>,
     /// Named work, `[work.NAME]`.
     pub works: &'a BTreeMap<String, WorkConfig>,
+    /// `[code]`, for works that name counted code.
+    pub code: Option<&'a CodeSection>,
+    /// The machine profile counted code is priced on.
+    pub profile: &'a MachineProfile,
 }
 
 /// The action of a step: exactly one must be set.
@@ -287,7 +291,18 @@ fn work_step(s: &StepConfig, field: &str, count: u32, lines: &mut Lines, names: 
                 ));
             }
             let at = format!("work.{name}");
-            let dur = duration(&w.dist(), &at)?;
+            let dur = match &w.code {
+                Some(code) => super::code::duration(w, code, &at, names)?,
+                None => {
+                    let dist = w.dist.ok_or_else(|| {
+                        err(
+                            format!("{at}.dist"),
+                            "missing `dist` (fixed, exp, uniform, normal, lognormal), or `code` for counted kernel code",
+                        )
+                    })?;
+                    duration(&w.dist(dist), &at)?
+                }
+            };
             let reads = match (w.read.as_deref(), w.count) {
                 (Some(l), n) => {
                     let line = lines.named(l, &format!("{at}.read"))?;

@@ -34,6 +34,28 @@ pub struct PathSections {
     /// `[stop]`: a precision-targeted stop instead of `scenario.ops`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<StopSection>,
+    /// `[code]`: how the counted kernel code that `[work.NAME]` tables
+    /// name with `code` is sized and priced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<CodeSection>,
+}
+
+/// `[code]`: the host's one knob and the sizes for works that are the
+/// counted code of a kernel path (`[work.NAME] code = "..."`, the table
+/// `crate::kernel::xfs::paths::CODE_PATHS`).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodeSection {
+    /// ns per counted straight-line load as a multiple of the profile's
+    /// `hit_ns` (the host's one knob; default 1). Inner-loop loads are
+    /// priced at `hit_ns`, cold lines at `memory_ns`, locked operations at
+    /// `atomic_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_scale: Option<f64>,
+    /// Names in each thread's directory at the end of its creates (the
+    /// lab's `files`): a create's work is its mean over the directory
+    /// growing to this size, an unlink's over it shrinking back.
+    pub dir_entries: u64,
 }
 
 /// `[stop]` (or `stop = { ... }`): run until the 95 % confidence interval
@@ -65,6 +87,7 @@ impl PathSections {
             counters: sections.get("counters")?,
             workqueues: sections.get("workqueues")?,
             stop: sections.get_opt("stop")?,
+            code: sections.get_opt("code")?,
         })
     }
 }
@@ -100,8 +123,15 @@ pub struct DistConfig {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkConfig {
-    /// `fixed`, `exp`, `uniform`, `normal` or `lognormal`.
-    pub dist: DistKind,
+    /// `fixed`, `exp`, `uniform`, `normal` or `lognormal` (with `code`:
+    /// `fixed`, the default, or `exp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dist: Option<DistKind>,
+    /// The counted code of a kernel path by name (e.g. `xfs_create`): the
+    /// work's mean is that code's counted work priced on the machine
+    /// profile with `[code]`'s `work_scale`, instead of `mean_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
     /// Mean in ns (fixed, exp, normal, lognormal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_ns: Option<f64>,
@@ -127,10 +157,10 @@ pub struct WorkConfig {
 }
 
 impl WorkConfig {
-    /// The duration distribution of this work.
-    pub fn dist(&self) -> DistConfig {
+    /// The duration distribution of this work (`dist` checked present).
+    pub fn dist(&self, dist: DistKind) -> DistConfig {
         DistConfig {
-            dist: self.dist,
+            dist,
             mean_ns: self.mean_ns,
             sd_ns: self.sd_ns,
             min_ns: self.min_ns,

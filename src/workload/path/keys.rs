@@ -3,8 +3,8 @@
 use crate::workload::ParamSpec;
 use crate::workload::contract::param as p;
 
-/// Every key of `[[path]]`, `[work.NAME]`, `[lines.NAME]`, `[locks.NAME]`,
-/// `[counters.NAME]`, `[workqueues.NAME]`, `[stop]`.
+/// Every key of `[[path]]`, `[work.NAME]`, `[code]`, `[lines.NAME]`,
+/// `[locks.NAME]`, `[counters.NAME]`, `[workqueues.NAME]`, `[stop]`.
 pub const PARAMS: &[ParamSpec] = &[
     p(
         "path[].work",
@@ -115,8 +115,14 @@ pub const PARAMS: &[ParamSpec] = &[
     p(
         "work.NAME.dist",
         "a word",
-        "fixed, exp, uniform, normal, lognormal",
+        "fixed, exp, uniform, normal, lognormal; with code: fixed (default) or exp",
         "named CPU work (path[].work = \"NAME\"): the distribution family",
+    ),
+    p(
+        "work.NAME.code",
+        "a counted kernel path",
+        "xfs_create, xfs_ialloc_ag_alloc, xfs_remove, xfs_attr_inactive, xfs_inactive_ifree",
+        "the work is this path's counted code (src/kernel/xfs/paths.rs: cold lines at memory_ns, locked operations at atomic_ns, straight-line loads at hit_ns x code.work_scale, inner-loop loads at hit_ns) for code.dir_entries; no mean_ns or other duration key",
     ),
     p(
         "work.NAME.mean_ns",
@@ -141,6 +147,18 @@ pub const PARAMS: &[ParamSpec] = &[
         "a whole number",
         "0 or more",
         "reads of `read` during the work (0 = none; default 1)",
+    ),
+    p(
+        "code.work_scale",
+        "a number",
+        "above 0, at most 1000",
+        "the host's one knob: ns per counted straight-line load as a multiple of the profile's hit_ns (default 1); required use: a [work.NAME] with code",
+    ),
+    p(
+        "code.dir_entries",
+        "a whole number",
+        "1 to 1,000,000",
+        "required with [code]: names in each thread's directory at the end of its creates; a create's counted work is its mean over the directory growing to this size, an unlink's over it shrinking back",
     ),
     p(
         "lines.NAME.fields",

@@ -5,6 +5,7 @@
 //! its own random streams.
 
 pub mod build;
+pub mod code;
 pub mod config;
 pub mod keys;
 pub mod metrics;
@@ -42,7 +43,7 @@ impl Workload for PathWorkload {
     }
 
     fn sections(&self) -> &'static [&'static str] {
-        &["path", "work", "lines", "locks", "counters", "workqueues", "stop"]
+        &["path", "work", "lines", "locks", "counters", "workqueues", "stop", "code"]
     }
 
     fn reads_shared(&self) -> &'static [&'static str] {
@@ -350,6 +351,13 @@ impl PreparedPath {
                 return Err(ParamError::new(format!("work.{name}"), message).suggest(near(name, &used_works)));
             }
         }
+        let code_works: Vec<&String> = d.work.iter().filter(|(_, w)| w.code.is_some()).map(|(n, _)| n).collect();
+        if d.code.is_some() && code_works.is_empty() {
+            return Err(ParamError::new(
+                "code",
+                "[code] sizes and prices counted code, but no [work.NAME] names any (code = \"xfs_create\", ...): remove it or name the code",
+            ));
+        }
         let used_locks: Vec<&str> = steps.iter().filter_map(|s| s.lock.as_deref()).collect();
         for name in d.locks.keys() {
             if !used_locks.contains(&name.as_str()) {
@@ -438,6 +446,8 @@ impl PreparedPath {
             queues: &queue_ids,
             counters: &counter_ids,
             works: &doc.work,
+            code: doc.code.as_ref(),
+            profile: &self.machine.profile,
         };
         let (path, every) = steps(&doc.path, "path", &mut lines, &names)?;
         let mut sub = Vec::with_capacity(doc.workqueues.len());

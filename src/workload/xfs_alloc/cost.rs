@@ -34,34 +34,7 @@
 use crate::kernel::xfs::freespace::BtreeStats;
 use crate::machine::{MachineProfile, ns_to_ps};
 
-/// The work of one counted event: lines missed to DRAM, locked
-/// read-modify-writes, and L1-resident loads standing for the instruction
-/// path (one per load the code makes, roughly one per 3-5 instructions).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Work {
-    /// Cache lines not in any CPU cache (priced at `memory_ns`).
-    pub cold_lines: f64,
-    /// Locked operations on lines this CPU holds (priced at `atomic_ns`).
-    pub atomics: f64,
-    /// Loads that hit L1 (priced at `hit_ns`, times the study's
-    /// `work_scale` unless `iterated`).
-    pub hits: f64,
-    /// Whether this is the body of an inner loop whose trip count grows
-    /// with the data (records walked, binary-search probes, busy-tree
-    /// nodes): after its first turns its code runs from a hot instruction
-    /// cache with trained branches, so its loads are priced at `hit_ns`
-    /// and `work_scale` (what a host's straight-line kernel code costs
-    /// beyond its loads) does not apply. Per-call and per-level work is
-    /// not iterated.
-    pub iterated: bool,
-}
-
-impl Work {
-    /// Price in ns on `m`.
-    pub fn ns(&self, m: &MachineProfile) -> f64 {
-        self.cold_lines * m.memory_ns + self.atomics * m.atomic_ns + self.hits * m.hit_ns
-    }
-}
+pub use crate::kernel::work::Work;
 
 /// A cached buffer got by a cursor and released when the cursor leaves it.
 /// Get (`xfs_btree_read_buf_block` -> `xfs_trans_read_buf_map`):

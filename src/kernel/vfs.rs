@@ -1,0 +1,115 @@
+//! The VFS side of the syscalls the XFS paths are driven by (6.18,
+//! `fs/namei.c`, `fs/open.c`, `fs/file.c`, `fs/file_table.c`,
+//! `fs/dcache.c`, `fs/inode.c`, `arch/x86/entry`), counted in [`Work`]
+//! (see [`crate::kernel::work`] for how).
+//!
+//! The lab's paths are `/proc/self/fd/N/dT/f<i>` (`Fs::base` names the
+//! mount root through the lab's open descriptor), so every open and
+//! unlink walks `proc`, `self` (a symlink to the pid), `fd`, `N` (a
+//! magic link to the mount root, revalidated each time) and `dT` before
+//! the last component: [`LAB_PREFIX_WALK`].
+
+use crate::kernel::work::Work;
+
+/// One syscall's entry and exit (`entry_SYSCALL_64`, `do_syscall_64`,
+/// `x64_sys_call`, `syscall_exit_to_user_mode` with its work checks, the
+/// speculation mitigations' stores): about 60 loads.
+pub const SYSCALL: Work = Work::straight(60.0, 0.0);
+
+/// `getname` -> `getname_flags`: a `names_cache` slab object
+/// (`kmem_cache_alloc`, one locked operation as `xfs_alloc`'s costs count
+/// a slab fast path), `strncpy_from_user` of the ~25-byte path (word at a
+/// time), the `filename` fields; `putname` (refcount, slab free): about
+/// 55 loads, 3 locked operations.
+pub const GETNAME: Work = Work::straight(55.0, 3.0);
+
+/// The lab's path prefix `/proc/self/fd/N/dT/` (see the module header):
+/// `path_init` (root from `current->fs` under `fs->seq`), five
+/// `link_path_walk` components, each `hash_name` (word at a time),
+/// `may_lookup` -> `inode_permission` (`generic_permission`, the LSM
+/// hook), `lookup_fast` -> `__d_lookup_rcu` (hash bucket, the dentry's
+/// `d_name` and `d_seq`), `step_into` (mount and link checks), about 75
+/// loads each under RCU; plus `self`'s link (`proc_self_get_link`: the
+/// pid formatted) and `N`'s magic link (`tid_fd_revalidate` takes the
+/// task's `files` and looks the descriptor up, `proc_fd_link` ->
+/// `nd_jump_link`: path_get/path_put, two locked operations each), about
+/// 220 loads more; `complete_walk` / `terminate_walk` (legitimize,
+/// `rcu_read_unlock`): 30. About 625 loads, 6 locked operations.
+pub const LAB_PREFIX_WALK: Work = Work::straight(625.0, 6.0);
+
+/// `path_openat` for `O_CREAT|O_EXCL` up to the filesystem's create:
+/// `alloc_empty_file` -> `init_file` (a `filp` slab object, the
+/// `nr_files` percpu counter, `security_file_alloc`, `get_cred`),
+/// `open_last_lookups` -> `lookup_open`: `inode_lock` of the parent
+/// (`down_write` of `i_rwsem`), `d_lookup` (miss), `d_alloc_parallel` ->
+/// `d_alloc` (a new dentry: slab object, ~20 fields initialised,
+/// `d_lock`), the in-lookup hash (bit spinlock), `may_o_create`
+/// (`security_inode_create`), then after the create `__d_lookup_done`,
+/// `inode_unlock`: about 260 loads, 10 locked operations. The new
+/// dentry's 3 lines (192 bytes) are cold: the slab hands out objects no
+/// CPU has touched in a create-only run.
+pub const OPEN_CREATE_LOOKUP: Work = Work {
+    cold_lines: 3.0,
+    atomics: 10.0,
+    hits: 260.0,
+    iterated: false,
+};
+
+/// `xfs_vn_lookup` for a name that is not there (the XFS lookup itself is
+/// counted by the directory model): `xfs_dentry_to_name`, the `-ENOENT`
+/// path, `d_splice_alias(NULL)` -> `d_add` of the negative dentry: about
+/// 40 loads, 2 locked operations.
+pub const NEGATIVE_LOOKUP: Work = Work::straight(40.0, 2.0);
+
+/// `vfs_create` -> `xfs_vn_create` -> `xfs_generic_create` around
+/// `xfs_create`: `may_create`, `posix_acl_create` (the parent's cached
+/// ACL: none), `xfs_setup_iops`, `xfs_finish_inode_setup`
+/// (`unlock_new_inode`: `i_lock`, the state bits, the wake-up check),
+/// `d_instantiate` (`d_lock`, `i_lock`, `hlist_add_head` on the inode's
+/// aliases, `security_d_instantiate`), `fsnotify_create`: about 150
+/// loads, 7 locked operations.
+pub const GENERIC_CREATE: Work = Work::straight(150.0, 7.0);
+
+/// `do_open` of the new file: `may_open`, `vfs_open` ->
+/// `do_dentry_open` (`path_get`: dentry and mount references, `fops_get`,
+/// `xfs_file_open` -> `generic_file_open`, `file_ra_state_init`,
+/// `security_file_open`, the mode bits), `fsnotify_open`; then
+/// `get_unused_fd_flags` (`file_lock`, the open-fd bitmap search) and
+/// `fd_install`: about 190 loads, 6 locked operations.
+pub const DO_OPEN: Work = Work::straight(190.0, 6.0);
+
+/// `close` -> `file_close_fd` (`file_lock`, the fd bit cleared),
+/// `filp_flush` (`dnotify_flush`, `locks_remove_posix`), `fput` ->
+/// `task_work_add`; on the way out `__fput`: `fsnotify_close`,
+/// `locks_remove_file`, `xfs_file_release` -> `xfs_release` (its
+/// checks on a clean empty file), `fops_put`, `dput` (lockref), `mntput`,
+/// `file_free` (`put_cred`, percpu `nr_files`, slab free): about 230
+/// loads, 9 locked operations.
+pub const CLOSE: Work = Work::straight(230.0, 9.0);
+
+/// `do_unlinkat` around the filesystem's unlink: `filename_parentat`'s
+/// last component split, `mnt_want_write` (percpu), `inode_lock_nested`
+/// of the parent, `lookup_one_qstr_excl` (a dcache hit: `d_lookup`,
+/// `d_lock`/lockref), `vfs_unlink` (`may_delete_dentry`,
+/// `security_inode_unlink`, `inode_lock` of the victim,
+/// `try_break_deleg`, `dont_mount` checks), `d_delete` ->
+/// `dentry_unlink_inode` (`d_lock`, `i_lock`, the alias unlinked),
+/// `fsnotify_unlink`, the unlocks, `dput`, `mnt_drop_write`: about 320
+/// loads, 12 locked operations. The victim's dentry and inode were
+/// created long before (20,000 of each per directory): their 2 + 6 lines
+/// this path reads are cold.
+pub const UNLINK_VFS: Work = Work {
+    cold_lines: 8.0,
+    atomics: 12.0,
+    hits: 320.0,
+    iterated: false,
+};
+
+/// `iput` of the unlinked inode -> `iput_final` -> `evict`:
+/// `inode_sb_list_del` (`s_inode_list_lock`), `inode_wait_for_writeback`,
+/// `truncate_inode_pages_final` of the empty mapping, `clear_inode`,
+/// `destroy_inode` -> `xfs_fs_destroy_inode` ->
+/// `xfs_inode_mark_reclaimable` -> `xfs_inodegc_queue` (the per-CPU
+/// `xfs_inodegc` list: `llist_add`, the item count, `mod_delayed_work_on`
+/// when the batch starts): about 260 loads, 9 locked operations.
+pub const EVICT: Work = Work::straight(260.0, 9.0);

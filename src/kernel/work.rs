@@ -1,0 +1,119 @@
+//! The currency of counted kernel work: a stretch of kernel code written
+//! as the cache lines it misses, the locked operations it makes and the
+//! L1-resident loads of its instruction path ([`Work`]), and a sum of such
+//! stretches ([`Tally`]) priced on a machine profile with a host's
+//! `work_scale` (the ns per straight-line load as a multiple of `hit_ns`,
+//! the one knob a host may carry).
+//!
+//! How a stretch is counted: its loads are roughly the memory operands of
+//! the functions it stands for (one per field read, pointer followed,
+//! stack reload or compare against memory; roughly one per 3-5
+//! instructions); its locked operations are the `lock`-prefixed
+//! instructions (atomics, spinlock takes, slab fast paths counted as one
+//! each as `xfs_alloc`'s costs do); its cold lines are lines no CPU cache
+//! holds when the stretch starts (freshly allocated objects, objects last
+//! touched long ago). Inner loops whose trip count grows with the data
+//! (records walked, entries shifted, bytes copied) are [`Work::iterated`]:
+//! their loads are priced at `hit_ns` without the scale.
+
+use crate::machine::MachineProfile;
+
+/// The work of one counted stretch of kernel code: lines missed to DRAM,
+/// locked read-modify-writes, and L1-resident loads standing for the
+/// instruction path (one per load the code makes, roughly one per 3-5
+/// instructions).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Work {
+    /// Cache lines not in any CPU cache (priced at `memory_ns`).
+    pub cold_lines: f64,
+    /// Locked operations on lines this CPU holds (priced at `atomic_ns`).
+    pub atomics: f64,
+    /// Loads that hit L1 (priced at `hit_ns`, times the study's
+    /// `work_scale` unless `iterated`).
+    pub hits: f64,
+    /// Whether this is the body of an inner loop whose trip count grows
+    /// with the data (records walked, binary-search probes, busy-tree
+    /// nodes, entries shifted, bytes copied): after its first turns its
+    /// code runs from a hot instruction cache with trained branches, so
+    /// its loads are priced at `hit_ns` and `work_scale` (what a host's
+    /// straight-line kernel code costs beyond its loads) does not apply.
+    /// Per-call and per-level work is not iterated.
+    pub iterated: bool,
+}
+
+impl Work {
+    /// Straight-line work: `hits` loads and `atomics` locked operations.
+    pub const fn straight(hits: f64, atomics: f64) -> Work {
+        Work {
+            cold_lines: 0.0,
+            atomics,
+            hits,
+            iterated: false,
+        }
+    }
+
+    /// The body of an inner loop: `hits` loads per turn.
+    pub const fn looped(hits: f64) -> Work {
+        Work {
+            cold_lines: 0.0,
+            atomics: 0.0,
+            hits,
+            iterated: true,
+        }
+    }
+
+    /// Price in ns on `m`, loads at `hit_ns` (no scale).
+    pub fn ns(&self, m: &MachineProfile) -> f64 {
+        self.cold_lines * m.memory_ns + self.atomics * m.atomic_ns + self.hits * m.hit_ns
+    }
+}
+
+/// A sum of counted stretches, each times how often it runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Tally {
+    /// Lines missed to DRAM.
+    pub cold_lines: f64,
+    /// Locked operations.
+    pub atomics: f64,
+    /// Straight-line L1 loads (priced at `hit_ns x work_scale`).
+    pub hits: f64,
+    /// Inner-loop L1 loads (priced at `hit_ns`).
+    pub iterated_hits: f64,
+}
+
+impl Tally {
+    /// Adds `times` runs of `w`.
+    pub fn add(&mut self, w: Work, times: f64) -> &mut Self {
+        self.cold_lines += w.cold_lines * times;
+        self.atomics += w.atomics * times;
+        if w.iterated {
+            self.iterated_hits += w.hits * times;
+        } else {
+            self.hits += w.hits * times;
+        }
+        self
+    }
+
+    /// Adds another tally, `times` over.
+    pub fn add_tally(&mut self, t: &Tally, times: f64) -> &mut Self {
+        self.cold_lines += t.cold_lines * times;
+        self.atomics += t.atomics * times;
+        self.hits += t.hits * times;
+        self.iterated_hits += t.iterated_hits * times;
+        self
+    }
+
+    /// This tally scaled by `k` (a mean over operations).
+    pub fn scaled(&self, k: f64) -> Tally {
+        let mut t = Tally::default();
+        t.add_tally(self, k);
+        t
+    }
+
+    /// Price in ns on `m` with the host's `work_scale`: cold lines at
+    /// `memory_ns`, locked operations at `atomic_ns`, straight-line loads
+    /// at `hit_ns x work_scale`, inner-loop loads at `hit_ns`.
+    pub fn ns(&self, m: &MachineProfile, work_scale: f64) -> f64 {
+        self.cold_lines * m.memory_ns + self.atomics * m.atomic_ns + self.hits * m.hit_ns * work_scale + self.iterated_hits * m.hit_ns
+    }
+}

@@ -1,0 +1,117 @@
+use super::*;
+
+fn close(what: &str, got: f64, want: f64) {
+    assert!(
+        (got - want).abs() <= 1e-6 * want.abs().max(1.0),
+        "{what}: counted {got}, hand sum {want}"
+    );
+}
+
+/// The directory of 10,000 names the hand sums below use: node form.
+/// Data: 2 x 16 + 999 x 16 + 9,001 x 24 = 232,040 bytes over 10,002
+/// entries (23.2 bytes each): 173 entries per data block (4032 / 23.2),
+/// 58 data blocks; 10,002 / (504 ln 2) = 28.6: 29 leaves under one node,
+/// 344.9 entries each.
+#[test]
+fn the_hand_sums_use_this_directory() {
+    let s = dir2::shape(10_000);
+    assert_eq!((s.form, s.data_blocks, s.leaves, s.node_levels), (Form::Node, 58, 29, 1));
+    assert_eq!(s.per_data_block, 173.0);
+    assert_eq!(chunks(10_001), 157);
+}
+
+#[test]
+fn a_create_into_10000_names_sums_its_stretches_by_hand() {
+    let t = create_at(10_000);
+    let split = 1.0 / (504.0 * std::f64::consts::LN_2);
+    // Straight-line loads:
+    // VFS: syscall 2 x 60, getname 55, prefix walk 625, open-create
+    // lookup 260, negative lookup 40, generic create 150, do_open 190,
+    // close 230 = 1,670.
+    // xfs_vn_lookup's directory lookup: set-up 70, node and leaf buffers
+    // 2 x 105, two levels 2 x 30 = 340.
+    // xfs_create: logic 90, two ILOCK pairs 20, trans alloc 160, dialloc
+    // 170, AGI 80, two cursors 60, finobt and inobt lookups (one level
+    // each: buffer 80 + level 20) 200, two record updates 188, iget 430,
+    // inode item init 45 = 1,443.
+    // Directory insert: its lookup 340, data and free buffers 210, data
+    // add 190, leaf add 60, a data block every 173 inserts (1,000 / 173),
+    // a leaf split every 504 ln 2 inserts (grow 1,000 + split 300).
+    // Commit: two inode items 460, one attach 110, six buffer items 540,
+    // commit 260 = 1,370.
+    let dir_insert = 340.0 + 210.0 + 190.0 + 60.0 + 1000.0 / 173.0 + split * 1300.0;
+    close("hits", t.hits, 1670.0 + 340.0 + 1443.0 + dir_insert + 1370.0);
+    // Inner-loop loads: two lookups' probes (node: ceil(log2 30) = 5,
+    // leaf: ceil(log2 345.9) = 9, 4 loads each) 2 x 56; finobt probe 4,
+    // inobt ceil(log2 158) = 8 probes 32; half the leaf shifted, 2 loads
+    // per entry (10,002 / 29); a split's 252 entries moved.
+    close(
+        "iterated",
+        t.iterated_hits,
+        2.0 * 56.0 + 4.0 + 32.0 + 10_002.0 / 29.0 + split * 252.0 * 2.0,
+    );
+    // Locked operations: VFS 3 + 6 + 10 + 2 + 7 + 6 + 9 = 43; lookup 2 +
+    // 2 x 9 = 20; xfs_create 4 + 3 + 4 + 9 + 8 + 9 + 9 + 4 + 12 + 1 = 63;
+    // insert 20 + 18 + 4 + 2 + 50 / 173 + split x 58; commit 8 + 12 + 18
+    // + 4 = 42.
+    close(
+        "atomics",
+        t.atomics,
+        43.0 + 20.0 + 63.0 + (44.0 + 50.0 / 173.0 + split * 58.0) + 42.0,
+    );
+    // Cold: the new dentry (3 lines) and the new xfs_inode (15).
+    close("cold", t.cold_lines, 18.0);
+}
+
+#[test]
+fn an_unlink_from_10001_names_sums_its_stretches_by_hand() {
+    let full = dir2::shape(20_000);
+    let t = remove_at(10_001, &full);
+    // 57 joins over 20,002 removals (58 leaves merge back to one).
+    let j = 57.0 / 20_002.0;
+    // VFS: syscall 60, getname 55, prefix 625, unlink 320 = 1,060;
+    // xfs_remove logic 110, two ILOCK pairs 20, trans alloc 160 = 290.
+    // Directory remove: set-up 70, node and leaf 210, levels 60, data
+    // buffer 105, name match 30, entry remove 230, free buffer 105,
+    // joins (300 + 1,400) x j, a data block freed every 173 (1,400 / 173).
+    // iunlink 120, AGI 80; commit: two inode items 460, attach 110, five
+    // buffer items 450, commit 260; evict 260.
+    let dir = 70.0 + 210.0 + 60.0 + 105.0 + 30.0 + 230.0 + 105.0 + 1700.0 * j + 1400.0 / 173.0;
+    close("hits", t.hits, 1060.0 + 290.0 + dir + 200.0 + 460.0 + 110.0 + 450.0 + 260.0 + 260.0);
+    // Probes 20 + 36; a join's 504 x 0.375 entries moved, 2 loads each.
+    close("iterated", t.iterated_hits, 56.0 + j * 378.0);
+    // Locked: VFS 3 + 6 + 12; 4 + 3; directory 2 + 18 + 9 + 5 + 9 + j x
+    // 68 + 60 / 173; iunlink 2 + 9; commit 8 + 12 + 15 + 4; evict 9.
+    close(
+        "atomics",
+        t.atomics,
+        21.0 + 7.0 + (43.0 + j * 68.0 + 60.0 / 173.0) + 11.0 + 39.0 + 9.0,
+    );
+    close("cold", t.cold_lines, 8.0);
+}
+
+#[test]
+fn a_path_is_the_mean_over_the_directory_sizes_it_passes() {
+    let one = CodeParams { dir_entries: 1 };
+    assert_eq!(create(&one), create_at(0));
+    let two = CodeParams { dir_entries: 2 };
+    let mut want = create_at(0);
+    want.add_tally(&create_at(1), 1.0);
+    close("mean of two", create(&two).hits, want.hits / 2.0);
+    // A node-form directory costs more per create than a block-form one:
+    // more levels, a free-index block, more entries shifted.
+    assert!(create_at(10_000).hits > create_at(10).hits + 300.0);
+    assert!(create_at(10_000).iterated_hits > create_at(10).iterated_hits);
+}
+
+#[test]
+fn every_name_in_the_table_is_found_and_distinct() {
+    for p in CODE_PATHS {
+        assert_eq!(find(p.name).map(|f| f.name), Some(p.name));
+    }
+    let mut names: Vec<&str> = CODE_PATHS.iter().map(|p| p.name).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), CODE_PATHS.len());
+    assert!(find("xfs_craete").is_none());
+}
