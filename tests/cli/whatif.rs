@@ -90,14 +90,14 @@ fn less_work_between_counter_updates_raises_the_update_rate() {
 
 #[test]
 fn the_extra_counter_pair_every_8th_transaction_adds_increments() {
-    // path[15] and path[27] are the roll's inc / dec pair (xfs_trans_dup,
+    // path[16] and path[31] are the roll's inc / dec pair (xfs_trans_dup,
     // xfs_trans_free), run every 64th create; they must keep the same
     // period, so they are zipped.
     let x = what_if(
         "xfs-active-trans",
         16,
         200_000,
-        "[[sweep.zip]]\n\"path[15].every\" = [64, 8]\n\"path[27].every\" = [64, 8]\n",
+        "[[sweep.zip]]\n\"path[16].every\" = [64, 8]\n\"path[31].every\" = [64, 8]\n",
         "m_active_trans.inc_per_sec",
         Some("ops_per_sec"),
     );
