@@ -239,6 +239,10 @@ pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
         wall_s: 0.0,
         load: std::fs::read_to_string("/proc/loadavg").unwrap_or_default(),
     };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if let Some(w) = load_warning(&out.load, cpus) {
+        host.warn(&w);
+    }
     for r in 0..opts.runs {
         host.progress(&format!("{}: run {}/{}", e.name, r + 1, opts.runs));
         let t = (e.run)(&host, &params, r)?;
@@ -341,4 +345,51 @@ outside the live runs' range.\n",
         }
     }
     s
+}
+
+/// `docs/lab.md` after a `validate --lab` of some experiments: the new
+/// text (`fresh`, from [`markdown`]) with the sections of `old` whose
+/// experiment it does not have kept, so validating one experiment does
+/// not drop the others. Sections (`## `NAME`...`) come out sorted by
+/// name, as [`markdown`] writes them; the head is the fresh one.
+pub fn merge_markdown(old: &str, fresh: &str) -> String {
+    fn split(doc: &str) -> (&str, std::collections::BTreeMap<String, &str>) {
+        let mut at: Vec<usize> = doc.match_indices("\n## `").map(|(i, _)| i + 1).collect();
+        let head = &doc[..at.first().copied().unwrap_or(doc.len())];
+        at.push(doc.len());
+        let sections = at
+            .windows(2)
+            .map(|w| {
+                let sec = &doc[w[0]..w[1]];
+                let name = sec[4..].split('`').next().unwrap_or_default().to_string();
+                (name, sec)
+            })
+            .collect();
+        (head, sections)
+    }
+    let (_, mut sections) = split(old);
+    let (head, new) = split(fresh);
+    sections.extend(new);
+    if sections.is_empty() {
+        return fresh.to_string();
+    }
+    let mut s = head.trim_end().to_string();
+    for sec in sections.values() {
+        s.push_str("\n\n");
+        s.push_str(sec.trim_end());
+    }
+    s.push('\n');
+    s
+}
+
+/// A warning when the 1-minute load average in `loadavg` (the text of
+/// `/proc/loadavg`) is above half the `cpus`: live times measured on a
+/// busy host are slower and spread wider than on a quiet one.
+pub fn load_warning(loadavg: &str, cpus: usize) -> Option<String> {
+    let one: f64 = loadavg.split_whitespace().next()?.parse().ok()?;
+    (one > cpus as f64 / 2.0).then(|| {
+        format!(
+            "the load average is {one:.2} on {cpus} CPU(s): other work shares the CPUs, so live times will be slower and spread wider than on a quiet host (compare with care, or rerun when it is quiet)"
+        )
+    })
 }

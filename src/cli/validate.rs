@@ -112,11 +112,13 @@ pub fn validate_lab(dir: &Path, doc: Option<&Path>, jobs: usize, limits: Limits)
         return Err(other(format!("{}: no lab run (lab-NAME folder) found", dir.display())));
     }
     let path = doc.map_or_else(|| PathBuf::from("docs/lab.md"), Path::to_path_buf);
-    std::fs::write(
-        &path,
-        lab::markdown(&entries, &|name| std::fs::read_to_string(format!("docs/lab-notes/{name}.md")).ok()),
-    )
-    .map_err(|e| other(format!("cannot write {}: {e}", path.display())))?;
+    let fresh = lab::markdown(&entries, &|name| std::fs::read_to_string(format!("docs/lab-notes/{name}.md")).ok());
+    // The sections of experiments DIR has no run of are kept.
+    let text = match std::fs::read_to_string(&path) {
+        Ok(old) => lab::merge_markdown(&old, &fresh),
+        Err(_) => fresh,
+    };
+    std::fs::write(&path, text).map_err(|e| other(format!("cannot write {}: {e}", path.display())))?;
     outln!("written: {}", path.display());
     Ok(Status::Ok)
 }

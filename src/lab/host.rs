@@ -140,7 +140,13 @@ impl Host {
         Ok(host)
     }
 
-    /// Prints `msg` to stderr when verbose.
+    /// A warning on stderr, always.
+    pub fn warn(&self, msg: &str) {
+        // Said even with --silent: it is about what the figures mean.
+        let _ = writeln!(std::io::stderr(), "{}", message_line(&format!("fsmeta: lab: warning: {msg}")));
+    }
+
+    /// A progress message on stderr, unless silent.
     pub fn progress(&self, msg: &str) {
         if self.verbose {
             // A closed or full stderr must not stop the lab (or panic).
