@@ -159,7 +159,7 @@ pub enum Command {
         doc: Option<PathBuf>,
         /// Instead of the cases: every lab run in DIR (DIR/lab-NAME/, from
         /// `fsmeta lab`) beside a fresh run of its twin
-        /// scenarios/lab/NAME.toml, written to docs/lab.md.
+        /// scenarios/lab/NAME.toml, written to docs/lab.md (the sections of experiments DIR has no run of are kept).
         #[arg(long, value_name = "DIR")]
         lab: Option<PathBuf>,
         #[command(flatten)]
