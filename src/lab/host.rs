@@ -143,7 +143,7 @@ impl Host {
     /// A warning on stderr, always.
     pub fn warn(&self, msg: &str) {
         // Said even with --silent: it is about what the figures mean.
-        let _ = writeln!(std::io::stderr(), "{}", message_line(&format!("fsmeta: lab: warning: {msg}")));
+        let _ = writeln!(std::io::stderr(), "{}", message_line(&format!("warning: {msg}")));
     }
 
     /// A progress message on stderr, unless silent.
