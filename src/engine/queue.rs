@@ -147,47 +147,6 @@ impl EventQueue {
         Ok(false)
     }
 
-    /// The sequence number the next scheduled (or taken) event will get.
-    #[inline]
-    pub fn next_seq(&self) -> u64 {
-        self.next_seq
-    }
-
-    /// Uses up a sequence number and returns it: an event re-keyed with it
-    /// ([`EventQueue::rekey`]) runs after every event scheduled so far at
-    /// its time and before every event scheduled later.
-    pub fn fresh_seq(&mut self) -> u64 {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        seq
-    }
-
-    /// The key `(time, seq)` of the earliest event in the heap (the lane
-    /// aside), without removing it.
-    #[inline]
-    pub fn heap_min(&self) -> Option<(SimTimePs, u64)> {
-        self.heap.min().map(|e| (e.time, e.seq))
-    }
-
-    /// Queues `target` at `(time, seq)` with a sequence number taken
-    /// earlier ([`EventQueue::fresh_seq`]), in the heap: `time` is not
-    /// before now, and at now `seq` is smaller than any lane event's (the
-    /// caller's guarantee; the lane's order relies on it).
-    pub fn push_keyed(&mut self, time: SimTimePs, seq: u64, target: u32) {
-        debug_assert!(time >= self.now && seq < self.next_seq);
-        self.heap.push(Event { time, seq, target });
-    }
-
-    /// Moves the pending heap event of `target` (there must be exactly one,
-    /// not in the lane) to `(time, seq)`; `time` is not before now, and a
-    /// `seq` at now is smaller than any lane event's. False (nothing
-    /// changes) when `target` has no event in the heap. Linear in the
-    /// heap's size: for rare corrections, not for the common path.
-    pub fn rekey(&mut self, target: u32, time: SimTimePs, seq: u64) -> bool {
-        debug_assert!(time >= self.now, "re-keyed into the past");
-        self.heap.rekey(target, time, seq)
-    }
-
     /// Removes and returns the earliest event, advancing the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
@@ -242,19 +201,6 @@ impl MinHeap {
     fn peek_time(&mut self) -> Option<SimTimePs> {
         self.fill_hole();
         self.v.first().map(|e| e.time)
-    }
-
-    /// The earliest event, without filling a root hole: then it is the
-    /// smaller of the root's two children.
-    #[inline]
-    fn min(&self) -> Option<&Event> {
-        if !self.hole {
-            return self.v.first();
-        }
-        match (self.v.get(1), self.v.get(2)) {
-            (Some(a), Some(b)) => Some(if key(b) < key(a) { b } else { a }),
-            (a, _) => a,
-        }
     }
 
     /// The earliest time in the heap, without filling a root hole: then it
@@ -367,45 +313,6 @@ impl MinHeap {
         v[pos] = x;
     }
 
-    /// Gives `target`'s event the key `(time, seq)` and restores the heap
-    /// order (up or down from its slot).
-    fn rekey(&mut self, target: u32, time: SimTimePs, seq: u64) -> bool {
-        self.fill_hole();
-        let Some(mut pos) = self.v.iter().position(|e| e.target == target) else {
-            return false;
-        };
-        let x = Event { time, seq, target };
-        let k = key(&x);
-        let v = &mut self.v[..];
-        // Up while the parent is larger.
-        while pos > 0 {
-            let parent = (pos - 1) / 2;
-            if key(&v[parent]) <= k {
-                break;
-            }
-            v[pos] = v[parent];
-            pos = parent;
-        }
-        // Down while a child is smaller.
-        let n = v.len();
-        loop {
-            let mut child = 2 * pos + 1;
-            if child >= n {
-                break;
-            }
-            if child + 1 < n && key(&v[child + 1]) < key(&v[child]) {
-                child += 1;
-            }
-            if k <= key(&v[child]) {
-                break;
-            }
-            v[pos] = v[child];
-            pos = child;
-        }
-        v[pos] = x;
-        true
-    }
-
     /// Removes the minimum, leaving its slot as the root hole.
     #[inline]
     fn pop(&mut self) -> Option<Event> {
@@ -443,33 +350,6 @@ mod tests {
     }
 
     proptest! {
-        /// Re-keying one target's event keeps the `(time, seq)` pop order
-        /// of a shadow map with that event moved.
-        #[test]
-        fn rekey_matches_a_shadow(times in proptest::collection::vec(1u64..40, 2..30), pick in any::<usize>(), new_t in 0u64..50, pops in 0usize..5) {
-            let mut q = EventQueue::new();
-            let mut shadow: BTreeMap<(u64, u64), u32> = BTreeMap::new();
-            for (i, &t) in times.iter().enumerate() {
-                let seq = q.schedule_at(SimTimePs(t), i as u32).unwrap();
-                shadow.insert((t, seq), i as u32);
-            }
-            for _ in 0..pops.min(times.len() - 1) {
-                let e = q.pop().unwrap();
-                prop_assert_eq!(shadow.pop_first(), Some(((e.time.0, e.seq), e.target)));
-            }
-            let (&k, &target) = shadow.iter().nth(pick % shadow.len()).unwrap();
-            let t = new_t.max(q.now().0);
-            let seq = q.fresh_seq();
-            prop_assert!(q.rekey(target, SimTimePs(t), seq));
-            shadow.remove(&k);
-            shadow.insert((t, seq), target);
-            while let Some(e) = q.pop() {
-                prop_assert_eq!(shadow.pop_first(), Some(((e.time.0, e.seq), e.target)));
-            }
-            prop_assert!(shadow.is_empty());
-            prop_assert!(!q.rekey(target, SimTimePs(t), seq), "no event left to move");
-        }
-
         /// Shadow model: a BTreeMap keyed by (time, seq) pops in the same
         /// order. Half the delays are zero, so the lane is exercised.
         #[test]

@@ -50,10 +50,6 @@ struct LineState {
     sharers: Vec<u64>,
     free_at: SimTimePs,
     version: u64,
-    /// Processes (bit = id, ids below 64) that hold the line and counted
-    /// on it for a read not yet made: a write by anyone clears the set into
-    /// [`LineTable::cancelled`].
-    lazy: u64,
     stats: LineStats,
 }
 
@@ -62,9 +58,6 @@ struct LineState {
 pub struct LineTable {
     lines: Vec<LineState>,
     names: Vec<String>,
-    /// Processes whose lazy read ([`LineTable::set_lazy`]) a write has
-    /// invalidated since [`LineTable::take_cancelled`] was last called.
-    cancelled: u64,
 }
 
 impl LineTable {
@@ -76,13 +69,11 @@ impl LineTable {
             sharers: vec![0; words],
             free_at: SimTimePs::ZERO,
             version: 0,
-            lazy: 0,
             stats: LineStats::default(),
         };
         LineTable {
             lines: vec![state; names.len()],
             names,
-            cancelled: 0,
         }
     }
 
@@ -94,44 +85,6 @@ impl LineTable {
     /// Statistics of line `id`.
     pub fn stats(&self, id: LineId) -> &LineStats {
         &self.lines[id as usize].stats
-    }
-
-    /// True when a read of line `id` by `p` now would hit: `p` owns it,
-    /// or shares it and no write has invalidated its copy since.
-    #[inline]
-    pub fn holds(&self, id: LineId, p: u32) -> bool {
-        let l = &self.lines[id as usize];
-        l.owner == Some(p) || (l.owner.is_none() && Self::is_sharer(l, p))
-    }
-
-    /// Marks process `p` (below 64), which [`Self::holds`] line `id`, as
-    /// counting on a later read of it being a hit: the next write of the
-    /// line by anyone, before [`Self::clear_lazy`], puts `p` in
-    /// [`Self::take_cancelled`]'s set.
-    #[inline]
-    pub fn set_lazy(&mut self, id: LineId, p: u32) {
-        debug_assert!(p < 64 && self.holds(id, p));
-        self.lines[id as usize].lazy |= 1 << p;
-    }
-
-    /// Process `p` no longer counts on line `id` (its read was made).
-    #[inline]
-    pub fn clear_lazy(&mut self, id: LineId, p: u32) {
-        self.lines[id as usize].lazy &= !(1u64 << p);
-    }
-
-    /// The processes whose lazy reads writes have invalidated since the
-    /// last call (a bit per process), and clears the set.
-    #[inline]
-    pub fn take_cancelled(&mut self) -> u64 {
-        std::mem::take(&mut self.cancelled)
-    }
-
-    /// True when a write has invalidated a lazy read since the last
-    /// [`Self::take_cancelled`].
-    #[inline(always)]
-    pub fn any_cancelled(&self) -> bool {
-        self.cancelled != 0
     }
 
     #[inline]
@@ -181,10 +134,6 @@ impl LineTable {
     pub fn write(&mut self, id: LineId, p: u32, now: SimTimePs, m: &Pricing) -> Access {
         let l = &mut self.lines[id as usize];
         l.version += 1;
-        if l.lazy != 0 {
-            self.cancelled |= l.lazy;
-            l.lazy = 0;
-        }
         match l.owner {
             Some(o) if o == p => {
                 l.stats.hits += 1;

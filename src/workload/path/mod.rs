@@ -7,7 +7,6 @@
 pub mod build;
 pub mod config;
 pub mod keys;
-mod lazy;
 pub mod metrics;
 pub mod precision;
 mod proc;

@@ -9,7 +9,6 @@
 //! accesses are priced through [`Pricing`]; counter operations run the
 //! counter model, which emits the accesses it makes.
 
-use super::lazy::{self, Lazies, Pending};
 use super::metrics;
 use super::precision::{BatchMeans, Target};
 use super::proc::{Item, Proc, Spread};
@@ -265,21 +264,16 @@ struct World {
     progress: (SimTimePs, u64),
     /// Batch means of a precision-targeted stop.
     precision: Option<BatchMeans>,
-    /// Spread reads kept off the queue ([`lazy`]).
-    lazy: Lazies,
-    /// Scratch list of lazy reads confirmed or cancelled together.
-    due: Vec<(u32, Pending)>,
 }
 
 /// Runs the interpreter to its stop condition and returns its metrics.
 pub fn run(spec: SimSpec) -> Result<Metrics, SimError> {
-    run_with(spec, true, true)
+    run_with(spec, true)
 }
 
-/// [`run`]; `fast = false` runs every path through the general loop,
-/// `lazy = false` gives every spread read its own event (tests compare
-/// them: the metrics are the same).
-fn run_with(spec: SimSpec, fast: bool, lazy: bool) -> Result<Metrics, SimError> {
+/// [`run`]; `fast = false` runs every path through the general loop
+/// (tests compare the two).
+fn run_with(spec: SimSpec, fast: bool) -> Result<Metrics, SimError> {
     if spec.stop.ops.is_none() && spec.stop.time.is_none() {
         return Err(SimError::NoStop);
     }
@@ -325,7 +319,6 @@ fn run_with(spec: SimSpec, fast: bool, lazy: bool) -> Result<Metrics, SimError> 
             procs[worker as usize].idle_worker(q as u32, wq.seg.1);
         }
     }
-    let n_lines = spec.lines.names().len();
     let mut w = World {
         counter_incs: vec![0; counters.len()],
         pricing: spec.pricing,
@@ -344,10 +337,7 @@ fn run_with(spec: SimSpec, fast: bool, lazy: bool) -> Result<Metrics, SimError> 
         events: 0,
         progress: (SimTimePs::ZERO, 0),
         precision: spec.stop.precision.map(BatchMeans::new),
-        lazy: Lazies::new(procs.len(), n_lines),
-        due: Vec::new(),
     };
-    w.lazy.enabled &= lazy;
     for p in 0..spec.threads as u32 {
         w.queue.schedule_at(SimTimePs::ZERO, p)?;
     }
@@ -387,31 +377,9 @@ impl World {
                 return Err(SimError::TimeOverflow(self.progress.0));
             }
             if ev.time > limit_time {
-                // The reads the one-event engine would have made before it stopped.
-                self.confirm_due(lazy::key(limit_time, u64::MAX));
                 return Ok(limit_time);
             }
-            let k = lazy::key(ev.time, ev.seq);
-            if k > self.lazy.next {
-                self.confirm_due(k);
-            }
-            if self.lazy.late[ev.target as usize] != 0 && self.lazy_tie(ev.target, ev.time) {
-                // A lazy read's end, queued again behind a tie.
-                self.events -= 1;
-                continue;
-            }
             let proc = &mut procs[ev.target as usize];
-            if self.lazy.restore != 0
-                && let Some(r) = self.lazy.take_restored(ev.target)
-            {
-                proc.spread = Some(Spread {
-                    line: r.line,
-                    n: 1,
-                    done: 0,
-                    dur: r.dur,
-                    at: r.at,
-                });
-            }
             if let Some(end) = self.advance::<LEAN>(proc, path, ev.target, ev.time, (limit_ops, limit_time))? {
                 return Ok(end);
             }
@@ -461,9 +429,6 @@ impl World {
                     }
                 }
             };
-            if self.lines.any_cancelled() {
-                self.cancel_lazies();
-            }
             let t = match next {
                 Next::At(t) if t == now => continue,
                 Next::At(t) => t,
@@ -472,103 +437,13 @@ impl World {
             if t.is_out_of_range() {
                 return Err(SimError::TimeOverflow(now));
             }
-            let candidate = self.lazy.candidate.take();
-            let took = self.queue.take_or_schedule(t, p, t <= limit_time)?;
-            if let Some(r) = candidate {
-                self.lazy_started(p, r, took);
-            }
-            if took {
+            if self.queue.take_or_schedule(t, p, t <= limit_time)? {
                 self.events += 1;
                 now = t;
-                let k = lazy::key(t, self.queue.next_seq() - 1);
-                if k > self.lazy.next {
-                    self.confirm_due(k);
-                }
                 continue;
             }
             return Ok(None);
         }
-    }
-
-    /// The lazy read ([`lazy`]) of a work step with one spread read `sp`
-    /// starting at `now`, when its times are in the clock's range and the
-    /// read comes strictly before the end.
-    fn lazy_read(&self, sp: Spread, now: SimTimePs) -> Option<Pending> {
-        let t_r = now.checked_add(SimTimePs(sp.at))?;
-        let t_e = t_r
-            .checked_add(SimTimePs(self.pricing.hit_ps))?
-            .checked_add(SimTimePs(sp.dur - sp.at))?;
-        (t_e > t_r && !t_e.is_out_of_range()).then_some(Pending {
-            line: sp.line,
-            t_r,
-            seq: self.queue.next_seq(),
-            t_e,
-            dur: sp.dur,
-            at: sp.at,
-        })
-    }
-
-    /// Process `p` proposed lazy read `r`; its end event was `took` at
-    /// once (then nothing can come between: the read is made now) or
-    /// queued (then the read is pending).
-    #[cold]
-    #[inline(never)]
-    fn lazy_started(&mut self, p: u32, r: Pending, took: bool) {
-        if took {
-            self.events += 1;
-            let _ = self.lines.read(r.line, p, 1, r.t_r, &self.pricing);
-            self.lazy.hit_now(&r);
-        } else {
-            self.lines.set_lazy(r.line, p);
-            self.lazy.add(p, r);
-        }
-    }
-
-    /// Makes the lazy reads whose events come before key `k` (the event
-    /// about to run), in key order: each a hit, counted as an event; its
-    /// end event gets the sequence number it would have had ([`lazy`]).
-    #[cold]
-    #[inline(never)]
-    fn confirm_due(&mut self, k: u128) {
-        while let Some((q, r)) = self.lazy.pop_due(k) {
-            self.events += 1;
-            self.lines.clear_lazy(r.line, q);
-            let a = self.lines.read(r.line, q, 1, r.t_r, &self.pricing);
-            debug_assert_eq!(a.done.since(r.t_r).0, self.pricing.hit_ps, "a lazy read missed");
-            self.lazy.late[q as usize] = self.queue.fresh_seq();
-        }
-    }
-
-    /// The end event of `q`'s confirmed lazy read came out of the queue at
-    /// `t`: when an event scheduled before the read is queued at the same
-    /// time, it goes back behind it under the number it would have had,
-    /// and this returns true.
-    #[cold]
-    #[inline(never)]
-    fn lazy_tie(&mut self, q: u32, t: SimTimePs) -> bool {
-        let late = std::mem::take(&mut self.lazy.late[q as usize]);
-        match self.queue.heap_min() {
-            Some((time, seq)) if time == t && seq < late => {
-                self.queue.push_keyed(t, late, q);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Writes invalidated lazy reads: each end event goes back to being
-    /// its read's event, at the read's key.
-    #[cold]
-    #[inline(never)]
-    fn cancel_lazies(&mut self) {
-        let mask = self.lines.take_cancelled();
-        let mut due = std::mem::take(&mut self.due);
-        self.lazy.cancel(mask, &mut due);
-        for &(q, r) in &due {
-            let moved = self.queue.rekey(q, r.t_r, r.seq);
-            debug_assert!(moved, "a lazy read's end event is queued");
-        }
-        self.due = due;
     }
 
     /// Process `p`'s next spread read or counter access, at `now`.
@@ -653,15 +528,6 @@ impl World {
                             at: 0,
                         };
                         sp.at = sp.before(1);
-                        if n == 1
-                            && self.lazy.enabled
-                            && self.lines.holds(line, p)
-                            && self.lazy.try_line(line)
-                            && let Some(r) = self.lazy_read(sp, now)
-                        {
-                            self.lazy.candidate = Some(r);
-                            return Ok(Next::At(r.t_e));
-                        }
                         proc.spread = Some(sp);
                         Next::At(now.checked_add(SimTimePs(sp.at)).ok_or(SimError::TimeOverflow(now))?)
                     }
@@ -1089,45 +955,11 @@ mod tests {
         let path: Vec<Op> = lean_spec(0).path.into_iter().map(|s| Op::new(s, 1)).collect();
         assert!(is_lean(&path));
         for seed in 0..4 {
-            let fast = run_with(lean_spec(seed), true, true).unwrap();
-            let general = run_with(lean_spec(seed), false, true).unwrap();
+            let fast = run_with(lean_spec(seed), true).unwrap();
+            let general = run_with(lean_spec(seed), false).unwrap();
             assert_eq!(fast["ops"], 20_000.0);
             assert!(fast["l.contended"] > 0.0, "the lock is contended");
             assert_eq!(fast, general, "seed {seed}");
-        }
-    }
-
-    /// [`lean_spec`] with the think time's reads of the data line spread
-    /// over it (one per work, as case 1), which the path writes on every
-    /// third operation: some lazy reads hit, some are cancelled.
-    fn spread_spec(seed: u64, stop: Stop) -> SimSpec {
-        let mut s = lean_spec(seed);
-        s.path[0] = Step::Work {
-            dur: Duration::Exp(ExpDuration::from_mean_ns(900.0).unwrap()),
-            reads: Some((0, 1)),
-        };
-        s.every = vec![1, 1, 1, 2, 3, 1];
-        s.stop = stop;
-        s
-    }
-
-    #[test]
-    fn lazy_reads_give_the_same_metrics_as_one_event_per_read() {
-        let stops = [
-            Stop {
-                ops: Some(20_000),
-                time: None,
-                precision: None,
-            },
-            time_stop(3.0),
-        ];
-        for seed in 0..4 {
-            for stop in stops {
-                let lazy = run_with(spread_spec(seed, stop), true, true).unwrap();
-                let eager = run_with(spread_spec(seed, stop), true, false).unwrap();
-                assert!(lazy["data.read_misses"] > 0.0, "some reads miss");
-                assert_eq!(lazy, eager, "seed {seed}");
-            }
         }
     }
 
