@@ -119,6 +119,16 @@ pub(super) struct Item {
 /// works, so outputs would differ at full scale: not the same answer. On
 /// case 1 it would save about 1.2 of 6.05 events per create (the per-CPU
 /// variant's reads all hit; the atomic variant's mostly miss).
+///
+/// Issue 35 built the exact version (commit 0fd0f53, reverted by the next
+/// one): a one-read work step whose process holds the line schedules only
+/// its end; the read is confirmed when the one-event engine would have run
+/// it (the first event with a larger `(time, seq)`), which gives the end
+/// the sequence number it would have had; a write before that restores the
+/// read's event at its own key. Outputs were byte-identical, but case 1
+/// ran slower (1.9-2.3 s -> 2.2-2.8 s user per run point of 4M creates):
+/// it saves one queue push per create in the per-CPU variant only, and
+/// its hooks (a check per step and per write) cost more than that.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Spread {
     pub(super) line: LineId,
