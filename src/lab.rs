@@ -239,8 +239,11 @@ pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
         wall_s: 0.0,
         load: std::fs::read_to_string("/proc/loadavg").unwrap_or_default(),
     };
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if let Some(w) = load_warning(&out.load, cpus) {
+    // Other work on the CPUs, over half a second in which the lab sleeps.
+    let stat = || std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let before = stat();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    if let Some(w) = busy_share(&before, &stat()).and_then(|b| load_warning(b, &out.load)) {
         host.warn(&w);
     }
     for r in 0..opts.runs {
@@ -382,14 +385,34 @@ pub fn merge_markdown(old: &str, fresh: &str) -> String {
     s
 }
 
-/// A warning when the 1-minute load average in `loadavg` (the text of
-/// `/proc/loadavg`) is above half the `cpus`: live times measured on a
-/// busy host are slower and spread wider than on a quiet one.
-pub fn load_warning(loadavg: &str, cpus: usize) -> Option<String> {
-    let one: f64 = loadavg.split_whitespace().next()?.parse().ok()?;
-    (one > cpus as f64 / 2.0).then(|| {
+/// The share of CPU time other work used between two readings of
+/// `/proc/stat` (`before`, `after`: its text), from the `cpu` line:
+/// 1 - (idle + iowait) / total over the interval. The lab samples it while
+/// it sleeps, so its own use is not in it.
+pub fn busy_share(before: &str, after: &str) -> Option<f64> {
+    fn times(stat: &str) -> Option<(u64, u64)> {
+        let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+        let v: Vec<u64> = line.split_whitespace().skip(1).map(|x| x.parse().ok()).collect::<Option<_>>()?;
+        let idle = v.get(3)? + v.get(4).copied().unwrap_or(0);
+        Some((v.iter().sum(), idle))
+    }
+    let (t0, i0) = times(before)?;
+    let (t1, i1) = times(after)?;
+    let total = t1.checked_sub(t0)?;
+    let idle = i1.checked_sub(i0)?;
+    (total > 0).then(|| 1.0 - idle.min(total) as f64 / total as f64)
+}
+
+/// A warning when other work kept more than a quarter of the CPUs busy
+/// (`busy`, from [`busy_share`]) just before a run: live times measured
+/// on a busy host are slower and spread wider than on a quiet one.
+/// `load` is `/proc/loadavg`'s text, quoted for context.
+pub fn load_warning(busy: f64, load: &str) -> Option<String> {
+    let one = load.split_whitespace().next().unwrap_or("?");
+    (busy > 0.25).then(|| {
         format!(
-            "the load average is {one:.2} on {cpus} CPU(s): other work shares the CPUs, so live times will be slower and spread wider than on a quiet host (compare with care, or rerun when it is quiet)"
+            "other work kept {:.0}% of the CPUs busy just before the run (load average {one}): live times will be slower and spread wider than on a quiet host (compare with care, or rerun when it is quiet)",
+            busy * 100.0
         )
     })
 }
