@@ -440,14 +440,7 @@ pub fn duration(d: &DistConfig, field: &str) -> Result<Duration, BuildError> {
         DistKind::Normal => &["mean_ns", "sd_ns"],
         DistKind::Lognormal => &["mean_ns", "sigma"],
     };
-    let given = [
-        ("mean_ns", d.mean_ns),
-        ("sd_ns", d.sd_ns),
-        ("min_ns", d.min_ns),
-        ("max_ns", d.max_ns),
-        ("sigma", d.sigma),
-    ];
-    if let Some((name, _)) = given.iter().find(|(n, v)| v.is_some() && !reads.contains(n)) {
+    if let Some((name, _)) = d.given().iter().find(|(n, v)| v.is_some() && !reads.contains(n)) {
         return Err(err(
             format!("{field}.{name}"),
             format!(

@@ -25,14 +25,7 @@ pub const MAX_DIR_ENTRIES: u64 = 1_000_000;
 /// `fixed` (default) or `exp` around that mean.
 pub fn duration(w: &WorkConfig, code: &str, at: &str, names: &Names<'_>) -> Result<Duration, BuildError> {
     use crate::kernel::xfs::paths;
-    let given = [
-        ("mean_ns", w.mean_ns),
-        ("sd_ns", w.sd_ns),
-        ("min_ns", w.min_ns),
-        ("max_ns", w.max_ns),
-        ("sigma", w.sigma),
-    ];
-    if let Some((key, _)) = given.iter().find(|(_, v)| v.is_some()) {
+    if let Some((key, _)) = w.dist(DistKind::Fixed).given().iter().find(|(_, v)| v.is_some()) {
         return Err(err(
             format!("{at}.{key}"),
             format!("a work with `code` takes its duration from the counted code of `{code}`: remove `{key}`"),

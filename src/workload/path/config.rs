@@ -115,6 +115,20 @@ pub struct DistConfig {
     pub sigma: Option<f64>,
 }
 
+impl DistConfig {
+    /// Each duration key with the value written for it (if any), in the
+    /// order the reference lists them.
+    pub fn given(&self) -> [(&'static str, Option<f64>); 5] {
+        [
+            ("mean_ns", self.mean_ns),
+            ("sd_ns", self.sd_ns),
+            ("min_ns", self.min_ns),
+            ("max_ns", self.max_ns),
+            ("sigma", self.sigma),
+        ]
+    }
+}
+
 /// `[work.NAME]`: CPU work a step names with `work = "NAME"`: a duration
 /// distribution (the keys of [`DistConfig`]) and the reads of one line
 /// spread over it. Naming the work lets a sweep or a variant address it
