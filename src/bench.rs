@@ -19,6 +19,11 @@
 //!   and `index-scaling`'s wall times depend): case 2's access pattern
 //!   ([`fsmeta::measure::cache_pattern`], [`CACHE_CREATES`] creates on cold
 //!   caches, their building not timed), in simulated accesses per second.
+//! * With `--simpy PYTHON`, the same M/M/1//N in SimPy
+//!   (`benches/simpy_mm1n.py`, run by that interpreter, [`SIMPY_SHARE`] of
+//!   the completions, timed by the script on its own CPU clock), in turns
+//!   with fsmeta's run: issue 35's "vs SimPy" ratio, the median of the
+//!   pairs' ratios as for the bare loop.
 
 use fsmeta::measure::{cache_pattern, median, mm1n, timed};
 use fsmeta::{LoadOptions, Study};
@@ -28,6 +33,12 @@ use std::path::Path;
 pub const BENCH_SCENARIO: &str = include_str!("../benches/engine.toml");
 /// The M/M/1//N scenario (`ops` replaced by the caller).
 pub const MM1N_SCENARIO: &str = include_str!("../benches/mm1n.toml");
+/// The SimPy reference of the same model (run with `PYTHON -c`).
+pub const SIMPY_SCRIPT: &str = include_str!("../benches/simpy_mm1n.py");
+/// SimPy runs this fraction of fsmeta's completions (it is about 100
+/// times slower; its rate is per CPU second, so the count only sets how
+/// long it is timed).
+pub const SIMPY_SHARE: u64 = 2;
 
 /// What the benchmark measured.
 #[derive(Debug, Clone, Copy)]
@@ -54,6 +65,38 @@ pub struct BenchResult {
     /// Simulated cache accesses per CPU second of the cache model on case
     /// 2's pattern (median).
     pub cache_accesses_per_sec: f64,
+    /// M/M/1//N completions per CPU second of the SimPy reference
+    /// (median), when asked for.
+    pub mm1n_simpy: Option<f64>,
+    /// fsmeta / SimPy, the median of the per-repeat ratios, when asked for.
+    pub mm1n_simpy_ratio: Option<f64>,
+}
+
+/// Completions per CPU second of one SimPy run of M/M/1//N
+/// (`benches/simpy_mm1n.py` by `python`), as the script measured them.
+fn simpy_rate(python: &str, completions: u64, seed: u64) -> Result<f64, anyhow::Error> {
+    let out = std::process::Command::new(python)
+        .arg("-c")
+        .arg(SIMPY_SCRIPT)
+        .arg(completions.to_string())
+        .arg(seed.to_string())
+        .output()
+        .map_err(|e| anyhow::anyhow!("--simpy: could not run `{python}`: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let last = stderr.lines().last().unwrap_or("no message");
+        return Err(anyhow::anyhow!(
+            "--simpy: the SimPy reference failed under `{python}` ({}): {last}",
+            out.status
+        ));
+    }
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("completions_per_cpu_sec "))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .ok_or_else(|| anyhow::anyhow!("--simpy: the SimPy reference printed no `completions_per_cpu_sec` line: {stdout:?}"))
 }
 
 /// Creates of case 2's access pattern per run of the cache figure (about
@@ -86,14 +129,15 @@ fn run_timed(s: &Study) -> Result<(fsmeta::engine::Metrics, f64), anyhow::Error>
 }
 
 /// Runs the engine path for `ops` operations and M/M/1//N for `completions`
-/// completions (fsmeta and the bare loop in turns; none for 0), `repeat`
-/// times each.
-pub fn engine_bench(ops: u64, completions: u64, repeat: u32) -> Result<BenchResult, anyhow::Error> {
+/// completions (fsmeta and the bare loop in turns, and SimPy under
+/// `simpy`'s interpreter when given; none for 0), `repeat` times each.
+pub fn engine_bench(ops: u64, completions: u64, repeat: u32, simpy: Option<&str>) -> Result<BenchResult, anyhow::Error> {
     let repeat = repeat.max(1);
     let engine = study("benches/engine.toml", BENCH_SCENARIO, ops)?;
     let queue = study("benches/mm1n.toml", MM1N_SCENARIO, completions)?;
     let (mut rates, mut secs, mut fsmeta_cps, mut bare_cps) = (vec![], vec![], vec![], vec![]);
     let (mut ratios, mut ratios_same, mut cache) = (vec![], vec![], vec![]);
+    let (mut simpy_cps, mut simpy_ratios) = (vec![], vec![]);
     let per_sec = |d: std::time::Duration| completions as f64 / d.as_secs_f64().max(1e-9);
     let mut events = 0;
     for r in 0..repeat {
@@ -113,6 +157,11 @@ pub fn engine_bench(ops: u64, completions: u64, repeat: u32) -> Result<BenchResu
         bare_cps.push(bare);
         ratios.push(fsmeta / bare);
         ratios_same.push(fsmeta / same);
+        if let Some(python) = simpy {
+            let rate = simpy_rate(python, (completions / SIMPY_SHARE).max(1), 1 + u64::from(r))?;
+            simpy_cps.push(rate);
+            simpy_ratios.push(fsmeta / rate);
+        }
     }
     Ok(BenchResult {
         events,
@@ -125,5 +174,7 @@ pub fn engine_bench(ops: u64, completions: u64, repeat: u32) -> Result<BenchResu
         mm1n_ratio: median(&ratios),
         mm1n_ratio_same_sampler: median(&ratios_same),
         cache_accesses_per_sec: median(&cache),
+        mm1n_simpy: (!simpy_cps.is_empty()).then(|| median(&simpy_cps)),
+        mm1n_simpy_ratio: (!simpy_ratios.is_empty()).then(|| median(&simpy_ratios)),
     })
 }

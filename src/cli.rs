@@ -208,6 +208,12 @@ pub enum Command {
         /// ones).
         #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=1000))]
         repeat: u32,
+        /// Also run M/M/1//N in SimPy (benches/simpy_mm1n.py) under this
+        /// Python interpreter, in turns with fsmeta's run, and print the
+        /// ratio (issue 35's "vs SimPy"); the interpreter needs the
+        /// `simpy` package.
+        #[arg(long, value_name = "PYTHON")]
+        simpy: Option<String>,
     },
     /// Run an experiment on the live kernel (root; XFS and btrfs on loop
     /// devices made from image files; tracepoints in a private tracefs
@@ -447,14 +453,28 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             }
             Ok(Status::Ok)
         }
-        Command::Bench { ops, completions, repeat } => {
-            let r = crate::bench::engine_bench(ops, completions, repeat).map_err(CliError::Other)?;
+        Command::Bench {
+            ops,
+            completions,
+            repeat,
+            simpy,
+        } => {
+            if simpy.is_some() && completions == 0 {
+                return Err(CliError::Other(anyhow::anyhow!(
+                    "--simpy compares M/M/1//N runs: it needs --completions above 0"
+                )));
+            }
+            let r = crate::bench::engine_bench(ops, completions, repeat, simpy.as_deref()).map_err(CliError::Other)?;
             outln!("repeat: {}", r.repeat);
             if completions > 0 {
                 outln!("mm1n_bare_heap_completions_per_sec: {}", r.mm1n_bare_heap as u64);
                 outln!("mm1n_fsmeta_completions_per_sec: {}", r.mm1n_fsmeta as u64);
                 outln!("mm1n_ratio: {:.3}", r.mm1n_ratio);
                 outln!("mm1n_ratio_same_sampler: {:.3}", r.mm1n_ratio_same_sampler);
+            }
+            if let (Some(rate), Some(ratio)) = (r.mm1n_simpy, r.mm1n_simpy_ratio) {
+                outln!("mm1n_simpy_completions_per_sec: {}", rate as u64);
+                outln!("mm1n_simpy_ratio: {:.1}", ratio);
             }
             outln!("cache_accesses_per_sec: {}", r.cache_accesses_per_sec as u64);
             outln!("events: {}", r.events);

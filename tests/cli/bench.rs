@@ -53,3 +53,76 @@ fn bench_refuses_runs_too_short_to_time() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
 }
+
+/// An executable shell script in a fresh temporary folder, standing in for
+/// the Python interpreter of `--simpy` (it ignores `-c SCRIPT N SEED`).
+fn fake_python(name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = super::temp_dir(name).join("python");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write the fake interpreter");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn bench_divides_fsmetas_rate_by_the_simpy_scripts_rate() {
+    // The fake reference claims 1,000 completions per CPU second, so the
+    // ratio printed is fsmeta's rate over 1,000 (each pair's ratio is
+    // fsmeta's run over the same 1,000; with one repeat, the median is it).
+    let python = fake_python("bench-simpy-ratio", "echo completions_per_cpu_sec 1000.0");
+    let out = fsmeta(&[
+        "bench",
+        "--ops",
+        "10000",
+        "--completions",
+        "20000",
+        "--repeat",
+        "1",
+        "--simpy",
+        &python,
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(field(&text, "mm1n_simpy_completions_per_sec"), 1000.0, "{text}");
+    let fsmeta_rate = field(&text, "mm1n_fsmeta_completions_per_sec");
+    let ratio = field(&text, "mm1n_simpy_ratio");
+    assert!(
+        (ratio - fsmeta_rate / 1000.0).abs() <= 0.06 + 1e-3 * ratio,
+        "{ratio} vs {fsmeta_rate}"
+    );
+}
+
+#[test]
+fn bench_says_why_the_simpy_reference_failed() {
+    for (name, body, says) in [
+        (
+            "bench-simpy-missing",
+            "echo 'ModuleNotFoundError: No module named simpy' >&2; exit 1",
+            "No module named simpy",
+        ),
+        (
+            "bench-simpy-silent",
+            "echo nothing useful",
+            "printed no `completions_per_cpu_sec` line",
+        ),
+    ] {
+        let python = fake_python(name, body);
+        let out = fsmeta(&[
+            "bench",
+            "--ops",
+            "10000",
+            "--completions",
+            "20000",
+            "--repeat",
+            "1",
+            "--simpy",
+            &python,
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{body}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{body}: {err}");
+    }
+    let out = fsmeta(&["bench", "--completions", "0", "--simpy", "python3"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs --completions above 0"));
+}
