@@ -25,6 +25,23 @@
 //! records. Per phase: the median window (`us_per_batch`) and the windows'
 //! sum per item deleted (`us_per_item`), and the fs-tree blocks copied on
 //! write inside the windows (`btrfs_cow_block`, `cow_blocks`).
+//!
+//! Lock time inside the windows (live only): each lock tracepoint carries
+//! `diff_ns`, the time its `btrfs_tree_lock` / `btrfs_tree_read_lock` call
+//! spent from its first clock read to holding the lock (about 0.1 us
+//! uncontended: the lock and one clock read; a wait behind another task's
+//! holder is more). The task's own lock events after the window's root
+//! lock (whose wait falls before the window) give per phase
+//! `lock_us_per_item` (their `diff_ns` summed per item deleted),
+//! `locks_per_batch` and `contended_locks` (those of 1 us or more).
+//!
+//! Time off the CPU inside the windows (live only): `sched_switch` is
+//! traced too, so a window's task switched out (`prev_pid`) and back in
+//! (`next_pid`) inside it gives per phase `offcpu_us_per_item` (that time
+//! per item deleted), `offcpu_batches` (windows with any) and
+//! `blocked_batches` (those in which the task slept, `prev_state` not
+//! `R`/`R+`: a wait for I/O or a lock, not a preemption). The twin runs
+//! every batch on its CPU without interruption.
 
 use super::host::{self, Fs, FsType, Host};
 use super::trace::{self, EventSpec, Instance, Record};
@@ -75,7 +92,12 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
         filter: Some(format!("root_objectid == {FS_TREE}")),
         stack: false,
     };
-    let events = [ev, lock("btrfs/btrfs_tree_lock"), lock("btrfs/btrfs_tree_read_lock"), cow];
+    let switch = EventSpec {
+        event: "sched/sched_switch",
+        filter: None,
+        stack: false,
+    };
+    let events = [ev, lock("btrfs/btrfs_tree_lock"), lock("btrfs/btrfs_tree_read_lock"), cow, switch];
     let tr = Instance::create(&mut fs, &events, 32768)?;
     let mut m = Metrics::new();
     let timed = |m: &mut Metrics, phase: &str, f: &mut dyn FnMut() -> Result<(), LabError>| {
@@ -235,8 +257,46 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
             if w.items > 0.0 { sum / w.items } else { 0.0 },
         );
         m.insert(format!("phase.{phase}.cow_blocks"), w.cows);
+        m.insert(
+            format!("phase.{phase}.lock_us_per_item"),
+            if w.items > 0.0 { w.lock_ns / 1e3 / w.items } else { 0.0 },
+        );
+        m.insert(
+            format!("phase.{phase}.locks_per_batch"),
+            if w.us.is_empty() { 0.0 } else { w.locks / w.us.len() as f64 },
+        );
+        m.insert(format!("phase.{phase}.contended_locks"), w.contended);
+        m.insert(
+            format!("phase.{phase}.offcpu_us_per_item"),
+            if w.items > 0.0 { w.offcpu_ns / 1e3 / w.items } else { 0.0 },
+        );
+        m.insert(format!("phase.{phase}.offcpu_batches"), w.offcpu_batches);
+        m.insert(format!("phase.{phase}.blocked_batches"), w.blocked_batches);
     }
     Ok(m)
+}
+
+/// A lock call of 1 us or more (`diff_ns`) waited for another holder.
+const CONTENDED_NS: u64 = 1_000;
+
+/// A `sched_switch` record's `(prev_pid, prev_state, next_pid)`.
+fn switch(r: &Record) -> Option<(u32, &str, u32)> {
+    if r.event != "sched_switch" {
+        return None;
+    }
+    let field = |name: &str| r.body.split_whitespace().find_map(|t| t.strip_prefix(name));
+    let prev = field("prev_pid=")?.parse().ok()?;
+    let next = field("next_pid=")?.parse().ok()?;
+    Some((prev, field("prev_state=").unwrap_or("R"), next))
+}
+
+/// A lock tracepoint's `diff_ns` (0 when absent).
+fn lock_diff_ns(r: &Record) -> u64 {
+    r.body
+        .split_whitespace()
+        .find_map(|t| t.strip_prefix("diff_ns="))
+        .and_then(trace::number)
+        .unwrap_or(0)
 }
 
 /// Whether `r` is a lock tracepoint of this filesystem; its block if so.
@@ -273,6 +333,32 @@ struct Windows {
     items: f64,
     /// Fs-tree blocks copied on write inside the windows.
     cows: f64,
+    /// The windows' lock calls after their root lock: `diff_ns` summed.
+    lock_ns: f64,
+    /// Those lock calls.
+    locks: f64,
+    /// Those of [`CONTENDED_NS`] or more.
+    contended: f64,
+    /// Time the windows' tasks spent switched out inside them, ns.
+    offcpu_ns: f64,
+    /// Windows with time off the CPU.
+    offcpu_batches: f64,
+    /// Windows in which the task slept (switched out not runnable).
+    blocked_batches: f64,
+}
+
+/// One task's open window: its root lock's time, then what happened since.
+#[derive(Debug, Default, Clone, Copy)]
+struct Open {
+    t0: u64,
+    cows: f64,
+    lock_ns: f64,
+    locks: f64,
+    contended: f64,
+    /// When the task was switched out, if it is now (ns).
+    out_since: Option<u64>,
+    offcpu_ns: f64,
+    blocked: bool,
 }
 
 /// The windows of the deletion batches (see the module docs), per phase
@@ -293,16 +379,41 @@ fn windows(recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64
     }
     let mut out: BTreeMap<String, Windows> = BTreeMap::new();
     // Per task: its last root lock since its last release, and the COWs
-    // since that lock.
-    let mut root_lock: BTreeMap<u32, (u64, f64)> = BTreeMap::new();
+    // and lock calls since that lock.
+    let mut root_lock: BTreeMap<u32, Open> = BTreeMap::new();
     for (r, ph) in recs.iter().zip(phases) {
-        if lock_block(r, fsid).is_some_and(|b| roots.contains(&b)) {
-            root_lock.insert(r.pid, (r.ts_ns, 0.0));
+        if let Some((prev, state, next)) = switch(r) {
+            if let Some(o) = root_lock.get_mut(&prev) {
+                o.out_since = Some(r.ts_ns);
+                o.blocked |= !state.starts_with('R');
+            }
+            if let Some(o) = root_lock.get_mut(&next)
+                && let Some(t) = o.out_since.take()
+            {
+                o.offcpu_ns += r.ts_ns.saturating_sub(t) as f64;
+            }
+            continue;
+        }
+        if let Some(b) = lock_block(r, fsid) {
+            if roots.contains(&b) {
+                root_lock.insert(
+                    r.pid,
+                    Open {
+                        t0: r.ts_ns,
+                        ..Open::default()
+                    },
+                );
+            } else if let Some(o) = root_lock.get_mut(&r.pid) {
+                let d = lock_diff_ns(r);
+                o.lock_ns += d as f64;
+                o.locks += 1.0;
+                o.contended += f64::from(u8::from(d >= CONTENDED_NS));
+            }
             continue;
         }
         if r.event == "btrfs_cow_block" && r.body.starts_with(fsid) {
-            if let Some((_, cows)) = root_lock.get_mut(&r.pid) {
-                *cows += 1.0;
+            if let Some(o) = root_lock.get_mut(&r.pid) {
+                o.cows += 1.0;
             }
             continue;
         }
@@ -313,16 +424,22 @@ fn windows(recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64
         if classify(r) != Release::Delete {
             continue;
         }
-        let (Some((t0, cows)), Some(bytes)) = (start, bytes) else {
+        let (Some(o), Some(bytes)) = (start, bytes) else {
             continue;
         };
-        let us = r.ts_ns.saturating_sub(t0) as f64 / 1e3;
+        let us = r.ts_ns.saturating_sub(o.t0) as f64 / 1e3;
         let phase = ph.clone().unwrap_or_else(|| "before".into());
         for key in [phase, "script".to_string()] {
             let e = out.entry(key).or_default();
             e.us.push(us);
             e.items += bytes / per_item;
-            e.cows += cows;
+            e.cows += o.cows;
+            e.lock_ns += o.lock_ns;
+            e.locks += o.locks;
+            e.contended += o.contended;
+            e.offcpu_ns += o.offcpu_ns;
+            e.offcpu_batches += f64::from(u8::from(o.offcpu_ns > 0.0));
+            e.blocked_batches += f64::from(u8::from(o.blocked && o.offcpu_ns > 0.0));
         }
     }
     out

@@ -104,11 +104,13 @@ fn a_dump_cut_anywhere_inside_a_leaf_is_refused() {
 /// phases, a syscall task's locks in between.
 fn windows_trace() -> String {
     let f = "00000000-0000-0000-0000-0000000000aa";
-    let lock = |task: &str, ts: &str, block: u64| {
+    // Root locks (block 500) waited 5 us: before their window, not in it.
+    let lock_waited = |task: &str, ts: &str, block: u64, diff: u64| {
         format!(
-            "  {task} [001] ..... {ts}: btrfs_tree_lock: {f}: block={block} generation=9 start_ns=1 end_ns=2 diff_ns=1 owner=5 is_log_tree=0\n"
+            "  {task} [001] ..... {ts}: btrfs_tree_lock: {f}: block={block} generation=9 start_ns=1 end_ns=2 diff_ns={diff} owner=5 is_log_tree=0\n"
         )
     };
+    let lock = |task: &str, ts: &str, block: u64| lock_waited(task, ts, block, if block == 500 { 5000 } else { 100 });
     let release = |ts: &str, bytes: u64| {
         format!(
             "  kworker/u8:3-9 [001] ..... {ts}: btrfs_space_reservation: {f}: delayed_item: 257 release {bytes}\n  kworker/u8:3-9 [001] ..... {ts}: <stack trace>\n => btrfs_delete_delayed_items+0x1a/0x300\n => __btrfs_run_delayed_items+0x10/0x200\n"
@@ -118,18 +120,21 @@ fn windows_trace() -> String {
     let k = "kworker/u8:3-9";
     let mut t = String::from("# tracer: nop\n");
     t += &mark("10.000001", "sync");
-    // Batch 1: root 500, leaf 600 copied on write, released 5 us after the root lock.
+    // Batch 1: root 500, leaf 600 (waited 2.5 us) copied on write,
+    // released 5 us after the root lock.
     t += &lock(k, "10.000010", 500);
-    t += &lock(k, "10.000012", 600);
+    t += &lock_waited(k, "10.000012", 600, 2500);
     t += &format!(
         "  {k} [001] ..... 10.000013: btrfs_cow_block: {f}: root=5(FS_TREE) refs=1 orig_buf=600 (orig_level=0) cow_buf=700 (cow_level=0)\n"
     );
     t += &release("10.000015", 262_144);
     // The syscall task locks the root: not the worker's window.
     t += &lock("fsmeta-100", "10.000018", 500);
-    // Batch 2: 3 us.
+    // Batch 2: 3 us, of which 1 us asleep (switched out in state D).
     t += &lock(k, "10.000020", 500);
     t += &lock(k, "10.000021", 700);
+    t += "  kworker/u8:3-9 [001] d..2. 10.000021: sched_switch: prev_comm=kworker/u8:3 prev_pid=9 prev_prio=120 prev_state=D ==> next_comm=fsmeta next_pid=100 next_prio=120\n";
+    t += "  fsmeta-100 [001] d..2. 10.000022: sched_switch: prev_comm=fsmeta prev_pid=100 prev_prio=120 prev_state=R+ ==> next_comm=kworker/u8:3 next_pid=9 next_prio=120\n";
     t += &release("10.000023", 262_144);
     t += &mark("10.000050", "rm_fr");
     // Another node's inode update (root lock, no release), then a 4-item
@@ -150,11 +155,22 @@ fn deletion_batches_are_timed_from_their_root_lock_to_their_release() {
     assert!((m["phase.sync.us_per_batch"] - 5.0).abs() < 1e-9, "{m:?}");
     assert!((m["phase.sync.us_per_item"] - 4.0).abs() < 1e-9, "{m:?}");
     assert_eq!(m["phase.sync.cow_blocks"], 1.0);
+    // Batch 2 slept 1 us; the syscall task's switch-out is in no window.
+    assert!((m["phase.sync.offcpu_us_per_item"] - 0.5).abs() < 1e-9, "{m:?}");
+    assert_eq!((m["phase.sync.offcpu_batches"], m["phase.sync.blocked_batches"]), (1.0, 1.0));
+    assert_eq!((m["phase.rm_fr.offcpu_us_per_item"], m["phase.rm_fr.offcpu_batches"]), (0.0, 0.0));
     // rm -fr: 10 us for 4 items.
     assert!((m["phase.rm_fr.us_per_batch"] - 10.0).abs() < 1e-9, "{m:?}");
     assert!((m["phase.rm_fr.us_per_item"] - 2.5).abs() < 1e-9, "{m:?}");
     assert_eq!(m["phase.rm_fr.cow_blocks"], 0.0);
     assert!((m["phase.script.us_per_item"] - 18.0 / 6.0).abs() < 1e-9, "{m:?}");
+    // Lock time after each root lock: sync 2.5 + 0.1 us over 2 items, one
+    // lock per batch, one of them contended; rm -fr 0.1 us over 4 items.
+    // The root locks' 5 us waits are outside the windows.
+    assert!((m["phase.sync.lock_us_per_item"] - 1.3).abs() < 1e-9, "{m:?}");
+    assert_eq!((m["phase.sync.locks_per_batch"], m["phase.sync.contended_locks"]), (1.0, 1.0));
+    assert!((m["phase.rm_fr.lock_us_per_item"] - 0.025).abs() < 1e-9, "{m:?}");
+    assert_eq!((m["phase.rm_fr.locks_per_batch"], m["phase.rm_fr.contended_locks"]), (1.0, 0.0));
 }
 
 #[test]
