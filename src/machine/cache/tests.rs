@@ -180,3 +180,52 @@ fn fresh_stream_pushes_lines_down_their_sets_exactly() {
     assert_eq!(reads(&mut h, 0, &[1]), vec![Served::L1]);
     assert_eq!(h.totals().accesses, 5, "streamed lines are not counted as accesses");
 }
+
+#[test]
+fn a_write_invalidates_every_sharer_beyond_the_filter_width() {
+    // 20 cores on one socket: cores 1, 9 and 17 share the filter's bit 1.
+    let l = level(32 * 1024, 8);
+    let mut h = hier(l, l, level(1 << 20, 16), vec![0; 20]);
+    for c in [1, 9, 17, 3] {
+        h.access(c, 42, false);
+    }
+    // Core 9 writes: 1, 17 and 3 lose their copies, 9 keeps its own.
+    assert_eq!(h.access(9, 42, true).invalidated_cores, 3);
+    for c in [1, 17, 3] {
+        assert_eq!(h.private_holds(c, 42), (false, false), "core {c}");
+    }
+    assert_eq!(h.private_holds(9, 42), (true, true));
+    let peer = |from_core| Served::Peer {
+        from_core,
+        cross_socket: false,
+    };
+    assert_eq!(h.access(17, 42, false).served, peer(9));
+    // Core 1 writes: of its residue only 17 holds a copy now (and 9, the
+    // other residue's member, does too).
+    assert_eq!(h.access(1, 42, true).invalidated_cores, 2);
+    assert_eq!(h.access(9, 42, false).served, peer(1));
+}
+
+#[test]
+fn the_last_core_of_the_largest_hierarchy_can_own_a_line() {
+    let l = level(1024, 2);
+    let last = MAX_CORES - 1;
+    let mut h = hier(l, l, l, vec![0; MAX_CORES]);
+    h.access(last, 5, true);
+    let o = h.access(0, 5, false);
+    assert_eq!(
+        o.served,
+        Served::Peer {
+            from_core: last as u32,
+            cross_socket: false
+        }
+    );
+    assert_eq!(h.access(last, 5, true).invalidated_cores, 1);
+    let cfg = CacheConfig {
+        l1d: l,
+        l2: l,
+        llc: l,
+        core_socket: vec![0; MAX_CORES + 1],
+    };
+    assert_eq!(Hierarchy::new(&cfg).unwrap_err(), CacheError::NoCores);
+}
