@@ -183,7 +183,8 @@ fn fresh_stream_pushes_lines_down_their_sets_exactly() {
 
 #[test]
 fn a_write_invalidates_every_sharer_beyond_the_filter_width() {
-    // 20 cores on one socket: cores 1, 9 and 17 share the filter's bit 1.
+    // 20 cores on one socket (four-byte states): cores 1 and 17 share
+    // the filter's bit 1.
     let l = level(32 * 1024, 8);
     let mut h = hier(l, l, level(1 << 20, 16), vec![0; 20]);
     for c in [1, 9, 17, 3] {
@@ -200,8 +201,7 @@ fn a_write_invalidates_every_sharer_beyond_the_filter_width() {
         cross_socket: false,
     };
     assert_eq!(h.access(17, 42, false).served, peer(9));
-    // Core 1 writes: of its residue only 17 holds a copy now (and 9, the
-    // other residue's member, does too).
+    // Core 1 writes: 17 (its residue) and 9 hold copies.
     assert_eq!(h.access(1, 42, true).invalidated_cores, 2);
     assert_eq!(h.access(9, 42, false).served, peer(1));
 }
@@ -228,4 +228,40 @@ fn the_last_core_of_the_largest_hierarchy_can_own_a_line() {
         core_socket: vec![0; MAX_CORES + 1],
     };
     assert_eq!(Hierarchy::new(&cfg).unwrap_err(), CacheError::NoCores);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+    /// Two-byte line states (machines of up to 8 cores) answer exactly as
+    /// four-byte ones: outcomes, counters and what each core holds.
+    #[test]
+    fn narrow_line_states_answer_as_wide_ones(
+        cores in 1usize..=8,
+        ops in proptest::collection::vec((0usize..8, 0u64..48, proptest::prelude::any::<bool>(), 0u64..4), 0..400),
+    ) {
+        let cfg = CacheConfig {
+            l1d: level(256, 2),
+            l2: level(512, 2),
+            llc: level(1024, 4),
+            core_socket: (0..cores as u32).map(|c| c / 4).collect(),
+        };
+        let mut narrow = Hierarchy::new(&cfg).unwrap();
+        let mut wide = Hierarchy::new_wide(&cfg).unwrap();
+        for (c, line, w, stream) in ops {
+            let c = c % cores;
+            if stream == 0 {
+                narrow.stream_fresh(c, line % 5);
+                wide.stream_fresh(c, line % 5);
+                continue;
+            }
+            proptest::prop_assert_eq!(narrow.access(c, line, w), wide.access(c, line, w));
+        }
+        for c in 0..cores {
+            proptest::prop_assert_eq!(narrow.counters(c), wide.counters(c));
+            for line in 0..48 {
+                proptest::prop_assert_eq!(narrow.private_holds(c, line), wide.private_holds(c, line));
+            }
+        }
+    }
 }
