@@ -25,7 +25,7 @@
 mod lines;
 mod model;
 mod set;
-use lines::LineStates;
+use lines::{Cell, LineStates};
 use set::SetAssoc;
 
 /// Most ways a cache level may have.
@@ -207,16 +207,22 @@ impl Served {
 }
 
 /// Coherence state of a line: which cores may hold a private copy and
-/// which core holds it modified.
+/// which core holds it modified. Stored in two bytes on machines of up to
+/// 8 cores, four beyond ([`lines`]): a run keeps one per line it has seen
+/// (case 2 writes 17 lines per inode, 6M inodes per run), so the states
+/// are most of a large run's memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct LineState {
-    /// Bit `c % 16` is set when core `c` (or another core of the same
-    /// residue) may hold a copy in L1 or L2: a superset filter, so a write
-    /// looks only at cores that may hold the line.
+    /// Bit `c % 16` ([`FILTER_BITS`]) is set when core `c` (or another
+    /// core of the same residue) may hold a copy in L1 or L2: a superset
+    /// filter, so a write looks only at cores that may hold the line.
     sharers: u16,
     /// Core holding it modified, or `NO_OWNER`.
     owner: u16,
 }
+
+/// Bits of the sharer filter ([`LineState::sharers`]).
+const FILTER_BITS: usize = 16;
 
 const NO_OWNER: u16 = u16::MAX;
 
@@ -231,7 +237,7 @@ impl Default for LineState {
 
 #[inline]
 fn bit(core: usize) -> u16 {
-    1 << (core % 16)
+    1 << (core % FILTER_BITS)
 }
 
 /// Most cores a hierarchy may have (line states keep core numbers in 16 bits).
@@ -305,6 +311,17 @@ impl Hierarchy {
 
     /// Builds empty (cold) caches for `config`.
     pub fn new(config: &CacheConfig) -> Result<Self, CacheError> {
+        Self::build(config, false)
+    }
+
+    /// [`Hierarchy::new`] keeping four-byte line states whatever the core
+    /// count (tests hold the two forms to each other).
+    #[cfg(test)]
+    pub(crate) fn new_wide(config: &CacheConfig) -> Result<Self, CacheError> {
+        Self::build(config, true)
+    }
+
+    fn build(config: &CacheConfig, wide: bool) -> Result<Self, CacheError> {
         Self::check(config)?;
         let sockets = config.core_socket.iter().max().map_or(0, |&s| s as usize + 1);
         let l1 = SetAssoc::new("l1d", config.l1d)?;
@@ -323,7 +340,7 @@ impl Hierarchy {
         let mut h = Self {
             private,
             llc: vec![llc; sockets],
-            lines: LineStates::default(),
+            lines: LineStates::new(config.core_socket.len(), wide),
             high_line: 0,
         };
         h.high_line = h.least_high_line();
@@ -409,7 +426,10 @@ impl Hierarchy {
         }
         let served = match self.private[core].lookup(line) {
             Some(served) => served,
-            None => fetch(&self.private, &mut self.llc, self.lines.entry(line), core, line),
+            None => match &mut self.lines {
+                LineStates::Narrow(c) => fetch_cell(&self.private, &mut self.llc, c.entry(line), core, line),
+                LineStates::Wide(c) => fetch_cell(&self.private, &mut self.llc, c.entry(line), core, line),
+            },
         };
         self.private[core].tally.count(served, 0);
         Outcome {
@@ -431,28 +451,49 @@ impl Hierarchy {
     /// path, without its tag compares.
     #[inline]
     fn write(&mut self, core: usize, line: u64) -> Outcome {
-        let state = self.lines.entry(line);
-        if state.sharers == 0 {
-            state.sharers = bit(core);
-            state.owner = core as u16;
-            let p = &mut self.private[core];
-            p.l1.fill(line);
-            p.l2.fill(line);
-            self.llc[p.socket].fill(line);
-            p.tally.count(Served::Memory, 0);
-            return Outcome {
-                served: Served::Memory,
-                invalidated_cores: 0,
-            };
+        match &mut self.lines {
+            LineStates::Narrow(c) => write_cell(&mut self.private, &mut self.llc, c.entry(line), core, line),
+            LineStates::Wide(c) => write_cell(&mut self.private, &mut self.llc, c.entry(line), core, line),
         }
-        let served = match self.private[core].lookup(line) {
-            Some(served) => served,
-            None => fetch(&self.private, &mut self.llc, state, core, line),
-        };
-        let invalidated_cores = take_ownership(&mut self.private, state, core, line);
-        self.private[core].tally.count(served, invalidated_cores);
-        Outcome { served, invalidated_cores }
     }
+}
+
+/// [`Hierarchy::write`] with the line's state `cell` found.
+#[inline(always)]
+fn write_cell<S: Cell>(private: &mut [Private], llc: &mut [SetAssoc], cell: &mut S, core: usize, line: u64) -> Outcome {
+    let mut state = cell.get();
+    if state.sharers == 0 {
+        *cell = S::put(LineState {
+            sharers: bit(core),
+            owner: core as u16,
+        });
+        let p = &mut private[core];
+        p.l1.fill(line);
+        p.l2.fill(line);
+        llc[p.socket].fill(line);
+        p.tally.count(Served::Memory, 0);
+        return Outcome {
+            served: Served::Memory,
+            invalidated_cores: 0,
+        };
+    }
+    let served = match private[core].lookup(line) {
+        Some(served) => served,
+        None => fetch(private, llc, &mut state, core, line),
+    };
+    let invalidated_cores = take_ownership(private, &mut state, core, line);
+    *cell = S::put(state);
+    private[core].tally.count(served, invalidated_cores);
+    Outcome { served, invalidated_cores }
+}
+
+/// [`fetch`] with the line's state `cell` found.
+#[inline(always)]
+fn fetch_cell<S: Cell>(private: &[Private], llc: &mut [SetAssoc], cell: &mut S, core: usize, line: u64) -> Served {
+    let mut state = cell.get();
+    let served = fetch(private, llc, &mut state, core, line);
+    *cell = S::put(state);
+    served
 }
 
 /// Beyond `core`'s private caches (L1 and L2 already filled): a peer's
@@ -483,7 +524,8 @@ fn fetch(private: &[Private], llc: &mut [SetAssoc], state: &mut LineState, core:
 #[inline]
 fn take_ownership(private: &mut [Private], state: &mut LineState, core: usize, line: u64) -> u32 {
     let cores = private.len();
-    let others = if cores > 16 { state.sharers } else { state.sharers & !bit(core) };
+    let few = cores <= FILTER_BITS;
+    let others = if few { state.sharers & !bit(core) } else { state.sharers };
     state.sharers = bit(core);
     state.owner = core as u16;
     if others == 0 {
@@ -494,12 +536,12 @@ fn take_ownership(private: &mut [Private], state: &mut LineState, core: usize, l
     while bits != 0 {
         let b = bits.trailing_zeros() as usize;
         bits &= bits - 1;
-        if cores <= 16 {
+        if few {
             // Bit `b` is core `b` itself, and `others` excludes `core`.
             invalidated += u32::from(private[b].invalidate(line));
             continue;
         }
-        for other in (b..cores).step_by(16).filter(|&o| o != core) {
+        for other in (b..cores).step_by(FILTER_BITS).filter(|&o| o != core) {
             invalidated += u32::from(private[other].invalidate(line));
         }
     }

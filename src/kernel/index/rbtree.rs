@@ -498,8 +498,10 @@ impl RbTree {
     /// The greatest node depth and the sum of all depths (root = 1), in
     /// one walk whose stack holds at most two entries per level (no list
     /// of every node's depth: at case 2's 10M nodes that was 40 MB and a
-    /// second walk per figure).
-    fn depth_stats(&self) -> (u32, u64) {
+    /// second walk per figure). A caller that wants both figures asks
+    /// for them here once ([`RbTree::height`] and [`RbTree::depth_sum`]
+    /// each walk the whole tree).
+    pub fn depth_stats(&self) -> (u32, u64) {
         let (mut max, mut sum) = (0u32, 0u64);
         let mut stack = vec![(self.root, 1u32)];
         while let Some((n, d)) = stack.pop() {

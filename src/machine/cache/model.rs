@@ -101,6 +101,7 @@ fn geometry_error(e: &CacheError) -> ParamError {
         },
         CacheError::BadGeometry("l1d", ..) => "machine.profile.l1d_bytes",
         CacheError::BadGeometry("l2", ..) => "machine.profile.l2_bytes",
+        CacheError::NoCores => "workload.threads",
         _ => "machine.profile.llc_bytes_per_socket",
     };
     ParamError::new(field, e.to_string())

@@ -180,3 +180,88 @@ fn fresh_stream_pushes_lines_down_their_sets_exactly() {
     assert_eq!(reads(&mut h, 0, &[1]), vec![Served::L1]);
     assert_eq!(h.totals().accesses, 5, "streamed lines are not counted as accesses");
 }
+
+#[test]
+fn a_write_invalidates_every_sharer_beyond_the_filter_width() {
+    // 20 cores on one socket (four-byte states): cores 1 and 17 share
+    // the filter's bit 1.
+    let l = level(32 * 1024, 8);
+    let mut h = hier(l, l, level(1 << 20, 16), vec![0; 20]);
+    for c in [1, 9, 17, 3] {
+        h.access(c, 42, false);
+    }
+    // Core 9 writes: 1, 17 and 3 lose their copies, 9 keeps its own.
+    assert_eq!(h.access(9, 42, true).invalidated_cores, 3);
+    for c in [1, 17, 3] {
+        assert_eq!(h.private_holds(c, 42), (false, false), "core {c}");
+    }
+    assert_eq!(h.private_holds(9, 42), (true, true));
+    let peer = |from_core| Served::Peer {
+        from_core,
+        cross_socket: false,
+    };
+    assert_eq!(h.access(17, 42, false).served, peer(9));
+    // Core 1 writes: 17 (its residue) and 9 hold copies.
+    assert_eq!(h.access(1, 42, true).invalidated_cores, 2);
+    assert_eq!(h.access(9, 42, false).served, peer(1));
+}
+
+#[test]
+fn the_last_core_of_the_largest_hierarchy_can_own_a_line() {
+    let l = level(1024, 2);
+    let last = MAX_CORES - 1;
+    let mut h = hier(l, l, l, vec![0; MAX_CORES]);
+    h.access(last, 5, true);
+    let o = h.access(0, 5, false);
+    assert_eq!(
+        o.served,
+        Served::Peer {
+            from_core: last as u32,
+            cross_socket: false
+        }
+    );
+    assert_eq!(h.access(last, 5, true).invalidated_cores, 1);
+    let cfg = CacheConfig {
+        l1d: l,
+        l2: l,
+        llc: l,
+        core_socket: vec![0; MAX_CORES + 1],
+    };
+    assert_eq!(Hierarchy::new(&cfg).unwrap_err(), CacheError::NoCores);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+    /// Two-byte line states (machines of up to 8 cores) answer exactly as
+    /// four-byte ones: outcomes, counters and what each core holds.
+    #[test]
+    fn narrow_line_states_answer_as_wide_ones(
+        cores in 1usize..=8,
+        ops in proptest::collection::vec((0usize..8, 0u64..48, proptest::prelude::any::<bool>(), 0u64..4), 0..400),
+    ) {
+        let cfg = CacheConfig {
+            l1d: level(256, 2),
+            l2: level(512, 2),
+            llc: level(1024, 4),
+            core_socket: (0..cores as u32).map(|c| c / 4).collect(),
+        };
+        let mut narrow = Hierarchy::new(&cfg).unwrap();
+        let mut wide = Hierarchy::new_wide(&cfg).unwrap();
+        for (c, line, w, stream) in ops {
+            let c = c % cores;
+            if stream == 0 {
+                narrow.stream_fresh(c, line % 5);
+                wide.stream_fresh(c, line % 5);
+                continue;
+            }
+            proptest::prop_assert_eq!(narrow.access(c, line, w), wide.access(c, line, w));
+        }
+        for c in 0..cores {
+            proptest::prop_assert_eq!(narrow.counters(c), wide.counters(c));
+            for line in 0..48 {
+                proptest::prop_assert_eq!(narrow.private_holds(c, line), wide.private_holds(c, line));
+            }
+        }
+    }
+}

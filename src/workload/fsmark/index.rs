@@ -196,20 +196,18 @@ impl InodeIndex {
         }
     }
 
-    /// Height now: rb-tree longest path, xarray levels.
-    pub fn height(&self) -> u32 {
+    /// Height now (rb-tree longest path, xarray levels) and the mean node
+    /// depth (rb-tree), or the levels (xarray): the rb-tree's two figures
+    /// from one walk of every node ([`RbTree::depth_stats`]; at 10^7
+    /// prefilled inodes a walk was 8% of a run).
+    pub fn shape(&self) -> (u32, f64) {
         match self {
-            InodeIndex::Rb(r) => r.height(),
-            InodeIndex::Xa(x) => x.height(),
-        }
-    }
-
-    /// Mean node depth (rb-tree), or the levels (xarray).
-    pub fn mean_depth(&self) -> f64 {
-        match self {
-            InodeIndex::Rb(r) if !r.is_empty() => r.depth_sum() as f64 / r.len() as f64,
-            InodeIndex::Rb(_) => 0.0,
-            InodeIndex::Xa(x) => f64::from(x.height()),
+            InodeIndex::Rb(r) => {
+                let (height, sum) = r.depth_stats();
+                let mean = if r.is_empty() { 0.0 } else { sum as f64 / r.len() as f64 };
+                (height, mean)
+            }
+            InodeIndex::Xa(x) => (x.height(), f64::from(x.height())),
         }
     }
 

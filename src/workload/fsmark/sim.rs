@@ -312,8 +312,7 @@ impl<'a> Sim<'a> {
         }
         let s = self.locks.stats(INODE_LOCK);
         self.out.inode_lock = (s.acquisitions, s.wait_ps, s.hold_ps);
-        self.out.height = self.index.height();
-        self.out.mean_depth = self.index.mean_depth();
+        (self.out.height, self.out.mean_depth) = self.index.shape();
         self.out.open = self.open_count;
         self.out.failed = self.index.alloc_failures();
         if self.out.min_ps == u64::MAX {
