@@ -3,7 +3,8 @@
 //! name must resolve), and counter placement on the machine's CPUs.
 
 use super::config::{
-    CodeSection, CounterConfig, CounterKindName, DistConfig, DistKind, LockKindName, LockMode, RefMode, StepConfig, WorkConfig, WorkRef,
+    CodeSection, CounterConfig, CounterKindName, DistConfig, DistKind, LockKindName, LockMode, Per, RefMode, StepConfig, WorkConfig,
+    WorkRef,
 };
 use super::sim::Step;
 use crate::engine::dist::{Duration, ExpDuration};
@@ -82,6 +83,9 @@ pub struct Names<'a> {
     pub code: Option<&'a CodeSection>,
     /// The machine profile counted code is priced on.
     pub profile: &'a MachineProfile,
+    /// Locks with `per` -> (per what, instances): their id in `locks` or
+    /// `rwlocks` is the first instance's, the others follow it.
+    pub per: &'a BTreeMap<String, (Per, u32)>,
 }
 
 /// The action of a step: exactly one must be set.
@@ -152,6 +156,14 @@ pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -
             format!("{field}.window_ns"),
             format!("a `{action}` step does not read `window_ns` (only cmpxchg steps do); remove it"),
         ));
+    }
+    if let Some(key) = [("from", s.from.is_some()), ("to", s.to.is_some())].iter().find(|(_, on)| *on).map(|(k, _)| *k) {
+        if action != "work" || matches!(s.work, Some(WorkRef::Inline(_))) {
+            return Err(err(
+                format!("{field}.{key}"),
+                format!("only a step naming a [work.NAME] with `code` or `split_by` reads `{key}` (a point of counted code); remove it"),
+            ));
+        }
     }
     if s.mode.is_some() && action != "lock" {
         return Err(err(
@@ -235,10 +247,23 @@ fn counter_amount(s: &StepConfig, op: CounterOp, field: &str) -> Result<i64, Bui
 
 /// A `lock` or `unlock` step: a spinlock or mutex, or a side of a
 /// reader-writer lock (`mode`, default write); an `unlock` releases
-/// whatever side the thread holds.
+/// whatever side the thread holds. A lock with `per` gives a
+/// [`Step::Keyed`] with the step on each instance.
 fn lock_step(s: &StepConfig, field: &str, names: &Names<'_>) -> Result<Step, BuildError> {
     let name = s.lock.as_deref().or(s.unlock.as_deref()).unwrap_or_default();
     let key = if s.lock.is_some() { "lock" } else { "unlock" };
+    let on = |first: u32, one: &dyn Fn(u32) -> Step| -> Step {
+        match names.per.get(name) {
+            Some(&(per, n)) => Step::Keyed {
+                key: match per {
+                    Per::Ag => super::sim::KEY_AG,
+                    Per::Dir => super::sim::KEY_DIR,
+                },
+                steps: (first..first + n).map(one).collect(),
+            },
+            None => one(first),
+        }
+    };
     if let Some(&id) = names.locks.get(name) {
         if s.mode.is_some() {
             return Err(err(
@@ -246,7 +271,8 @@ fn lock_step(s: &StepConfig, field: &str, names: &Names<'_>) -> Result<Step, Bui
                 format!("lock `{name}` has no read side: `mode` is read only by rwsem, qrwlock and seqlock locks; remove it"),
             ));
         }
-        return Ok(if s.lock.is_some() { Step::Lock(id) } else { Step::Unlock(id) });
+        let take = s.lock.is_some();
+        return Ok(on(id, &|i| if take { Step::Lock(i) } else { Step::Unlock(i) }));
     }
     let Some(&(id, kind)) = names.rwlocks.get(name) else {
         let all = names.locks.keys().chain(names.rwlocks.keys()).map(String::as_str);
@@ -257,13 +283,44 @@ fn lock_step(s: &StepConfig, field: &str, names: &Names<'_>) -> Result<Step, Bui
         .suggest(crate::text::closest(name, all)));
     };
     if s.unlock.is_some() {
-        return Ok(Step::RwUnlock(id));
+        return Ok(on(id, &Step::RwUnlock));
     }
     let write = s.mode.unwrap_or(LockMode::Write) == LockMode::Write;
     Ok(match kind {
-        LockKindName::Seqlock if !write => Step::SeqBegin(id),
-        _ => Step::RwLock { id, write },
+        LockKindName::Seqlock if !write => on(id, &Step::SeqBegin),
+        _ => on(id, &|i| Step::RwLock { id: i, write }),
     })
+}
+
+/// The key of the lock a step takes (true) or releases (false): a
+/// spinlock's id, a reader-writer lock's id above `rw`; a keyed step's
+/// first instance stands for all (they follow the same steps).
+fn lock_key(step: &Step, rw: u64) -> Option<(u64, bool)> {
+    match step {
+        Step::Lock(l) => Some((u64::from(*l), true)),
+        Step::Unlock(l) => Some((u64::from(*l), false)),
+        Step::RwLock { id, .. } | Step::SeqBegin(id) => Some((rw + u64::from(*id), true)),
+        Step::RwUnlock(id) => Some((rw + u64::from(*id), false)),
+        Step::Keyed { steps, .. } => steps.first().and_then(|s| lock_key(s, rw)),
+        _ => None,
+    }
+}
+
+/// A seqlock read section's `unlock` at step `i` becomes the retry back
+/// to its `read_seqbegin` at step `j` (on each instance of a keyed one).
+fn seq_retry(path: &mut [Step], i: usize, j: usize) {
+    let begin = path[j].clone();
+    match (&begin, &mut path[i]) {
+        (Step::SeqBegin(id), at @ Step::RwUnlock(_)) => *at = Step::SeqRetry { id: *id, begin: j },
+        (Step::Keyed { steps: b, .. }, Step::Keyed { steps: u, .. }) => {
+            for (b, u) in b.iter().zip(u.iter_mut()) {
+                if let (Step::SeqBegin(id), Step::RwUnlock(_)) = (b, &*u) {
+                    *u = Step::SeqRetry { id: *id, begin: j };
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// A work step: its duration and the reads spread over it, written in
@@ -291,8 +348,12 @@ fn work_step(s: &StepConfig, field: &str, count: u32, lines: &mut Lines, names: 
                 ));
             }
             let at = format!("work.{name}");
+            let stretch = match (s.from.as_deref(), s.to.as_deref()) {
+                (None, None) => None,
+                (from, to) => Some(super::code::stretch(w, name, from, to, field)?),
+            };
             let dur = match &w.code {
-                Some(code) => super::code::duration(w, code, &at, names)?,
+                Some(code) => super::code::duration(w, code, &at, stretch, names)?,
                 None => {
                     let dist = w.dist.ok_or_else(|| {
                         err(
@@ -300,13 +361,23 @@ fn work_step(s: &StepConfig, field: &str, count: u32, lines: &mut Lines, names: 
                             "missing `dist` (fixed, exp, uniform, normal, lognormal), or `code` for counted kernel code",
                         )
                     })?;
-                    duration(&w.dist(dist), &at)?
+                    let mut d = w.dist(dist);
+                    if let Some(st) = stretch {
+                        let path = super::code::split_path(w, name, "from", field)?;
+                        let k = super::code::share(path, st, &format!("{at}.split_by"), names)?;
+                        let scale = |v: Option<f64>| v.map(|x| x * k);
+                        d.mean_ns = scale(d.mean_ns);
+                        d.sd_ns = scale(d.sd_ns);
+                        d.min_ns = scale(d.min_ns);
+                        d.max_ns = scale(d.max_ns);
+                    }
+                    duration(&d, &at)?
                 }
             };
             let reads = match (w.read.as_deref(), w.count) {
                 (Some(l), n) => {
                     let line = lines.named(l, &format!("{at}.read"))?;
-                    let n = n.unwrap_or(1);
+                    let n = split_reads(w, name, n.unwrap_or(1), stretch, field, names)?;
                     (n > 0).then_some((line, n))
                 }
                 (None, Some(_)) => return Err(err(format!("{at}.count"), "count needs `read`: the line the work reads")),
@@ -315,6 +386,23 @@ fn work_step(s: &StepConfig, field: &str, count: u32, lines: &mut Lines, names: 
             Ok(Step::Work { dur, reads })
         }
     }
+}
+
+/// The reads of a split work's stretch: the work's `n` reads spread over
+/// the whole work, the stretch `[a, b)` taking round(n x share before b)
+/// - round(n x share before a), so the stretches' reads add up to `n`.
+fn split_reads(w: &WorkConfig, name: &str, n: u32, stretch: Option<(usize, usize)>, field: &str, names: &Names<'_>) -> Result<u32, BuildError> {
+    let Some((a, b)) = stretch else { return Ok(n) };
+    let path = super::code::split_path(w, name, "from", field)?;
+    let at = format!("work.{name}");
+    let cum = |i: usize| -> Result<f64, BuildError> {
+        Ok(if i == 0 {
+            0.0
+        } else {
+            (f64::from(n) * super::code::share(path, (0, i), &at, names)?).round()
+        })
+    };
+    Ok((cum(b)? - cum(a)?).max(0.0) as u32)
 }
 
 /// Checks that every lock the path takes is released later in the same
@@ -342,13 +430,7 @@ pub fn check_lock_pairs(path: &mut [Step], every: &[u32], names: &Names<'_>, at:
     let mut held: Vec<(u64, usize)> = Vec::new();
     for i in 0..path.len() {
         let every_at = |j: usize| every.get(j).copied().unwrap_or(1);
-        let (l, take) = match path[i] {
-            Step::Lock(l) => (u64::from(l), true),
-            Step::Unlock(l) => (u64::from(l), false),
-            Step::RwLock { id, .. } | Step::SeqBegin(id) => (RW + u64::from(id), true),
-            Step::RwUnlock(id) => (RW + u64::from(id), false),
-            _ => continue,
-        };
+        let Some((l, take)) = lock_key(&path[i], RW) else { continue };
         match take {
             true => {
                 if let Some(&(_, j)) = held.iter().find(|(h, _)| *h == l) {
@@ -373,9 +455,7 @@ pub fn check_lock_pairs(path: &mut [Step], every: &[u32], names: &Names<'_>, at:
                     ));
                 };
                 let (_, j) = held.remove(k);
-                if let (Step::SeqBegin(id), Step::RwUnlock(_)) = (&path[j], &path[i]) {
-                    path[i] = Step::SeqRetry { id: *id, begin: j };
-                }
+                seq_retry(path, i, j);
                 if every_at(i) != every_at(j) {
                     return Err(err(
                         format!("{at}[{i}].every"),
@@ -517,6 +597,12 @@ pub fn counter(
     locks: &mut LockTable,
 ) -> Result<Counter, BuildError> {
     let field = format!("counters.{name}");
+    if c.per.is_some() {
+        return Err(err(
+            format!("{field}.per"),
+            "a counter has no per-AG or per-directory instances (only locks take `per`; XFS's per-AG counts live under the AG's buffer lock); remove it",
+        ));
+    }
     let batch = c.batch.unwrap_or_else(|| default_batch(online_cpus));
     if batch < 1 {
         return Err(err(format!("{field}.batch"), "expected a batch >= 1"));

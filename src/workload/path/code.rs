@@ -7,6 +7,7 @@
 use super::build::{self, BuildError, Names};
 use super::config::{DistConfig, DistKind, WorkConfig};
 use crate::engine::dist::Duration;
+use crate::kernel::xfs::paths::{self, CodePath};
 use crate::param::ParamError;
 
 fn err(field: impl Into<String>, message: impl Into<String>) -> BuildError {
@@ -19,29 +20,17 @@ pub const MAX_WORK_SCALE: f64 = 1000.0;
 /// The largest `[code]` `dir_entries` (the lab's largest `files`).
 pub const MAX_DIR_ENTRIES: u64 = 1_000_000;
 
-/// The duration of a `[work.NAME]` that names counted code (`code`): the
-/// path's counted work ([`crate::kernel::xfs::paths`]) for `[code]`'s
-/// `dir_entries`, priced on the profile with `[code]`'s `work_scale`;
-/// `fixed` (default) or `exp` around that mean.
-pub fn duration(w: &WorkConfig, code: &str, at: &str, names: &Names<'_>) -> Result<Duration, BuildError> {
-    use crate::kernel::xfs::paths;
-    if let Some((key, _)) = w.dist(DistKind::Fixed).given().iter().find(|(_, v)| v.is_some()) {
-        return Err(err(
-            format!("{at}.{key}"),
-            format!("a work with `code` takes its duration from the counted code of `{code}`: remove `{key}`"),
-        ));
-    }
+/// The counted path `code` names, with the sizes and the scale of
+/// `[code]` (checked): the path, its sizes, `work_scale`.
+fn priced(code: &str, at: &str, names: &Names<'_>) -> Result<(&'static CodePath, paths::CodeParams, f64), BuildError> {
     let path = paths::find(code).ok_or_else(|| {
         let known: Vec<&str> = paths::CODE_PATHS.iter().map(|p| p.name).collect();
-        err(
-            format!("{at}.code"),
-            format!("no counted kernel path named `{code}` (known: {})", known.join(", ")),
-        )
-        .suggest(crate::text::closest(code, known.iter().copied()))
+        err(at.to_string(), format!("no counted kernel path named `{code}` (known: {})", known.join(", ")))
+            .suggest(crate::text::closest(code, known.iter().copied()))
     })?;
     let c = names.code.ok_or_else(|| {
         err(
-            format!("{at}.code"),
+            at.to_string(),
             "counted code needs a [code] table with dir_entries (and the host's work_scale)",
         )
     })?;
@@ -58,10 +47,111 @@ pub fn duration(w: &WorkConfig, code: &str, at: &str, names: &Names<'_>) -> Resu
             format!("expected 1 to {MAX_DIR_ENTRIES} names per directory, found {}", c.dir_entries),
         ));
     }
-    let tally = (path.count)(&paths::CodeParams {
+    let params = paths::CodeParams {
         dir_entries: c.dir_entries,
-    });
-    let mean_ns = tally.ns(names.profile, scale);
+    };
+    Ok((path, params, scale))
+}
+
+/// The index of a stretch's end in `path`'s points: 0 the start, `i + 1`
+/// the `i`-th point, `points + 1` the end. `key` is `from` or `to`.
+pub fn point_index(path: &CodePath, point: Option<&str>, key: &str, field: &str) -> Result<usize, BuildError> {
+    let Some(name) = point else {
+        return Ok(if key == "from" { 0 } else { path.points.len() + 1 });
+    };
+    match path.points.iter().position(|p| p.name == name) {
+        Some(i) => Ok(i + 1),
+        None => {
+            let known: Vec<&str> = path.points.iter().map(|p| p.name).collect();
+            let listed = if known.is_empty() {
+                "it has none".to_string()
+            } else {
+                format!("in path order: {}", known.join(", "))
+            };
+            Err(err(
+                format!("{field}.{key}"),
+                format!("no point named `{name}` in the counted path `{}` ({listed})", path.name),
+            )
+            .suggest(crate::text::closest(name, known.iter().copied())))
+        }
+    }
+}
+
+/// The counted path a split step of work `w` (named `name`) follows: the
+/// work's `code` or `split_by`; an error at the step's `from`/`to` when
+/// the work has neither.
+pub fn split_path(w: &WorkConfig, name: &str, key: &str, field: &str) -> Result<&'static CodePath, BuildError> {
+    let code = w.code.as_deref().or(w.split_by.as_deref()).ok_or_else(|| {
+        err(
+            format!("{field}.{key}"),
+            format!("`{key}` names a point of counted code: [work.{name}] needs `code` (its own counted code) or `split_by` (the code its share follows)"),
+        )
+    })?;
+    paths::find(code).ok_or_else(|| {
+        let at = if w.code.is_some() { "code" } else { "split_by" };
+        err(format!("work.{name}.{at}"), format!("no counted kernel path named `{code}`"))
+    })
+}
+
+/// The stretch `[from, to)` of a step naming work `w` (`name`), as
+/// point indices ([`point_index`]), checked in order.
+pub fn stretch(w: &WorkConfig, name: &str, from: Option<&str>, to: Option<&str>, field: &str) -> Result<(usize, usize), BuildError> {
+    let key = if from.is_some() { "from" } else { "to" };
+    let path = split_path(w, name, key, field)?;
+    let (a, b) = (point_index(path, from, "from", field)?, point_index(path, to, "to", field)?);
+    if a >= b {
+        let order: Vec<&str> = path.points.iter().map(|p| p.name).collect();
+        return Err(err(
+            format!("{field}.to"),
+            format!(
+                "the stretch must end after it starts: in `{}` the points come in this order: {}",
+                path.name,
+                order.join(", ")
+            ),
+        ));
+    }
+    Ok((a, b))
+}
+
+/// The work before point index `i` of `path` ([`point_index`]), ns.
+fn before_ns(path: &CodePath, i: usize, params: &paths::CodeParams, names: &Names<'_>, scale: f64) -> f64 {
+    match i {
+        0 => 0.0,
+        i if i > path.points.len() => (path.count)(params).ns(names.profile, scale),
+        i => (path.points[i - 1].before)(params).ns(names.profile, scale),
+    }
+}
+
+/// The share of the whole counted path `path` that its stretch
+/// `[from, to)` is (point indices), priced with `[code]` at `at`.
+pub fn share(path: &CodePath, (from, to): (usize, usize), at: &str, names: &Names<'_>) -> Result<f64, BuildError> {
+    let (path, params, scale) = priced(path.name, at, names)?;
+    let whole = before_ns(path, path.points.len() + 1, &params, names, scale);
+    let part = before_ns(path, to, &params, names, scale) - before_ns(path, from, &params, names, scale);
+    Ok(if whole > 0.0 { (part / whole).clamp(0.0, 1.0) } else { 0.0 })
+}
+
+/// The duration of a `[work.NAME]` that names counted code (`code`): the
+/// path's counted work ([`crate::kernel::xfs::paths`]) for `[code]`'s
+/// `dir_entries`, priced on the profile with `[code]`'s `work_scale`;
+/// `fixed` (default) or `exp` around that mean. `stretch`: only the part
+/// between two points ([`stretch`]).
+pub fn duration(w: &WorkConfig, code: &str, at: &str, stretch: Option<(usize, usize)>, names: &Names<'_>) -> Result<Duration, BuildError> {
+    if let Some((key, _)) = w.dist(DistKind::Fixed).given().iter().find(|(_, v)| v.is_some()) {
+        return Err(err(
+            format!("{at}.{key}"),
+            format!("a work with `code` takes its duration from the counted code of `{code}`: remove `{key}`"),
+        ));
+    }
+    if w.split_by.is_some() {
+        return Err(err(
+            format!("{at}.split_by"),
+            "a work with `code` is split by its own code's points: remove split_by",
+        ));
+    }
+    let (path, params, scale) = priced(code, &format!("{at}.code"), names)?;
+    let (from, to) = stretch.unwrap_or((0, path.points.len() + 1));
+    let mean_ns = before_ns(path, to, &params, names, scale) - before_ns(path, from, &params, names, scale);
     let dist = match w.dist {
         None | Some(DistKind::Fixed) => DistKind::Fixed,
         Some(DistKind::Exp) => DistKind::Exp,
@@ -75,7 +165,7 @@ pub fn duration(w: &WorkConfig, code: &str, at: &str, names: &Names<'_>) -> Resu
     build::duration(
         &DistConfig {
             dist,
-            mean_ns: Some(mean_ns),
+            mean_ns: Some(mean_ns.max(0.0)),
             sd_ns: None,
             min_ns: None,
             max_ns: None,
