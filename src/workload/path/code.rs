@@ -190,3 +190,47 @@ mod tests {
         assert_eq!(listed, table);
     }
 }
+
+#[cfg(test)]
+mod shares {
+    use super::*;
+    use crate::kernel::xfs::paths;
+    use std::collections::BTreeMap;
+
+    /// Case 1's split of its fitted lump: the stretches of `xfs_create`
+    /// (at the lab twin's 20,000 names, work_scale 1) on hosts A and B.
+    /// The stretches add up to the whole, and the AGI-held stretch is
+    /// most of it (the btrees, the inode, the entry and the commit).
+    #[test]
+    fn the_create_splits_at_the_agi_into_stretches_that_add_up() {
+        for host in ["host-a", "host-b"] {
+            let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/machines/{host}.toml"));
+            let profile = crate::machine::profile::load_profile(&file).expect("profile");
+            let code = crate::workload::path::config::CodeSection {
+                work_scale: None,
+                dir_entries: 20_000,
+            };
+            let (locks, rw, kinds, queues, counters, works, per) =
+                (BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+            let names = Names {
+                locks: &locks,
+                rwlocks: &rw,
+                counter_kinds: &kinds,
+                queues: &queues,
+                counters: &counters,
+                works: &works,
+                code: Some(&code),
+                profile: &profile,
+                per: &per,
+            };
+            let path = paths::find("xfs_create").expect("xfs_create");
+            let pre = share(path, (0, 1), "t", &names).expect("share");
+            let held = share(path, (1, 2), "t", &names).expect("share");
+            let post = share(path, (2, 3), "t", &names).expect("share");
+            println!("{host}: xfs_create to xfs_dialloc {pre:.4}, xfs_dialloc to commit end {held:.4}, after {post:.4}");
+            assert!((pre + held + post - 1.0).abs() < 1e-9);
+            assert!(held > 0.5 && held < 0.9, "{host}: held share {held}");
+            assert!(pre > 0.05 && post > 0.01, "{host}: {pre} {post}");
+        }
+    }
+}
