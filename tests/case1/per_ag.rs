@@ -103,7 +103,10 @@ fn one_directory(name: &str, ops: u64) -> Metrics {
 fn per_op(what: &str, m: &Metrics, metric: &str, want: f64) {
     let got = m[metric] / m["ops"];
     // 16 operations in flight at the stop, a partial 64-chunk per thread.
-    assert!((got - want).abs() * m["ops"] <= 16.0 * 3.0, "{what}: {got} {metric} per op, want {want}");
+    assert!(
+        (got - want).abs() * m["ops"] <= 16.0 * 3.0,
+        "{what}: {got} {metric} per op, want {want}"
+    );
 }
 
 #[test]
@@ -121,7 +124,11 @@ fn a_create_takes_each_directory_and_ag_lock_once_and_the_agf_per_chunk() {
     per_op("create", &m, "agf.acquisitions", 1.0 / 64.0);
     // One directory: its i_rwsem, held over all but the create's last
     // 6.70%, is what limits, and threads wait on it.
-    assert!(m["i_rwsem.contended"] > 0.0 && m["i_rwsem.utilisation"] > 0.95, "{}", m["i_rwsem.utilisation"]);
+    assert!(
+        m["i_rwsem.contended"] > 0.0 && m["i_rwsem.utilisation"] > 0.95,
+        "{}",
+        m["i_rwsem.utilisation"]
+    );
 }
 
 #[test]
@@ -148,9 +155,17 @@ fn case_1_still_fits_one_number_per_host() {
     assert_eq!(zips.len(), 1);
     let keys: Vec<&String> = zips[0].as_table().expect("table").keys().collect();
     assert_eq!(keys, ["machine.profile", "work.create_tx.mean_ns"]);
-    let fitted = doc["expect"].as_array().expect("expects").iter().filter(|e| e.get("role").and_then(|r| r.as_str()) == Some("fitted")).count();
+    let fitted = doc["expect"]
+        .as_array()
+        .expect("expects")
+        .iter()
+        .filter(|e| e.get("role").and_then(|r| r.as_str()) == Some("fitted"))
+        .count();
     assert_eq!(fitted, 2, "one fitted figure per host");
-    assert!(doc["code"].get("work_scale").is_none(), "the share is priced at work_scale 1: no knob in [code]");
+    assert!(
+        doc["code"].get("work_scale").is_none(),
+        "the share is priced at work_scale 1: no knob in [code]"
+    );
     assert_eq!(doc["work"]["create_tx"]["split_by"].as_str(), Some("xfs_create"));
     assert!(doc["work"].as_table().expect("works").len() == 1, "one work, one knob");
 }

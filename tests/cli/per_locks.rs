@@ -76,7 +76,14 @@ fn the_good_scenario_runs_and_reports_each_array_once() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let csv = std::fs::read_to_string(out.join("per/runs.csv")).expect("runs.csv");
     let header = csv.lines().next().expect("header");
-    for col in ["agi.utilisation", "agi.instances", "agi.busiest", "agi.utilisation_sum", "dir.write_utilisation", "dir.instances"] {
+    for col in [
+        "agi.utilisation",
+        "agi.instances",
+        "agi.busiest",
+        "agi.utilisation_sum",
+        "dir.write_utilisation",
+        "dir.instances",
+    ] {
         assert!(header.split(',').any(|c| c == col), "no column {col}: {header}");
     }
     // No column per instance: the columns do not depend on [fs].
@@ -137,17 +144,33 @@ fn a_per_lock_in_an_unbound_queue_is_refused() {
 fn stretches_must_name_points_in_order_and_cover_the_work_once() {
     let e = refused("unknown-point", "to = \"xfs_dialloc\"", "to = \"xfs_dialoc\"");
     assert!(e.contains("path[1].to") && e.contains("xfs_dialloc"), "{e}");
-    let e = refused("backwards", "from = \"xfs_dialloc\"\nto = \"xfs_trans_commit\"", "from = \"xfs_trans_commit\"\nto = \"xfs_dialloc\"");
+    let e = refused(
+        "backwards",
+        "from = \"xfs_dialloc\"\nto = \"xfs_trans_commit\"",
+        "from = \"xfs_trans_commit\"\nto = \"xfs_dialloc\"",
+    );
     assert!(e.contains("path[3].to") && e.contains("order"), "{e}");
     // The last stretch left out: its work would be lost.
     let e = refused("gap", "[[path]]\nwork = \"tx\"\nfrom = \"xfs_trans_commit\"\n", "");
     assert!(e.contains("path[3].to") && e.contains("nothing runs it"), "{e}");
     // The whole work once more: it would run twice.
-    let e = refused("overlap", "[[path]]\nlock = \"agi\"", "[[path]]\nwork = \"tx\"\n[[path]]\nlock = \"agi\"");
+    let e = refused(
+        "overlap",
+        "[[path]]\nlock = \"agi\"",
+        "[[path]]\nwork = \"tx\"\n[[path]]\nlock = \"agi\"",
+    );
     assert!(e.contains("overlaps"), "{e}");
-    let e = refused("split-by-unused", "split_by = \"xfs_create\"", "split_by = \"xfs_create\"\n[work.other]\ndist = \"exp\"\nmean_ns = 5.0\nsplit_by = \"xfs_remove\"");
+    let e = refused(
+        "split-by-unused",
+        "split_by = \"xfs_create\"",
+        "split_by = \"xfs_create\"\n[work.other]\ndist = \"exp\"\nmean_ns = 5.0\nsplit_by = \"xfs_remove\"",
+    );
     assert!(e.contains("work.other"), "{e}");
-    let e = refused("from-on-lock", "[[path]]\nlock = \"agi\"", "[[path]]\nlock = \"agi\"\nfrom = \"xfs_dialloc\"");
+    let e = refused(
+        "from-on-lock",
+        "[[path]]\nlock = \"agi\"",
+        "[[path]]\nlock = \"agi\"\nfrom = \"xfs_dialloc\"",
+    );
     assert!(e.contains("path[2].from"), "{e}");
     let e = refused("no-split-by", "split_by = \"xfs_create\"\n", "");
     assert!(e.contains("path[1].to") && e.contains("split_by"), "{e}");

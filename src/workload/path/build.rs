@@ -157,13 +157,17 @@ pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -
             format!("a `{action}` step does not read `window_ns` (only cmpxchg steps do); remove it"),
         ));
     }
-    if let Some(key) = [("from", s.from.is_some()), ("to", s.to.is_some())].iter().find(|(_, on)| *on).map(|(k, _)| *k) {
-        if action != "work" || matches!(s.work, Some(WorkRef::Inline(_))) {
-            return Err(err(
-                format!("{field}.{key}"),
-                format!("only a step naming a [work.NAME] with `code` or `split_by` reads `{key}` (a point of counted code); remove it"),
-            ));
-        }
+    let stretch_key = [("from", s.from.is_some()), ("to", s.to.is_some())]
+        .iter()
+        .find(|(_, on)| *on)
+        .map(|(k, _)| *k);
+    if let Some(key) = stretch_key
+        && (action != "work" || matches!(s.work, Some(WorkRef::Inline(_))))
+    {
+        return Err(err(
+            format!("{field}.{key}"),
+            format!("only a step naming a [work.NAME] with `code` or `split_by` reads `{key}` (a point of counted code); remove it"),
+        ));
     }
     if s.mode.is_some() && action != "lock" {
         return Err(err(
@@ -391,7 +395,14 @@ fn work_step(s: &StepConfig, field: &str, count: u32, lines: &mut Lines, names: 
 /// The reads of a split work's stretch: the work's `n` reads spread over
 /// the whole work, the stretch `[a, b)` taking round(n x share before b)
 /// - round(n x share before a), so the stretches' reads add up to `n`.
-fn split_reads(w: &WorkConfig, name: &str, n: u32, stretch: Option<(usize, usize)>, field: &str, names: &Names<'_>) -> Result<u32, BuildError> {
+fn split_reads(
+    w: &WorkConfig,
+    name: &str,
+    n: u32,
+    stretch: Option<(usize, usize)>,
+    field: &str,
+    names: &Names<'_>,
+) -> Result<u32, BuildError> {
     let Some((a, b)) = stretch else { return Ok(n) };
     let path = super::code::split_path(w, name, "from", field)?;
     let at = format!("work.{name}");

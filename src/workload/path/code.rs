@@ -25,8 +25,11 @@ pub const MAX_DIR_ENTRIES: u64 = 1_000_000;
 fn priced(code: &str, at: &str, names: &Names<'_>) -> Result<(&'static CodePath, paths::CodeParams, f64), BuildError> {
     let path = paths::find(code).ok_or_else(|| {
         let known: Vec<&str> = paths::CODE_PATHS.iter().map(|p| p.name).collect();
-        err(at.to_string(), format!("no counted kernel path named `{code}` (known: {})", known.join(", ")))
-            .suggest(crate::text::closest(code, known.iter().copied()))
+        err(
+            at.to_string(),
+            format!("no counted kernel path named `{code}` (known: {})", known.join(", ")),
+        )
+        .suggest(crate::text::closest(code, known.iter().copied()))
     })?;
     let c = names.code.ok_or_else(|| {
         err(
@@ -210,8 +213,15 @@ mod shares {
                 work_scale: None,
                 dir_entries: 20_000,
             };
-            let (locks, rw, kinds, queues, counters, works, per) =
-                (BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+            let (locks, rw, kinds, queues, counters, works, per) = (
+                BTreeMap::new(),
+                BTreeMap::new(),
+                BTreeMap::new(),
+                BTreeMap::new(),
+                BTreeMap::new(),
+                BTreeMap::new(),
+                BTreeMap::new(),
+            );
             let names = Names {
                 locks: &locks,
                 rwlocks: &rw,

@@ -67,7 +67,9 @@ impl Layout {
 /// `rotor`, on `agcount` AGs: `(rotor + d) mod agcount`.
 pub fn rotor_ags(dirs: u32, agcount: u32, rotor: u32) -> Vec<u32> {
     let agcount = agcount.max(1);
-    (0..dirs).map(|d| ((u64::from(rotor) + u64::from(d)) % u64::from(agcount)) as u32).collect()
+    (0..dirs)
+        .map(|d| ((u64::from(rotor) + u64::from(d)) % u64::from(agcount)) as u32)
+        .collect()
 }
 
 /// The layout of `threads` threads from `[fs]`, when some lock is per AG
@@ -101,7 +103,10 @@ pub fn layout(fs: Option<&FsSection>, first_ag: Option<&str>, first_dir: Option<
         Some(DirLayout::RoundRobin(n)) if n > threads => {
             return Err(ParamError::new(
                 "fs.dirs",
-                format!("expected 1 to {threads} directories (the thread count): {n} leaves {} without a thread", n - threads),
+                format!(
+                    "expected 1 to {threads} directories (the thread count): {n} leaves {} without a thread",
+                    n - threads
+                ),
             ));
         }
         Some(DirLayout::RoundRobin(n)) => n,
@@ -189,7 +194,15 @@ mod tests {
         assert!(e(layout(Some(&fs(None, Some(DirLayout::Shared), None)), Some("agi"), None, 2)).contains("agcount"));
         assert!(e(layout(Some(&fs(Some(4), None, None)), Some("agi"), None, 2)).contains("dirs"));
         assert!(e(layout(None, Some("agi"), None, 2)).contains("locks.agi.per"));
-        assert!(e(layout(Some(&fs(Some(4), Some(DirLayout::RoundRobin(3)), None)), Some("agi"), None, 2)).contains("fs.dirs"));
+        assert!(
+            e(layout(
+                Some(&fs(Some(4), Some(DirLayout::RoundRobin(3)), None)),
+                Some("agi"),
+                None,
+                2
+            ))
+            .contains("fs.dirs")
+        );
         assert!(e(layout(Some(&fs(Some(4), Some(DirLayout::Shared), Some(4))), Some("agi"), None, 2)).contains("fs.rotor"));
         assert!(e(layout(Some(&fs(Some(0), Some(DirLayout::Shared), None)), Some("agi"), None, 2)).contains("fs.agcount"));
     }

@@ -116,7 +116,11 @@ pub const ARRAY: &[Decl] = &[
         "count",
         "instances of the per-AG or per-directory lock (its other metrics are those of the busiest instance)",
     ),
-    ("busiest", "index", "the instance held longest (the lowest on a tie): an AG or directory number"),
+    (
+        "busiest",
+        "index",
+        "the instance held longest (the lowest on a tie): an AG or directory number",
+    ),
     (
         "utilisation_sum",
         "fraction",

@@ -281,7 +281,11 @@ fn check_splits<'a>(list: &'a [StepConfig], at: &str, works: &BTreeMap<String, c
         let mut reached = 0;
         for &(a, b, i) in &stretches {
             if a != reached {
-                let what = if a < reached { "overlaps the stretch before it (that work would run twice)" } else { "leaves a gap before it (that work would be lost)" };
+                let what = if a < reached {
+                    "overlaps the stretch before it (that work would run twice)"
+                } else {
+                    "leaves a gap before it (that work would be lost)"
+                };
                 return Err(ParamError::new(
                     format!("{at}[{i}].from"),
                     format!(
@@ -443,11 +447,18 @@ impl PreparedPath {
             if w.split_by.is_some() && !split.contains(&name.as_str()) {
                 return Err(ParamError::new(
                     format!("work.{name}.split_by"),
-                    format!("no step splits work `{name}` (with from or to), so split_by would change nothing: remove it or split the work's steps"),
+                    format!(
+                        "no step splits work `{name}` (with from or to), so split_by would change nothing: remove it or split the work's steps"
+                    ),
                 ));
             }
         }
-        let code_works: Vec<&String> = d.work.iter().filter(|(_, w)| w.code.is_some() || w.split_by.is_some()).map(|(n, _)| n).collect();
+        let code_works: Vec<&String> = d
+            .work
+            .iter()
+            .filter(|(_, w)| w.code.is_some() || w.split_by.is_some())
+            .map(|(n, _)| n)
+            .collect();
         if d.code.is_some() && code_works.is_empty() {
             return Err(ParamError::new(
                 "code",
@@ -606,7 +617,9 @@ impl PreparedPath {
         let lock_arrays = lock_ids.iter().map(|(n, &id)| (id, count_of(n))).collect();
         let rwlock_arrays = rw_ids.iter().map(|(n, &(id, _))| (id, count_of(n))).collect();
         let instances = match &self.layout {
-            Some(l) => (0..self.cpus.len()).map(|p| if p < self.threads as usize { l.instances(p) } else { [0, 0] }).collect(),
+            Some(l) => (0..self.cpus.len())
+                .map(|p| if p < self.threads as usize { l.instances(p) } else { [0, 0] })
+                .collect(),
             None => Vec::new(),
         };
         let procs = self.cpus.len();

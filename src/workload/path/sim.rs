@@ -394,10 +394,7 @@ fn run_with(spec: SimSpec, fast: bool) -> Result<Metrics, SimError> {
 /// seqlock retry's own index (also inside a keyed step) follows it.
 fn relocated(step: Step, offset: usize) -> Step {
     match step {
-        Step::SeqRetry { id, begin } => Step::SeqRetry {
-            id,
-            begin: begin + offset,
-        },
+        Step::SeqRetry { id, begin } => Step::SeqRetry { id, begin: begin + offset },
         Step::Keyed { key, steps } => Step::Keyed {
             key,
             steps: steps.into_vec().into_iter().map(|s| relocated(s, offset)).collect(),
@@ -865,7 +862,12 @@ impl World {
             ];
             fill(&mut m, name, metrics::LOCK, &values);
             if names.arrays.contains(name) {
-                fill(&mut m, name, metrics::ARRAY, &[f64::from(n), f64::from(i - first), sum as f64 / elapsed]);
+                fill(
+                    &mut m,
+                    name,
+                    metrics::ARRAY,
+                    &[f64::from(n), f64::from(i - first), sum as f64 / elapsed],
+                );
             }
         }
         for ((c, name), &incs) in self.counters.iter().zip(counters).zip(&self.counter_incs) {
@@ -897,7 +899,12 @@ impl World {
             ];
             fill(&mut m, name, metrics::RWLOCK, &values);
             if names.arrays.contains(name) {
-                fill(&mut m, name, metrics::ARRAY, &[f64::from(n), f64::from(i - first), sum as f64 / elapsed]);
+                fill(
+                    &mut m,
+                    name,
+                    metrics::ARRAY,
+                    &[f64::from(n), f64::from(i - first), sum as f64 / elapsed],
+                );
             }
         }
         for wq in &mut self.queues {
