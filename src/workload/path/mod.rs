@@ -9,6 +9,7 @@ pub mod code;
 pub mod config;
 pub mod keys;
 pub mod layout;
+mod lockstep;
 pub mod metrics;
 pub mod precision;
 mod proc;
@@ -238,79 +239,6 @@ fn check_workqueue(q: &config::WorkqueueConfig, field: &str) -> Result<(), Param
     Ok(())
 }
 
-/// The steps of a list (`at`) that split a work with `from`/`to` cover it
-/// exactly: per work and `every`, the stretches follow each other from
-/// the start of its counted path to the end, with no gap (work the path
-/// would lose) and no overlap (work it would run twice). Returns the
-/// works some step splits.
-fn check_splits<'a>(list: &'a [StepConfig], at: &str, works: &BTreeMap<String, config::WorkConfig>) -> Result<Vec<&'a str>, ParamError> {
-    use crate::kernel::xfs::paths;
-    type Stretches = Vec<(usize, usize, usize)>;
-    let mut by: BTreeMap<(&str, u32), (bool, Stretches)> = BTreeMap::new();
-    for (i, s) in list.iter().enumerate() {
-        let Some(config::WorkRef::Named(name)) = &s.work else { continue };
-        let Some(w) = works.get(name) else { continue };
-        let field = format!("{at}[{i}]");
-        let split = s.from.is_some() || s.to.is_some();
-        let (a, b) = if split {
-            code::stretch(w, name, s.from.as_deref(), s.to.as_deref(), &field)?
-        } else if let Some(path) = w.code.as_deref().or(w.split_by.as_deref()).and_then(paths::find) {
-            (0, path.points.len() + 1)
-        } else {
-            continue;
-        };
-        let e = by.entry((name.as_str(), s.every.unwrap_or(1))).or_default();
-        e.0 |= split;
-        e.1.push((a, b, i));
-    }
-    let mut split = Vec::new();
-    for ((name, every), (any, mut stretches)) in by {
-        if !any {
-            continue;
-        }
-        split.push(name);
-        let w = &works[name];
-        let path = w.code.as_deref().or(w.split_by.as_deref()).and_then(paths::find);
-        let points: Vec<&str> = path.map(|p| p.points.iter().map(|q| q.name).collect()).unwrap_or_default();
-        let point = |k: usize| match k {
-            0 => "its start".to_string(),
-            k if k > points.len() => "its end".to_string(),
-            k => format!("`{}`", points[k - 1]),
-        };
-        stretches.sort_unstable();
-        let mut reached = 0;
-        for &(a, b, i) in &stretches {
-            if a != reached {
-                let what = if a < reached {
-                    "overlaps the stretch before it (that work would run twice)"
-                } else {
-                    "leaves a gap before it (that work would be lost)"
-                };
-                return Err(ParamError::new(
-                    format!("{at}[{i}].from"),
-                    format!(
-                        "the steps running work `{name}` (every {every}) must cover it once from start to end: this stretch starts at {} and {what}; the covered part ends at {}",
-                        point(a),
-                        point(reached)
-                    ),
-                ));
-            }
-            reached = b;
-        }
-        if reached != points.len() + 1 {
-            let i = stretches.last().map_or(0, |s| s.2);
-            return Err(ParamError::new(
-                format!("{at}[{i}].to"),
-                format!(
-                    "the steps running work `{name}` (every {every}) must cover it once from start to end: nothing runs it from {} to its end",
-                    point(reached)
-                ),
-            ));
-        }
-    }
-    Ok(split)
-}
-
 /// Translates a list of steps (`at`: `path` or `workqueues.NAME.path`),
 /// checks its lock pairs, and gives each step's `every`.
 fn steps(list: &[StepConfig], at: &str, lines: &mut Lines, names: &Names<'_>) -> Result<(Vec<sim::Step>, Vec<u32>), ParamError> {
@@ -324,7 +252,7 @@ fn steps(list: &[StepConfig], at: &str, lines: &mut Lines, names: &Names<'_>) ->
         .enumerate()
         .map(|(i, s)| build::every(s, &format!("{at}[{i}]")))
         .collect::<Result<Vec<_>, _>>()?;
-    build::check_lock_pairs(&mut path, &every, names, at)?;
+    lockstep::check_lock_pairs(&mut path, &every, names, at)?;
     Ok((path, every))
 }
 
@@ -439,9 +367,9 @@ impl PreparedPath {
                 return Err(ParamError::new(format!("work.{name}"), message).suggest(near(name, &used_works)));
             }
         }
-        let mut split = check_splits(&d.path, "path", &d.work)?;
+        let mut split = code::check_splits(&d.path, "path", &d.work)?;
         for (name, q) in &d.workqueues {
-            split.extend(check_splits(&q.path, &format!("workqueues.{name}.path"), &d.work)?);
+            split.extend(code::check_splits(&q.path, &format!("workqueues.{name}.path"), &d.work)?);
         }
         for (name, w) in &d.work {
             if w.split_by.is_some() && !split.contains(&name.as_str()) {
