@@ -123,8 +123,8 @@ pub const ARRAY: &[Decl] = &[
     ),
     (
         "utilisation_sum",
-        "fraction",
-        "held time of all instances over the run time (the busiest's utilisation is NAME.utilisation)",
+        "count",
+        "instances held at once, on average: the held time of all instances over the run time (above 1 when several are held together; the busiest's share is NAME.utilisation)",
     ),
 ];
 
