@@ -227,6 +227,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "mp->m_agirotor when the first thread directory is made (0 after mount; the directories made before it, modulo agcount)",
     ),
     p(
+        "counters.NAME.per",
+        "a word",
+        "none: refused",
+        "read only to refuse it: a counter has no per-AG or per-directory instances (only locks take per)",
+    ),
+    p(
         "counters.NAME.kind",
         "a word",
         "atomic, percpu, hierarchical, percpu-ref",
