@@ -85,6 +85,13 @@ impl LockTable {
         (self.locks.len() - 1) as LockId
     }
 
+    /// Moves lock `id`'s word to `line` (a lock added before its line
+    /// existed: the per-instance locks of a `path` workload, whose lines
+    /// follow the reported ones).
+    pub fn set_line(&mut self, id: LockId, line: LineId) {
+        self.locks[id as usize].line = line;
+    }
+
     /// Statistics of lock `id`.
     pub fn stats(&self, id: LockId) -> &LockStats {
         &self.locks[id as usize].stats

@@ -158,6 +158,13 @@ impl RwTable {
         (self.locks.len() - 1) as RwId
     }
 
+    /// Moves lock `id`'s word to `line` (a lock added before its line
+    /// existed: the per-instance locks of a `path` workload, whose lines
+    /// follow the reported ones).
+    pub fn set_line(&mut self, id: RwId, line: LineId) {
+        self.locks[id as usize].line = line;
+    }
+
     /// Number of locks.
     pub fn len(&self) -> usize {
         self.locks.len()

@@ -41,20 +41,26 @@ fn signed(x: f64) -> String {
 /// reader-writer lock counts by the share of time a writer held it
 /// (`NAME.write_utilisation`): readers do not exclude each other, so time
 /// held only by readers limits nobody (its count word is a line of its
-/// own, `NAME.word`, and counts like any line).
+/// own, `NAME.word`, and counts like any line). A lock with an instance
+/// per AG or per directory (`NAME.instances`) counts only when its
+/// busiest instance made someone wait (`NAME.contended`): an instance
+/// only its own thread takes limits nobody, however long it is held.
 fn bottleneck(rows: &[Summary], point: usize, variant: usize) -> Option<(String, f64)> {
     let here = |r: &&Summary| r.point == point && r.variant == variant;
-    let exclusive = |name: &str| {
+    let metric = |name: &str, what: &str| {
         rows.iter()
             .filter(here)
-            .find(|r| r.metric.strip_suffix(".write_utilisation") == Some(name))
+            .find(|r| r.metric.strip_suffix(what).and_then(|m| m.strip_suffix('.')) == Some(name))
             .map(|r| r.mean)
     };
     rows.iter()
         .filter(here)
         .filter_map(|r| {
             let name = r.metric.strip_suffix(".utilisation")?;
-            Some((name.to_string(), exclusive(name).unwrap_or(r.mean)))
+            if metric(name, "instances").is_some() && metric(name, "contended").unwrap_or(0.0) == 0.0 {
+                return None;
+            }
+            Some((name.to_string(), metric(name, "write_utilisation").unwrap_or(r.mean)))
         })
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }
@@ -214,5 +220,14 @@ mod tests {
         // A spinlock counts by its whole hold time.
         rows.push(row("spin.utilisation", 0.4));
         assert_eq!(bottleneck(&rows, 0, 0), Some(("spin".to_string(), 0.4)));
+        // A per-directory lock held 90% of the time by its own thread
+        // only (no waits) limits nobody; once its busiest instance made
+        // someone wait, it counts.
+        rows.push(row("dir.utilisation", 0.9));
+        rows.push(row("dir.instances", 16.0));
+        rows.push(row("dir.contended", 0.0));
+        assert_eq!(bottleneck(&rows, 0, 0), Some(("spin".to_string(), 0.4)));
+        rows.last_mut().expect("row").mean = 3.0;
+        assert_eq!(bottleneck(&rows, 0, 0), Some(("dir".to_string(), 0.9)));
     }
 }

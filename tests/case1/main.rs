@@ -6,6 +6,8 @@
 //! queueing/renewal theory and against explicit per-read steps, and the
 //! `percpu_counter` batch taken from the guest's online CPUs.
 
+mod per_ag;
+
 use fsmeta::engine::Metrics;
 use fsmeta::{LoadOptions, Study};
 use std::collections::BTreeMap;
@@ -220,9 +222,12 @@ fn create_takes_the_shared_steps_of_the_57_transaction_path() {
             // the decrements (at -32 and -64) and one of the + 64 (|64| >=
             // the batch of 32): 3 / 64.
             per_op_close(&what("m_ifree folds"), r["m_ifree.folds"], ops, 3.0 / 64.0, 16.0 * 3.0);
-            // Every m_ifree compare sums (the count stays within 0..64,
-            // never beyond 32 x 16 from 0): one per transaction.
-            per_op_close(&what("m_ifree sums"), r["m_ifree.slow_compares"], ops, tx, slack(1.0));
+            // Every m_ifree compare sums while the count stays within
+            // 32 x 16 of 0: one per transaction. The model's count runs
+            // from 0 down to -63 per thread between chunks, so while the
+            // threads start in step (the first chunk cycle, 64 creates
+            // each) it can pass -512 and a few compares take the fast path.
+            per_op_close(&what("m_ifree sums"), r["m_ifree.slow_compares"], ops, tx, slack(1.0) + 16.0 * 64.0);
             // m_icount only grows (+ 64 per chunk): its compares sum only
             // until the count passes 128 x 16 = 2048, 32 chunks, plus the
             // rough count's lag (under 128 per CPU).

@@ -26,6 +26,7 @@ mod machine;
 mod meaning;
 mod names;
 mod noop;
+mod per_locks;
 mod precision;
 mod readme;
 mod shards;

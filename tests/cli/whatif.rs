@@ -90,14 +90,15 @@ fn less_work_between_counter_updates_raises_the_update_rate() {
 
 #[test]
 fn the_extra_counter_pair_every_8th_transaction_adds_increments() {
-    // path[16] and path[31] are the roll's inc / dec pair (xfs_trans_dup,
-    // xfs_trans_free), run every 64th create; they must keep the same
-    // period, so they are zipped.
+    // path[22] and path[24] are the roll's dec / inc pair (the old
+    // handle's xfs_trans_free, xfs_trans_dup's new handle), run every
+    // 64th create inside the AGI hold; they must keep the same period, so
+    // they are zipped.
     let x = what_if(
         "xfs-active-trans",
         16,
         200_000,
-        "[[sweep.zip]]\n\"path[16].every\" = [64, 8]\n\"path[31].every\" = [64, 8]\n",
+        "[[sweep.zip]]\n\"path[22].every\" = [64, 8]\n\"path[24].every\" = [64, 8]\n",
         "m_active_trans.inc_per_sec",
         Some("ops_per_sec"),
     );

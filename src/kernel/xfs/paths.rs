@@ -45,6 +45,23 @@ pub struct CodePath {
     pub about: &'static str,
     /// Its work per run, a mean over the run's directory sizes.
     pub count: fn(&CodeParams) -> Tally,
+    /// Points inside the path, in path order, at which a scenario can
+    /// split it (`[[path]]` steps' `from` and `to`): where a lock the
+    /// path's scenario models as a step is taken or released.
+    pub points: &'static [CodePoint],
+}
+
+/// A point inside a counted path: the name of the kernel function the
+/// path reaches there, and the path's work before it.
+#[derive(Clone, Copy, Debug)]
+pub struct CodePoint {
+    /// The kernel function at the point (`xfs_dialloc`).
+    pub name: &'static str,
+    /// What happens there.
+    pub about: &'static str,
+    /// The path's work before the point, a mean over the same sizes as
+    /// [`CodePath::count`] (so the stretches add up to the whole).
+    pub before: fn(&CodeParams) -> Tally,
 }
 
 /// Every counted path, by name.
@@ -53,26 +70,57 @@ pub const CODE_PATHS: &[CodePath] = &[
         name: "xfs_create",
         about: "open(O_CREAT|O_EXCL) and close of a new file: the VFS side and xfs_create's handle (xfs_trans_alloc_icreate), the chunk allocation apart",
         count: create,
+        points: &[
+            CodePoint {
+                name: "xfs_dialloc",
+                about: "xfs_create calls xfs_dialloc, which reads and locks the AGI buffer (xfs_ialloc_read_agi): held to the commit",
+                before: create_to_dialloc,
+            },
+            CodePoint {
+                name: "xfs_trans_commit",
+                about: "the end of xfs_create's commit: the AGI and the parent's ILOCK are released with the log items (xfs_trans_free_items)",
+                before: create_to_commit_end,
+            },
+        ],
     },
     CodePath {
         name: "xfs_ialloc_ag_alloc",
         about: "a new 64-inode chunk in xfs_dialloc (every 64 creates) and the xfs_dialloc_roll that commits it",
         count: chunk_alloc,
+        points: &[],
     },
     CodePath {
         name: "xfs_remove",
         about: "unlink: the VFS side, xfs_remove's handle (xfs_trans_alloc_dir) and the eviction that queues the inode on the inodegc worker",
         count: remove,
+        points: &[
+            CodePoint {
+                name: "xfs_iunlink",
+                about: "xfs_droplink -> xfs_iunlink reads and locks the AGI of the victim's AG (its unlinked bucket): held to the commit",
+                before: remove_to_iunlink,
+            },
+            CodePoint {
+                name: "xfs_trans_commit",
+                about: "the end of xfs_remove's commit: the AGI and both ILOCKs released with the log items",
+                before: remove_to_commit_end,
+            },
+        ],
     },
     CodePath {
         name: "xfs_attr_inactive",
         about: "the inodegc worker's first handle per inode (xfs_inactive -> xfs_attr_inactive), with the worker's per-inode share",
         count: attr_inactive,
+        points: &[],
     },
     CodePath {
         name: "xfs_inactive_ifree",
         about: "the inodegc worker's second handle per inode: xfs_ifree (unlinked list, inobt and finobt, a chunk freed every 64)",
         count: inactive_ifree,
+        points: &[CodePoint {
+            name: "xfs_ifree",
+            about: "xfs_inactive_ifree calls xfs_ifree: xfs_difree and xfs_iunlink_remove read and lock the AGI, held to the commit that ends the handle",
+            before: ifree_to_ifree,
+        }],
     },
 ];
 
@@ -110,30 +158,52 @@ fn chunks(inodes: u64) -> u64 {
 }
 
 /// One create into a directory of `n` names (the `n + 1`-th file), the
-/// chunk allocation apart.
+/// chunk allocation apart: [`create_pre_at`], [`create_held_at`] and
+/// [`create_post_at`].
 pub fn create_at(n: u64) -> Tally {
+    let mut t = create_pre_at(n);
+    t.add_tally(&create_held_at(n), 1.0).add_tally(&create_post_at(n), 1.0);
+    t
+}
+
+/// A create up to `xfs_dialloc`: `open` and its lookup under the parent's
+/// `i_rwsem` (`open_last_lookups`), `xfs_create`'s logic, the handle
+/// (`xfs_trans_alloc_icreate`) and the parent's ILOCK.
+pub fn create_pre_at(n: u64) -> Tally {
     let s = dir2::shape(n);
     let mut t = Tally::default();
-    // The syscalls around it: open and close.
-    t.add(vfs::SYSCALL, 2.0).add(vfs::GETNAME, 1.0).add(vfs::LAB_PREFIX_WALK, 1.0);
+    t.add(vfs::SYSCALL, 1.0).add(vfs::GETNAME, 1.0).add(vfs::LAB_PREFIX_WALK, 1.0);
     t.add(vfs::OPEN_CREATE_LOOKUP, 1.0).add(vfs::NEGATIVE_LOOKUP, 1.0);
     t.add_tally(&dir2::lookup_absent(&s), 1.0);
-    t.add(vfs::GENERIC_CREATE, 1.0).add(vfs::DO_OPEN, 1.0).add(vfs::CLOSE, 1.0);
-    // xfs_create's handle.
-    t.add(CREATE_LOGIC, 1.0).add(ILOCK_PAIR, 2.0).add(TRANS_ALLOC, 1.0);
-    // xfs_dialloc: the AGI, the finobt record (one chunk with free
-    // inodes), the inobt record of the chunk.
+    t.add(vfs::GENERIC_CREATE, 1.0);
+    t.add(CREATE_LOGIC, 1.0).add(ILOCK_PAIR, 1.0).add(TRANS_ALLOC, 1.0);
+    t
+}
+
+/// A create from `xfs_dialloc` to the end of its commit, the AGI held:
+/// the finobt record (one chunk with free inodes), the inobt record of
+/// the chunk, `xfs_icreate` (the new inode and its ILOCK), the directory
+/// entry and the commit of the new inode (attached to its cluster
+/// buffer), the parent, the AGI, the inobt and finobt leaves and the
+/// directory's buffers.
+pub fn create_held_at(n: u64) -> Tally {
+    let s = dir2::shape(n);
+    let mut t = Tally::default();
     t.add(ino::DIALLOC_LOGIC, 1.0).add(ino::AG_BUF, 1.0).add(ino::CURSOR, 2.0);
     ino::btree_lookup(&mut t, 1);
     ino::btree_lookup(&mut t, chunks(n + 1));
     t.add(ino::RECORD_UPDATE, 2.0);
-    // xfs_icreate and the directory entry.
-    t.add(ino::IGET_CREATE, 1.0).add(INODE_ITEM_INIT, 1.0);
+    t.add(ino::IGET_CREATE, 1.0).add(INODE_ITEM_INIT, 1.0).add(ILOCK_PAIR, 1.0);
     t.add_tally(&dir2::insert(&s), 1.0);
-    // Commit: the new inode (attached to its cluster buffer), the parent,
-    // the AGI, the inobt and finobt leaves, the directory's buffers.
     t.add(INODE_ITEM, 2.0).add(INODE_ITEM_ATTACH, 1.0);
     t.add(BUF_ITEM, 3.0 + dir_logged_buffers(s.form)).add(TRANS_COMMIT, 1.0);
+    t
+}
+
+/// A create after its commit: `do_open` and the `close` syscall.
+pub fn create_post_at(_n: u64) -> Tally {
+    let mut t = Tally::default();
+    t.add(vfs::SYSCALL, 1.0).add(vfs::DO_OPEN, 1.0).add(vfs::CLOSE, 1.0);
     t
 }
 
@@ -157,30 +227,43 @@ pub fn chunk_alloc_at(chunks: u64) -> Tally {
 }
 
 /// One unlink of the oldest name of a directory of `n` names whose
-/// full size was `full`.
+/// full size was `full`: [`remove_pre_at`], [`remove_held_at`], and the
+/// eviction after the commit.
 pub fn remove_at(n: u64, full: &Shape) -> Tally {
+    let mut t = remove_pre_at(n, full);
+    t.add_tally(&remove_held_at(n), 1.0).add(vfs::EVICT, 1.0);
+    t
+}
+
+/// An unlink up to `xfs_iunlink`: the syscall, `xfs_remove`'s logic, the
+/// handle, both ILOCKs and the directory entry's removal.
+pub fn remove_pre_at(n: u64, full: &Shape) -> Tally {
     let s = dir2::shape(n.saturating_sub(1));
     let mut t = Tally::default();
     t.add(vfs::SYSCALL, 1.0).add(vfs::GETNAME, 1.0).add(vfs::LAB_PREFIX_WALK, 1.0);
     t.add(vfs::UNLINK_VFS, 1.0);
     t.add(REMOVE_LOGIC, 1.0).add(ILOCK_PAIR, 2.0).add(TRANS_ALLOC, 1.0);
     t.add_tally(&dir2::remove(&s, full.leaves, full.entries), 1.0);
-    // xfs_droplink -> xfs_iunlink: the AGI bucket.
+    t
+}
+
+/// An unlink from `xfs_droplink -> xfs_iunlink` (the AGI bucket) to the
+/// end of its commit: parent and victim (re-attached to its cluster
+/// buffer after the syncfs that cleaned it), the AGI, the cluster buffer
+/// (the victim's di_next_unlinked), the directory's buffers.
+pub fn remove_held_at(n: u64) -> Tally {
+    let s = dir2::shape(n.saturating_sub(1));
+    let mut t = Tally::default();
     t.add(ino::IUNLINK, 1.0).add(ino::AG_BUF, 1.0);
-    // Commit: parent and victim (re-attached to its cluster buffer after
-    // the syncfs that cleaned it), the AGI, the cluster buffer (the
-    // victim's di_next_unlinked), the directory's buffers.
     t.add(INODE_ITEM, 2.0).add(INODE_ITEM_ATTACH, 1.0);
     t.add(BUF_ITEM, 2.0 + dir_logged_buffers(s.form)).add(TRANS_COMMIT, 1.0);
-    t.add(vfs::EVICT, 1.0);
     t
 }
 
 /// `xfs_inactive_ifree` of one inode when the AG holds `inodes` of the
 /// thread's inodes (before this one is freed).
 pub fn ifree_at(inodes: u64) -> Tally {
-    let mut t = Tally::default();
-    t.add(TRANS_ALLOC, 1.0).add(ILOCK_PAIR, 1.0);
+    let mut t = ifree_pre();
     t.add(ino::IUNLINK, 1.0).add(ino::AG_BUF, 1.0).add(ino::IFREE_LOGIC, 1.0);
     t.add(ino::CURSOR, 2.0);
     ino::btree_lookup(&mut t, chunks(inodes));
@@ -193,6 +276,14 @@ pub fn ifree_at(inodes: u64) -> Tally {
     let per = 1.0 / INODES_PER_CHUNK as f64;
     t.add(ino::CHUNK_FREE, per)
         .add(ino::CHUNK_INODE_STALE, per * INODES_PER_CHUNK as f64);
+    t
+}
+
+/// `xfs_inactive_ifree` up to `xfs_ifree`: the handle and the inode's
+/// ILOCK.
+pub fn ifree_pre() -> Tally {
+    let mut t = Tally::default();
+    t.add(TRANS_ALLOC, 1.0).add(ILOCK_PAIR, 1.0);
     t
 }
 
@@ -211,6 +302,41 @@ fn mean(ns: impl Iterator<Item = u64>, f: impl Fn(u64) -> Tally) -> Tally {
 /// `dir_entries` names.
 pub fn create(p: &CodeParams) -> Tally {
     mean(0..p.dir_entries, create_at)
+}
+
+/// `xfs_create` up to `xfs_dialloc` (the mean, as [`create`]).
+pub fn create_to_dialloc(p: &CodeParams) -> Tally {
+    mean(0..p.dir_entries, create_pre_at)
+}
+
+/// `xfs_create` up to the end of its commit (the mean, as [`create`]).
+pub fn create_to_commit_end(p: &CodeParams) -> Tally {
+    mean(0..p.dir_entries, |n| {
+        let mut t = create_pre_at(n);
+        t.add_tally(&create_held_at(n), 1.0);
+        t
+    })
+}
+
+/// `xfs_remove` up to `xfs_iunlink` (the mean, as [`remove`]).
+pub fn remove_to_iunlink(p: &CodeParams) -> Tally {
+    let full = dir2::shape(p.dir_entries);
+    mean(1..=p.dir_entries, |n| remove_pre_at(n, &full))
+}
+
+/// `xfs_remove` up to the end of its commit (the mean, as [`remove`]).
+pub fn remove_to_commit_end(p: &CodeParams) -> Tally {
+    let full = dir2::shape(p.dir_entries);
+    mean(1..=p.dir_entries, |n| {
+        let mut t = remove_pre_at(n, &full);
+        t.add_tally(&remove_held_at(n), 1.0);
+        t
+    })
+}
+
+/// `xfs_inactive_ifree` up to `xfs_ifree`.
+pub fn ifree_to_ifree(_: &CodeParams) -> Tally {
+    ifree_pre()
 }
 
 /// `xfs_ialloc_ag_alloc`: the mean over the chunks the creates allocate.

@@ -3,7 +3,7 @@
 //! name must resolve), and counter placement on the machine's CPUs.
 
 use super::config::{
-    CodeSection, CounterConfig, CounterKindName, DistConfig, DistKind, LockKindName, LockMode, RefMode, StepConfig, WorkConfig, WorkRef,
+    CodeSection, CounterConfig, CounterKindName, DistConfig, DistKind, LockKindName, Per, RefMode, StepConfig, WorkConfig, WorkRef,
 };
 use super::sim::Step;
 use crate::engine::dist::{Duration, ExpDuration};
@@ -82,6 +82,9 @@ pub struct Names<'a> {
     pub code: Option<&'a CodeSection>,
     /// The machine profile counted code is priced on.
     pub profile: &'a MachineProfile,
+    /// Locks with `per` -> (per what, instances): their id in `locks` or
+    /// `rwlocks` is the first instance's, the others follow it.
+    pub per: &'a BTreeMap<String, (Per, u32)>,
 }
 
 /// The action of a step: exactly one must be set.
@@ -153,6 +156,18 @@ pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -
             format!("a `{action}` step does not read `window_ns` (only cmpxchg steps do); remove it"),
         ));
     }
+    let stretch_key = [("from", s.from.is_some()), ("to", s.to.is_some())]
+        .iter()
+        .find(|(_, on)| *on)
+        .map(|(k, _)| *k);
+    if let Some(key) = stretch_key
+        && (action != "work" || matches!(s.work, Some(WorkRef::Inline(_))))
+    {
+        return Err(err(
+            format!("{field}.{key}"),
+            format!("only a step naming a [work.NAME] with `code` or `split_by` reads `{key}` (a point of counted code); remove it"),
+        ));
+    }
     if s.mode.is_some() && action != "lock" {
         return Err(err(
             format!("{field}.mode"),
@@ -184,7 +199,7 @@ pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -
                 window: (window * 1000.0).round() as u64,
             }
         }
-        "lock" | "unlock" => lock_step(s, field, names)?,
+        "lock" | "unlock" => super::lockstep::lock_step(s, field, names)?,
         _ => {
             let name = s.counter.as_deref().unwrap_or_default();
             let id = name_ref(names.counters, name, &format!("{field}.counter"), "counter")?;
@@ -233,39 +248,6 @@ fn counter_amount(s: &StepConfig, op: CounterOp, field: &str) -> Result<i64, Bui
     }
 }
 
-/// A `lock` or `unlock` step: a spinlock or mutex, or a side of a
-/// reader-writer lock (`mode`, default write); an `unlock` releases
-/// whatever side the thread holds.
-fn lock_step(s: &StepConfig, field: &str, names: &Names<'_>) -> Result<Step, BuildError> {
-    let name = s.lock.as_deref().or(s.unlock.as_deref()).unwrap_or_default();
-    let key = if s.lock.is_some() { "lock" } else { "unlock" };
-    if let Some(&id) = names.locks.get(name) {
-        if s.mode.is_some() {
-            return Err(err(
-                format!("{field}.mode"),
-                format!("lock `{name}` has no read side: `mode` is read only by rwsem, qrwlock and seqlock locks; remove it"),
-            ));
-        }
-        return Ok(if s.lock.is_some() { Step::Lock(id) } else { Step::Unlock(id) });
-    }
-    let Some(&(id, kind)) = names.rwlocks.get(name) else {
-        let all = names.locks.keys().chain(names.rwlocks.keys()).map(String::as_str);
-        return Err(err(
-            format!("{field}.{key}"),
-            format!("no lock named `{name}` is declared under [locks]"),
-        )
-        .suggest(crate::text::closest(name, all)));
-    };
-    if s.unlock.is_some() {
-        return Ok(Step::RwUnlock(id));
-    }
-    let write = s.mode.unwrap_or(LockMode::Write) == LockMode::Write;
-    Ok(match kind {
-        LockKindName::Seqlock if !write => Step::SeqBegin(id),
-        _ => Step::RwLock { id, write },
-    })
-}
-
 /// A work step: its duration and the reads spread over it, written in
 /// the step or taken from the `[work.NAME]` it names.
 fn work_step(s: &StepConfig, field: &str, count: u32, lines: &mut Lines, names: &Names<'_>) -> Result<Step, BuildError> {
@@ -291,8 +273,12 @@ fn work_step(s: &StepConfig, field: &str, count: u32, lines: &mut Lines, names: 
                 ));
             }
             let at = format!("work.{name}");
+            let stretch = match (s.from.as_deref(), s.to.as_deref()) {
+                (None, None) => None,
+                (from, to) => Some(super::code::stretch(w, name, from, to, field)?),
+            };
             let dur = match &w.code {
-                Some(code) => super::code::duration(w, code, &at, names)?,
+                Some(code) => super::code::duration(w, code, &at, stretch, names)?,
                 None => {
                     let dist = w.dist.ok_or_else(|| {
                         err(
@@ -300,13 +286,23 @@ fn work_step(s: &StepConfig, field: &str, count: u32, lines: &mut Lines, names: 
                             "missing `dist` (fixed, exp, uniform, normal, lognormal), or `code` for counted kernel code",
                         )
                     })?;
-                    duration(&w.dist(dist), &at)?
+                    let mut d = w.dist(dist);
+                    if let Some(st) = stretch {
+                        let path = super::code::split_path(w, name, "from", field)?;
+                        let k = super::code::share(path, st, &format!("{at}.split_by"), names)?;
+                        let scale = |v: Option<f64>| v.map(|x| x * k);
+                        d.mean_ns = scale(d.mean_ns);
+                        d.sd_ns = scale(d.sd_ns);
+                        d.min_ns = scale(d.min_ns);
+                        d.max_ns = scale(d.max_ns);
+                    }
+                    duration(&d, &at)?
                 }
             };
             let reads = match (w.read.as_deref(), w.count) {
                 (Some(l), n) => {
                     let line = lines.named(l, &format!("{at}.read"))?;
-                    let n = n.unwrap_or(1);
+                    let n = split_reads(w, name, n.unwrap_or(1), stretch, field, names)?;
                     (n > 0).then_some((line, n))
                 }
                 (None, Some(_)) => return Err(err(format!("{at}.count"), "count needs `read`: the line the work reads")),
@@ -317,86 +313,28 @@ fn work_step(s: &StepConfig, field: &str, count: u32, lines: &mut Lines, names: 
     }
 }
 
-/// Checks that every lock the path takes is released later in the same
-/// operation by a step that runs on the same operations (the same
-/// `every`), and that no step takes a lock the path already holds or
-/// releases one it does not hold. The lock model trusts its callers: an
-/// unpaired unlock would release another thread's lock (utilisation above
-/// 1, throughput past mutual exclusion), an unpaired lock would deadlock.
-///
-/// A seqlock's read section ends in a retry: its `unlock` becomes
-/// [`Step::SeqRetry`] back to the section's `read_seqbegin`. `at` is the
-/// prefix of the steps' fields (`path` or `workqueues.NAME.path`).
-pub fn check_lock_pairs(path: &mut [Step], every: &[u32], names: &Names<'_>, at: &str) -> Result<(), BuildError> {
-    // Reader-writer locks get keys above the spinlocks' ids.
-    const RW: u64 = 1 << 32;
-    let name = |key: u64| {
-        let found = if key >= RW {
-            names.rwlocks.iter().find(|(_, v)| u64::from(v.0) + RW == key).map(|(k, _)| k)
+/// The reads of a split work's stretch: the work's `n` reads spread over
+/// the whole work, the stretch `[a, b)` taking round(n x share before b)
+/// - round(n x share before a), so the stretches' reads add up to `n`.
+fn split_reads(
+    w: &WorkConfig,
+    name: &str,
+    n: u32,
+    stretch: Option<(usize, usize)>,
+    field: &str,
+    names: &Names<'_>,
+) -> Result<u32, BuildError> {
+    let Some((a, b)) = stretch else { return Ok(n) };
+    let path = super::code::split_path(w, name, "from", field)?;
+    let at = format!("work.{name}");
+    let cum = |i: usize| -> Result<f64, BuildError> {
+        Ok(if i == 0 {
+            0.0
         } else {
-            names.locks.iter().find(|(_, v)| u64::from(**v) == key).map(|(k, _)| k)
-        };
-        found.map_or("?", String::as_str)
+            (f64::from(n) * super::code::share(path, (0, i), &at, names)?).round()
+        })
     };
-    // (lock key, step that took it)
-    let mut held: Vec<(u64, usize)> = Vec::new();
-    for i in 0..path.len() {
-        let every_at = |j: usize| every.get(j).copied().unwrap_or(1);
-        let (l, take) = match path[i] {
-            Step::Lock(l) => (u64::from(l), true),
-            Step::Unlock(l) => (u64::from(l), false),
-            Step::RwLock { id, .. } | Step::SeqBegin(id) => (RW + u64::from(id), true),
-            Step::RwUnlock(id) => (RW + u64::from(id), false),
-            _ => continue,
-        };
-        match take {
-            true => {
-                if let Some(&(_, j)) = held.iter().find(|(h, _)| *h == l) {
-                    return Err(err(
-                        format!("{at}[{i}].lock"),
-                        format!(
-                            "takes lock `{}` again while the path holds it (taken at {at}[{j}]): the thread would wait for itself",
-                            name(l)
-                        ),
-                    ));
-                }
-                held.push((l, i));
-            }
-            false => {
-                let Some(k) = held.iter().position(|(h, _)| *h == l) else {
-                    return Err(err(
-                        format!("{at}[{i}].unlock"),
-                        format!(
-                            "releases lock `{}`, which the path does not hold here: take it with a `lock` step before",
-                            name(l)
-                        ),
-                    ));
-                };
-                let (_, j) = held.remove(k);
-                if let (Step::SeqBegin(id), Step::RwUnlock(_)) = (&path[j], &path[i]) {
-                    path[i] = Step::SeqRetry { id: *id, begin: j };
-                }
-                if every_at(i) != every_at(j) {
-                    return Err(err(
-                        format!("{at}[{i}].every"),
-                        format!(
-                            "the unlock of `{}` runs every {} operations and its lock ({at}[{j}]) every {}: they must match",
-                            name(l),
-                            every_at(i),
-                            every_at(j)
-                        ),
-                    ));
-                }
-            }
-        }
-    }
-    match held.first() {
-        Some(&(l, j)) => Err(err(
-            format!("{at}[{j}].lock"),
-            format!("lock `{}` is never released: add an `unlock` step after it", name(l)),
-        )),
-        None => Ok(()),
-    }
+    Ok((cum(b)? - cum(a)?).max(0.0) as u32)
 }
 
 /// How often step `s` runs: on every `every`-th operation of its thread.
@@ -517,6 +455,12 @@ pub fn counter(
     locks: &mut LockTable,
 ) -> Result<Counter, BuildError> {
     let field = format!("counters.{name}");
+    if c.per.is_some() {
+        return Err(err(
+            format!("{field}.per"),
+            "a counter has no per-AG or per-directory instances (only locks take `per`; XFS's per-AG counts live under the AG's buffer lock); remove it",
+        ));
+    }
     let batch = c.batch.unwrap_or_else(|| default_batch(online_cpus));
     if batch < 1 {
         return Err(err(format!("{field}.batch"), "expected a batch >= 1"));

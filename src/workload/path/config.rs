@@ -38,6 +38,90 @@ pub struct PathSections {
     /// name with `code` is sized and priced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<CodeSection>,
+    /// `[fs]`: the allocation groups and the threads' directories that
+    /// `per = "ag"` and `per = "dir"` objects have an instance of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs: Option<FsSection>,
+}
+
+/// `[fs]`: the filesystem layout a thread's per-AG and per-directory
+/// objects follow ([`super::layout`]).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FsSection {
+    /// Allocation groups (`sb_agcount`, `mp->m_maxagi`): the instances of
+    /// a `per = "ag"` object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agcount: Option<u32>,
+    /// The threads' directories: `"per-thread"`, `"shared"` or a number
+    /// of directories shared round robin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirs: Option<DirLayout>,
+    /// `mp->m_agirotor` when the first thread directory is made (the
+    /// directories made since mount before it, modulo `agcount`; default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotor: Option<u32>,
+}
+
+/// How the threads' directories are laid out (`[fs] dirs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirLayout {
+    /// One directory per thread (`"per-thread"`), made in thread order.
+    PerThread,
+    /// One directory for all threads (`"shared"`).
+    Shared,
+    /// `N` directories, thread `t` in directory `t mod N`.
+    RoundRobin(u32),
+}
+
+impl Serialize for DirLayout {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            DirLayout::PerThread => s.serialize_str("per-thread"),
+            DirLayout::Shared => s.serialize_str("shared"),
+            DirLayout::RoundRobin(n) => s.serialize_u32(*n),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for DirLayout {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = DirLayout;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("\"per-thread\", \"shared\", or a number of directories shared round robin")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<DirLayout, E> {
+                match v {
+                    "per-thread" => Ok(DirLayout::PerThread),
+                    "shared" => Ok(DirLayout::Shared),
+                    other => Err(E::invalid_value(serde::de::Unexpected::Str(other), &self)),
+                }
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<DirLayout, E> {
+                u32::try_from(v)
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .map(DirLayout::RoundRobin)
+                    .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Signed(v), &"1 or more directories"))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<DirLayout, E> {
+                self.visit_i64(i64::try_from(v).unwrap_or(i64::MAX))
+            }
+        }
+        d.deserialize_any(Visit)
+    }
+}
+
+/// Which instance of a per-AG or per-directory object a thread uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Per {
+    /// One instance per allocation group: the AG of the thread's directory.
+    Ag,
+    /// One instance per directory: the thread's directory.
+    Dir,
 }
 
 /// `[code]`: the host's one knob and the sizes for works that are the
@@ -88,6 +172,7 @@ impl PathSections {
             workqueues: sections.get("workqueues")?,
             stop: sections.get_opt("stop")?,
             code: sections.get_opt("code")?,
+            fs: sections.get_opt("fs")?,
         })
     }
 }
@@ -168,6 +253,12 @@ pub struct WorkConfig {
     /// `read` is set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
+    /// A work without `code` that steps split (`from`, `to`) the way the
+    /// counted code of this kernel path splits: each stretch gets the
+    /// share of the work that the code's stretch is of the whole code
+    /// (priced with `[code]`), so the split is counted, not fitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_by: Option<String>,
 }
 
 impl WorkConfig {
@@ -286,6 +377,14 @@ pub struct StepConfig {
     /// `every`-th, `2 x every`-th, ...); default 1, every operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub every: Option<u32>,
+    /// With a named work that has `code` or `split_by`: the stretch starts
+    /// at this point of the counted path (default its start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// With a named work that has `code` or `split_by`: the stretch ends
+    /// at this point of the counted path (default its end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
 }
 
 /// `[lines.NAME]`: documentation of what shares a line.
@@ -338,6 +437,12 @@ pub struct LockConfig {
     /// The line holding the lock word (default: a line of its own, `NAME.word`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<String>,
+    /// One instance per allocation group (`ag`) or per directory (`dir`)
+    /// of `[fs]`, each with its own lock word (`NAME[i].word`); a step
+    /// takes the instance of its thread's directory or of that
+    /// directory's AG.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per: Option<Per>,
 }
 
 /// Counter designs.
@@ -390,6 +495,11 @@ pub struct CounterConfig {
     /// `percpu-ref` only: `percpu` (default) or `atomic` (killed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<RefMode>,
+    /// Read only to refuse it: a counter has no per-AG or per-directory
+    /// instances (the per-AG counts of XFS, `pagi_freecount` and the
+    /// like, are fields under the AG's buffer lock, not counters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per: Option<Per>,
 }
 
 /// Where a work queue's items run.

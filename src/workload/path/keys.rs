@@ -107,6 +107,18 @@ pub const PARAMS: &[ParamSpec] = &[
         "queue one deferred item (queue_work), run later by the queue's worker",
     ),
     p(
+        "path[].from",
+        "a point name",
+        "a point of the work's counted path (xfs_create: xfs_dialloc, xfs_trans_commit; xfs_remove: xfs_iunlink, xfs_trans_commit; xfs_inactive_ifree: xfs_ifree)",
+        "with work = NAME (a [work.NAME] with code or split_by): run only the stretch from this point (default the start); the steps running NAME must cover it once, start to end, per `every`",
+    ),
+    p(
+        "path[].to",
+        "a point name",
+        "as from, after it",
+        "with work = NAME: run only the stretch up to this point (default the end)",
+    ),
+    p(
         "path[].every",
         "a whole number",
         "1 or more",
@@ -123,6 +135,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "a counted kernel path",
         "xfs_create, xfs_ialloc_ag_alloc, xfs_remove, xfs_attr_inactive, xfs_inactive_ifree",
         "the work is this path's counted code (src/kernel/xfs/paths.rs: cold lines at memory_ns, locked operations at atomic_ns, straight-line loads at hit_ns x code.work_scale, inner-loop loads at hit_ns) for code.dir_entries; no mean_ns or other duration key",
+    ),
+    p(
+        "work.NAME.split_by",
+        "a counted kernel path",
+        "a path of work.NAME.code with points (xfs_create, xfs_remove, xfs_inactive_ifree)",
+        "a work without code whose steps take stretches (from, to): each stretch is the share of the work that the same stretch is of this path's counted code (priced with [code]), so a fitted lump splits where the code does, with no new number",
     ),
     p(
         "work.NAME.mean_ns",
@@ -183,6 +201,36 @@ pub const PARAMS: &[ParamSpec] = &[
         "a line name",
         "a line declared under [lines]",
         "the line holding the lock word (default its own)",
+    ),
+    p(
+        "locks.NAME.per",
+        "a word",
+        "ag, dir",
+        "one instance per allocation group or per directory of [fs], each with its word on its own line; a step takes the instance of its thread's directory (dir) or of that directory's AG (ag); reported as the busiest instance (NAME.*) with NAME.instances, NAME.busiest and NAME.utilisation_sum; not with line, not in an unbound work queue's path",
+    ),
+    p(
+        "fs.agcount",
+        "a whole number",
+        "1 to 100,000; required with a per = \"ag\" lock, refused without one",
+        "allocation groups (sb_agcount): the instances of a per-AG lock",
+    ),
+    p(
+        "fs.dirs",
+        "a word or a whole number",
+        "per-thread, shared, or 1 to the thread count; required with a per lock",
+        "the threads' directories: one each (made in thread order), one for all, or N shared round robin (thread t in directory t mod N); directory d lands in AG (rotor + d) mod agcount (the inode64 rotor: xfs_ialloc_ag_select / xfs_dialloc), a thread's files in its directory's AG",
+    ),
+    p(
+        "fs.rotor",
+        "a whole number",
+        "0 to agcount - 1 (default 0); only with a per = \"ag\" lock",
+        "mp->m_agirotor when the first thread directory is made (0 after mount; the directories made before it, modulo agcount)",
+    ),
+    p(
+        "counters.NAME.per",
+        "a word",
+        "none: refused",
+        "read only to refuse it: a counter has no per-AG or per-directory instances (only locks take per)",
     ),
     p(
         "counters.NAME.kind",

@@ -108,6 +108,26 @@ pub const RWLOCK: &[Decl] = &[
     ("retries", "count", "seqlock: read sections retried because a write overlapped"),
 ];
 
+/// Per per-AG or per-directory lock (`per`) `NAME.` + these, after its
+/// lock or rwlock metrics, which are its busiest instance's.
+pub const ARRAY: &[Decl] = &[
+    (
+        "instances",
+        "count",
+        "instances of the per-AG or per-directory lock (its other metrics are those of the busiest instance)",
+    ),
+    (
+        "busiest",
+        "index",
+        "the instance held longest (the lowest on a tie): an AG or directory number",
+    ),
+    (
+        "utilisation_sum",
+        "count",
+        "instances held at once, on average: the held time of all instances over the run time (above 1 when several are held together; the busiest's share is NAME.utilisation)",
+    ),
+];
+
 /// Per work queue `NAME.` + these, in fill order (see [`super::wq`]).
 pub const QUEUE: &[Decl] = &[
     ("queued", "count", "items queued (`queue` steps run)"),
@@ -157,6 +177,12 @@ pub struct Names {
     pub counters: Vec<String>,
     /// Work queues.
     pub queues: Vec<String>,
+    /// Per lock of `locks`: (first id, instances) (1 for a global lock).
+    pub lock_arrays: Vec<(u32, u32)>,
+    /// Per reader-writer lock of `rwlocks`: (first id, instances).
+    pub rwlock_arrays: Vec<(u32, u32)>,
+    /// The locks and reader-writer locks with `per` (they get [`ARRAY`]).
+    pub arrays: Vec<String>,
 }
 
 /// The whole schema for the given names, sorted by name (the order of
@@ -179,6 +205,7 @@ pub fn schema(names: &Names) -> Vec<MetricSpec> {
     per(&names.rwlocks, RWLOCK, &mut out);
     per(&names.counters, COUNTER, &mut out);
     per(&names.queues, QUEUE, &mut out);
+    per(&names.arrays, ARRAY, &mut out);
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
 }

@@ -8,6 +8,8 @@ pub mod build;
 pub mod code;
 pub mod config;
 pub mod keys;
+pub mod layout;
+mod lockstep;
 pub mod metrics;
 pub mod precision;
 mod proc;
@@ -43,7 +45,7 @@ impl Workload for PathWorkload {
     }
 
     fn sections(&self) -> &'static [&'static str] {
-        &["path", "work", "lines", "locks", "counters", "workqueues", "stop", "code"]
+        &["path", "work", "lines", "locks", "counters", "workqueues", "stop", "code", "fs"]
     }
 
     fn reads_shared(&self) -> &'static [&'static str] {
@@ -61,6 +63,8 @@ impl Workload for PathWorkload {
             rwlocks: vec!["RWLOCK".into()],
             counters: vec!["COUNTER".into()],
             queues: vec!["QUEUE".into()],
+            arrays: vec!["LOCK".into()],
+            ..Default::default()
         });
         m.extend(metrics::stop_schema());
         m.sort_by(|a, b| a.name.cmp(&b.name));
@@ -97,6 +101,8 @@ pub struct PreparedPath {
     slowdown_permille: Vec<u32>,
     /// The CPUs of the threads followed by the workers'.
     cpus: Vec<CpuId>,
+    /// Each thread's AG and directory (`[fs]`), when a lock has `per`.
+    layout: Option<layout::Layout>,
 }
 
 /// The run's stop condition: `scenario.ops` or `scenario.time_ms`, or a
@@ -246,7 +252,7 @@ fn steps(list: &[StepConfig], at: &str, lines: &mut Lines, names: &Names<'_>) ->
         .enumerate()
         .map(|(i, s)| build::every(s, &format!("{at}[{i}]")))
         .collect::<Result<Vec<_>, _>>()?;
-    build::check_lock_pairs(&mut path, &every, names, at)?;
+    lockstep::check_lock_pairs(&mut path, &every, names, at)?;
     Ok((path, every))
 }
 
@@ -288,6 +294,13 @@ impl PreparedPath {
         }
         let (pricing, slowdown_permille) = machine.with_extra(&idle[..taken]);
         let cpus = machine.cpus.iter().chain(&idle[..taken]).copied().collect();
+        let first_per = |per: config::Per| sections.locks.iter().find(|(_, l)| l.per == Some(per)).map(|(n, _)| n.as_str());
+        let layout = layout::layout(
+            sections.fs.as_ref(),
+            first_per(config::Per::Ag),
+            first_per(config::Per::Dir),
+            threads,
+        )?;
         let mut p = PreparedPath {
             sections,
             threads,
@@ -298,6 +311,7 @@ impl PreparedPath {
             pricing,
             slowdown_permille,
             cpus,
+            layout,
         };
         let spec = p.spec(None)?;
         p.check_all_used()?;
@@ -308,6 +322,8 @@ impl PreparedPath {
             rwlocks: spec.rwlock_names,
             counters: spec.counters.iter().map(|(n, _)| n.clone()).collect(),
             queues: spec.queues.iter().map(|(q, _)| q.name.clone()).collect(),
+            arrays: spec.arrays,
+            ..Default::default()
         };
         Ok(p)
     }
@@ -351,7 +367,26 @@ impl PreparedPath {
                 return Err(ParamError::new(format!("work.{name}"), message).suggest(near(name, &used_works)));
             }
         }
-        let code_works: Vec<&String> = d.work.iter().filter(|(_, w)| w.code.is_some()).map(|(n, _)| n).collect();
+        let mut split = code::check_splits(&d.path, "path", &d.work)?;
+        for (name, q) in &d.workqueues {
+            split.extend(code::check_splits(&q.path, &format!("workqueues.{name}.path"), &d.work)?);
+        }
+        for (name, w) in &d.work {
+            if w.split_by.is_some() && !split.contains(&name.as_str()) {
+                return Err(ParamError::new(
+                    format!("work.{name}.split_by"),
+                    format!(
+                        "no step splits work `{name}` (with from or to), so split_by would change nothing: remove it or split the work's steps"
+                    ),
+                ));
+            }
+        }
+        let code_works: Vec<&String> = d
+            .work
+            .iter()
+            .filter(|(_, w)| w.code.is_some() || w.split_by.is_some())
+            .map(|(n, _)| n)
+            .collect();
         if d.code.is_some() && code_works.is_empty() {
             return Err(ParamError::new(
                 "code",
@@ -394,11 +429,29 @@ impl PreparedPath {
         let mut rw = RwTable::default();
         let mut rw_ids = BTreeMap::new();
         // Reported lines: lock words, counter main lines, unbound pools,
-        // then path lines.
+        // then path lines; the words of per-instance locks come after
+        // them (their number follows [fs], not the scenario's names).
+        let mut per = BTreeMap::new();
+        let mut instance_words = Vec::new();
         for (name, l) in &doc.locks {
-            let line = match l.line.as_deref() {
-                Some(line) => lines.named(line, &format!("locks.{name}.line"))?,
-                None => lines.id(&format!("{name}.word")),
+            let n = match (l.per, &self.layout) {
+                (Some(p), Some(layout)) => {
+                    if l.line.is_some() {
+                        return Err(ParamError::new(
+                            format!("locks.{name}.line"),
+                            "a lock with `per` has a word on each instance's own line (NAME[i].word): `line` would put every instance on one line; remove it",
+                        ));
+                    }
+                    per.insert(name.clone(), (p, layout.count(p)));
+                    Some(layout.count(p))
+                }
+                _ => None,
+            };
+            let line = match (n, l.line.as_deref()) {
+                // Placed once the reported lines are known (below).
+                (Some(_), _) => 0,
+                (None, Some(line)) => lines.named(line, &format!("locks.{name}.line"))?,
+                (None, None) => lines.id(&format!("{name}.word")),
             };
             if l.spin.is_some() && l.kind != LockKindName::Rwsem {
                 return Err(ParamError::new(format!("locks.{name}.spin"), "only an `rwsem` lock reads spin"));
@@ -409,18 +462,31 @@ impl PreparedPath {
                 LockKindName::Mutex => Some(LockKind::Mutex),
                 _ => None,
             };
-            if let Some(kind) = classic {
-                lock_ids.insert(name.clone(), locks.add(kind, line));
-                continue;
-            }
-            let kind = match l.kind {
+            let rw_kind = match l.kind {
                 LockKindName::Rwsem => RwKind::Rwsem {
                     spin: l.spin.unwrap_or(true),
                 },
                 LockKindName::Qrwlock => RwKind::Qrwlock,
                 _ => RwKind::Seqlock,
             };
-            rw_ids.insert(name.clone(), (rw.add(kind, line), l.kind));
+            let first = (0..n.unwrap_or(1))
+                .map(|_| match classic {
+                    Some(kind) => locks.add(kind, line),
+                    None => rw.add(rw_kind, line),
+                })
+                .min()
+                .unwrap_or(0);
+            if let Some(n) = n {
+                instance_words.push((name.clone(), classic.is_some(), first, n));
+            }
+            match classic {
+                Some(_) => {
+                    lock_ids.insert(name.clone(), first);
+                }
+                None => {
+                    rw_ids.insert(name.clone(), (first, l.kind));
+                }
+            }
         }
         let counter_ids: BTreeMap<String, u32> = doc.counters.keys().enumerate().map(|(i, c)| (c.clone(), i as u32)).collect();
         let counter_kinds = doc.counters.iter().map(|(n, c)| (n.clone(), c.kind)).collect();
@@ -448,13 +514,42 @@ impl PreparedPath {
             works: &doc.work,
             code: doc.code.as_ref(),
             profile: &self.machine.profile,
+            per: &per,
         };
         let (path, every) = steps(&doc.path, "path", &mut lines, &names)?;
         let mut sub = Vec::with_capacity(doc.workqueues.len());
         for (name, q) in &doc.workqueues {
-            sub.push(steps(&q.path, &format!("workqueues.{name}.path"), &mut lines, &names)?.0);
+            let at = format!("workqueues.{name}.path");
+            let list = steps(&q.path, &at, &mut lines, &names)?.0;
+            if q.kind == WorkqueueKind::Unbound
+                && let Some(i) = list.iter().position(|s| matches!(s, sim::Step::Keyed { .. }))
+            {
+                return Err(ParamError::new(
+                    format!("{at}[{i}]"),
+                    "an unbound work queue's item runs on any idle CPU, for no thread's directory or AG: a lock with `per` is taken only in [[path]] or in a bound work queue's path",
+                ));
+            }
+            sub.push(list);
         }
         let reported = lines.names.len();
+        for (name, classic, first, n) in &instance_words {
+            for k in 0..*n {
+                let line = lines.id(&format!("{name}[{k}].word"));
+                match classic {
+                    true => locks.set_line(first + k, line),
+                    false => rw.set_line(first + k, line),
+                }
+            }
+        }
+        let count_of = |name: &String| per.get(name).map_or(1, |&(_, n)| n);
+        let lock_arrays = lock_ids.iter().map(|(n, &id)| (id, count_of(n))).collect();
+        let rwlock_arrays = rw_ids.iter().map(|(n, &(id, _))| (id, count_of(n))).collect();
+        let instances = match &self.layout {
+            Some(l) => (0..self.cpus.len())
+                .map(|p| if p < self.threads as usize { l.instances(p) } else { [0, 0] })
+                .collect(),
+            None => Vec::new(),
+        };
         let procs = self.cpus.len();
         let mut counters = Vec::with_capacity(doc.counters.len());
         for (name, c) in &doc.counters {
@@ -504,6 +599,10 @@ impl PreparedPath {
             rwlock_names: rw_ids.keys().cloned().collect(),
             queues,
             counters,
+            instances,
+            lock_arrays,
+            rwlock_arrays,
+            arrays: per.keys().cloned().collect(),
             stop: Stop {
                 ops: doc.stop.as_ref().map_or(self.stop.ops, |s| Some(s.max_ops)),
                 time: self.stop.time_ms.map(|ms| SimTimePs::from_ns_f64(ms * 1e6)),

@@ -97,7 +97,22 @@ pub enum Step {
     /// sub-path, added by the interpreter): the worker takes the next item
     /// or goes back to its own path (a thread) or to sleep (a worker).
     EndItem(u32),
+    /// A step on one instance of a per-AG or per-directory object (a lock
+    /// with `per`): `steps[i]` on instance `i`, run with the instance of
+    /// the process's AG (`key` [`KEY_AG`]) or directory ([`KEY_DIR`]),
+    /// from [`SimSpec::instances`].
+    Keyed {
+        /// [`KEY_AG`] or [`KEY_DIR`].
+        key: usize,
+        /// The step on each instance.
+        steps: Box<[Step]>,
+    },
 }
+
+/// [`Step::Keyed`]: the instance of the process's allocation group.
+pub const KEY_AG: usize = 0;
+/// [`Step::Keyed`]: the instance of the process's directory.
+pub const KEY_DIR: usize = 1;
 
 /// When a run stops.
 #[derive(Debug, Clone, Copy, Default)]
@@ -144,6 +159,18 @@ pub struct SimSpec {
     pub rwlock_names: Vec<String>,
     /// Work queues, each with the steps its worker runs per item.
     pub queues: Vec<(QueueSpec, Vec<Step>)>,
+    /// Per process: the instance of its AG and of its directory
+    /// ([`KEY_AG`], [`KEY_DIR`]) its [`Step::Keyed`] steps take (empty: no
+    /// keyed step; a worker of an unbound queue runs none).
+    pub instances: Vec<[u32; 2]>,
+    /// Per-instance locks reported as one array: (first id, instances)
+    /// of the spinlocks and mutexes, by name order of `lock_names`.
+    pub lock_arrays: Vec<(u32, u32)>,
+    /// The same for the reader-writer locks, by `rwlock_names`.
+    pub rwlock_arrays: Vec<(u32, u32)>,
+    /// The names of the per-AG and per-directory objects (reported as
+    /// their busiest instance, with [`metrics::ARRAY`]).
+    pub arrays: Vec<String>,
     /// Stop condition.
     pub stop: Stop,
 }
@@ -272,6 +299,8 @@ struct World {
     progress: (SimTimePs, u64),
     /// Batch means of a precision-targeted stop.
     precision: Option<BatchMeans>,
+    /// Per process: its AG's and directory's instances ([`Step::Keyed`]).
+    instances: Vec<[u32; 2]>,
 }
 
 /// Runs the interpreter to its stop condition and returns its metrics.
@@ -303,15 +332,7 @@ fn run_with(spec: SimSpec, fast: bool) -> Result<Metrics, SimError> {
         let start = path.len();
         path.push(Op::new(Step::Dequeue(q as u32), 1));
         for step in steps {
-            let step = match step {
-                // The sub-path's own index, moved to the combined path.
-                Step::SeqRetry { id, begin } => Step::SeqRetry {
-                    id,
-                    begin: begin + start + 1,
-                },
-                other => other,
-            };
-            path.push(Op::new(step, 1));
+            path.push(Op::new(relocated(step, start + 1), 1));
         }
         path.push(Op::new(Step::EndItem(q as u32), 1));
         queues.push(Wq::new(qs, (start, path.len() - 1)));
@@ -347,6 +368,7 @@ fn run_with(spec: SimSpec, fast: bool) -> Result<Metrics, SimError> {
         events: 0,
         progress: (SimTimePs::ZERO, 0),
         precision: spec.stop.precision.map(BatchMeans::new),
+        instances: spec.instances,
     };
     for p in 0..spec.threads as u32 {
         w.queue.schedule_at(SimTimePs::ZERO, p)?;
@@ -360,9 +382,25 @@ fn run_with(spec: SimSpec, fast: bool) -> Result<Metrics, SimError> {
         locks: spec.lock_names,
         rwlocks: spec.rwlock_names,
         counters: names,
+        lock_arrays: spec.lock_arrays,
+        rwlock_arrays: spec.rwlock_arrays,
+        arrays: spec.arrays,
         ..Default::default()
     };
     Ok(w.metrics(end, spec.reported_lines, &names, spec.threads))
+}
+
+/// A work queue's step moved to the combined path at `offset`: a
+/// seqlock retry's own index (also inside a keyed step) follows it.
+fn relocated(step: Step, offset: usize) -> Step {
+    match step {
+        Step::SeqRetry { id, begin } => Step::SeqRetry { id, begin: begin + offset },
+        Step::Keyed { key, steps } => Step::Keyed {
+            key,
+            steps: steps.into_vec().into_iter().map(|s| relocated(s, offset)).collect(),
+        },
+        other => other,
+    }
 }
 
 /// Per step of the threads' own path: where an operation that does not run
@@ -622,6 +660,10 @@ impl World {
                 true => Next::At(now),
                 false => Next::Blocked,
             },
+            Step::Keyed { key, ref steps } => {
+                let k = self.instances[p as usize][key] as usize;
+                return self.exec_outlined(proc, p, i, &steps[k], now);
+            }
             Step::Dequeue(q) => {
                 let wq = &self.queues[q as usize];
                 let line = if wq.spec.bound {
@@ -806,8 +848,11 @@ impl World {
             ];
             fill(&mut m, name, metrics::LINE, &values);
         }
-        for (i, name) in locks.iter().enumerate() {
-            let s = self.locks.stats(i as LockId);
+        for (k, name) in locks.iter().enumerate() {
+            let (first, n) = names.lock_arrays.get(k).copied().unwrap_or((k as u32, 1));
+            let held = |i: u32| self.locks.stats(i).hold_ps;
+            let (i, sum) = busiest(first, n, held);
+            let s = self.locks.stats(i);
             let values = [
                 (s.hold_ps as f64 / elapsed).clamp(0.0, 1.0),
                 s.wait_ps as f64 / s.acquisitions.max(1) as f64 / 1000.0,
@@ -816,6 +861,14 @@ impl World {
                 s.handoff_ps as f64 / s.contended.max(1) as f64 / 1000.0,
             ];
             fill(&mut m, name, metrics::LOCK, &values);
+            if names.arrays.contains(name) {
+                fill(
+                    &mut m,
+                    name,
+                    metrics::ARRAY,
+                    &[f64::from(n), f64::from(i - first), sum as f64 / elapsed],
+                );
+            }
         }
         for ((c, name), &incs) in self.counters.iter().zip(counters).zip(&self.counter_incs) {
             let inc_rate = if secs > 0.0 { incs as f64 / secs } else { 0.0 };
@@ -827,8 +880,10 @@ impl World {
                 &[c.folds as f64, inc_rate, per_op, c.read_error_max as f64, c.slow_compares as f64],
             );
         }
-        for (i, name) in names.rwlocks.iter().enumerate() {
-            let s = self.rw.stats(i as RwId);
+        for (k, name) in names.rwlocks.iter().enumerate() {
+            let (first, n) = names.rwlock_arrays.get(k).copied().unwrap_or((k as u32, 1));
+            let (i, sum) = busiest(first, n, |i| self.rw.stats(i).hold_ps);
+            let s = self.rw.stats(i);
             let acq = s.read_acquisitions + s.write_acquisitions;
             let values = [
                 (s.hold_ps as f64 / elapsed).clamp(0.0, 1.0),
@@ -843,6 +898,14 @@ impl World {
                 s.retries as f64,
             ];
             fill(&mut m, name, metrics::RWLOCK, &values);
+            if names.arrays.contains(name) {
+                fill(
+                    &mut m,
+                    name,
+                    metrics::ARRAY,
+                    &[f64::from(n), f64::from(i - first), sum as f64 / elapsed],
+                );
+            }
         }
         for wq in &mut self.queues {
             let values = wq.values(end, threads);
@@ -850,6 +913,21 @@ impl World {
         }
         m
     }
+}
+
+/// The instance of ids `first .. first + n` held longest (the lowest on a
+/// tie) and the held time of all of them, ps.
+fn busiest(first: u32, n: u32, held: impl Fn(u32) -> u64) -> (u32, u64) {
+    let mut best = (first, 0u64);
+    let mut sum = 0u64;
+    for i in first..first + n.max(1) {
+        let h = held(i);
+        sum = sum.saturating_add(h);
+        if h > best.1 {
+            best = (i, h);
+        }
+    }
+    (best.0, sum)
 }
 
 /// True when operation number `op` (from 1) runs a step of `every`: a
@@ -901,6 +979,10 @@ mod tests {
             rwlock_names: Vec::new(),
             queues: Vec::new(),
             threads: 1,
+            instances: Vec::new(),
+            lock_arrays: Vec::new(),
+            rwlock_arrays: Vec::new(),
+            arrays: Vec::new(),
             stop,
         }
     }
@@ -967,6 +1049,10 @@ mod tests {
             rwlock_names: Vec::new(),
             queues: Vec::new(),
             threads: n,
+            instances: Vec::new(),
+            lock_arrays: Vec::new(),
+            rwlock_arrays: Vec::new(),
+            arrays: Vec::new(),
             stop: Stop {
                 ops: Some(20_000),
                 time: None,
