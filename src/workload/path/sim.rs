@@ -800,6 +800,7 @@ impl World {
     }
 
     fn metrics(&mut self, end: SimTimePs, reported: usize, names: &metrics::Names, threads: usize) -> Metrics {
+        self.rw.close_holds(end);
         let (locks, counters) = (&names.locks, &names.counters);
         let mut m = Metrics::new();
         let secs = end.as_secs_f64();
