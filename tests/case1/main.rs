@@ -55,10 +55,15 @@ fn shipped(name: &str, ops: u64) -> (std::path::PathBuf, String) {
     // A shipped precision stop ([stop]) gives way to the fixed `ops` the
     // hand counts need.
     let stop = ["[stop]", "ci_half_width_pct = ", "max_ops = "];
+    let fixed = format!("[scenario]\nops = {ops}");
     let lines: Vec<String> = text
         .lines()
         .filter(|l| !stop.iter().any(|s| l.starts_with(s)))
-        .map(|l| if l.starts_with("quick = ") { quick.clone() } else { l.to_string() })
+        .map(|l| match l {
+            _ if l.starts_with("quick = ") => quick.clone(),
+            "[scenario]" if text.contains("\n[stop]\n") => fixed.clone(),
+            _ => l.to_string(),
+        })
         .collect();
     assert!(lines.contains(&quick), "no `quick = ` line in {name}");
     (file, lines.join("\n"))
