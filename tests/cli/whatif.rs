@@ -17,7 +17,8 @@ use toml::Value;
 fn what_if(name: &str, threads: i64, ops: i64, sweep: &str, metric: &str, over: Option<&str>) -> Vec<f64> {
     let file = root().join("scenarios").join(format!("{name}.toml"));
     let mut doc: toml::Table = toml::from_str(&std::fs::read_to_string(&file).expect("read")).expect("parses");
-    for k in ["plot", "expect", "sweep"] {
+    // A shipped precision stop gives way to the fixed `ops` set below.
+    for k in ["plot", "expect", "sweep", "stop"] {
         doc.remove(k);
     }
     let scenario = doc.get_mut("scenario").and_then(Value::as_table_mut).expect("[scenario]");
