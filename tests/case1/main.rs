@@ -479,3 +479,64 @@ fn named_work_resolves_or_is_refused_with_the_closest_name() {
     let e = named_work("\"create\"", "every = 0").expect_err("every 0");
     assert!(e.contains("every"), "{e}");
 }
+
+/// One run of `threads` threads, each doing 1 us of work and then a
+/// `compare` of counter `c` (`kind`) against `rhs` on host A's profile.
+fn compare_run(kind: &str, rhs: i64, threads: u32) -> Metrics {
+    let text = format!(
+        r#"
+[scenario]
+name = "fbc"
+seed = 3
+replications = 1
+ops = 20000
+[machine]
+profile = "machines/host-a.toml"
+online_cpus = 16
+[workload]
+kind = "path"
+threads = {threads}
+[counters.c]
+kind = "{kind}"
+[[path]]
+work = {{ dist = "fixed", mean_ns = 1000.0 }}
+[[path]]
+counter = "c"
+op = "compare"
+amount = {rhs}
+"#
+    );
+    let file = manifest("scenarios/fbc.toml");
+    let study = Study::from_text(&file, &text, &LoadOptions::default()).expect("loads");
+    let results = study.run(1, &|| {}).expect("runs");
+    results.runs[0].metrics.clone()
+}
+
+#[test]
+fn a_counters_spinlock_is_reported_held_by_its_sums() {
+    // A per-CPU counter at 0 compared against 0: every compare sums every
+    // CPU's slot under fbc->lock (__percpu_counter_sum), so the lock is
+    // held a share of the time, and with 16 threads they wait for it.
+    // Compared against 10^9 (far beyond 32 x 16), no compare sums and no
+    // one takes the lock; an atomic has no lock.
+    let near = compare_run("percpu", 0, 16);
+    // (Operations still in flight at the stop have compared already.)
+    assert!(
+        (near["c.slow_compares"] - near["ops"]).abs() <= 16.0,
+        "every compare sums: {near:?}"
+    );
+    // One thread alone holds it a little (its sums read its own slot) and
+    // waits only for the lock word; 16 hold it longer (16 slots, each
+    // written by another CPU) and queue for it.
+    let one = compare_run("percpu", 0, 1);
+    let (held, held1) = (near["c.lock.utilisation"], one["c.lock.utilisation"]);
+    assert!(
+        held1 > 0.0 && held > 2.0 * held1 && held <= 1.0,
+        "fbc->lock held {held1} alone, {held} by 16"
+    );
+    assert!(near["c.lock.wait_mean_ns"] > 10.0 * one["c.lock.wait_mean_ns"], "{near:?}\n{one:?}");
+    let far = compare_run("percpu", 1_000_000_000, 16);
+    assert_eq!((far["c.slow_compares"], far["c.lock.utilisation"]), (0.0, 0.0));
+    let atomic = compare_run("atomic", 0, 16);
+    assert_eq!(atomic["c.lock.utilisation"], 0.0);
+}

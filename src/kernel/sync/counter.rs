@@ -151,6 +151,12 @@ impl Counter {
         }
     }
 
+    /// The counter's spinlock (`fbc->lock`): taken by folds of a CPU
+    /// delta into the count and by `__percpu_counter_sum`.
+    pub fn lock(&self) -> LockId {
+        self.at.lock
+    }
+
     /// The exact value.
     pub fn exact(&self) -> i64 {
         self.exact

@@ -162,6 +162,12 @@ pub const COUNTER: &[Decl] = &[
         "count",
         "compares (`__percpu_counter_compare`) too close to call from the rough count, so they summed every CPU's slot under the counter's lock",
     ),
+    (
+        "lock.utilisation",
+        "fraction",
+        "share of time the counter's spinlock (`fbc->lock`) was held, by folds and by sums of every CPU's slot (0 for an atomic)",
+    ),
+    ("lock.wait_mean_ns", "ns", "mean wait per acquisition of the counter's spinlock"),
 ];
 
 /// The names a run reports metrics for, by kind of object.

@@ -878,7 +878,15 @@ impl World {
                 &mut m,
                 name,
                 metrics::COUNTER,
-                &[c.folds as f64, inc_rate, per_op, c.read_error_max as f64, c.slow_compares as f64],
+                &[
+                    c.folds as f64,
+                    inc_rate,
+                    per_op,
+                    c.read_error_max as f64,
+                    c.slow_compares as f64,
+                    (self.locks.stats(c.lock()).hold_ps as f64 / elapsed).clamp(0.0, 1.0),
+                    self.locks.stats(c.lock()).wait_ps as f64 / self.locks.stats(c.lock()).acquisitions.max(1) as f64 / 1000.0,
+                ],
             );
         }
         for (k, name) in names.rwlocks.iter().enumerate() {
