@@ -284,7 +284,7 @@ fn switch(r: &Record) -> Option<(u32, &str, u32)> {
     if r.event != "sched_switch" {
         return None;
     }
-    let field = |name: &str| r.body.split_whitespace().find_map(|t| t.strip_prefix(name));
+    let field = |name: &str| trace::assigned(&r.body, name);
     let prev = field("prev_pid=")?.parse().ok()?;
     let next = field("next_pid=")?.parse().ok()?;
     Some((prev, field("prev_state=").unwrap_or("R"), next))
@@ -292,11 +292,7 @@ fn switch(r: &Record) -> Option<(u32, &str, u32)> {
 
 /// A lock tracepoint's `diff_ns` (0 when absent).
 fn lock_diff_ns(r: &Record) -> u64 {
-    r.body
-        .split_whitespace()
-        .find_map(|t| t.strip_prefix("diff_ns="))
-        .and_then(trace::number)
-        .unwrap_or(0)
+    trace::assigned(&r.body, "diff_ns=").and_then(trace::number).unwrap_or(0)
 }
 
 /// Whether `r` is a lock tracepoint of this filesystem; its block if so.
@@ -304,10 +300,7 @@ fn lock_block(r: &Record, fsid: &str) -> Option<u64> {
     if !matches!(r.event.as_str(), "btrfs_tree_lock" | "btrfs_tree_read_lock") || !r.body.starts_with(fsid) {
         return None;
     }
-    r.body
-        .split_whitespace()
-        .find_map(|t| t.strip_prefix("block="))
-        .and_then(trace::number)
+    trace::assigned(&r.body, "block=").and_then(trace::number)
 }
 
 /// `None` unless `r` is a delayed-item release of this filesystem

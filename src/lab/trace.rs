@@ -316,6 +316,12 @@ pub fn field<'a>(body: &'a str, key: &str) -> Option<&'a str> {
     None
 }
 
+/// The value of a `key=value` token in an event's text
+/// (`block=30507008 ... diff_ns=120`); `name` is `key=`.
+pub fn assigned<'a>(body: &'a str, name: &str) -> Option<&'a str> {
+    body.split_whitespace().find_map(|t| t.strip_prefix(name))
+}
+
 /// A number printed in decimal or `0x` hex.
 pub fn number(s: &str) -> Option<u64> {
     match s.strip_prefix("0x") {

@@ -64,13 +64,9 @@ fn fake_python(name: &str, body: &str) -> String {
     path.to_string_lossy().into_owned()
 }
 
-#[test]
-fn bench_divides_fsmetas_rate_by_the_simpy_scripts_rate() {
-    // The fake reference claims 1,000 completions per CPU second, so the
-    // ratio printed is fsmeta's rate over 1,000 (each pair's ratio is
-    // fsmeta's run over the same 1,000; with one repeat, the median is it).
-    let python = fake_python("bench-simpy-ratio", "echo completions_per_cpu_sec 1000.0");
-    let out = fsmeta(&[
+/// One short `fsmeta bench` with `--simpy python`.
+fn bench_with_simpy(python: &str) -> std::process::Output {
+    let args = [
         "bench",
         "--ops",
         "10000",
@@ -79,8 +75,18 @@ fn bench_divides_fsmetas_rate_by_the_simpy_scripts_rate() {
         "--repeat",
         "1",
         "--simpy",
-        &python,
-    ]);
+        python,
+    ];
+    fsmeta(&args)
+}
+
+#[test]
+fn bench_divides_fsmetas_rate_by_the_simpy_scripts_rate() {
+    // The fake reference claims 1,000 completions per CPU second, so the
+    // ratio printed is fsmeta's rate over 1,000 (each pair's ratio is
+    // fsmeta's run over the same 1,000; with one repeat, the median is it).
+    let python = fake_python("bench-simpy-ratio", "echo completions_per_cpu_sec 1000.0");
+    let out = bench_with_simpy(&python);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(field(&text, "mm1n_simpy_completions_per_sec"), 1000.0, "{text}");
@@ -107,17 +113,7 @@ fn bench_says_why_the_simpy_reference_failed() {
         ),
     ] {
         let python = fake_python(name, body);
-        let out = fsmeta(&[
-            "bench",
-            "--ops",
-            "10000",
-            "--completions",
-            "20000",
-            "--repeat",
-            "1",
-            "--simpy",
-            &python,
-        ]);
+        let out = bench_with_simpy(&python);
         assert_eq!(out.status.code(), Some(2), "{body}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(says), "{body}: {err}");

@@ -863,17 +863,13 @@ impl World {
             ];
             fill(&mut m, name, metrics::LOCK, &values);
             if names.arrays.contains(name) {
-                fill(
-                    &mut m,
-                    name,
-                    metrics::ARRAY,
-                    &[f64::from(n), f64::from(i - first), sum as f64 / elapsed],
-                );
+                fill_array(&mut m, name, (first, n), i, sum, elapsed);
             }
         }
         for ((c, name), &incs) in self.counters.iter().zip(counters).zip(&self.counter_incs) {
             let inc_rate = if secs > 0.0 { incs as f64 / secs } else { 0.0 };
             let per_op = incs as f64 / self.ops.max(1) as f64;
+            let lock = self.locks.stats(c.lock());
             fill(
                 &mut m,
                 name,
@@ -884,8 +880,8 @@ impl World {
                     per_op,
                     c.read_error_max as f64,
                     c.slow_compares as f64,
-                    (self.locks.stats(c.lock()).hold_ps as f64 / elapsed).clamp(0.0, 1.0),
-                    self.locks.stats(c.lock()).wait_ps as f64 / self.locks.stats(c.lock()).acquisitions.max(1) as f64 / 1000.0,
+                    (lock.hold_ps as f64 / elapsed).clamp(0.0, 1.0),
+                    lock.wait_ps as f64 / lock.acquisitions.max(1) as f64 / 1000.0,
                 ],
             );
         }
@@ -908,12 +904,7 @@ impl World {
             ];
             fill(&mut m, name, metrics::RWLOCK, &values);
             if names.arrays.contains(name) {
-                fill(
-                    &mut m,
-                    name,
-                    metrics::ARRAY,
-                    &[f64::from(n), f64::from(i - first), sum as f64 / elapsed],
-                );
+                fill_array(&mut m, name, (first, n), i, sum, elapsed);
             }
         }
         for wq in &mut self.queues {
@@ -962,6 +953,14 @@ fn fill(m: &mut Metrics, owner: &str, decls: &[metrics::Decl], values: &[f64]) {
         };
         m.insert(key, v);
     }
+}
+
+/// The [`metrics::ARRAY`] values of a lock with an instance per AG or
+/// directory: ids `first .. first + n`, `busiest` the busiest of them,
+/// `sum_ps` all instances' hold time over `elapsed` ps.
+fn fill_array(m: &mut Metrics, owner: &str, (first, n): (u32, u32), busiest: u32, sum_ps: u64, elapsed: f64) {
+    let values = [f64::from(n), f64::from(busiest - first), sum_ps as f64 / elapsed];
+    fill(m, owner, metrics::ARRAY, &values);
 }
 
 #[cfg(test)]
