@@ -7,3 +7,4 @@ pub mod ctree;
 pub mod delayed;
 pub mod dirname;
 pub mod fs;
+pub mod syscall;

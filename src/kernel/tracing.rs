@@ -10,3 +10,35 @@
 /// (`rb_commit`, the wake-up test) and the trigger test. About 110, no
 /// locked operation.
 pub const TRACE_EVENT_LOADS: f64 = 110.0;
+
+/// Frames the unwinder walks for the stack an event records from a
+/// btrfs syscall path (`__ftrace_trace_stack` -> `stack_trace_save` ->
+/// `arch_stack_walk`): the tracing frames it skips and about 12 from the
+/// event's caller up to `entry_SYSCALL_64` (`btrfs_delayed_item_reserve_metadata`,
+/// `btrfs_delete_delayed_dir_index`, `__btrfs_unlink_inode`,
+/// `btrfs_unlink_inode`, `btrfs_unlink`, `vfs_unlink`, `do_unlinkat`,
+/// the syscall entry): about 16.
+pub const STACK_FRAMES: f64 = 16.0;
+
+/// Straight-line L1 loads per frame of the ORC unwinder
+/// (arch/x86/kernel/unwind_orc.c `unwind_next_frame`: the ORC entry's
+/// fields, the switch on its registers, `deref_stack_reg` with
+/// `stack_access_ok`, the state update; the frame's address stored into
+/// the per-CPU stack buffer): about 55.
+pub const STACK_FRAME_LOADS: f64 = 55.0;
+
+/// Inner-loop loads per frame of `orc_find`'s search (the `orc_lookup`
+/// block, then `__orc_find`'s binary search over its entries): about 10.
+pub const STACK_FRAME_SEARCH_LOADS: f64 = 10.0;
+
+/// One stack recorded with an event: its frames (straight-line and
+/// search loads), plus the ring buffer entry it is copied into (a second
+/// reserve and commit, about 60 loads).
+pub fn stack_trace() -> crate::kernel::work::Tally {
+    use crate::kernel::work::{Tally, Work};
+    let mut t = Tally::default();
+    t.add(Work::straight(STACK_FRAME_LOADS, 0.0), STACK_FRAMES)
+        .add(Work::looped(STACK_FRAME_SEARCH_LOADS), STACK_FRAMES)
+        .add(Work::straight(60.0, 0.0), 1.0);
+    t
+}

@@ -42,6 +42,14 @@
 //! `blocked_batches` (those in which the task slept, `prev_state` not
 //! `R`/`R+`: a wait for I/O or a lock, not a preemption). The twin runs
 //! every batch on its CPU without interruption.
+//!
+//! The syscalls' own time: every `unlink(2)` of the unlink and `rm -fr`
+//! phases is timed alone in this process (the path built before the
+//! clock starts): per phase `unlink_us` (the median call) and
+//! `unlinks_us` (their sum); `rm -fr`'s wall time is split into its
+//! unlinks, `rmdir_us` and `umount_us` (the final commit, its writes to
+//! the loop device and their flush). The flush worker's batches run on
+//! the other CPU meanwhile.
 
 use super::host::{self, Fs, FsType, Host};
 use super::trace::{self, EventSpec, Instance, Record};
@@ -61,6 +69,25 @@ pub const EXPERIMENT: Experiment = Experiment {
     run,
     twin_param: None,
 };
+
+/// Puts a phase's `unlink(2)` calls into `m`: `phase.P.unlink_us`, the
+/// median call, and `phase.P.unlinks_us`, their sum (both us; nothing when
+/// the phase made no call).
+fn put_calls(m: &mut Metrics, phase: &str, ns: &[u64]) {
+    if ns.is_empty() {
+        return;
+    }
+    let mut sorted = ns.to_vec();
+    sorted.sort_unstable();
+    let mid = sorted.len() / 2;
+    let median = if sorted.len() % 2 == 1 {
+        sorted[mid] as f64
+    } else {
+        (sorted[mid - 1] as f64 + sorted[mid] as f64) / 2.0
+    };
+    m.insert(format!("phase.{phase}.unlink_us"), median / 1e3);
+    m.insert(format!("phase.{phase}.unlinks_us"), ns.iter().sum::<u64>() as f64 / 1e3);
+}
 
 /// The phases of the script, in order, as the twin names them.
 pub const PHASES: [&str; 4] = ["create", "unlink", "sync", "rm_fr"];
@@ -110,18 +137,25 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     timed(&mut m, "create", &mut || {
         host::create_files(&fs.base()?.join("testdir"), "file_", n)
     })?;
-    let mut deleted = 0;
+    let mut calls = Vec::new();
     timed(&mut m, "unlink", &mut || {
-        deleted = host::unlink_files(&fs.base()?.join("testdir"), "file_", (1..=n).step_by(k as usize))?;
+        calls = host::unlink_files_timed(&fs.base()?.join("testdir"), "file_", (1..=n).step_by(k as usize))?;
         Ok(())
     })?;
+    let deleted = calls.len();
+    put_calls(&mut m, "unlink", &calls);
     timed(&mut m, "sync", &mut || host::syncfs(&fs.base()?))?;
     tr.mark("rm_fr")?;
     let t = Instant::now();
     let left = (1..=n).filter(|i| (i - 1) % k != 0);
-    host::unlink_files(&fs.base()?.join("testdir"), "file_", left)?;
+    let calls = host::unlink_files_timed(&fs.base()?.join("testdir"), "file_", left)?;
+    put_calls(&mut m, "rm_fr", &calls);
+    let t_rmdir = Instant::now();
     std::fs::remove_dir(fs.base()?.join("testdir")).map_err(|e| LabError::step("rmdir testdir", e))?;
+    m.insert("phase.rm_fr.rmdir_us".into(), t_rmdir.elapsed().as_secs_f64() * 1e6);
+    let t_umount = Instant::now();
     fs.unmount()?;
+    m.insert("phase.rm_fr.umount_us".into(), t_umount.elapsed().as_secs_f64() * 1e6);
     m.insert("phase.rm_fr.wall_us".into(), t.elapsed().as_secs_f64() * 1e6);
     tr.mark("end")?;
     let text = tr.finish()?;

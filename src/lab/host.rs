@@ -458,15 +458,24 @@ pub fn create_files(dir: &Path, prefix: &str, n: u64) -> Result<(), LabError> {
 
 /// Unlinks `dir/<prefix>i` for each `i` of `which`.
 pub fn unlink_files(dir: &Path, prefix: &str, which: impl IntoIterator<Item = u64>) -> Result<u64, LabError> {
-    let mut n = 0;
+    Ok(unlink_files_timed(dir, prefix, which)?.len() as u64)
+}
+
+/// Unlinks `dir/<prefix>i` for each `i` of `which`, timing each
+/// `unlink(2)` alone (the path is built before the clock starts): the
+/// wall time of each call, ns, in order.
+pub fn unlink_files_timed(dir: &Path, prefix: &str, which: impl IntoIterator<Item = u64>) -> Result<Vec<u64>, LabError> {
+    let mut ns = Vec::new();
     for i in which {
-        n += 1;
-        if n % 256 == 0 {
+        if (ns.len() + 1) % 256 == 0 {
             check_interrupt()?;
         }
-        fs::remove_file(dir.join(format!("{prefix}{i}"))).map_err(|e| LabError::step(format!("unlink {prefix}{i}"), e))?;
+        let p = dir.join(format!("{prefix}{i}"));
+        let t = std::time::Instant::now();
+        fs::remove_file(&p).map_err(|e| LabError::step(format!("unlink {prefix}{i}"), e))?;
+        ns.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
     }
-    Ok(n)
+    Ok(ns)
 }
 
 fn fs_magic(f: &File) -> Option<i64> {

@@ -10,6 +10,7 @@ pub mod cost;
 mod keys;
 mod params;
 pub mod phases;
+pub mod syscalls;
 
 use std::collections::BTreeMap;
 
@@ -68,6 +69,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
             deleted += 1;
         }
     }
+    let unlink_calls = std::mem::take(&mut fs.unlink_calls);
     let before_sync = fs.delayed.insert_stats();
     let deletes_before_sync = fs.delayed.delete_stats();
     fs.sync();
@@ -79,6 +81,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     if p.rm_rf {
         rm_rf(&mut fs, testdir);
     }
+    let rm_calls = std::mem::take(&mut fs.unlink_calls);
     let s = fs.delayed.delete_stats();
     let ins = fs.delayed.insert_stats();
     let sync_ins = after_sync.since(&before_sync);
@@ -113,6 +116,12 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     put("insert_sync_us", cost.insert_ps(&sync_ins)? as f64 / 1e6);
     let start = Default::default();
     phases::put(&mut m, &cost, [&start, &deletes_before_sync, &before_rm, &s])?;
+    let mut all = unlink_calls.clone();
+    for (d, n) in &rm_calls {
+        *all.entry(*d).or_insert(0) += n;
+    }
+    let unlink_cost = syscalls::UnlinkCost::new(p, machine, cost);
+    phases::put_calls(&mut m, &unlink_cost, [&unlink_calls, &BTreeMap::new(), &rm_calls, &all])?;
     Ok(m)
 }
 

@@ -62,11 +62,11 @@ fn case3_times_fit_the_old_rule_and_predict_the_new() {
         "sequential us {}",
         seq["delete_delayed_us"]
     );
-    // The new-rule time is a prediction: 5420 us against 7328 published
+    // The new-rule time is a prediction: 5419 us against 7328 published
     // (-26%, a known gap in the scenario). Pinned to the model's value.
     let new = run(&case3(BatchStrategy::LeafMatch));
     assert!(
-        (new["delete_delayed_us"] - 5420.3).abs() < 1.0,
+        (new["delete_delayed_us"] - 5418.6).abs() < 1.0,
         "leaf-match us {}",
         new["delete_delayed_us"]
     );
@@ -76,7 +76,7 @@ fn case3_times_fit_the_old_rule_and_predict_the_new() {
         ..case3(BatchStrategy::Sequential)
     });
     assert!(
-        (physical["delete_delayed_us"] - 3703.2).abs() < 1.0,
+        (physical["delete_delayed_us"] - 3687.7).abs() < 1.0,
         "{}",
         physical["delete_delayed_us"]
     );

@@ -5,7 +5,8 @@
 //! `accounting` (the kernel's delayed-item count unlink by unlink),
 //! `case3` (the case-3 script's exact counts, eviction, parameter
 //! validation, deep trees), `insert` (issue 16's script), `hostile`
-//! (conflicting keys, cost overflow, the memory estimate).
+//! (conflicting keys, cost overflow, the memory estimate), `syscall` (an
+//! unlink's own tree work and its price).
 
 mod accounting;
 mod case3;
@@ -13,4 +14,5 @@ mod ctree_props;
 mod delayed_props;
 mod hostile;
 mod insert;
+mod syscall;
 mod window;

@@ -43,6 +43,12 @@ pub const INODE_REF_KEY: u8 = 12;
 pub const DIR_ITEM_KEY: u8 = 84;
 /// Key type `BTRFS_DIR_INDEX_KEY` (offset = directory sequence number).
 pub const DIR_INDEX_KEY: u8 = 96;
+/// `BTRFS_ORPHAN_ITEM_KEY`: an orphan item (key `(BTRFS_ORPHAN_OBJECTID,
+/// ORPHAN_ITEM, inode)`, no data), kept while an unlinked inode is evicted.
+pub const ORPHAN_ITEM_KEY: u8 = 48;
+/// `BTRFS_ORPHAN_OBJECTID` (-5 as a u64): the orphan items sort after
+/// every inode's items, in the tree's last leaf.
+pub const ORPHAN_OBJECTID: u64 = (-5i64) as u64;
 
 /// A btrfs key. Field order gives the btrfs order: objectid, then type,
 /// then offset (`btrfs_comp_cpu_keys`). Packed, as `struct btrfs_disk_key`
@@ -91,7 +97,7 @@ impl Geometry {
 
 /// What the tree touched, cumulative since it was built. Take a copy before
 /// and after an operation and subtract to attribute counts to it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TreeStats {
     /// `btrfs_search_slot` calls (root-to-leaf descents).
     pub searches: u64,
@@ -139,6 +145,42 @@ pub struct TreeStats {
 }
 
 impl TreeStats {
+    /// Field-wise sum `self + more`.
+    pub fn plus(&self, more: &TreeStats) -> TreeStats {
+        let mut sum = *self;
+        for (a, b) in sum.fields_mut().into_iter().zip(more.fields()) {
+            *a += b;
+        }
+        sum
+    }
+
+    fn fields(&self) -> [u64; 17] {
+        let mut s = *self;
+        s.fields_mut().map(|f| *f)
+    }
+
+    fn fields_mut(&mut self) -> [&mut u64; 17] {
+        [
+            &mut self.searches,
+            &mut self.node_visits,
+            &mut self.leaf_visits,
+            &mut self.key_compares,
+            &mut self.cow_blocks,
+            &mut self.del_items_calls,
+            &mut self.items_deleted,
+            &mut self.items_shifted,
+            &mut self.bytes_moved,
+            &mut self.leaf_splits,
+            &mut self.leaf_pushes,
+            &mut self.sibling_reads,
+            &mut self.items_pushed,
+            &mut self.push_offsets,
+            &mut self.leaves_freed,
+            &mut self.node_splits,
+            &mut self.node_balances,
+        ]
+    }
+
     /// Field-wise difference `self - earlier`.
     pub fn since(&self, earlier: &TreeStats) -> TreeStats {
         TreeStats {
@@ -331,16 +373,21 @@ impl Tree {
         true
     }
 
-    /// Shrinks an existing item by `by` bytes (`btrfs_truncate_item`).
-    pub fn truncate_item(&mut self, key: &Key, by: u32) -> bool {
-        let (found, path) = self.search_slot(key, SearchMode::Lookup);
+    /// Removes `by` bytes of an item, or the whole item when that is all
+    /// of it, after one delete search: `btrfs_lookup_dir_item(.., -1)` then
+    /// `btrfs_delete_one_dir_name` (`btrfs_truncate_item` of one name out
+    /// of a dir item holding several, else `btrfs_del_item`). Returns
+    /// false if the key is absent.
+    pub fn delete_or_truncate_item(&mut self, key: &Key, by: u32) -> bool {
+        let (found, mut path) = self.search_slot(key, SearchMode::Delete);
         if !found {
             return false;
         }
         let (leaf, slot) = (path.nodes[0], path.slots[0]);
         let item = &mut self.blocks[leaf].items_mut()[slot];
         if item.data_size <= by {
-            return false;
+            self.del_items(&mut path, slot, 1);
+            return true;
         }
         item.data_size -= by;
         self.count_move_after(leaf, slot);
@@ -392,12 +439,14 @@ impl Tree {
 
     /// One step of `btrfs_truncate_inode_items`: a delete search for the
     /// first item of `objectid` and one `btrfs_del_items` for the run of its
-    /// items in that leaf. Returns how many were deleted (0 = none left).
-    pub fn delete_objectid_run(&mut self, objectid: u64) -> usize {
+    /// items in that leaf. Returns how many were deleted (0 = none left)
+    /// and whether the run reached the end of its leaf (so more of the
+    /// inode's items may sit in the next one).
+    pub fn delete_objectid_run(&mut self, objectid: u64) -> (usize, bool) {
         let (_, mut path) = self.search_slot(&Key::new(objectid, 0, 0), SearchMode::Delete);
         if path.slots[0] >= self.blocks[path.nodes[0]].nritems() {
             let Some(next) = self.next_leaf_key(&path) else {
-                return 0;
+                return (0, false);
             };
             path = self.search_slot(&next, SearchMode::Delete).1;
         }
@@ -409,10 +458,11 @@ impl Tree {
             .iter()
             .take_while(|i| i.key.objectid == objectid)
             .count();
+        let to_end = slot + n == items.len();
         if n > 0 {
             self.del_items(&mut path, slot, n);
         }
-        n
+        (n, to_end)
     }
 
     /// Deletes the first item of `objectid` with type `item_type` (one

@@ -29,13 +29,23 @@
 //!   the directory's inode (`btrfs_dirty_inode`, which also balances).
 //! - sync / umount: `btrfs_commit_transaction` runs every delayed node.
 //!
-//! Not modelled: orphan items (`btrfs_orphan_add` / `_del`, at the far end
-//! of the key space), the free-space and extent trees, xattrs.
+//! - orphan items: `btrfs_unlink` (and `btrfs_rmdir`) adds the inode's
+//!   orphan item (`btrfs_orphan_add`, at the far end of the key space)
+//!   once its last link is gone, and the eviction deletes it after the
+//!   truncate (`btrfs_orphan_del`).
+//!
+//! Each `unlink(2)`'s own tree work (its searches and item edits, not the
+//! flush worker's batches that its balance checks run here and the
+//! kernel runs on another CPU) is kept per call ([`Fs::unlink_calls`]), so
+//! the syscall's time can be priced.
+//!
+//! Not modelled: the free-space and extent trees, xattrs.
 
 use std::collections::BTreeMap;
 
 use crate::kernel::btrfs::ctree::{
-    DIR_ITEM_KEY, DIR_ITEM_SIZE, INODE_ITEM_KEY, INODE_ITEM_SIZE, INODE_REF_KEY, INODE_REF_SIZE, Item, Key, Tree,
+    DIR_ITEM_KEY, DIR_ITEM_SIZE, INODE_ITEM_KEY, INODE_ITEM_SIZE, INODE_REF_KEY, INODE_REF_SIZE, Item, Key, ORPHAN_ITEM_KEY,
+    ORPHAN_OBJECTID, Tree, TreeStats,
 };
 use crate::kernel::btrfs::delayed::{BalanceCheck, DelayedRoot, Rules, Thresholds};
 use crate::kernel::btrfs::dirname::DirName;
@@ -72,6 +82,13 @@ pub struct Fs {
     pub killed_at_evict: u64,
     /// The balance check at the end of the last unlink or rmdir.
     pub last_unlink_check: BalanceCheck,
+    /// The `unlink(2)` calls of regular files so far, by their own tree
+    /// work (searches, item edits, copies on write; not the flush
+    /// worker's): how many calls did exactly that. The caller takes it
+    /// per phase.
+    pub unlink_calls: BTreeMap<TreeStats, u64>,
+    /// The running syscall's own tree work so far.
+    call: TreeStats,
     next_ino: u64,
     deferred_evictions: Vec<u64>,
 }
@@ -117,6 +134,8 @@ impl Fs {
             evict_kills_pending: true,
             killed_at_evict: 0,
             last_unlink_check: BalanceCheck::default(),
+            unlink_calls: BTreeMap::new(),
+            call: TreeStats::default(),
             next_ino: ROOT_DIR_INO + 1,
             deferred_evictions: Vec::new(),
         }
@@ -173,11 +192,22 @@ impl Fs {
     /// unlink of a regular file, then its eviction. False if absent or the
     /// name is a non-empty directory.
     pub fn unlink(&mut self, parent: u64, name: &[u8]) -> bool {
+        self.call = TreeStats::default();
         let Some(ino) = self.unlink_entry(parent, name) else {
             return false;
         };
         self.evict(ino);
+        *self.unlink_calls.entry(self.call).or_insert(0) += 1;
         true
+    }
+
+    /// Runs `f` as the syscall thread's own tree work: its tree counts go
+    /// to the running call's.
+    fn own<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        let before = self.tree.stats();
+        let r = f(self);
+        self.call = self.call.plus(&self.tree.stats().since(&before));
+        r
     }
 
     /// rmdir of an empty directory, then its eviction.
@@ -216,9 +246,10 @@ impl Fs {
         let (ino, index) = self.dirs.get_mut(&parent)?.entries.remove(name)?;
         let len = name.len() as u32;
         let key = Key::new(parent, DIR_ITEM_KEY, name_hash(name));
-        if !self.tree.truncate_item(&key, DIR_ITEM_SIZE + len) {
-            self.tree.delete_item(&key);
-        }
+        self.own(|fs| {
+            fs.tree.delete_or_truncate_item(&key, DIR_ITEM_SIZE + len);
+            fs.tree.insert_items(&[Item::new(orphan_key(ino), 0)]);
+        });
         self.delayed.delete_inode_ref(ino);
         self.delayed.delete_dir_index(parent, index);
         self.delayed.update_inode(parent);
@@ -235,7 +266,7 @@ impl Fs {
     /// truncated now; otherwise an inode that still has pending dir-index
     /// work is truncated after the next commit has run it.
     fn evict(&mut self, ino: u64) {
-        self.delayed.commit_delayed_inode(&mut self.tree, ino);
+        self.own(|fs| fs.delayed.commit_delayed_inode(&mut fs.tree, ino));
         self.delayed.balance(&mut self.tree);
         if self.evict_kills_pending {
             self.killed_at_evict += self.delayed.kill_inode_items(ino) as u64;
@@ -244,15 +275,22 @@ impl Fs {
             self.deferred_evictions.push(ino);
             return;
         }
-        self.truncate_inode_items(ino);
+        self.own(|fs| fs.truncate_inode_items(ino));
         self.delayed.balance(&mut self.tree);
     }
 
-    /// `btrfs_truncate_inode_items` to size 0: every item of the inode, one
-    /// delete search and one `del_items` per leaf.
+    /// `btrfs_truncate_inode_items` to size 0 (every item of the inode:
+    /// one delete search and one `del_items` per leaf, a new search only
+    /// when the run reached its leaf's end), then `btrfs_orphan_del`.
     fn truncate_inode_items(&mut self, ino: u64) {
-        while self.tree.delete_objectid_run(ino) > 0 {}
+        while let (1.., true) = self.tree.delete_objectid_run(ino) {}
+        self.tree.delete_item(&orphan_key(ino));
     }
+}
+
+/// The key of `ino`'s orphan item.
+fn orphan_key(ino: u64) -> Key {
+    Key::new(ORPHAN_OBJECTID, ORPHAN_ITEM_KEY, ino)
 }
 
 /// `rm -fr testdir`: unlink the entries in readdir (dir index) order, rmdir

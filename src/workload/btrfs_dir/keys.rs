@@ -95,4 +95,10 @@ pub const PARAMS: &[ParamSpec] = &[
         "true, false",
         "the lab's btrfs_tree_lock tracepoints are on: one trace event per block visited",
     ),
+    p(
+        "btrfs_dir.reservation_tracepoints",
+        "true or false",
+        "true, false",
+        "the lab's btrfs_space_reservation tracepoint is on (delayed_item with stacks): prices the unlink syscalls' events",
+    ),
 ];

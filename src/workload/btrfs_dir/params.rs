@@ -62,6 +62,13 @@ pub struct BtrfsDirParams {
     /// visits (`fsmeta lab btrfs-delayed` enables them to time batches).
     /// Default false.
     pub lock_tracepoints: bool,
+    /// Whether the lab's `btrfs_space_reservation` tracepoint is enabled
+    /// (filtered to `delayed_item` reservations, which record their
+    /// stack): every reservation event costs the syscalls a trace event,
+    /// and the dir-index deletion's reserve a stack
+    /// ([`crate::kernel::btrfs::syscall`]). It prices the syscalls only;
+    /// the batches' windows end at their release event. Default false.
+    pub reservation_tracepoints: bool,
 }
 
 /// How `batch_overhead_ns` was fitted: with it set to 0, the case-3
@@ -131,6 +138,7 @@ impl Default for BtrfsDirParams {
             batch_overhead_ns: 5900.0,
             work_scale: 1.0,
             lock_tracepoints: false,
+            reservation_tracepoints: false,
         }
     }
 }

@@ -11,7 +11,9 @@
 use std::collections::BTreeMap;
 
 use super::cost::DelayedCost;
+use super::syscalls::UnlinkCost;
 use crate::kernel::ModelError;
+use crate::kernel::btrfs::ctree::TreeStats;
 use crate::kernel::btrfs::delayed::DeleteRunStats;
 use crate::workload::{MetricSpec, StepAxis, StepScale};
 
@@ -27,7 +29,7 @@ pub const PHASES: [(&str, &str); 4] = [
 ];
 
 /// The values reported per phase: (name, unit, meaning).
-const VALUES: [(&str, &str, &str); 9] = [
+const VALUES: [(&str, &str, &str); 11] = [
     ("batches", "count", "btrfs_del_items calls of the delayed deletions"),
     ("flushes", "count", "calls of btrfs_delete_delayed_items that found deletions"),
     ("batches_per_flush", "count", "batches per flush (0 without flushes)"),
@@ -53,6 +55,12 @@ const VALUES: [(&str, &str, &str); 9] = [
         "count",
         "pushes of items into a sibling leaf by the batches' thin-leaf merges",
     ),
+    (
+        "unlink_us",
+        "us",
+        "the median unlink(2) of a file, the syscall thread's own time (0 without unlinks)",
+    ),
+    ("unlinks_us", "us", "the unlink(2) calls' own time summed"),
 ];
 
 /// The phase axis.
@@ -87,6 +95,18 @@ fn since(later: &DeleteRunStats, earlier: &DeleteRunStats) -> DeleteRunStats {
         items_pushed: later.items_pushed - earlier.items_pushed,
         push_offsets: later.push_offsets - earlier.push_offsets,
     }
+}
+
+/// Puts each phase's `unlink(2)` times into `m`: `calls` are the unlink
+/// phase's, the sync's (none), `rm -fr`'s and the whole script's.
+pub fn put_calls(m: &mut BTreeMap<String, f64>, cost: &UnlinkCost, calls: [&BTreeMap<TreeStats, u64>; 4]) -> Result<(), ModelError> {
+    let axis = axis();
+    for ((key, _), c) in PHASES.iter().zip(calls) {
+        let (median, sum) = cost.phase_us(c)?.unwrap_or((0.0, 0.0));
+        m.insert(axis.metric(key, "unlink_us"), median);
+        m.insert(axis.metric(key, "unlinks_us"), sum);
+    }
+    Ok(())
 }
 
 /// Puts the phase metrics into `m`: `marks` are the deletion counts at

@@ -1,0 +1,135 @@
+//! Time of the syscall thread's `unlink(2)` calls: each call's own tree
+//! work as the tree model counted it ([`Fs::unlink_calls`]: searches,
+//! probes, item edits, copies on write), priced with the delayed-item
+//! functions' line prices ([`super::cost`]), plus the counted work around
+//! it: the VFS walk and `do_unlinkat` ([`crate::kernel::vfs`]), btrfs's
+//! handles, delayed items, orphan item and eviction
+//! ([`crate::kernel::btrfs::syscall`]) and, when the lab traces them, the
+//! tracepoints it fires. The flush worker's batches are not in it: the
+//! balance checks only queue them, and the kernel runs them on another
+//! CPU.
+//!
+//! [`Fs::unlink_calls`]: crate::kernel::btrfs::fs::Fs::unlink_calls
+
+use std::collections::BTreeMap;
+
+use super::cost::{
+    BLOCK_VISIT, COW_ALLOC, DEL_ITEMS, DelayedCost, ITEM_SHIFT, KEY_COMPARE, LEAF_FREE, Lines, MOVE_LINE, PUSH_FIXED, PUSH_ITEM,
+    SIBLING_LOCK, TRACE_EVENT,
+};
+use super::params::BtrfsDirParams;
+use crate::kernel::btrfs::ctree::TreeStats;
+use crate::kernel::btrfs::syscall;
+use crate::kernel::tracing::{TRACE_EVENT_LOADS, stack_trace};
+use crate::kernel::vfs;
+use crate::kernel::work::{Tally, Work};
+use crate::kernel::{ModelError, btrfs};
+use crate::machine::MachineProfile;
+
+/// The root's lock traded at the start of a search that copies on write
+/// (`btrfs_search_slot_get_root`: the root read-locked to learn its level,
+/// `btrfs_tree_read_unlock` and `free_extent_buffer` when the level is at
+/// or below `write_lock_level`, then `btrfs_lock_root_node`): the read
+/// lock and unlock (2 atomics), the reference (1), the level test: about
+/// 20 loads. With the lab's lock tracepoints the read lock fires one
+/// event more than the blocks visited.
+pub const ROOT_TRADE: Lines = Lines {
+    hits: 20,
+    xfers: 0,
+    misses: 0,
+    atomics: 3,
+    iterated: false,
+};
+
+/// The price list of one `unlink(2)`, ps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnlinkCost {
+    tree: DelayedCost,
+    /// Everything but the tree work, ps.
+    own_ps: u64,
+    /// The tracepoints a copy on write fires besides its lock's, ps.
+    cow_events_ps: u64,
+}
+
+impl UnlinkCost {
+    /// The price list of `p`'s unlinks on `machine`, the tree work priced
+    /// by `tree`.
+    pub fn new(p: &BtrfsDirParams, machine: &MachineProfile, tree: DelayedCost) -> Self {
+        let mut t = Tally::default();
+        t.add(vfs::SYSCALL, 1.0)
+            .add(vfs::GETNAME, 1.0)
+            .add(vfs::LAB_PREFIX_WALK, 1.0)
+            .add(vfs::UNLINK_VFS, 1.0)
+            .add_tally(&syscall::unlink_own(), 1.0);
+        let mut cow = Tally::default();
+        if p.reservation_tracepoints {
+            let event = Work::straight(TRACE_EVENT_LOADS, 0.0);
+            t.add(event, btrfs::syscall::UNLINK_RESERVATION_EVENTS)
+                .add_tally(&stack_trace(), btrfs::syscall::UNLINK_STACKED_EVENTS);
+            cow.add(event, btrfs::syscall::COW_RESERVATION_EVENTS);
+        }
+        UnlinkCost {
+            tree,
+            own_ps: crate::machine::ns_to_ps(t.ns(machine, p.work_scale)),
+            cow_events_ps: crate::machine::ns_to_ps(cow.ns(machine, p.work_scale)),
+        }
+    }
+
+    /// One call whose own tree work counted `d`, ps.
+    pub fn call_ps(&self, d: &TreeStats) -> Result<u64, ModelError> {
+        let p = &self.tree.prices;
+        let trace = if self.tree.lock_tracepoints { TRACE_EVENT.price(p) } else { 0 };
+        let copy = u64::from(self.tree.nodesize / 64) * MOVE_LINE.price(p);
+        let terms = [
+            (d.node_visits + d.leaf_visits, BLOCK_VISIT.price(p) + trace),
+            (d.searches, ROOT_TRADE.price(p) + trace),
+            (d.key_compares, KEY_COMPARE.price(p)),
+            (d.bytes_moved.div_ceil(64), MOVE_LINE.price(p)),
+            (d.cow_blocks, copy + COW_ALLOC.price(p) + self.cow_events_ps),
+            (d.leaves_freed, LEAF_FREE.price(p)),
+            (d.del_items_calls, DEL_ITEMS.price(p)),
+            (d.items_shifted + d.push_offsets, ITEM_SHIFT.price(p)),
+            (d.sibling_reads, SIBLING_LOCK.price(p) + trace),
+            (d.leaf_pushes, PUSH_FIXED.price(p)),
+            (d.items_pushed, PUSH_ITEM.price(p)),
+            (1, self.own_ps),
+        ];
+        let what = "btrfs_dir: time of an unlink call in ps";
+        let sum = terms.iter().try_fold(0u64, |sum, &(c, u)| {
+            c.checked_mul(u).and_then(|t| sum.checked_add(t)).ok_or(ModelError::Overflow(what))
+        })?;
+        Ok(sum)
+    }
+
+    /// The median call and the calls' sum of a phase, us; `None` without
+    /// calls. The median of an even count is the mean of the middle two,
+    /// as the lab takes it.
+    pub fn phase_us(&self, calls: &BTreeMap<TreeStats, u64>) -> Result<Option<(f64, f64)>, ModelError> {
+        let mut priced: Vec<(u64, u64)> = Vec::with_capacity(calls.len());
+        for (d, &n) in calls {
+            priced.push((self.call_ps(d)?, n));
+        }
+        priced.sort_unstable();
+        let count: u64 = priced.iter().map(|&(_, n)| n).sum();
+        if count == 0 {
+            return Ok(None);
+        }
+        let nth = |k: u64| {
+            let mut seen = 0;
+            priced
+                .iter()
+                .find(|&&(_, n)| {
+                    seen += n;
+                    seen > k
+                })
+                .map_or(0, |&(ps, _)| ps)
+        };
+        let median = if count % 2 == 1 {
+            nth(count / 2) as f64
+        } else {
+            (nth(count / 2 - 1) as f64 + nth(count / 2) as f64) / 2.0
+        };
+        let sum: f64 = priced.iter().map(|&(ps, n)| ps as f64 * n as f64).sum();
+        Ok(Some((median / 1e6, sum / 1e6)))
+    }
+}

@@ -1,0 +1,141 @@
+//! The syscall thread's own work in `unlink(2)`: the tree work the model
+//! keeps per call (`Fs::unlink_calls`), against a hand count of
+//! `btrfs_unlink` + `btrfs_evict_inode` (6.x), and its pricing
+//! (`UnlinkCost`).
+
+use std::collections::BTreeMap;
+
+use fsmeta::kernel::btrfs::ctree::{Key, ORPHAN_ITEM_KEY, ORPHAN_OBJECTID, TreeStats};
+use fsmeta::kernel::btrfs::delayed::{Rules, Thresholds};
+use fsmeta::kernel::btrfs::fs::{Fs, ROOT_DIR_INO};
+use fsmeta::workload::btrfs_dir::syscalls::{ROOT_TRADE, UnlinkCost};
+use fsmeta::workload::btrfs_dir::{BtrfsDirParams, delayed_cost};
+
+/// A filesystem with `n` files in testdir, all committed (as after the
+/// lab's creates and a sync), and testdir's inode.
+fn committed(n: u64) -> (Fs, u64) {
+    let mut fs = Fs::new(16384, Thresholds::default(), Rules::default());
+    let dir = fs.mkdir(ROOT_DIR_INO, b"testdir").expect("mkdir");
+    for i in 1..=n {
+        fs.create(dir, format!("file_{i}").as_bytes());
+    }
+    fs.sync();
+    (fs, dir)
+}
+
+#[test]
+fn an_unlink_makes_the_kernels_five_searches_and_four_deletions() {
+    // btrfs_unlink: the DIR_ITEM (btrfs_lookup_dir_item, -1, then
+    // btrfs_delete_one_dir_name) and the orphan item's insert; eviction:
+    // the inode item's write-back with its INODE_REF's deletion, the
+    // truncate of the inode item (one search: its items end before the
+    // leaf does) and the orphan item's deletion. The dir index and the
+    // INODE_REF are delayed; the worker's batches are not the call's.
+    let (mut fs, dir) = committed(20);
+    assert!(fs.unlink(dir, b"file_7"));
+    let calls: Vec<(TreeStats, u64)> = fs.unlink_calls.iter().map(|(d, n)| (*d, *n)).collect();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    let (d, n) = calls[0];
+    assert_eq!(n, 1);
+    assert_eq!(d.searches, 5, "{d:?}");
+    assert_eq!(d.del_items_calls, 4, "{d:?}");
+    assert_eq!(d.items_deleted, 4, "{d:?}");
+    // A one-leaf tree: one block per search.
+    assert_eq!((d.node_visits, d.leaf_visits), (0, 5), "{d:?}");
+    // The first touch of the committed leaf copies it once.
+    assert_eq!(d.cow_blocks, 1, "{d:?}");
+    // The orphan item is gone again.
+    assert_eq!(fs.tree.lookup(&Key::new(ORPHAN_OBJECTID, ORPHAN_ITEM_KEY, 264)), None);
+}
+
+#[test]
+fn calls_with_the_same_work_are_counted_together() {
+    let (mut fs, dir) = committed(20);
+    for i in [3, 5, 9] {
+        assert!(fs.unlink(dir, format!("file_{i}").as_bytes()));
+    }
+    let total: u64 = fs.unlink_calls.values().sum();
+    assert_eq!(total, 3);
+    // Only the first copies the leaf on write.
+    let cows: u64 = fs.unlink_calls.iter().map(|(d, n)| d.cow_blocks * n).sum();
+    assert_eq!(cows, 1);
+    // A missing name is no call.
+    assert!(!fs.unlink(dir, b"file_3"));
+    assert_eq!(fs.unlink_calls.values().sum::<u64>(), 3);
+}
+
+fn cost(reservation_tracepoints: bool) -> UnlinkCost {
+    let p = BtrfsDirParams {
+        lock_tracepoints: true,
+        reservation_tracepoints,
+        work_scale: 2.0,
+        ..Default::default()
+    };
+    let machine = fsmeta::machine::find_builtin("icelake-2s").expect("built-in profile");
+    UnlinkCost::new(&p, &machine, delayed_cost(&p, &machine))
+}
+
+#[test]
+fn a_search_more_costs_its_root_trade_and_lock_event() {
+    let c = cost(false);
+    let p = delayed_cost(
+        &BtrfsDirParams {
+            lock_tracepoints: true,
+            work_scale: 2.0,
+            ..Default::default()
+        },
+        &fsmeta::machine::find_builtin("icelake-2s").expect("profile"),
+    );
+    let one = TreeStats {
+        searches: 1,
+        ..Default::default()
+    };
+    let two = TreeStats { searches: 2, ..one };
+    let trade = ROOT_TRADE.price(&p.prices);
+    let event = fsmeta::workload::btrfs_dir::cost::TRACE_EVENT.price(&p.prices);
+    assert!(trade > 0 && event > 0);
+    assert_eq!(c.call_ps(&two).unwrap() - c.call_ps(&one).unwrap(), trade + event);
+}
+
+#[test]
+fn the_reservation_tracepoints_cost_18_events_and_a_stack() {
+    // 18 btrfs_space_reservation events per unlink and eviction, one of
+    // them (the delayed_item reserve) with its stack: with the key on, a
+    // call costs that much more, and the key is not ignored.
+    let d = TreeStats::default();
+    let (off, on) = (cost(false).call_ps(&d).unwrap(), cost(true).call_ps(&d).unwrap());
+    let m = fsmeta::machine::find_builtin("icelake-2s").expect("profile");
+    let event_ns = fsmeta::kernel::tracing::TRACE_EVENT_LOADS * m.hit_ns * 2.0;
+    let stack_ns = fsmeta::kernel::tracing::stack_trace().ns(&m, 2.0);
+    let expect_ns = 18.0 * event_ns + stack_ns;
+    let got_ns = (on - off) as f64 / 1e3;
+    assert!((got_ns - expect_ns).abs() < 0.01, "{got_ns} vs {expect_ns}");
+    // A copy on write adds its two reservation events too.
+    let cow = TreeStats {
+        cow_blocks: 1,
+        ..Default::default()
+    };
+    let cow_extra = |c: &UnlinkCost| c.call_ps(&cow).unwrap() - c.call_ps(&d).unwrap();
+    let diff = (cow_extra(&cost(true)) - cow_extra(&cost(false))) as f64 / 1e3;
+    assert!((diff - 2.0 * event_ns).abs() < 0.01, "{diff}");
+}
+
+#[test]
+fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
+    let c = cost(false);
+    let a = TreeStats::default();
+    let b = TreeStats {
+        searches: 3,
+        ..Default::default()
+    };
+    let (pa, pb) = (c.call_ps(&a).unwrap() as f64 / 1e6, c.call_ps(&b).unwrap() as f64 / 1e6);
+    assert!(pb > pa);
+    let odd = BTreeMap::from([(a, 1), (b, 2)]);
+    let (median, sum) = c.phase_us(&odd).unwrap().expect("calls");
+    assert!((median - pb).abs() < 1e-9);
+    assert!((sum - (pa + 2.0 * pb)).abs() < 1e-6);
+    let even = BTreeMap::from([(a, 1), (b, 1)]);
+    let (median, _) = c.phase_us(&even).unwrap().expect("calls");
+    assert!((median - (pa + pb) / 2.0).abs() < 1e-9);
+    assert_eq!(c.phase_us(&BTreeMap::new()).unwrap(), None);
+}
