@@ -103,6 +103,11 @@ impl LatencyHistogram {
         }
     }
 
+    /// Exact sum of the samples.
+    pub fn sum(&self) -> u128 {
+        self.sum
+    }
+
     /// Exact maximum.
     pub fn max(&self) -> u64 {
         self.max

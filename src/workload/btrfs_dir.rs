@@ -18,6 +18,7 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
 use crate::engine::Metrics;
+use crate::engine::histogram::LatencyHistogram;
 use crate::engine::rng::RunKey;
 use crate::kernel::ModelError;
 use crate::kernel::btrfs::fs::{Fs, ROOT_DIR_INO, dir_index_leaf_count, rm_rf};
@@ -58,6 +59,8 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     for i in 1..=p.files {
         fs.create(testdir, &p.file_name(i));
     }
+    let unlink_cost = syscalls::UnlinkCost::new(p, machine, cost);
+    let (mut unlink_calls, mut rm_calls, mut all_calls) = (LatencyHistogram::new(), LatencyHistogram::new(), LatencyHistogram::new());
     let mut deleted = 0u64;
     let pattern = p.delete_pattern();
     for i in 1..=p.files {
@@ -67,9 +70,11 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
         };
         if hit && fs.unlink(testdir, &p.file_name(i)) {
             deleted += 1;
+            let ps = unlink_cost.call_ps(&fs.last_unlink)?;
+            unlink_calls.record(ps);
+            all_calls.record(ps);
         }
     }
-    let unlink_calls = std::mem::take(&mut fs.unlink_calls);
     let before_sync = fs.delayed.insert_stats();
     let deletes_before_sync = fs.delayed.delete_stats();
     fs.sync();
@@ -79,9 +84,16 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     let dir_index_leaves = dir_index_leaf_count(&fs, testdir);
     let before_rm = fs.delayed.delete_stats();
     if p.rm_rf {
-        rm_rf(&mut fs, testdir);
+        let mut priced = Ok(());
+        rm_rf(&mut fs, testdir, &mut |d| match unlink_cost.call_ps(d) {
+            Ok(ps) => {
+                rm_calls.record(ps);
+                all_calls.record(ps);
+            }
+            Err(e) => priced = Err(e),
+        });
+        priced?;
     }
-    let rm_calls = std::mem::take(&mut fs.unlink_calls);
     let s = fs.delayed.delete_stats();
     let ins = fs.delayed.insert_stats();
     let sync_ins = after_sync.since(&before_sync);
@@ -116,12 +128,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     put("insert_sync_us", cost.insert_ps(&sync_ins)? as f64 / 1e6);
     let start = Default::default();
     phases::put(&mut m, &cost, [&start, &deletes_before_sync, &before_rm, &s])?;
-    let mut all = unlink_calls.clone();
-    for (d, n) in &rm_calls {
-        *all.entry(*d).or_insert(0) += n;
-    }
-    let unlink_cost = syscalls::UnlinkCost::new(p, machine, cost);
-    phases::put_calls(&mut m, &unlink_cost, [&unlink_calls, &BTreeMap::new(), &rm_calls, &all])?;
+    phases::put_calls(&mut m, [&unlink_calls, &LatencyHistogram::new(), &rm_calls, &all_calls]);
     Ok(m)
 }
 

@@ -1,14 +1,13 @@
 //! The syscall thread's own work in `unlink(2)`: the tree work the model
-//! keeps per call (`Fs::unlink_calls`), against a hand count of
+//! keeps for the last call (`Fs::last_unlink`), against a hand count of
 //! `btrfs_unlink` + `btrfs_evict_inode` (6.x), and its pricing
 //! (`UnlinkCost`).
 
-use std::collections::BTreeMap;
-
+use fsmeta::engine::histogram::LatencyHistogram;
 use fsmeta::kernel::btrfs::ctree::{Key, ORPHAN_ITEM_KEY, ORPHAN_OBJECTID, TreeStats};
 use fsmeta::kernel::btrfs::delayed::{Rules, Thresholds};
-use fsmeta::kernel::btrfs::fs::{Fs, ROOT_DIR_INO};
-use fsmeta::workload::btrfs_dir::syscalls::{ROOT_TRADE, UnlinkCost};
+use fsmeta::kernel::btrfs::fs::{Fs, ROOT_DIR_INO, rm_rf};
+use fsmeta::workload::btrfs_dir::syscalls::{ROOT_TRADE, UnlinkCost, phase_us};
 use fsmeta::workload::btrfs_dir::{BtrfsDirParams, delayed_cost};
 
 /// A filesystem with `n` files in testdir, all committed (as after the
@@ -33,10 +32,7 @@ fn an_unlink_makes_the_kernels_five_searches_and_four_deletions() {
     // INODE_REF are delayed; the worker's batches are not the call's.
     let (mut fs, dir) = committed(20);
     assert!(fs.unlink(dir, b"file_7"));
-    let calls: Vec<(TreeStats, u64)> = fs.unlink_calls.iter().map(|(d, n)| (*d, *n)).collect();
-    assert_eq!(calls.len(), 1, "{calls:?}");
-    let (d, n) = calls[0];
-    assert_eq!(n, 1);
+    let d = fs.last_unlink;
     assert_eq!(d.searches, 5, "{d:?}");
     assert_eq!(d.del_items_calls, 4, "{d:?}");
     assert_eq!(d.items_deleted, 4, "{d:?}");
@@ -46,22 +42,18 @@ fn an_unlink_makes_the_kernels_five_searches_and_four_deletions() {
     assert_eq!(d.cow_blocks, 1, "{d:?}");
     // The orphan item is gone again.
     assert_eq!(fs.tree.lookup(&Key::new(ORPHAN_OBJECTID, ORPHAN_ITEM_KEY, 264)), None);
+    // The next unlink finds the leaf copied already.
+    assert!(fs.unlink(dir, b"file_9"));
+    assert_eq!((fs.last_unlink.searches, fs.last_unlink.cow_blocks), (5, 0));
 }
 
 #[test]
-fn calls_with_the_same_work_are_counted_together() {
+fn rm_rf_hands_over_each_unlink() {
     let (mut fs, dir) = committed(20);
-    for i in [3, 5, 9] {
-        assert!(fs.unlink(dir, format!("file_{i}").as_bytes()));
-    }
-    let total: u64 = fs.unlink_calls.values().sum();
-    assert_eq!(total, 3);
-    // Only the first copies the leaf on write.
-    let cows: u64 = fs.unlink_calls.iter().map(|(d, n)| d.cow_blocks * n).sum();
-    assert_eq!(cows, 1);
-    // A missing name is no call.
-    assert!(!fs.unlink(dir, b"file_3"));
-    assert_eq!(fs.unlink_calls.values().sum::<u64>(), 3);
+    let mut calls = Vec::new();
+    rm_rf(&mut fs, dir, &mut |d| calls.push(*d));
+    assert_eq!(calls.len(), 20);
+    assert!(calls.iter().all(|d| d.searches >= 5), "{calls:?}");
 }
 
 fn cost(reservation_tracepoints: bool) -> UnlinkCost {
@@ -121,21 +113,22 @@ fn the_reservation_tracepoints_cost_18_events_and_a_stack() {
 }
 
 #[test]
-fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
+fn a_phase_gives_its_median_call_and_the_exact_sum() {
     let c = cost(false);
     let a = TreeStats::default();
     let b = TreeStats {
         searches: 3,
         ..Default::default()
     };
-    let (pa, pb) = (c.call_ps(&a).unwrap() as f64 / 1e6, c.call_ps(&b).unwrap() as f64 / 1e6);
+    let (pa, pb) = (c.call_ps(&a).unwrap(), c.call_ps(&b).unwrap());
     assert!(pb > pa);
-    let odd = BTreeMap::from([(a, 1), (b, 2)]);
-    let (median, sum) = c.phase_us(&odd).unwrap().expect("calls");
-    assert!((median - pb).abs() < 1e-9);
-    assert!((sum - (pa + 2.0 * pb)).abs() < 1e-6);
-    let even = BTreeMap::from([(a, 1), (b, 1)]);
-    let (median, _) = c.phase_us(&even).unwrap().expect("calls");
-    assert!((median - (pa + pb) / 2.0).abs() < 1e-9);
-    assert_eq!(c.phase_us(&BTreeMap::new()).unwrap(), None);
+    let mut h = LatencyHistogram::new();
+    for ps in [pa, pb, pb] {
+        h.record(ps);
+    }
+    let (median, sum) = phase_us(&h);
+    let pb_us = pb as f64 / 1e6;
+    assert!((median - pb_us).abs() <= pb_us / 128.0, "{median} vs {pb_us}");
+    assert!((sum - (pa + 2 * pb) as f64 / 1e6).abs() < 1e-9);
+    assert_eq!(phase_us(&LatencyHistogram::new()), (0.0, 0.0));
 }

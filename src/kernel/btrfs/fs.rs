@@ -36,8 +36,8 @@
 //!
 //! Each `unlink(2)`'s own tree work (its searches and item edits, not the
 //! flush worker's batches that its balance checks run here and the
-//! kernel runs on another CPU) is kept per call ([`Fs::unlink_calls`]), so
-//! the syscall's time can be priced.
+//! kernel runs on another CPU) is kept for the last call
+//! ([`Fs::last_unlink`]), so the caller can price each call.
 //!
 //! Not modelled: the free-space and extent trees, xattrs.
 
@@ -82,11 +82,9 @@ pub struct Fs {
     pub killed_at_evict: u64,
     /// The balance check at the end of the last unlink or rmdir.
     pub last_unlink_check: BalanceCheck,
-    /// The `unlink(2)` calls of regular files so far, by their own tree
-    /// work (searches, item edits, copies on write; not the flush
-    /// worker's): how many calls did exactly that. The caller takes it
-    /// per phase.
-    pub unlink_calls: BTreeMap<TreeStats, u64>,
+    /// The last `unlink(2)` of a regular file: its own tree work
+    /// (searches, item edits, copies on write; not the flush worker's).
+    pub last_unlink: TreeStats,
     /// The running syscall's own tree work so far.
     call: TreeStats,
     next_ino: u64,
@@ -134,7 +132,7 @@ impl Fs {
             evict_kills_pending: true,
             killed_at_evict: 0,
             last_unlink_check: BalanceCheck::default(),
-            unlink_calls: BTreeMap::new(),
+            last_unlink: TreeStats::default(),
             call: TreeStats::default(),
             next_ino: ROOT_DIR_INO + 1,
             deferred_evictions: Vec::new(),
@@ -197,7 +195,7 @@ impl Fs {
             return false;
         };
         self.evict(ino);
-        *self.unlink_calls.entry(self.call).or_insert(0) += 1;
+        self.last_unlink = self.call;
         true
     }
 
@@ -293,14 +291,15 @@ fn orphan_key(ino: u64) -> Key {
     Key::new(ORPHAN_OBJECTID, ORPHAN_ITEM_KEY, ino)
 }
 
-/// `rm -fr testdir`: unlink the entries in readdir (dir index) order, rmdir
-/// the directory, then unmount (a final commit).
+/// `rm -fr testdir`: unlink the entries in readdir (dir index) order (each
+/// unlink's own tree work handed to `on_unlink`), rmdir the directory,
+/// then unmount (a final commit).
 ///
 /// The readdir list is taken a slice of dir indexes at a time (at most 16
 /// slices), so it never holds more than a sixteenth of the names beside the
 /// directory map; the order is the same as one sorted list (indexes are
 /// unique, and the unlinks of a slice only remove that slice's entries).
-pub fn rm_rf(fs: &mut Fs, dir: u64) {
+pub fn rm_rf(fs: &mut Fs, dir: u64, on_unlink: &mut dyn FnMut(&TreeStats)) {
     let Some(d) = fs.dirs.get(&dir) else {
         return;
     };
@@ -321,7 +320,9 @@ pub fn rm_rf(fs: &mut Fs, dir: u64) {
         };
         names.sort();
         for (_, name) in &names {
-            fs.unlink(dir, name.as_bytes());
+            if fs.unlink(dir, name.as_bytes()) {
+                on_unlink(&fs.last_unlink);
+            }
         }
         lo = hi;
     }

@@ -11,9 +11,9 @@
 use std::collections::BTreeMap;
 
 use super::cost::DelayedCost;
-use super::syscalls::UnlinkCost;
+use super::syscalls::phase_us;
+use crate::engine::histogram::LatencyHistogram;
 use crate::kernel::ModelError;
-use crate::kernel::btrfs::ctree::TreeStats;
 use crate::kernel::btrfs::delayed::DeleteRunStats;
 use crate::workload::{MetricSpec, StepAxis, StepScale};
 
@@ -98,15 +98,15 @@ fn since(later: &DeleteRunStats, earlier: &DeleteRunStats) -> DeleteRunStats {
 }
 
 /// Puts each phase's `unlink(2)` times into `m`: `calls` are the unlink
-/// phase's, the sync's (none), `rm -fr`'s and the whole script's.
-pub fn put_calls(m: &mut BTreeMap<String, f64>, cost: &UnlinkCost, calls: [&BTreeMap<TreeStats, u64>; 4]) -> Result<(), ModelError> {
+/// phase's, the sync's (none), `rm -fr`'s and the whole script's, each
+/// call's time in ps.
+pub fn put_calls(m: &mut BTreeMap<String, f64>, calls: [&LatencyHistogram; 4]) {
     let axis = axis();
     for ((key, _), c) in PHASES.iter().zip(calls) {
-        let (median, sum) = cost.phase_us(c)?.unwrap_or((0.0, 0.0));
+        let (median, sum) = phase_us(c);
         m.insert(axis.metric(key, "unlink_us"), median);
         m.insert(axis.metric(key, "unlinks_us"), sum);
     }
-    Ok(())
 }
 
 /// Puts the phase metrics into `m`: `marks` are the deletion counts at

@@ -11,13 +11,12 @@
 //!
 //! [`Fs::unlink_calls`]: crate::kernel::btrfs::fs::Fs::unlink_calls
 
-use std::collections::BTreeMap;
-
 use super::cost::{
     BLOCK_VISIT, COW_ALLOC, DEL_ITEMS, DelayedCost, ITEM_SHIFT, KEY_COMPARE, LEAF_FREE, Lines, MOVE_LINE, PUSH_FIXED, PUSH_ITEM,
     SIBLING_LOCK, TRACE_EVENT,
 };
 use super::params::BtrfsDirParams;
+use crate::engine::histogram::LatencyHistogram;
 use crate::kernel::btrfs::ctree::TreeStats;
 use crate::kernel::btrfs::syscall;
 use crate::kernel::tracing::{TRACE_EVENT_LOADS, stack_trace};
@@ -100,36 +99,10 @@ impl UnlinkCost {
         })?;
         Ok(sum)
     }
+}
 
-    /// The median call and the calls' sum of a phase, us; `None` without
-    /// calls. The median of an even count is the mean of the middle two,
-    /// as the lab takes it.
-    pub fn phase_us(&self, calls: &BTreeMap<TreeStats, u64>) -> Result<Option<(f64, f64)>, ModelError> {
-        let mut priced: Vec<(u64, u64)> = Vec::with_capacity(calls.len());
-        for (d, &n) in calls {
-            priced.push((self.call_ps(d)?, n));
-        }
-        priced.sort_unstable();
-        let count: u64 = priced.iter().map(|&(_, n)| n).sum();
-        if count == 0 {
-            return Ok(None);
-        }
-        let nth = |k: u64| {
-            let mut seen = 0;
-            priced
-                .iter()
-                .find(|&&(_, n)| {
-                    seen += n;
-                    seen > k
-                })
-                .map_or(0, |&(ps, _)| ps)
-        };
-        let median = if count % 2 == 1 {
-            nth(count / 2) as f64
-        } else {
-            (nth(count / 2 - 1) as f64 + nth(count / 2) as f64) / 2.0
-        };
-        let sum: f64 = priced.iter().map(|&(ps, n)| ps as f64 * n as f64).sum();
-        Ok(Some((median / 1e6, sum / 1e6)))
-    }
+/// The median call (within the histogram's 0.8%) and the calls' exact
+/// sum of a phase, us; zeros without calls.
+pub fn phase_us(calls: &LatencyHistogram) -> (f64, f64) {
+    (calls.quantile(0.5) as f64 / 1e6, calls.sum() as f64 / 1e6)
 }
