@@ -87,7 +87,7 @@ impl Side {
 
 // 32 bytes aligned to 32, so that a node never straddles two host cache
 // lines: a walk's pointer chase then waits for one line per level.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(align(32))]
 struct Node {
     key: u64,
@@ -134,6 +134,9 @@ pub struct RbTree {
     /// lines are prefetched before it starts, so that its pointer chase
     /// does not wait on the host's memory one level at a time.
     path: Vec<u32>,
+    /// The node the last [`RbTree::append_unrecorded`] linked, still the
+    /// largest (NIL once any other insert, erase or replacement ran).
+    max_hint: u32,
 }
 
 impl RbTree {
@@ -150,6 +153,7 @@ impl RbTree {
             last_depth: 0,
             predicted: Side::Right,
             path: Vec::new(),
+            max_hint: NIL,
         }
     }
 
@@ -199,7 +203,46 @@ impl RbTree {
     /// `rb_link_node()`, then `rb_insert_color()` (`__rb_insert()`).
     /// Returns `Err(existing)` and leaves the tree alone if the key is present.
     pub fn insert(&mut self, key: u64, obj: u64, t: &mut Vec<Touch>) -> Result<NodeId, NodeId> {
-        let (parent, side) = match self.walk_to_slot(key, t) {
+        self.max_hint = NIL;
+        let slot = self.walk_to_slot(key, t);
+        self.link_at(slot, key, obj, t)
+    }
+
+    /// [`RbTree::insert`] whose descent records nothing (an untimed
+    /// prefill, whose touches are thrown away): the same tree, path,
+    /// depth and branch prediction after it, the descent's touches left
+    /// out of `t` (the link and rebalance still record theirs).
+    pub fn insert_unrecorded(&mut self, key: u64, obj: u64, t: &mut Vec<Touch>) -> Result<NodeId, NodeId> {
+        self.max_hint = NIL;
+        let slot = self.walk_to_slot_unrecorded(key);
+        self.link_at(slot, key, obj, t)
+    }
+
+    /// [`RbTree::insert_unrecorded`] for keys in rising order (a prefill
+    /// of new inode numbers): a key above the last one appended links
+    /// under that node, which is still the largest, without a descent
+    /// (the descent to a key above every other goes right at every level,
+    /// so the predicted side is right after it, as a descent would leave
+    /// it). The tree is the one the descents build; the walk's path and
+    /// depth are not updated (the next recorded walk sets them).
+    pub fn append_unrecorded(&mut self, key: u64, obj: u64, t: &mut Vec<Touch>) -> Result<NodeId, NodeId> {
+        let max = self.max_hint;
+        if max != NIL && self.nodes[max as usize].key < key {
+            self.predicted = Side::Right;
+            let id = self.link_at(Ok((max, Side::Right)), key, obj, t)?;
+            self.max_hint = id.0;
+            return Ok(id);
+        }
+        let id = self.insert_unrecorded(key, obj, t)?;
+        if self.path.iter().all(|&n| self.nodes[n as usize].key < key) {
+            self.max_hint = id.0;
+        }
+        Ok(id)
+    }
+
+    /// The rest of an insert after its descent found `slot`.
+    fn link_at(&mut self, slot: Result<(u32, Side), u32>, key: u64, obj: u64, t: &mut Vec<Touch>) -> Result<NodeId, NodeId> {
+        let (parent, side) = match slot {
             Ok(slot) => slot,
             Err(found) => return Err(NodeId(found)),
         };
@@ -257,6 +300,7 @@ impl RbTree {
     /// `____rb_erase_color()`), as btrfs `inode_tree_del()` does with the
     /// inode in hand (no walk). Returns the embedding object's address.
     pub fn erase_node(&mut self, id: NodeId, t: &mut Vec<Touch>) -> u64 {
+        self.max_hint = NIL;
         let node = id.0;
         let child = self.read_child(node, Side::Right, t);
         let left = self.read_child(node, Side::Left, t);
@@ -291,6 +335,7 @@ impl RbTree {
     /// (`rb_replace_node()`, btrfs's path for an inode being freed).
     /// Returns the old object's address.
     pub fn replace_object(&mut self, id: NodeId, new_obj: u64, t: &mut Vec<Touch>) -> u64 {
+        self.max_hint = NIL;
         let n = id.0;
         let (parent, _) = self.read_pc(n, t);
         let (left, right) = (self.read_child(n, Side::Left, t), self.read_child(n, Side::Right, t));
@@ -450,6 +495,28 @@ impl RbTree {
             };
             self.predicted = side;
             record_issued(t, self.field(n, side.offset()), Access::Read, issue);
+            n = self.child(n, side);
+        }
+        self.last_depth = depth;
+        Ok((parent, side))
+    }
+
+    /// [`RbTree::walk_to_slot`] without its touches and host prefetches:
+    /// the same result, path, depth and predicted side.
+    fn walk_to_slot_unrecorded(&mut self, key: u64) -> Result<(u32, Side), u32> {
+        self.path.clear();
+        let (mut parent, mut side, mut n, mut depth) = (NIL, Side::Left, self.root, 0);
+        while n != NIL {
+            depth += 1;
+            self.path.push(n);
+            let k = self.nodes[n as usize].key;
+            if key == k {
+                self.last_depth = depth;
+                return Err(n);
+            }
+            side = if key < k { Side::Left } else { Side::Right };
+            parent = n;
+            self.predicted = side;
             n = self.child(n, side);
         }
         self.last_depth = depth;

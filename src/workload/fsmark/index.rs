@@ -137,6 +137,18 @@ impl InodeIndex {
         }
     }
 
+    /// [`InodeIndex::rb_insert`] for an untimed prefill of rising inode
+    /// numbers: no descent is recorded, and none is made when the last
+    /// one appended is still the largest ([`RbTree::append_unrecorded`]).
+    ///
+    /// [`RbTree::append_unrecorded`]: crate::kernel::index::rbtree::RbTree::append_unrecorded
+    pub fn rb_append_unrecorded(&mut self, ino: u64, obj: u64, t: &mut Vec<Touch>) -> Option<NodeId> {
+        match self {
+            InodeIndex::Rb(r) => r.append_unrecorded(ino, obj, t).ok(),
+            InodeIndex::Xa(_) => None,
+        }
+    }
+
     /// `xa_reserve()` (xarray).
     pub fn xa_reserve(&mut self, ino: u64, t: &mut Vec<Touch>) -> Result<(), XaError> {
         match self {

@@ -280,7 +280,7 @@ impl<'a> Sim<'a> {
             let (ino, obj) = (self.next_ino, self.slabs[slab as usize].alloc());
             self.next_ino += 1;
             let node = match self.p.index {
-                IndexKind::Rbtree => self.index.rb_insert(ino, obj, &mut self.touches).0,
+                IndexKind::Rbtree => self.index.rb_append_unrecorded(ino, obj, &mut self.touches),
                 IndexKind::Xarray => {
                     // Prefill allocations do not count against the ENOMEM plan's purpose,
                     // but they are node allocations like any other.

@@ -163,3 +163,73 @@ fn child_load_overlaps_the_key_load_only_when_the_branch_is_predicted() {
     tree.lookup(5, &mut t).unwrap();
     assert_eq!(critical_path(&t, |_| 1), 7);
 }
+
+#[test]
+fn an_unrecorded_insert_leaves_the_same_tree_as_a_recorded_one() {
+    // Sequential keys (the prefill's) and a scrambled order, with a
+    // duplicate: same nodes, links and colours, depth after each insert,
+    // path and predicted side; then a recorded lookup on each gives the
+    // same touches, so a run after an unrecorded prefill is the one after
+    // a recorded prefill.
+    let scrambled: Vec<u64> = (0..2000u64).map(|i| (i * 7919) % 2003).chain([5, 77]).collect();
+    for keys in [(1..=3000u64).collect::<Vec<_>>(), scrambled] {
+        let (mut a, mut b) = (RbTree::new(split_layout(), 0x100), RbTree::new(split_layout(), 0x100));
+        let (mut ta, mut tb) = (Vec::new(), Vec::new());
+        for &k in &keys {
+            let ra = a.insert(k, obj(k), &mut ta);
+            let rb = b.insert_unrecorded(k, obj(k), &mut tb);
+            assert_eq!(ra, rb, "key {k}");
+            assert_eq!(a.last_walk_depth(), b.last_walk_depth(), "key {k}");
+            assert_eq!(a.path, b.path, "key {k}");
+            assert_eq!(a.predicted, b.predicted, "key {k}");
+        }
+        assert!(tb.len() < ta.len(), "the descent's touches are left out");
+        assert_eq!(a.nodes, b.nodes);
+        assert_eq!((a.root, a.len), (b.root, b.len));
+        b.check_invariants().unwrap();
+        for k in [keys[0], keys[keys.len() / 2], 4000] {
+            let (mut la, mut lb) = (Vec::new(), Vec::new());
+            assert_eq!(a.lookup(k, &mut la), b.lookup(k, &mut lb));
+            assert_eq!(la, lb, "lookup {k}");
+        }
+    }
+}
+
+#[test]
+fn appends_build_the_tree_that_inserts_build() {
+    // Rising keys appended without descents, with recorded inserts and
+    // erases between them (each forgets the largest node): the same tree
+    // as inserts all along, and the same touches for a walk after it.
+    let (mut a, mut b) = (RbTree::new(split_layout(), 0x100), RbTree::new(split_layout(), 0x100));
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    for k in 1..=4000u64 {
+        match k % 1000 {
+            500 => {
+                // Larger than every key: the next appends must not link
+                // under the node the last append made.
+                a.insert(k * 10, obj(k * 10), &mut ta).unwrap();
+                b.insert(k * 10, obj(k * 10), &mut tb).unwrap();
+            }
+            700 => {
+                assert_eq!(a.erase(k - 1, &mut ta), b.erase(k - 1, &mut tb));
+            }
+            _ => {
+                let key = if k > 500 { 10_000_000 + k } else { k };
+                assert_eq!(
+                    a.insert(key, obj(key), &mut ta),
+                    b.append_unrecorded(key, obj(key), &mut tb),
+                    "key {key}"
+                );
+            }
+        }
+        assert_eq!(a.nodes, b.nodes, "after {k}");
+        assert_eq!(a.root, b.root, "after {k}");
+    }
+    b.check_invariants().unwrap();
+    assert_eq!(a.predicted, b.predicted);
+    for k in [1, 250, 10_003_999, 7] {
+        let (mut la, mut lb) = (Vec::new(), Vec::new());
+        assert_eq!(a.lookup(k, &mut la), b.lookup(k, &mut lb));
+        assert_eq!(la, lb, "lookup {k}");
+    }
+}
