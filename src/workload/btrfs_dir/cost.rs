@@ -29,7 +29,10 @@
 //! fs/btrfs/delayed-inode.c). With `lock_tracepoints` the lab's lock
 //! tracepoints fire once per block visited ([`TRACE_EVENT`]; the root
 //! lock's event after its timestamp and the release event before its own
-//! make about one more, counted as the root's).
+//! make about one more, counted as the root's), and the lab's other
+//! tracepoints inside the window fire too: `btrfs_cow_block` and one
+//! `mm_filemap_add_to_page_cache` per folio of each copy on write, and
+//! `btrfs_reserved_extent_free` per leaf freed.
 //!
 //! The one fitted cost, `batch_overhead_ns`, is charged per batch (per
 //! `btrfs_del_items` or `btrfs_insert_empty_items` call, i.e. per search):
@@ -520,8 +523,11 @@ pub struct DelayedCost {
     pub nodesize: u32,
     /// The fitted per-batch cost, ps.
     pub batch_overhead_ps: u64,
-    /// Whether the lab's `btrfs_tree_lock` / `btrfs_tree_read_lock`
-    /// tracepoints are enabled (one [`TRACE_EVENT`] per block visited).
+    /// Whether the lab's tracepoints are enabled: `btrfs_tree_lock` /
+    /// `btrfs_tree_read_lock` (one [`TRACE_EVENT`] per block visited or
+    /// sibling locked), `btrfs_cow_block` and `mm_filemap_add_to_page_cache`
+    /// (1 + folios per copy on write), `btrfs_reserved_extent_free` (one per
+    /// leaf freed).
     pub lock_tracepoints: bool,
 }
 
