@@ -213,9 +213,11 @@ pub const TREE_BLOCK_ALLOC: Lines = Lines {
 ///   `rmqueue_pcplist`, `prep_new_page` / `post_alloc_hook`): about 60
 ///   loads, and the page's `struct page` line, last written when the page
 ///   was freed, from DRAM (1 miss);
-/// - `attach_eb_folio_to_filemap` -> `filemap_add_folio`:
-///   `mem_cgroup_charge` (`try_charge` from the per-CPU stock,
-///   `commit_charge`: about 40 loads), `__filemap_add_folio` (the folio's
+/// - `attach_eb_folio_to_filemap` -> `filemap_add_folio`, charged to the
+///   root memcg (`set_active_memcg(root_mem_cgroup)` around it):
+///   `mem_cgroup_charge` (the active memcg and its css reference, no page
+///   counter to charge at the root, `commit_charge` and the memcg's event
+///   and stat updates: about 40 loads), `__filemap_add_folio` (the folio's
 ///   refs, `xas_lock_irq` of the btree inode's `i_pages`, `xas_store` three
 ///   levels down, `__lruvec_stat_mod_folio(NR_FILE_PAGES)`, `nrpages`:
 ///   about 60 loads, 2 atomics), `folio_add_lru` (`folio_get`, the per-CPU
@@ -270,12 +272,15 @@ pub const EB_FOLIO_DIRTY: Lines = Lines {
 };
 
 /// One folio of a dirty buffer cleaned before its leaf is freed
-/// (`btrfs_clear_buffer_dirty` in `btrfs_del_items`, 6.x
-/// fs/btrfs/extent_io.c): `folio_lock`, `btree_clear_folio_dirty` ->
+/// (`btrfs_clear_buffer_dirty`, 6.x fs/btrfs/extent_io.c, called by
+/// `btrfs_del_items` for a leaf its deletions emptied and by
+/// `__push_leaf_left` / `__push_leaf_right` for a leaf a push emptied):
+/// `folio_lock`, `btrfs_meta_folio_clear_and_test_dirty` ->
 /// `folio_clear_dirty_for_io` (`folio_mkclean` of an unmapped folio, the
 /// dirty bit, the NR_FILE_DIRTY / NR_ZONE_WRITE_PENDING / WB_RECLAIMABLE
-/// decrements), `xa_lock_irq` and `__xa_clear_mark(PAGECACHE_TAG_DIRTY)`,
-/// `folio_unlock`: about 80 loads, 4 atomics.
+/// decrements), `btree_clear_folio_dirty_tag` (`xa_lock_irq` and
+/// `__xa_clear_mark(PAGECACHE_TAG_DIRTY)`), `folio_unlock`: about 80
+/// loads, 4 atomics.
 pub const EB_FOLIO_CLEAN: Lines = Lines {
     hits: 80,
     xfers: 0,
@@ -329,8 +334,7 @@ pub const COW_SWAP: Lines = Lines {
 };
 
 /// `btrfs_del_leaf` of a leaf copied in this transaction, besides its
-/// folios ([`EB_FOLIO_CLEAN`] each, from `btrfs_del_items`'
-/// `btrfs_clear_buffer_dirty` before it) and its DROP ref
+/// folios ([`EB_FOLIO_CLEAN`] each, cleaned before it) and its DROP ref
 /// ([`DELAYED_TREE_REF`]) (6.x fs/btrfs/ctree.c): the per-buffer part of
 /// `btrfs_clear_buffer_dirty` (the DIRTY bit, the `dirty_metadata_bytes`
 /// counter: about 15 loads, 1 atomic), `btrfs_del_ptr` in the parent (the
