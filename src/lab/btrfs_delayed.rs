@@ -50,6 +50,17 @@
 //! unlinks, `rmdir_us` and `umount_us` (the final commit, its writes to
 //! the loop device and their flush). The flush worker's batches run on
 //! the other CPU meanwhile.
+//!
+//! Tree blocks made and freed inside the windows (live only): the new
+//! buffer's folios added to the btree inode's page cache
+//! (`mm_filemap_add_to_page_cache`, filter `i_ino == 1`:
+//! `alloc_extent_buffer` -> `attach_eb_folio_to_filemap`, one per folio,
+//! four order-0 folios per 16 KiB block on 6.18) give per phase
+//! `eb_folios`, and `btrfs_reserved_extent_free` (fired by
+//! `btrfs_free_tree_block` when a block made in this transaction goes back
+//! to the free-space cache: `btrfs_del_leaf` of a leaf emptied by a batch
+//! or by its merge) gives `leaves_freed`. With `cow_blocks` they count the
+//! steps that made the merging batches of rm -fr slow (docs/lab.md).
 
 use super::host::{self, Fs, FsType, Host};
 use super::trace::{self, EventSpec, Instance, Record};
@@ -124,7 +135,25 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
         filter: None,
         stack: false,
     };
-    let events = [ev, lock("btrfs/btrfs_tree_lock"), lock("btrfs/btrfs_tree_read_lock"), cow, switch];
+    let folio = EventSpec {
+        event: "filemap/mm_filemap_add_to_page_cache",
+        filter: Some(format!("i_ino == {BTREE_INODE}")),
+        stack: false,
+    };
+    let freed = EventSpec {
+        event: "btrfs/btrfs_reserved_extent_free",
+        filter: None,
+        stack: false,
+    };
+    let events = [
+        ev,
+        lock("btrfs/btrfs_tree_lock"),
+        lock("btrfs/btrfs_tree_read_lock"),
+        cow,
+        switch,
+        folio,
+        freed,
+    ];
     let tr = Instance::create(&mut fs, &events, 32768)?;
     let mut m = Metrics::new();
     let timed = |m: &mut Metrics, phase: &str, f: &mut dyn FnMut() -> Result<(), LabError>| {
@@ -174,6 +203,10 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
 
 /// `BTRFS_FS_TREE_OBJECTID`: the owner of the fs tree's blocks.
 const FS_TREE: u64 = 5;
+
+/// `BTRFS_BTREE_INODE_OBJECTID`: the inode whose page cache holds the
+/// tree blocks' folios.
+const BTREE_INODE: u64 = 1;
 
 /// One item's metadata reservation: `btrfs_calc_insert_metadata_size(fs_info,
 /// 1)` = nodesize x BTRFS_MAX_LEVEL x 2 (fs/btrfs/fs.h).
@@ -306,6 +339,8 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
         );
         m.insert(format!("phase.{phase}.offcpu_batches"), w.offcpu_batches);
         m.insert(format!("phase.{phase}.blocked_batches"), w.blocked_batches);
+        m.insert(format!("phase.{phase}.eb_folios"), w.folios);
+        m.insert(format!("phase.{phase}.leaves_freed"), w.freed);
     }
     Ok(m)
 }
@@ -372,6 +407,10 @@ struct Windows {
     offcpu_batches: f64,
     /// Windows in which the task slept (switched out not runnable).
     blocked_batches: f64,
+    /// Folios of new tree blocks added to the btree inode's page cache.
+    folios: f64,
+    /// Blocks of this transaction given back (`btrfs_reserved_extent_free`).
+    freed: f64,
 }
 
 /// One task's open window: its root lock's time, then what happened since.
@@ -386,6 +425,8 @@ struct Open {
     out_since: Option<u64>,
     offcpu_ns: f64,
     blocked: bool,
+    folios: f64,
+    freed: f64,
 }
 
 /// The windows of the deletion batches (see the module docs), per phase
@@ -444,6 +485,18 @@ fn windows(recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64
             }
             continue;
         }
+        if r.event == "mm_filemap_add_to_page_cache" {
+            if let Some(o) = root_lock.get_mut(&r.pid) {
+                o.folios += 1.0;
+            }
+            continue;
+        }
+        if r.event == "btrfs_reserved_extent_free" && r.body.starts_with(fsid) {
+            if let Some(o) = root_lock.get_mut(&r.pid) {
+                o.freed += 1.0;
+            }
+            continue;
+        }
         let Some(bytes) = release(r, fsid) else {
             continue;
         };
@@ -467,6 +520,8 @@ fn windows(recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64
             e.offcpu_ns += o.offcpu_ns;
             e.offcpu_batches += f64::from(u8::from(o.offcpu_ns > 0.0));
             e.blocked_batches += f64::from(u8::from(o.blocked && o.offcpu_ns > 0.0));
+            e.folios += o.folios;
+            e.freed += o.freed;
         }
     }
     out

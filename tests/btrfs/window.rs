@@ -5,8 +5,9 @@
 use fsmeta::kernel::btrfs::delayed::DeleteRunStats;
 use fsmeta::machine::builtin::find_builtin;
 use fsmeta::workload::btrfs_dir::cost::{
-    BATCH_FIXED, BLOCK_VISIT, DEL_ITEMS, DelayedCost, ITEM_COLLECT, ITEM_RELEASE, ITEM_SHIFT, KEY_COMPARE, LinePrices, MOVE_LINE,
-    PUSH_FIXED, PUSH_ITEM, SIBLING_LOCK, TRACE_EVENT,
+    BATCH_FIXED, BLOCK_VISIT, COW_SWAP, DEL_ITEMS, DELAYED_TREE_REF, DelayedCost, EB_DIRTY, EB_FOLIO_ADD, EB_FOLIO_CLEAN, EB_FOLIO_DIRTY,
+    ITEM_COLLECT, ITEM_RELEASE, ITEM_SHIFT, KEY_COMPARE, LEAF_FREE, LinePrices, MOVE_LINE, PUSH_FIXED, PUSH_ITEM, SIBLING_LOCK,
+    TRACE_EVENT, TREE_BLOCK_ALLOC, TREE_BLOCK_UNALLOC,
 };
 
 fn one_item_batches() -> DeleteRunStats {
@@ -98,4 +99,63 @@ fn work_scale_scales_per_batch_code_not_inner_loops() {
         assert!(l.iterated);
         assert_eq!(extra(l), 0);
     }
+}
+
+#[test]
+fn a_copy_on_write_and_a_freed_leaf_are_their_counted_steps() {
+    // The batches above, one of which copied its leaf on write and one of
+    // which freed an emptied leaf, at nodesize 16 KiB: four 4 KiB folios.
+    let c = cost(1.0, true);
+    let p = &c.prices;
+    assert_eq!(c.folios(), 4);
+    let plain = one_item_batches();
+    let more = DeleteRunStats {
+        cow_blocks: 1,
+        leaves_freed: 1,
+        ..plain
+    };
+    // btrfs_force_cow_block: the new block (btrfs_alloc_tree_block, each
+    // folio added to the btree inode's page cache and dirtied, the
+    // buffer's dirty bit), the 16 KiB copy (256 lines), the old block's
+    // side, an ADD and a DROP delayed ref.
+    let cow = TREE_BLOCK_ALLOC.price(p)
+        + 4 * (EB_FOLIO_ADD.price(p) + EB_FOLIO_DIRTY.price(p))
+        + EB_DIRTY.price(p)
+        + 256 * MOVE_LINE.price(p)
+        + COW_SWAP.price(p)
+        + 2 * DELAYED_TREE_REF.price(p);
+    // btrfs_del_leaf of a leaf of this transaction: its folios cleaned,
+    // the parent's pointer and unlocks, its DROP ref, the head's cleanup
+    // and the free-space return.
+    let free = 4 * EB_FOLIO_CLEAN.price(p) + LEAF_FREE.price(p) + DELAYED_TREE_REF.price(p) + TREE_BLOCK_UNALLOC.price(p);
+    assert_eq!((c.cow_price(), c.leaf_free_price()), (cow, free));
+    // The lab's events: btrfs_cow_block and four mm_filemap_add_to_page_cache
+    // per COW, btrfs_reserved_extent_free per leaf freed.
+    let (a, b) = (c.window_ps(&plain).unwrap_or_default(), c.window_ps(&more).unwrap_or_default());
+    assert_eq!(b - a, u128::from(cow + free + 6 * TRACE_EVENT.price(p)));
+    let untraced = cost(1.0, false);
+    let d = untraced.window_ps(&more).unwrap_or_default() - untraced.window_ps(&plain).unwrap_or_default();
+    assert_eq!(d, u128::from(cow + free));
+    // A 64 KiB node has sixteen folios, a 4 KiB one one.
+    for (nodesize, folios) in [(65536, 16), (4096, 1)] {
+        assert_eq!(DelayedCost { nodesize, ..c }.folios(), folios);
+    }
+}
+
+#[test]
+fn the_copy_on_write_steps_hold_their_hand_counts_from_the_code() {
+    // Loads and locked operations per step, summed from the doc comments'
+    // per-function counts (6.x extent-tree.c, extent_io.c, delayed-ref.c,
+    // ctree.c, mm/filemap.c, mm/page-writeback.c).
+    let counts = |l: fsmeta::workload::btrfs_dir::cost::Lines| (l.hits, l.misses, l.atomics, l.iterated);
+    assert_eq!(counts(TREE_BLOCK_ALLOC), (430, 0, 18, false));
+    // One DRAM line per folio: its struct page, last written at free.
+    assert_eq!(counts(EB_FOLIO_ADD), (210, 1, 8, false));
+    assert_eq!(counts(EB_FOLIO_DIRTY), (90, 0, 2, false));
+    assert_eq!(counts(EB_DIRTY), (25, 0, 1, false));
+    assert_eq!(counts(DELAYED_TREE_REF), (180, 0, 4, false));
+    assert_eq!(counts(COW_SWAP), (125, 0, 4, false));
+    assert_eq!(counts(EB_FOLIO_CLEAN), (80, 0, 4, false));
+    assert_eq!(counts(LEAF_FREE), (65, 0, 5, false));
+    assert_eq!(counts(TREE_BLOCK_UNALLOC), (385, 0, 23, false));
 }

@@ -127,9 +127,15 @@ fn windows_trace() -> String {
     t += &format!(
         "  {k} [001] ..... 10.000013: btrfs_cow_block: {f}: root=5(FS_TREE) refs=1 orig_buf=600 (orig_level=0) cow_buf=700 (cow_level=0)\n"
     );
+    // The new block's four folios join the btree inode's page cache.
+    for ts in ["10.0000131", "10.0000132", "10.0000133", "10.0000134"] {
+        t += &format!("  {k} [001] ..... {ts}: mm_filemap_add_to_page_cache: dev 0:39 ino 1 pfn=0x50af00 ofs=11468800 order=0\n");
+    }
     t += &release("10.000015", 262_144);
-    // The syscall task locks the root: not the worker's window.
+    // The syscall task locks the root and adds a folio: not the worker's
+    // window.
     t += &lock("fsmeta-100", "10.000018", 500);
+    t += "  fsmeta-100 [000] ..... 10.000019: mm_filemap_add_to_page_cache: dev 0:39 ino 1 pfn=0x50af01 ofs=11485184 order=0\n";
     // Batch 2: 3 us, of which 1 us asleep (switched out in state D).
     t += &lock(k, "10.000020", 500);
     t += &lock(k, "10.000021", 700);
@@ -137,11 +143,19 @@ fn windows_trace() -> String {
     t += "  fsmeta-100 [001] d..2. 10.000022: sched_switch: prev_comm=fsmeta prev_pid=100 prev_prio=120 prev_state=R+ ==> next_comm=kworker/u8:3 next_pid=9 next_prio=120\n";
     t += &release("10.000023", 262_144);
     t += &mark("10.000050", "rm_fr");
+    // A block given back outside any window of the worker's.
+    t += &format!("  {k} [001] ..... 10.000060: btrfs_reserved_extent_free: {f}: root=2(EXTENT_TREE) start=11468800 len=16384\n");
     // Another node's inode update (root lock, no release), then a 4-item
     // batch whose own root lock starts its 10 us window.
     t += &lock(k, "10.000090", 500);
     t += &lock(k, "10.000100", 500);
     t += &lock(k, "10.000101", 700);
+    // The emptied leaf goes back to the free-space cache; another
+    // filesystem's free in the same window is not this one's.
+    t += &format!("  {k} [001] ..... 10.000105: btrfs_reserved_extent_free: {f}: root=2(EXTENT_TREE) start=11468800 len=16384\n");
+    t += &format!(
+        "  {k} [001] ..... 10.000106: btrfs_reserved_extent_free: 00000000-0000-0000-0000-0000000000bb: root=2(EXTENT_TREE) start=1 len=16384\n"
+    );
     t += &release("10.000110", 4 * 262_144);
     t += &mark("10.000200", "end");
     t
@@ -171,6 +185,11 @@ fn deletion_batches_are_timed_from_their_root_lock_to_their_release() {
     assert_eq!((m["phase.sync.locks_per_batch"], m["phase.sync.contended_locks"]), (1.0, 1.0));
     assert!((m["phase.rm_fr.lock_us_per_item"] - 0.025).abs() < 1e-9, "{m:?}");
     assert_eq!((m["phase.rm_fr.locks_per_batch"], m["phase.rm_fr.contended_locks"]), (1.0, 0.0));
+    // The COW's four folios in the sync phase, the leaf freed in rm -fr;
+    // the syscall task's folio and the free outside a window count nowhere.
+    assert_eq!((m["phase.sync.eb_folios"], m["phase.sync.leaves_freed"]), (4.0, 0.0));
+    assert_eq!((m["phase.rm_fr.eb_folios"], m["phase.rm_fr.leaves_freed"]), (0.0, 1.0));
+    assert_eq!((m["phase.script.eb_folios"], m["phase.script.leaves_freed"]), (4.0, 1.0));
 }
 
 #[test]

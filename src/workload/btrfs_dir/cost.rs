@@ -29,7 +29,10 @@
 //! fs/btrfs/delayed-inode.c). With `lock_tracepoints` the lab's lock
 //! tracepoints fire once per block visited ([`TRACE_EVENT`]; the root
 //! lock's event after its timestamp and the release event before its own
-//! make about one more, counted as the root's).
+//! make about one more, counted as the root's), and the lab's other
+//! tracepoints inside the window fire too: `btrfs_cow_block` and one
+//! `mm_filemap_add_to_page_cache` per folio of each copy on write, and
+//! `btrfs_reserved_extent_free` per leaf freed.
 //!
 //! The one fitted cost, `batch_overhead_ns`, is charged per batch (per
 //! `btrfs_del_items` or `btrfs_insert_empty_items` call, i.e. per search):
@@ -155,27 +158,226 @@ pub const MOVE_LINE: Lines = Lines {
     iterated: true,
 };
 
-/// `btrfs_cow_block` of a block first touched in the transaction, besides
-/// the copy (priced as `nodesize / 64` [`MOVE_LINE`]s):
-/// `btrfs_alloc_tree_block` (block-rsv spinlock, `find_free_extent` in the
-/// block group, a new extent buffer and its pages, a delayed ref: about 30
-/// lines from DRAM and 8 atomics) and freeing the old block (a delayed
-/// ref: about 10 lines and 2 atomics).
-pub const COW_ALLOC: Lines = Lines {
-    hits: 0,
+/// `PAGE_SIZE` on x86-64: an extent buffer of `nodesize` bytes holds
+/// `nodesize / 4096` order-0 folios of the btree inode's page cache
+/// (`num_extent_folios`; the lab's trace shows four
+/// `mm_filemap_add_to_page_cache` events of order 0 per new 16 KiB block).
+pub const PAGE_BYTES: u32 = 4096;
+
+/// A new tree block, besides its folios ([`EB_FOLIO_ADD`] each) and its
+/// delayed ref ([`DELAYED_TREE_REF`]), 6.x fs/btrfs/extent-tree.c and
+/// extent_io.c:
+/// - `btrfs_alloc_tree_block`: `btrfs_use_block_rsv` (the rsv's spinlock,
+///   about 20 loads, 1 atomic), `btrfs_alloc_delayed_extent_op` (a slab
+///   object, about 20 loads);
+/// - `btrfs_reserve_extent` -> `find_free_extent` (the control block's
+///   set-up, the hinted block group from `block_group_cache_tree` and its
+///   refcount, `find_free_extent_clustered` -> `btrfs_alloc_from_cluster`
+///   under `refill_lock` and `cluster->lock`, the entry's offset and bytes
+///   or a bitmap's bits), `btrfs_add_reserved_bytes` (`space_info->lock`
+///   and the group's lock, `bytes_may_use` moved to `bytes_reserved`),
+///   `btrfs_inc_block_group_reservations`, the group released: about 150
+///   loads, 7 atomics;
+/// - `btrfs_init_new_buffer` -> `btrfs_find_create_tree_block` ->
+///   `alloc_extent_buffer`: `check_eb_alignment`, the `buffer_tree` xarray
+///   lookup that misses, `__alloc_extent_buffer` (a 240-byte slab object
+///   zeroed, its rwsem, spinlock and refs set up), `alloc_eb_folio_array`'s
+///   set-up, the insertion into `fs_info->buffer_tree` under its
+///   `xa_lock_irq` (`__xa_cmpxchg`), `check_buffer_tree_ref` (`refs_lock`,
+///   the refs and TREE_REF bit) and the IN_TREE bit: about 100 loads, 5
+///   atomics;
+/// - the rest of `btrfs_init_new_buffer`: `btrfs_tree_lock_nested`
+///   (`down_write`), `btrfs_clear_buffer_dirty` of a clean buffer, the
+///   STALE and ZONED bits cleared and UPTODATE set, `memzero_extent_buffer`
+///   of the header, the header's level, bytenr, generation, backref and
+///   owner, `write_extent_buffer_fsid` and the chunk-tree uuid, and
+///   `btrfs_set_extent_bit` on the transaction's `dirty_pages`
+///   (`alloc_extent_state`, `tree->lock`, `tree_search_for_insert`,
+///   `insert_state` and `merge_state` with the previous block's state, which
+///   frees one): about 140 loads, 5 atomics.
+///
+/// None of it is an inner loop; the lines are this CPU's own (the flush
+/// worker's earlier allocations), no transfer and no DRAM line.
+pub const TREE_BLOCK_ALLOC: Lines = Lines {
+    hits: 20 + 20 + 150 + 100 + 140,
     xfers: 0,
-    misses: 40,
-    atomics: 10,
+    misses: 0,
+    atomics: 1 + 7 + 5 + 5,
     iterated: false,
 };
 
-/// `btrfs_del_leaf`: `btrfs_del_ptr` in the parent and
-/// `btrfs_free_tree_block` (a delayed ref: about 10 lines and 4 atomics).
-pub const LEAF_FREE: Lines = Lines {
-    hits: 0,
+/// One folio of a new extent buffer (`alloc_extent_buffer`'s loop over
+/// `num_extent_folios`, 6.x fs/btrfs/extent_io.c, mm/filemap.c,
+/// mm/page_alloc.c, mm/memcontrol.c, mm/swap.c):
+/// - the page from the per-CPU free list (`alloc_pages_bulk` ->
+///   `rmqueue_pcplist`, `prep_new_page` / `post_alloc_hook`): about 60
+///   loads, and the page's `struct page` line, last written when the page
+///   was freed, from DRAM (1 miss);
+/// - `attach_eb_folio_to_filemap` -> `filemap_add_folio`, charged to the
+///   root memcg (`set_active_memcg(root_mem_cgroup)` around it):
+///   `mem_cgroup_charge` (the active memcg and its css reference, no page
+///   counter to charge at the root, `commit_charge` and the memcg's event
+///   and stat updates: about 40 loads), `__filemap_add_folio` (the folio's
+///   refs, `xas_lock_irq` of the btree inode's `i_pages`, `xas_store` three
+///   levels down, `__lruvec_stat_mod_folio(NR_FILE_PAGES)`, `nrpages`:
+///   about 60 loads, 2 atomics), `folio_add_lru` (`folio_get`, the per-CPU
+///   `folio_batch`, whose drain into the LRU under `lruvec->lru_lock` comes
+///   once per 31 folios: about 25 loads, 1 atomic);
+/// - the folio's private pointer to the buffer (`i_private_lock`,
+///   `folio_attach_private`: about 15 loads, 2 atomics), its uptodate bit
+///   (`set_extent_buffer_uptodate`), `folio_unlock` and the allocation's
+///   `folio_put` at the end of `alloc_extent_buffer` (about 10 loads, 3
+///   atomics).
+///
+/// A fixed number of turns per block (not an inner loop over data).
+pub const EB_FOLIO_ADD: Lines = Lines {
+    hits: 60 + 40 + 60 + 25 + 15 + 10,
     xfers: 0,
-    misses: 10,
+    misses: 1,
+    atomics: 2 + 1 + 2 + 3,
+    iterated: false,
+};
+
+/// `btrfs_mark_buffer_dirty` of a buffer not yet dirty, per buffer
+/// (6.x fs/btrfs/disk-io.c, extent_io.c): the transid and lock checks,
+/// `set_extent_buffer_dirty`'s `check_buffer_tree_ref` and
+/// `test_and_set_bit(EXTENT_BUFFER_DIRTY)`, and
+/// `percpu_counter_add_batch(dirty_metadata_bytes)`: about 25 loads, 1
+/// atomic. Its folios are [`EB_FOLIO_DIRTY`] each.
+pub const EB_DIRTY: Lines = Lines {
+    hits: 25,
+    xfers: 0,
+    misses: 0,
+    atomics: 1,
+    iterated: false,
+};
+
+/// One folio of a buffer made dirty (`set_extent_buffer_dirty` ->
+/// `btrfs_meta_folio_set_dirty` -> `filemap_dirty_folio`, 6.x
+/// mm/page-writeback.c): `folio_test_set_dirty`, `__folio_mark_dirty`
+/// under `xa_lock_irqsave` of `i_pages` (`folio_account_dirtied`:
+/// `inode_to_wb`, `__lruvec_stat_mod_folio(NR_FILE_DIRTY)`,
+/// `__zone_stat_mod_folio(NR_ZONE_WRITE_PENDING)`,
+/// `__node_stat_mod_folio(NR_DIRTIED)`, `wb_stat_mod` of WB_RECLAIMABLE
+/// and WB_DIRTIED, `task_io_account_write`, `nr_dirtied`,
+/// `mem_cgroup_track_foreign_dirty`; `__xa_set_mark` of
+/// PAGECACHE_TAG_DIRTY three levels up), `__mark_inode_dirty` of the
+/// already dirty btree inode: about 90 loads, 2 atomics.
+pub const EB_FOLIO_DIRTY: Lines = Lines {
+    hits: 90,
+    xfers: 0,
+    misses: 0,
+    atomics: 2,
+    iterated: false,
+};
+
+/// One folio of a dirty buffer cleaned before its leaf is freed
+/// (`btrfs_clear_buffer_dirty`, 6.x fs/btrfs/extent_io.c, called by
+/// `btrfs_del_items` for a leaf its deletions emptied and by
+/// `__push_leaf_left` / `__push_leaf_right` for a leaf a push emptied):
+/// `folio_lock`, `btrfs_meta_folio_clear_and_test_dirty` ->
+/// `folio_clear_dirty_for_io` (`folio_mkclean` of an unmapped folio, the
+/// dirty bit, the NR_FILE_DIRTY / NR_ZONE_WRITE_PENDING / WB_RECLAIMABLE
+/// decrements), `btree_clear_folio_dirty_tag` (`xa_lock_irq` and
+/// `__xa_clear_mark(PAGECACHE_TAG_DIRTY)`), `folio_unlock`: about 80
+/// loads, 4 atomics.
+pub const EB_FOLIO_CLEAN: Lines = Lines {
+    hits: 80,
+    xfers: 0,
+    misses: 0,
     atomics: 4,
+    iterated: false,
+};
+
+/// `btrfs_add_delayed_tree_ref` (6.x fs/btrfs/delayed-ref.c), once for the
+/// new block of a copy on write (ADD, with its extent op) and once for each
+/// block freed (DROP): `add_delayed_ref` allocates the ref node and the
+/// head (two slab objects, about 30 loads), initialises both (about 40),
+/// reserves the head's slot (`xa_reserve` of `head_refs` under its lock:
+/// about 25 loads, 1 atomic), takes `delayed_refs->lock` (1 atomic),
+/// `add_delayed_ref_head` (`xa_load` of an existing head, `xa_store` or
+/// `update_existing_head_ref`, the heads' counts: about 35 loads),
+/// `insert_delayed_ref` under `head->lock` (the head's ref tree, one node,
+/// or a merge that frees the ref: about 15 loads, 1 atomic),
+/// `btrfs_update_delayed_refs_rsv` (`delayed_rsv->lock`: about 15 loads, 1
+/// atomic), and the `btrfs_ref` set-up and calls around it (about 20):
+/// about 180 loads, 4 atomics.
+pub const DELAYED_TREE_REF: Lines = Lines {
+    hits: 30 + 40 + 25 + 35 + 15 + 15 + 20,
+    xfers: 0,
+    misses: 0,
+    atomics: 4,
+    iterated: false,
+};
+
+/// The old block's side of a copy on write (`btrfs_force_cow_block`, 6.x
+/// fs/btrfs/ctree.c), besides the copy (`copy_extent_buffer_full`, priced
+/// as `nodesize / 64` [`MOVE_LINE`]s), the new block and the old block's
+/// DROP ref: the new header's bytenr, generation, backref, flags and owner
+/// and `write_extent_buffer_fsid` (about 30 loads); `update_ref_for_cow`
+/// (`btrfs_block_can_be_shared`, `btrfs_clear_buffer_dirty` of the old,
+/// clean buffer: about 15); `btrfs_reloc_cow_block` and the tree-mod-log
+/// test (about 10); the parent's block pointer and generation and
+/// `btrfs_mark_buffer_dirty` of the already dirty parent (about 25);
+/// `btrfs_free_tree_block`'s entry for a block of an earlier transaction
+/// (`btrfs_init_tree_ref`, the generation test: about 15); the old
+/// buffer's `btrfs_tree_unlock` (`up_write`, 1 atomic) and
+/// `free_extent_buffer_stale` (`refs_lock`, the STALE bit, the refs: about
+/// 20 loads, 3 atomics); the path's node swapped (about 10): about 125
+/// loads, 4 atomics.
+pub const COW_SWAP: Lines = Lines {
+    hits: 30 + 15 + 10 + 25 + 15 + 20 + 10,
+    xfers: 0,
+    misses: 0,
+    atomics: 4,
+    iterated: false,
+};
+
+/// `btrfs_del_leaf` of a leaf copied in this transaction, besides its
+/// folios ([`EB_FOLIO_CLEAN`] each, cleaned before it) and its DROP ref
+/// ([`DELAYED_TREE_REF`]) (6.x fs/btrfs/ctree.c): the per-buffer part of
+/// `btrfs_clear_buffer_dirty` (the DIRTY bit, the `dirty_metadata_bytes`
+/// counter: about 15 loads, 1 atomic), `btrfs_del_ptr` in the parent (the
+/// tree-mod-log test, the memmove's set-up, `nritems`,
+/// `btrfs_mark_buffer_dirty` of the dirty parent: about 30 loads),
+/// `btrfs_unlock_up_safe` (about 10 loads and the parent's and the
+/// sibling's unlocks, 2 atomics), `root_sub_used_bytes`
+/// (`root->accounting_lock`: about 10 loads, 1 atomic) and the leaf's
+/// extra ref (1 atomic): about 65 loads, 5 atomics.
+pub const LEAF_FREE: Lines = Lines {
+    hits: 15 + 30 + 10 + 10,
+    xfers: 0,
+    misses: 0,
+    atomics: 1 + 2 + 1 + 1,
+    iterated: false,
+};
+
+/// What `btrfs_free_tree_block` (6.x fs/btrfs/extent-tree.c) does for the
+/// last ref of a block allocated in this transaction and never written,
+/// after its DROP ref: `check_ref_cleanup` finds the head whose ADD the
+/// DROP cancelled and removes it (`delayed_refs->lock`, `head->lock`,
+/// `btrfs_delete_ref_head`'s `xa_erase`, the heads' counts,
+/// `btrfs_cleanup_ref_head_accounting` under `delayed_rsv->lock`,
+/// `btrfs_put_delayed_ref_head` freeing the head: about 90 loads, 4
+/// atomics); `btrfs_lookup_block_group` (the read lock and rb walk: about
+/// 15 loads, 2 atomics); `btrfs_add_free_space` ->
+/// `__btrfs_add_free_space` (a slab object, `ctl->tree_lock`,
+/// `try_merge_free_space`'s two `tree_search_offset` walks and the merged
+/// neighbour unlinked and freed, `steal_from_bitmap`'s tests,
+/// `link_free_space` into the offset and bytes trees: about 140 loads, 2
+/// atomics); `btrfs_free_reserved_bytes` (`space_info->lock` and the
+/// group's lock, `bytes_reserved` and the tickets' test: about 30 loads, 2
+/// atomics) and `btrfs_put_block_group` (1 atomic); then the buffer's
+/// release by `free_extent_buffer_stale` / `free_extent_buffer`
+/// (`refs_lock`, the refs, `xa_erase` from `buffer_tree` under its lock,
+/// `btrfs_release_extent_buffer_folios`: per folio the private pointer
+/// under `i_private_lock` and `folio_put`, and `call_rcu`: about 110
+/// loads, 12 atomics): about 385 loads, 23 atomics.
+pub const TREE_BLOCK_UNALLOC: Lines = Lines {
+    hits: 90 + 15 + 140 + 30 + 110,
+    xfers: 0,
+    misses: 0,
+    atomics: 4 + 2 + 2 + 2 + 1 + 12,
     iterated: false,
 };
 
@@ -325,26 +527,56 @@ pub struct DelayedCost {
     pub nodesize: u32,
     /// The fitted per-batch cost, ps.
     pub batch_overhead_ps: u64,
-    /// Whether the lab's `btrfs_tree_lock` / `btrfs_tree_read_lock`
-    /// tracepoints are enabled (one [`TRACE_EVENT`] per block visited).
+    /// Whether the lab's tracepoints are enabled: `btrfs_tree_lock` /
+    /// `btrfs_tree_read_lock` (one [`TRACE_EVENT`] per block visited or
+    /// sibling locked), `btrfs_cow_block` and `mm_filemap_add_to_page_cache`
+    /// (1 + folios per copy on write), `btrfs_reserved_extent_free` (one per
+    /// leaf freed).
     pub lock_tracepoints: bool,
 }
 
 impl DelayedCost {
+    /// Folios of one extent buffer (`nodesize / PAGE_SIZE`, at least 1).
+    pub fn folios(&self) -> u32 {
+        (self.nodesize / PAGE_BYTES).max(1)
+    }
+
+    /// One copy on write (`btrfs_cow_block` -> `btrfs_force_cow_block`),
+    /// ps: the new block ([`TREE_BLOCK_ALLOC`], a [`EB_FOLIO_ADD`] and a
+    /// [`EB_FOLIO_DIRTY`] per folio, [`EB_DIRTY`]), the copy of `nodesize`
+    /// bytes, the old block's side ([`COW_SWAP`]) and two delayed refs (ADD
+    /// for the new block, DROP for the old). A block a split allocates is
+    /// priced the same (its one delayed ref and no copy make about the
+    /// same).
+    pub fn cow_price(&self) -> u64 {
+        let p = &self.prices;
+        let copy = u64::from(self.nodesize / 64) * MOVE_LINE.price(p);
+        let folios = u64::from(self.folios()) * (EB_FOLIO_ADD.price(p) + EB_FOLIO_DIRTY.price(p));
+        TREE_BLOCK_ALLOC.price(p) + folios + EB_DIRTY.price(p) + copy + COW_SWAP.price(p) + 2 * DELAYED_TREE_REF.price(p)
+    }
+
+    /// One empty leaf freed by `btrfs_del_items` (a leaf copied in this
+    /// transaction), ps: its folios cleaned ([`EB_FOLIO_CLEAN`] each),
+    /// [`LEAF_FREE`], its DROP ref and [`TREE_BLOCK_UNALLOC`].
+    pub fn leaf_free_price(&self) -> u64 {
+        let p = &self.prices;
+        u64::from(self.folios()) * EB_FOLIO_CLEAN.price(p) + LEAF_FREE.price(p) + DELAYED_TREE_REF.price(p) + TREE_BLOCK_UNALLOC.price(p)
+    }
+
     /// Time of the lab's window summed over the batches of `s`, ps: the
     /// search from its root lock, the batch's collection and
     /// `btrfs_del_items`, up to the release tracepoint.
     pub fn window_ps(&self, s: &DeleteRunStats) -> Result<u128, ModelError> {
         let p = &self.prices;
         let visits = s.node_visits + s.leaf_visits;
-        let copy = u64::from(self.nodesize / 64) * MOVE_LINE.price(p);
         let trace = if self.lock_tracepoints { TRACE_EVENT.price(p) } else { 0 };
+        let trace_alloc = trace * (1 + u64::from(self.folios()));
         let terms = [
             (visits, BLOCK_VISIT.price(p) + trace),
             (s.key_compares, KEY_COMPARE.price(p)),
             (s.bytes_moved.div_ceil(64), MOVE_LINE.price(p)),
-            (s.cow_blocks, copy + COW_ALLOC.price(p)),
-            (s.leaves_freed, LEAF_FREE.price(p)),
+            (s.cow_blocks, self.cow_price() + trace_alloc),
+            (s.leaves_freed, self.leaf_free_price() + trace),
             (s.batches, DEL_ITEMS.price(p)),
             (s.items_released - s.not_found.min(s.items_released), ITEM_COLLECT.price(p)),
             (s.items_shifted + s.push_offsets, ITEM_SHIFT.price(p)),
@@ -374,12 +606,11 @@ impl DelayedCost {
     /// bytes written for the new items are priced as moved lines.
     pub fn insert_ps(&self, s: &InsertRunStats) -> Result<u128, ModelError> {
         let p = &self.prices;
-        let copy = u64::from(self.nodesize / 64) * MOVE_LINE.price(p);
         let terms = [
             (s.node_visits + s.leaf_visits, BLOCK_VISIT.price(p)),
             (s.key_compares, KEY_COMPARE.price(p)),
             ((s.bytes_moved + s.bytes_inserted).div_ceil(64), MOVE_LINE.price(p)),
-            (s.cow_blocks, copy + COW_ALLOC.price(p)),
+            (s.cow_blocks, self.cow_price()),
             (s.batches, BATCH_FIXED.price(p) + self.batch_overhead_ps),
             (s.items, ITEM_COLLECT.price(p) + ITEM_RELEASE.price(p)),
         ];

@@ -93,7 +93,7 @@ pub const PARAMS: &[ParamSpec] = &[
         "btrfs_dir.lock_tracepoints",
         "true or false",
         "true, false",
-        "the lab's btrfs_tree_lock tracepoints are on: one trace event per block visited",
+        "the lab's tracepoints are on: one trace event per block visited, 1 + folios per copy on write (btrfs_cow_block, mm_filemap_add_to_page_cache), one per leaf freed (btrfs_reserved_extent_free)",
     ),
     p(
         "btrfs_dir.reservation_tracepoints",

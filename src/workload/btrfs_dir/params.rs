@@ -51,16 +51,18 @@ pub struct BtrfsDirParams {
     /// call) on top of the cache lines the model counts: probe overhead,
     /// tree-lock waits behind the syscall thread, search instruction work.
     /// FITTED once, on case 3's old-rule time (9563 us) with the
-    /// `icelake-2s` profile; see [`FIT_NOTE`]. Default 5900.
+    /// `icelake-2s` profile; see [`FIT_NOTE`]. Default 5850.
     pub batch_overhead_ns: f64,
     /// ns per counted L1 load as a multiple of the profile's `hit_ns`: the
     /// host's one knob where it is fitted (the lab host's, on an XFS
     /// allocation time), else 1. Default 1.
     pub work_scale: f64,
-    /// Whether the lab's `btrfs_tree_lock` and `btrfs_tree_read_lock`
-    /// tracepoints are enabled, each firing once per tree block a search
-    /// visits (`fsmeta lab btrfs-delayed` enables them to time batches).
-    /// Default false.
+    /// Whether the lab's tracepoints are enabled: `btrfs_tree_lock` and
+    /// `btrfs_tree_read_lock`, each firing once per tree block a search
+    /// visits (`fsmeta lab btrfs-delayed` enables them to time batches),
+    /// and those that fire per copy on write (`btrfs_cow_block`, one
+    /// `mm_filemap_add_to_page_cache` per folio) and per leaf freed
+    /// (`btrfs_reserved_extent_free`). Default false.
     pub lock_tracepoints: bool,
     /// Whether the lab's `btrfs_space_reservation` tracepoint is enabled
     /// (filtered to `delayed_item` reservations, which record their
@@ -135,7 +137,7 @@ impl Default for BtrfsDirParams {
             delayed_background: 128,
             delayed_writeback: 512,
             delayed_batch: 16,
-            batch_overhead_ns: 5900.0,
+            batch_overhead_ns: 5850.0,
             work_scale: 1.0,
             lock_tracepoints: false,
             reservation_tracepoints: false,

@@ -29,7 +29,7 @@ pub const PHASES: [(&str, &str); 4] = [
 ];
 
 /// The values reported per phase: (name, unit, meaning).
-const VALUES: [(&str, &str, &str); 11] = [
+const VALUES: [(&str, &str, &str); 13] = [
     ("batches", "count", "btrfs_del_items calls of the delayed deletions"),
     ("flushes", "count", "calls of btrfs_delete_delayed_items that found deletions"),
     ("batches_per_flush", "count", "batches per flush (0 without flushes)"),
@@ -61,6 +61,12 @@ const VALUES: [(&str, &str, &str); 11] = [
         "the median unlink(2) of a file, the syscall thread's own time (0 without unlinks)",
     ),
     ("unlinks_us", "us", "the unlink(2) calls' own time summed"),
+    (
+        "eb_folios",
+        "count",
+        "folios of the blocks the batches copied on write (nodesize / 4096 each) added to the btree inode's page cache",
+    ),
+    ("leaves_freed", "count", "leaves the batches emptied and freed (btrfs_del_leaf)"),
 ];
 
 /// The phase axis.
@@ -137,6 +143,8 @@ pub fn put(m: &mut BTreeMap<String, f64>, cost: &DelayedCost, marks: [&DeleteRun
         m.insert(axis.metric(key, "us_per_item"), per_of(deleted));
         m.insert(axis.metric(key, "cow_blocks"), s.cow_blocks as f64);
         m.insert(axis.metric(key, "leaf_pushes"), s.leaf_pushes as f64);
+        m.insert(axis.metric(key, "eb_folios"), (s.cow_blocks * u64::from(cost.folios())) as f64);
+        m.insert(axis.metric(key, "leaves_freed"), s.leaves_freed as f64);
     }
     Ok(())
 }

@@ -12,8 +12,7 @@
 //! [`Fs::unlink_calls`]: crate::kernel::btrfs::fs::Fs::unlink_calls
 
 use super::cost::{
-    BLOCK_VISIT, COW_ALLOC, DEL_ITEMS, DelayedCost, ITEM_SHIFT, KEY_COMPARE, LEAF_FREE, Lines, MOVE_LINE, PUSH_FIXED, PUSH_ITEM,
-    SIBLING_LOCK, TRACE_EVENT,
+    BLOCK_VISIT, DEL_ITEMS, DelayedCost, ITEM_SHIFT, KEY_COMPARE, Lines, MOVE_LINE, PUSH_FIXED, PUSH_ITEM, SIBLING_LOCK, TRACE_EVENT,
 };
 use super::params::BtrfsDirParams;
 use crate::engine::histogram::LatencyHistogram;
@@ -78,14 +77,14 @@ impl UnlinkCost {
     pub fn call_ps(&self, d: &TreeStats) -> Result<u64, ModelError> {
         let p = &self.tree.prices;
         let trace = if self.tree.lock_tracepoints { TRACE_EVENT.price(p) } else { 0 };
-        let copy = u64::from(self.tree.nodesize / 64) * MOVE_LINE.price(p);
+        let trace_alloc = trace * (1 + u64::from(self.tree.folios()));
         let terms = [
             (d.node_visits + d.leaf_visits, BLOCK_VISIT.price(p) + trace),
             (d.searches, ROOT_TRADE.price(p) + trace),
             (d.key_compares, KEY_COMPARE.price(p)),
             (d.bytes_moved.div_ceil(64), MOVE_LINE.price(p)),
-            (d.cow_blocks, copy + COW_ALLOC.price(p) + self.cow_events_ps),
-            (d.leaves_freed, LEAF_FREE.price(p)),
+            (d.cow_blocks, self.tree.cow_price() + trace_alloc + self.cow_events_ps),
+            (d.leaves_freed, self.tree.leaf_free_price() + trace),
             (d.del_items_calls, DEL_ITEMS.price(p)),
             (d.items_shifted + d.push_offsets, ITEM_SHIFT.price(p)),
             (d.sibling_reads, SIBLING_LOCK.price(p) + trace),
