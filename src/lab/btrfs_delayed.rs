@@ -120,31 +120,16 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
         filter: Some("type == \"delayed_item\"".into()),
         stack: true,
     };
-    let lock = |event| EventSpec {
+    let plain = |event, filter: Option<String>| EventSpec {
         event,
-        filter: Some(format!("owner == {FS_TREE}")),
+        filter,
         stack: false,
     };
-    let cow = EventSpec {
-        event: "btrfs/btrfs_cow_block",
-        filter: Some(format!("root_objectid == {FS_TREE}")),
-        stack: false,
-    };
-    let switch = EventSpec {
-        event: "sched/sched_switch",
-        filter: None,
-        stack: false,
-    };
-    let folio = EventSpec {
-        event: "filemap/mm_filemap_add_to_page_cache",
-        filter: Some(format!("i_ino == {BTREE_INODE}")),
-        stack: false,
-    };
-    let freed = EventSpec {
-        event: "btrfs/btrfs_reserved_extent_free",
-        filter: None,
-        stack: false,
-    };
+    let lock = |event| plain(event, Some(format!("owner == {FS_TREE}")));
+    let cow = plain("btrfs/btrfs_cow_block", Some(format!("root_objectid == {FS_TREE}")));
+    let switch = plain("sched/sched_switch", None);
+    let folio = plain("filemap/mm_filemap_add_to_page_cache", Some(format!("i_ino == {BTREE_INODE}")));
+    let freed = plain("btrfs/btrfs_reserved_extent_free", None);
     let events = [
         ev,
         lock("btrfs/btrfs_tree_lock"),

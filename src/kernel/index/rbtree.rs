@@ -467,48 +467,33 @@ impl RbTree {
     /// Descends from the root comparing `key` (btrfs `inode_tree_add()`'s
     /// loop). `Err(node)` if found; else `Ok((parent, side))` of the empty link.
     fn walk_to_slot(&mut self, key: u64, t: &mut Vec<Touch>) -> Result<(u32, Side), u32> {
-        record(t, self.root_addr, Access::Read);
-        for &n in &self.path {
-            crate::engine::prefetch::prefetch_read(self.nodes.as_ptr().wrapping_add(n as usize));
-        }
-        self.path.clear();
-        let (mut parent, mut side, mut n, mut depth) = (NIL, Side::Left, self.root, 0);
-        while n != NIL {
-            depth += 1;
-            self.path.push(n);
-            record(t, self.key_addr(n), Access::Read);
-            let k = self.nodes[n as usize].key;
-            if key == k {
-                self.last_depth = depth;
-                return Err(n);
-            }
-            side = if key < k { Side::Left } else { Side::Right };
-            parent = n;
-            // The child pointer's address needs only `n`, not the key: when
-            // the compare branch goes the predicted way the core loads both
-            // lines at once; a misprediction replays the child load after
-            // the key arrives.
-            let issue = if side == self.predicted {
-                Issue::WithPrevious
-            } else {
-                Issue::AfterPrevious
-            };
-            self.predicted = side;
-            record_issued(t, self.field(n, side.offset()), Access::Read, issue);
-            n = self.child(n, side);
-        }
-        self.last_depth = depth;
-        Ok((parent, side))
+        self.walk::<true>(key, t)
     }
 
     /// [`RbTree::walk_to_slot`] without its touches and host prefetches:
     /// the same result, path, depth and predicted side.
     fn walk_to_slot_unrecorded(&mut self, key: u64) -> Result<(u32, Side), u32> {
+        self.walk::<false>(key, &mut Vec::new())
+    }
+
+    /// The descent, recording its touches (and prefetching the last
+    /// path's host lines) when `RECORD`.
+    #[inline(always)]
+    fn walk<const RECORD: bool>(&mut self, key: u64, t: &mut Vec<Touch>) -> Result<(u32, Side), u32> {
+        if RECORD {
+            record(t, self.root_addr, Access::Read);
+            for &n in &self.path {
+                crate::engine::prefetch::prefetch_read(self.nodes.as_ptr().wrapping_add(n as usize));
+            }
+        }
         self.path.clear();
         let (mut parent, mut side, mut n, mut depth) = (NIL, Side::Left, self.root, 0);
         while n != NIL {
             depth += 1;
             self.path.push(n);
+            if RECORD {
+                record(t, self.key_addr(n), Access::Read);
+            }
             let k = self.nodes[n as usize].key;
             if key == k {
                 self.last_depth = depth;
@@ -516,6 +501,18 @@ impl RbTree {
             }
             side = if key < k { Side::Left } else { Side::Right };
             parent = n;
+            if RECORD {
+                // The child pointer's address needs only `n`, not the key:
+                // when the compare branch goes the predicted way the core
+                // loads both lines at once; a misprediction replays the
+                // child load after the key arrives.
+                let issue = if side == self.predicted {
+                    Issue::WithPrevious
+                } else {
+                    Issue::AfterPrevious
+                };
+                record_issued(t, self.field(n, side.offset()), Access::Read, issue);
+            }
             self.predicted = side;
             n = self.child(n, side);
         }
