@@ -789,7 +789,7 @@ impl World {
     }
 
     /// `p` releases lock `l` at `now`, waking the next waiter if any.
-    #[inline]
+    #[inline(always)]
     fn unlock(&mut self, p: u32, l: LockId, now: SimTimePs) -> Next {
         let r = self.locks.release(l, p, now, &mut self.lines, &self.pricing);
         if let Some((q, t)) = r.woken {
