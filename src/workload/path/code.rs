@@ -7,9 +7,9 @@
 use super::build::{self, BuildError, Names};
 use super::config::{DistConfig, DistKind, StepConfig, WorkConfig, WorkRef};
 use crate::engine::dist::Duration;
+use crate::kernel::work::Tally;
 use crate::kernel::xfs::paths::{self, CodePath};
 use crate::param::ParamError;
-use crate::kernel::work::Tally;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, OnceLock};
 
@@ -297,13 +297,23 @@ mod tests {
             for path in CODE_PATHS {
                 let n = path.points.len();
                 let counted: Vec<_> = (1..=n + 1)
-                    .map(|i| if i > n { (path.count)(&params) } else { (path.points[i - 1].before)(&params) })
+                    .map(|i| {
+                        if i > n {
+                            (path.count)(&params)
+                        } else {
+                            (path.points[i - 1].before)(&params)
+                        }
+                    })
                     .collect();
                 for _ in 0..2 {
                     let got: Vec<_> = (1..=n + 1).map(|i| tally_before(path, i, &params)).collect();
                     assert_eq!(got, counted, "{} at {dir_entries} names", path.name);
                 }
-                assert_eq!(tally_before(path, n + 7, &params), counted[n], "past the last point: the whole path");
+                assert_eq!(
+                    tally_before(path, n + 7, &params),
+                    counted[n],
+                    "past the last point: the whole path"
+                );
                 if n > 0 {
                     assert_ne!(counted[0], counted[n], "{}: a point's tally is not the whole", path.name);
                 }

@@ -522,7 +522,7 @@ impl World {
 
     /// `proc` completed an operation at `now`: records it; true when the
     /// run is over, else the process starts its next operation.
-    #[inline]
+    #[inline(always)]
     fn end_op(&mut self, proc: &mut Proc, now: SimTimePs, limit: u64) -> Result<bool, SimError> {
         self.latency.record(now.since(proc.op_start).0);
         self.ops += 1;
