@@ -189,14 +189,24 @@ impl LineTable {
         // No owner: the farthest sharer other than p decides the
         // invalidation latency.
         let (mut cost, mut class) = (0u64, None);
-        let mut consider = |q: u32| {
-            let c = m.xfer(q, p);
-            if class.is_none() || c > cost {
-                cost = c;
-                class = Some(m.class(q, p));
+        match &l.sharers[..] {
+            // Up to 64 processes: the price groups ([`Pricing::farthest`]).
+            &[w] if m.grouped() => {
+                if let Some((c, k)) = m.farthest(p, w & !(1u64 << (p % 64))) {
+                    (cost, class) = (c, Some(k));
+                }
             }
-        };
-        Self::holders(l).filter(|&q| q != p).for_each(&mut consider);
+            _ => {
+                let mut consider = |q: u32| {
+                    let c = m.xfer(q, p);
+                    if class.is_none() || c > cost {
+                        cost = c;
+                        class = Some(m.class(q, p));
+                    }
+                };
+                Self::holders(l).filter(|&q| q != p).for_each(&mut consider);
+            }
+        }
         if class.is_none() && !Self::is_sharer(l, p) {
             cost = m.memory_ps;
             class = Some(0);
@@ -269,10 +279,14 @@ impl LineTable {
     fn read_miss(l: &mut LineState, p: u32, count: u32, now: SimTimePs, m: &Pricing) -> Access {
         let (cost, class) = match l.owner {
             Some(o) => (m.xfer(o, p), m.class(o, p)),
-            None => Self::holders(l)
-                .map(|q| (m.xfer(q, p), m.class(q, p)))
-                .min()
-                .unwrap_or((m.memory_ps, 0)),
+            None => match &l.sharers[..] {
+                // Up to 64 processes: the price groups ([`Pricing::nearest`]).
+                &[w] if m.grouped() => m.nearest(p, w).unwrap_or((m.memory_ps, 0)),
+                _ => Self::holders(l)
+                    .map(|q| (m.xfer(q, p), m.class(q, p)))
+                    .min()
+                    .unwrap_or((m.memory_ps, 0)),
+            },
         };
         if let Some(o) = l.owner.take() {
             l.sharers[(o / 64) as usize] |= 1 << (o % 64);

@@ -10,7 +10,7 @@ use crate::engine::dist::Duration;
 use crate::kernel::work::Tally;
 use crate::kernel::xfs::paths::{self, CodePath};
 use crate::param::ParamError;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
 
 fn err(field: impl Into<String>, message: impl Into<String>) -> BuildError {
@@ -135,7 +135,7 @@ fn before_ns(path: &CodePath, i: usize, params: &paths::CodeParams, names: &Name
 /// A remembered tally is the one the count gives, bit for bit.
 fn tally_before(path: &CodePath, i: usize, params: &paths::CodeParams) -> Tally {
     type Key = (&'static str, usize, u64);
-    static MEMO: OnceLock<Mutex<HashMap<Key, Tally>>> = OnceLock::new();
+    static MEMO: OnceLock<Mutex<BTreeMap<Key, Tally>>> = OnceLock::new();
     let i = i.min(path.points.len() + 1);
     // Every field of the parameters is in the key (a new one fails to
     // compile here until it is).
