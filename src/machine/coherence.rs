@@ -47,10 +47,36 @@ pub struct LineStats {
 #[derive(Debug, Clone)]
 struct LineState {
     owner: Option<u32>,
-    sharers: Vec<u64>,
+    /// Sharer bits of processes 0-63, in the line's own record (no
+    /// pointer to follow on a read's hit test).
+    sharers0: u64,
+    /// Sharer bits of processes 64 and up, 64 a word (empty on machines
+    /// of up to 64 processes).
+    sharers_rest: Vec<u64>,
     free_at: SimTimePs,
     version: u64,
     stats: LineStats,
+}
+
+impl LineState {
+    /// Word `i` of the sharer bits (processes `64 i` to `64 i + 63`).
+    #[inline(always)]
+    fn word(&self, i: usize) -> u64 {
+        match i {
+            0 => self.sharers0,
+            i => self.sharers_rest[i - 1],
+        }
+    }
+
+    /// Marks process `p` a sharer.
+    #[inline(always)]
+    fn share(&mut self, p: u32) {
+        let bit = 1u64 << (p % 64);
+        match (p / 64) as usize {
+            0 => self.sharers0 |= bit,
+            i => self.sharers_rest[i - 1] |= bit,
+        }
+    }
 }
 
 /// All shared lines of one run.
@@ -66,7 +92,8 @@ impl LineTable {
         let words = procs.div_ceil(64).max(1);
         let state = LineState {
             owner: None,
-            sharers: vec![0; words],
+            sharers0: 0,
+            sharers_rest: vec![0; words - 1],
             free_at: SimTimePs::ZERO,
             version: 0,
             stats: LineStats::default(),
@@ -89,22 +116,25 @@ impl LineTable {
 
     #[inline]
     fn is_sharer(l: &LineState, p: u32) -> bool {
-        l.sharers[(p / 64) as usize] & (1 << (p % 64)) != 0
+        l.word((p / 64) as usize) & (1 << (p % 64)) != 0
     }
 
     /// The sharers in ascending order (one step per set bit, not per bit).
     fn holders(l: &LineState) -> impl Iterator<Item = u32> + '_ {
-        l.sharers.iter().enumerate().flat_map(|(w, &bits)| {
-            let mut rest = bits;
-            std::iter::from_fn(move || {
-                if rest == 0 {
-                    return None;
-                }
-                let b = rest.trailing_zeros();
-                rest &= rest - 1;
-                Some(w as u32 * 64 + b)
+        std::iter::once(&l.sharers0)
+            .chain(&l.sharers_rest)
+            .enumerate()
+            .flat_map(|(w, &bits)| {
+                let mut rest = bits;
+                std::iter::from_fn(move || {
+                    if rest == 0 {
+                        return None;
+                    }
+                    let b = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    Some(w as u32 * 64 + b)
+                })
             })
-        })
     }
 
     /// Serialises `cost` on the line from `now`; records the wait.
@@ -171,7 +201,10 @@ impl LineTable {
             }
             Some(o) => {
                 // One holder, the owner (a line with an owner has no sharers).
-                debug_assert!(l.sharers.iter().all(|&w| w == 0), "an owned line has sharers");
+                debug_assert!(
+                    l.sharers0 == 0 && l.sharers_rest.iter().all(|&w| w == 0),
+                    "an owned line has sharers"
+                );
                 let (xfer, class) = m.xfer_class(o, p);
                 l.owner = Some(p);
                 l.stats.misses += 1;
@@ -189,10 +222,10 @@ impl LineTable {
         // No owner: the farthest sharer other than p decides the
         // invalidation latency.
         let (mut cost, mut class) = (0u64, None);
-        match &l.sharers[..] {
+        match l.sharers_rest.is_empty() {
             // Up to 64 processes: the price groups ([`Pricing::farthest`]).
-            &[w] if m.grouped() => {
-                if let Some((c, k)) = m.farthest(p, w & !(1u64 << (p % 64))) {
+            true if m.grouped() => {
+                if let Some((c, k)) = m.farthest(p, l.sharers0 & !(1u64 << (p % 64))) {
                     (cost, class) = (c, Some(k));
                 }
             }
@@ -212,10 +245,10 @@ impl LineTable {
             class = Some(0);
         }
         let cost = cost.max(m.hit_ps);
-        match &mut l.sharers[..] {
-            // Up to 64 processes: one word, no call to memset.
-            [w] => *w = 0,
-            words => words.fill(0),
+        l.sharers0 = 0;
+        // Up to 64 processes: no further word, no call to memset.
+        if !l.sharers_rest.is_empty() {
+            l.sharers_rest.fill(0);
         }
         l.owner = Some(p);
         l.stats.misses += 1;
@@ -279,9 +312,9 @@ impl LineTable {
     fn read_miss(l: &mut LineState, p: u32, count: u32, now: SimTimePs, m: &Pricing) -> Access {
         let (cost, class) = match l.owner {
             Some(o) => (m.xfer(o, p), m.class(o, p)),
-            None => match &l.sharers[..] {
+            None => match l.sharers_rest.is_empty() {
                 // Up to 64 processes: the price groups ([`Pricing::nearest`]).
-                &[w] if m.grouped() => m.nearest(p, w).unwrap_or((m.memory_ps, 0)),
+                true if m.grouped() => m.nearest(p, l.sharers0).unwrap_or((m.memory_ps, 0)),
                 _ => Self::holders(l)
                     .map(|q| (m.xfer(q, p), m.class(q, p)))
                     .min()
@@ -289,9 +322,9 @@ impl LineTable {
             },
         };
         if let Some(o) = l.owner.take() {
-            l.sharers[(o / 64) as usize] |= 1 << (o % 64);
+            l.share(o);
         }
-        l.sharers[(p / 64) as usize] |= 1 << (p % 64);
+        l.share(p);
         l.stats.misses += 1;
         l.stats.read_misses += 1;
         l.stats.hits += u64::from(count).saturating_sub(1);
@@ -380,6 +413,41 @@ mod tests {
                 assert!(take.done > release.done, "a transfer from p to q costs time");
             }
         }
+    }
+
+    /// Past 64 processes the sharer bits of processes 64 and up live in
+    /// further words: reads there are remembered (a second read hits),
+    /// the nearest sharer serves a read and the farthest decides a write.
+    #[test]
+    fn sharers_past_the_first_64_processes() {
+        let n = 130;
+        // Process q's line reaches p in 1000 (q + 1) ps: all distinct.
+        let x: Vec<u64> = (0..n * n)
+            .map(|i| if i / n == i % n { 0 } else { 1_000 * (i / n + 1) as u64 })
+            .collect();
+        let class: Vec<u8> = (0..n * n).map(|i| if i / n == i % n { 0 } else { 1 + (i / n % 4) as u8 }).collect();
+        let m = Pricing::from_matrix(n, x, class, 500, 80_000);
+        assert!(!m.grouped());
+        let mut t = LineTable::new(vec!["x".into()], n);
+        let mut now = SimTimePs(0);
+        for p in [129, 70, 3] {
+            now = t.read(0, p, 1, now, &m).done;
+        }
+        let hit = t.read(0, 70, 1, now, &m);
+        assert_eq!(hit.done.since(now), SimTimePs(500), "process 70 holds a copy");
+        now = hit.done;
+        // Process 64 reads from the nearest sharer, 3 (4 ns).
+        let a = t.read(0, 64, 1, now, &m);
+        assert_eq!(a.done.since(now), SimTimePs(4_000));
+        now = a.done;
+        // Process 5 writes: the farthest sharer, 129, acknowledges last.
+        let before = t.stats(0).transfers;
+        let w = t.write(0, 5, now, &m);
+        assert_eq!(w.done.since(now), SimTimePs(130_000));
+        assert_eq!(t.stats(0).transfers[m.class(129, 5)], before[m.class(129, 5)] + 1);
+        // Every copy is gone: 70 and 129 miss again, from the owner 5.
+        let r = t.read(0, 129, 1, w.done, &m);
+        assert_eq!(r.done.since(w.done), SimTimePs(6_000));
     }
 
     #[test]
