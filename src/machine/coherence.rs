@@ -47,10 +47,36 @@ pub struct LineStats {
 #[derive(Debug, Clone)]
 struct LineState {
     owner: Option<u32>,
-    sharers: Vec<u64>,
+    /// Sharer bits of processes 0-63, in the line's own record (no
+    /// pointer to follow on a read's hit test).
+    sharers0: u64,
+    /// Sharer bits of processes 64 and up, 64 a word (empty on machines
+    /// of up to 64 processes).
+    sharers_rest: Vec<u64>,
     free_at: SimTimePs,
     version: u64,
     stats: LineStats,
+}
+
+impl LineState {
+    /// Word `i` of the sharer bits (processes `64 i` to `64 i + 63`).
+    #[inline(always)]
+    fn word(&self, i: usize) -> u64 {
+        match i {
+            0 => self.sharers0,
+            i => self.sharers_rest[i - 1],
+        }
+    }
+
+    /// Marks process `p` a sharer.
+    #[inline(always)]
+    fn share(&mut self, p: u32) {
+        let bit = 1u64 << (p % 64);
+        match (p / 64) as usize {
+            0 => self.sharers0 |= bit,
+            i => self.sharers_rest[i - 1] |= bit,
+        }
+    }
 }
 
 /// All shared lines of one run.
@@ -66,7 +92,8 @@ impl LineTable {
         let words = procs.div_ceil(64).max(1);
         let state = LineState {
             owner: None,
-            sharers: vec![0; words],
+            sharers0: 0,
+            sharers_rest: vec![0; words - 1],
             free_at: SimTimePs::ZERO,
             version: 0,
             stats: LineStats::default(),
@@ -89,22 +116,25 @@ impl LineTable {
 
     #[inline]
     fn is_sharer(l: &LineState, p: u32) -> bool {
-        l.sharers[(p / 64) as usize] & (1 << (p % 64)) != 0
+        l.word((p / 64) as usize) & (1 << (p % 64)) != 0
     }
 
     /// The sharers in ascending order (one step per set bit, not per bit).
     fn holders(l: &LineState) -> impl Iterator<Item = u32> + '_ {
-        l.sharers.iter().enumerate().flat_map(|(w, &bits)| {
-            let mut rest = bits;
-            std::iter::from_fn(move || {
-                if rest == 0 {
-                    return None;
-                }
-                let b = rest.trailing_zeros();
-                rest &= rest - 1;
-                Some(w as u32 * 64 + b)
+        std::iter::once(&l.sharers0)
+            .chain(&l.sharers_rest)
+            .enumerate()
+            .flat_map(|(w, &bits)| {
+                let mut rest = bits;
+                std::iter::from_fn(move || {
+                    if rest == 0 {
+                        return None;
+                    }
+                    let b = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    Some(w as u32 * 64 + b)
+                })
             })
-        })
     }
 
     /// Serialises `cost` on the line from `now`; records the wait.
@@ -132,7 +162,34 @@ impl LineTable {
     /// inline; a write to a line with sharers and no owner is not.
     #[inline(always)]
     pub fn write(&mut self, id: LineId, p: u32, now: SimTimePs, m: &Pricing) -> Access {
+        Self::write_line(&mut self.lines[id as usize], p, now, m)
+    }
+
+    /// A queued lock's hand-off on its word, line `id`: the holder `p`
+    /// writes it at `now` ([`LineTable::write`]: the release), then waiter
+    /// `q` (not `p`) writes it once the releaser has written `q`'s queue
+    /// node, one transfer from `p` later: the same two writes as two calls
+    /// of [`LineTable::write`], with the line and the pair's price looked
+    /// up once. Returns the two accesses.
+    #[inline(always)]
+    pub fn write_then_pass(&mut self, id: LineId, p: u32, q: u32, now: SimTimePs, m: &Pricing) -> (Access, Access) {
+        debug_assert_ne!(p, q, "a hand-off to the releaser");
         let l = &mut self.lines[id as usize];
+        let release = Self::write_line(l, p, now, m);
+        // `p` owns the line now (every write takes it), so `q`'s write is
+        // a transfer from `p`.
+        let (xfer, class) = m.xfer_class(p, q);
+        let at = release.done.saturating_add(SimTimePs(xfer));
+        l.version += 1;
+        l.owner = Some(q);
+        l.stats.misses += 1;
+        l.stats.transfers[class] += 1;
+        (release, Self::occupy_line(l, at, xfer.max(m.hit_ps)))
+    }
+
+    /// [`LineTable::write`] on the line's state.
+    #[inline(always)]
+    fn write_line(l: &mut LineState, p: u32, now: SimTimePs, m: &Pricing) -> Access {
         l.version += 1;
         match l.owner {
             Some(o) if o == p => {
@@ -144,7 +201,10 @@ impl LineTable {
             }
             Some(o) => {
                 // One holder, the owner (a line with an owner has no sharers).
-                debug_assert!(l.sharers.iter().all(|&w| w == 0), "an owned line has sharers");
+                debug_assert!(
+                    l.sharers0 == 0 && l.sharers_rest.iter().all(|&w| w == 0),
+                    "an owned line has sharers"
+                );
                 let (xfer, class) = m.xfer_class(o, p);
                 l.owner = Some(p);
                 l.stats.misses += 1;
@@ -162,23 +222,33 @@ impl LineTable {
         // No owner: the farthest sharer other than p decides the
         // invalidation latency.
         let (mut cost, mut class) = (0u64, None);
-        let mut consider = |q: u32| {
-            let c = m.xfer(q, p);
-            if class.is_none() || c > cost {
-                cost = c;
-                class = Some(m.class(q, p));
+        match l.sharers_rest.is_empty() {
+            // Up to 64 processes: the price groups ([`Pricing::farthest`]).
+            true if m.grouped() => {
+                if let Some((c, k)) = m.farthest(p, l.sharers0 & !(1u64 << (p % 64))) {
+                    (cost, class) = (c, Some(k));
+                }
             }
-        };
-        Self::holders(l).filter(|&q| q != p).for_each(&mut consider);
+            _ => {
+                let mut consider = |q: u32| {
+                    let c = m.xfer(q, p);
+                    if class.is_none() || c > cost {
+                        cost = c;
+                        class = Some(m.class(q, p));
+                    }
+                };
+                Self::holders(l).filter(|&q| q != p).for_each(&mut consider);
+            }
+        }
         if class.is_none() && !Self::is_sharer(l, p) {
             cost = m.memory_ps;
             class = Some(0);
         }
         let cost = cost.max(m.hit_ps);
-        match &mut l.sharers[..] {
-            // Up to 64 processes: one word, no call to memset.
-            [w] => *w = 0,
-            words => words.fill(0),
+        l.sharers0 = 0;
+        // Up to 64 processes: no further word, no call to memset.
+        if !l.sharers_rest.is_empty() {
+            l.sharers_rest.fill(0);
         }
         l.owner = Some(p);
         l.stats.misses += 1;
@@ -242,15 +312,19 @@ impl LineTable {
     fn read_miss(l: &mut LineState, p: u32, count: u32, now: SimTimePs, m: &Pricing) -> Access {
         let (cost, class) = match l.owner {
             Some(o) => (m.xfer(o, p), m.class(o, p)),
-            None => Self::holders(l)
-                .map(|q| (m.xfer(q, p), m.class(q, p)))
-                .min()
-                .unwrap_or((m.memory_ps, 0)),
+            None => match l.sharers_rest.is_empty() {
+                // Up to 64 processes: the price groups ([`Pricing::nearest`]).
+                true if m.grouped() => m.nearest(p, l.sharers0).unwrap_or((m.memory_ps, 0)),
+                _ => Self::holders(l)
+                    .map(|q| (m.xfer(q, p), m.class(q, p)))
+                    .min()
+                    .unwrap_or((m.memory_ps, 0)),
+            },
         };
         if let Some(o) = l.owner.take() {
-            l.sharers[(o / 64) as usize] |= 1 << (o % 64);
+            l.share(o);
         }
-        l.sharers[(p / 64) as usize] |= 1 << (p % 64);
+        l.share(p);
         l.stats.misses += 1;
         l.stats.read_misses += 1;
         l.stats.hits += u64::from(count).saturating_sub(1);
@@ -290,6 +364,90 @@ mod tests {
         assert_eq!(t.stats(0).cas_retries, 2);
         assert_eq!(t.version(0), 5, "every write and cmpxchg takes the line");
         assert_eq!(t.changes(0), 3, "the first write, process 0's add, the good cmpxchg");
+    }
+
+    /// A queued lock's hand-off in one call is the two writes it stands
+    /// for, from every state the line can be in (owned by the releaser,
+    /// by another CPU, shared, uncached), on a machine with distinct
+    /// prices per pair: the same accesses, statistics and versions.
+    #[test]
+    fn a_hand_off_is_the_releasers_write_then_the_waiters() {
+        let n = 4;
+        let x: Vec<u64> = (0..n * n)
+            .map(|i| if i % (n + 1) == 0 { 0 } else { 20_000 + 7_000 * i as u64 })
+            .collect();
+        let class: Vec<u8> = (0..n * n).map(|i| (i % 5) as u8).collect();
+        let m = Pricing::from_matrix(n, x, class, 1_000, 80_000);
+        let states: [&[(bool, u32)]; 5] = [
+            &[],
+            &[(true, 0)],
+            &[(true, 2)],
+            &[(false, 1), (false, 3)],
+            &[(false, 0), (false, 2)],
+        ];
+        for (k, setup) in states.iter().enumerate() {
+            for (p, q) in [(0u32, 1u32), (0, 3), (2, 1), (3, 0)] {
+                let mut a = LineTable::new(vec!["word".into()], n);
+                let mut t = 0;
+                for &(write, who) in setup.iter() {
+                    t += 500_000;
+                    let _ = if write {
+                        a.write(0, who, SimTimePs(t), &m)
+                    } else {
+                        a.read(0, who, 1, SimTimePs(t), &m)
+                    };
+                }
+                let mut b = a.clone();
+                let now = SimTimePs(t + 10_000);
+                let release = a.write(0, p, now, &m);
+                let take = a.write(0, q, release.done.saturating_add(SimTimePs(m.xfer(p, q))), &m);
+                let (r2, t2) = b.write_then_pass(0, p, q, now, &m);
+                assert_eq!((release, take), (r2, t2), "state {k}, {p} -> {q}");
+                assert_eq!(format!("{:?}", a.stats(0)), format!("{:?}", b.stats(0)), "state {k}, {p} -> {q}");
+                assert_eq!(a.version(0), b.version(0));
+                assert_eq!(
+                    a.read(0, q, 1, take.done, &m),
+                    b.read(0, q, 1, take.done, &m),
+                    "q owns the line after"
+                );
+                assert!(take.done > release.done, "a transfer from p to q costs time");
+            }
+        }
+    }
+
+    /// Past 64 processes the sharer bits of processes 64 and up live in
+    /// further words: reads there are remembered (a second read hits),
+    /// the nearest sharer serves a read and the farthest decides a write.
+    #[test]
+    fn sharers_past_the_first_64_processes() {
+        let n = 130;
+        // Process q's line reaches p in 1000 (q + 1) ps: all distinct.
+        let x: Vec<u64> = (0..n * n)
+            .map(|i| if i / n == i % n { 0 } else { 1_000 * (i / n + 1) as u64 })
+            .collect();
+        let class: Vec<u8> = (0..n * n).map(|i| if i / n == i % n { 0 } else { 1 + (i / n % 4) as u8 }).collect();
+        let m = Pricing::from_matrix(n, x, class, 500, 80_000);
+        assert!(!m.grouped());
+        let mut t = LineTable::new(vec!["x".into()], n);
+        let mut now = SimTimePs(0);
+        for p in [129, 70, 3] {
+            now = t.read(0, p, 1, now, &m).done;
+        }
+        let hit = t.read(0, 70, 1, now, &m);
+        assert_eq!(hit.done.since(now), SimTimePs(500), "process 70 holds a copy");
+        now = hit.done;
+        // Process 64 reads from the nearest sharer, 3 (4 ns).
+        let a = t.read(0, 64, 1, now, &m);
+        assert_eq!(a.done.since(now), SimTimePs(4_000));
+        now = a.done;
+        // Process 5 writes: the farthest sharer, 129, acknowledges last.
+        let before = t.stats(0).transfers;
+        let w = t.write(0, 5, now, &m);
+        assert_eq!(w.done.since(now), SimTimePs(130_000));
+        assert_eq!(t.stats(0).transfers[m.class(129, 5)], before[m.class(129, 5)] + 1);
+        // Every copy is gone: 70 and 129 miss again, from the owner 5.
+        let r = t.read(0, 129, 1, w.done, &m);
+        assert_eq!(r.done.since(w.done), SimTimePs(6_000));
     }
 
     #[test]

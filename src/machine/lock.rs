@@ -125,24 +125,27 @@ impl LockTable {
     pub fn release(&mut self, id: LockId, p: u32, now: SimTimePs, lines: &mut LineTable, m: &Pricing) -> Release {
         let l = &mut self.locks[id as usize];
         debug_assert_eq!(l.holder, Some(p), "unlock by a non-holder");
-        let done = lines.write(l.line, p, now, m).done;
-        l.stats.hold_ps += done.since(l.since).0;
         let Some((q, asked)) = l.waiters.pop_front() else {
+            let done = lines.write(l.line, p, now, m).done;
+            l.stats.hold_ps += done.since(l.since).0;
             l.holder = None;
             return Release { done, woken: None };
         };
-        let got = match l.kind {
+        // The releaser's write of the lock word comes first in each kind.
+        let (done, got) = match l.kind {
             // The releaser writes the next waiter's queue node (one
             // transfer); the waiter then takes the lock word.
             LockKind::Queued => {
-                let at = done.saturating_add(SimTimePs(m.xfer(p, q)));
-                lines.write(l.line, q, at, m).done
+                let (release, take) = lines.write_then_pass(l.line, p, q, now, m);
+                (release.done, take.done)
             }
             LockKind::Mutex => {
+                let done = lines.write(l.line, p, now, m).done;
                 let at = done.saturating_add(SimTimePs(m.xfer(p, q) + m.wakeup_ps));
-                lines.write(l.line, q, at, m).done
+                (done, lines.write(l.line, q, at, m).done)
             }
             LockKind::Ticket => {
+                let done = lines.write(l.line, p, now, m).done;
                 // Every spinner (q and those behind it) re-reads the line;
                 // the reads are served one at a time and q's comes, on
                 // average, halfway through them.
@@ -150,9 +153,10 @@ impl LockTable {
                 let per = m.xfer(p, q);
                 let position = spinners.div_ceil(2);
                 lines.occupy(l.line, done, per * spinners, m.class(p, q));
-                done.saturating_add(SimTimePs(per * position))
+                (done, done.saturating_add(SimTimePs(per * position)))
             }
         };
+        l.stats.hold_ps += done.since(l.since).0;
         l.holder = Some(q);
         l.since = got;
         l.stats.acquisitions += 1;

@@ -7,9 +7,11 @@
 use super::build::{self, BuildError, Names};
 use super::config::{DistConfig, DistKind, StepConfig, WorkConfig, WorkRef};
 use crate::engine::dist::Duration;
+use crate::kernel::work::Tally;
 use crate::kernel::xfs::paths::{self, CodePath};
 use crate::param::ParamError;
 use std::collections::BTreeMap;
+use std::sync::{Mutex, OnceLock};
 
 fn err(field: impl Into<String>, message: impl Into<String>) -> BuildError {
     ParamError::new(field, message)
@@ -121,9 +123,37 @@ pub fn stretch(w: &WorkConfig, name: &str, from: Option<&str>, to: Option<&str>,
 fn before_ns(path: &CodePath, i: usize, params: &paths::CodeParams, names: &Names<'_>, scale: f64) -> f64 {
     match i {
         0 => 0.0,
-        i if i > path.points.len() => (path.count)(params).ns(names.profile, scale),
-        i => (path.points[i - 1].before)(params).ns(names.profile, scale),
+        i => tally_before(path, i, params).ns(names.profile, scale),
     }
+}
+
+/// The counted work of `path` before point index `i` (past its last
+/// point: the whole path), remembered per `(path, i, dir_entries)`: each is
+/// a mean over every directory size up to `dir_entries` (20,000 sizes in
+/// case 1, two directory shapes each), and a run's build asks for the same
+/// ones once per stretch and per split share, in every run of a scenario.
+/// A remembered tally is the one the count gives, bit for bit.
+fn tally_before(path: &CodePath, i: usize, params: &paths::CodeParams) -> Tally {
+    type Key = (&'static str, usize, u64);
+    static MEMO: OnceLock<Mutex<BTreeMap<Key, Tally>>> = OnceLock::new();
+    let i = i.min(path.points.len() + 1);
+    // Every field of the parameters is in the key (a new one fails to
+    // compile here until it is).
+    let paths::CodeParams { dir_entries } = params;
+    let key = (path.name, i, *dir_entries);
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(t) = memo.lock().ok().and_then(|m| m.get(&key).copied()) {
+        return t;
+    }
+    let t = if i > path.points.len() {
+        (path.count)(params)
+    } else {
+        (path.points[i - 1].before)(params)
+    };
+    if let Ok(mut m) = memo.lock() {
+        m.insert(key, t);
+    }
+    t
 }
 
 /// The share of the whole counted path `path` that its stretch
@@ -253,7 +283,46 @@ pub fn check_splits<'a>(list: &'a [StepConfig], at: &str, works: &BTreeMap<Strin
 
 #[cfg(test)]
 mod tests {
-    use crate::kernel::xfs::paths::CODE_PATHS;
+    use super::tally_before;
+    use crate::kernel::xfs::paths::{CODE_PATHS, CodeParams};
+
+    /// The remembered tally of every counted path and point is the count
+    /// itself, asked for once (computed) and again (remembered), at two
+    /// directory sizes; the points' tallies differ, so a memo that mixed
+    /// up points or sizes would fail here.
+    #[test]
+    fn remembered_tallies_are_the_counted_ones() {
+        for dir_entries in [300, 20_000] {
+            let params = CodeParams { dir_entries };
+            for path in CODE_PATHS {
+                let n = path.points.len();
+                let counted: Vec<_> = (1..=n + 1)
+                    .map(|i| {
+                        if i > n {
+                            (path.count)(&params)
+                        } else {
+                            (path.points[i - 1].before)(&params)
+                        }
+                    })
+                    .collect();
+                for _ in 0..2 {
+                    let got: Vec<_> = (1..=n + 1).map(|i| tally_before(path, i, &params)).collect();
+                    assert_eq!(got, counted, "{} at {dir_entries} names", path.name);
+                }
+                assert_eq!(
+                    tally_before(path, n + 7, &params),
+                    counted[n],
+                    "past the last point: the whole path"
+                );
+                if n > 0 {
+                    assert_ne!(counted[0], counted[n], "{}: a point's tally is not the whole", path.name);
+                }
+            }
+        }
+        let p = CODE_PATHS.iter().find(|p| p.name == "xfs_create").expect("xfs_create");
+        let (small, large) = (CodeParams { dir_entries: 300 }, CodeParams { dir_entries: 20_000 });
+        assert_ne!(tally_before(p, 9, &small), tally_before(p, 9, &large), "sizes are told apart");
+    }
 
     #[test]
     fn the_reference_names_every_counted_path() {

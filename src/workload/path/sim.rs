@@ -522,7 +522,7 @@ impl World {
 
     /// `proc` completed an operation at `now`: records it; true when the
     /// run is over, else the process starts its next operation.
-    #[inline]
+    #[inline(always)]
     fn end_op(&mut self, proc: &mut Proc, now: SimTimePs, limit: u64) -> Result<bool, SimError> {
         self.latency.record(now.since(proc.op_start).0);
         self.ops += 1;
@@ -789,7 +789,7 @@ impl World {
     }
 
     /// `p` releases lock `l` at `now`, waking the next waiter if any.
-    #[inline]
+    #[inline(always)]
     fn unlock(&mut self, p: u32, l: LockId, now: SimTimePs) -> Next {
         let r = self.locks.release(l, p, now, &mut self.lines, &self.pricing);
         if let Some((q, t)) = r.woken {
