@@ -71,14 +71,24 @@ pub enum CalibrateError {
     Option(String),
 }
 
+/// The largest chase working set by default for an LLC of `llc_bytes`:
+/// 8x the LLC, clamped to 64 MiB..4 GiB, so that DRAM's window (from 4x
+/// the LLC up, [`derive::fit_levels`]) holds a size up to an LLC of
+/// 1 GiB (a 2-vCPU VM of a Xeon 6 model 207 lists a 260 MiB L3).
+pub fn default_max_chase(llc_bytes: u64) -> usize {
+    usize::try_from(llc_bytes.saturating_mul(8))
+        .unwrap_or(usize::MAX)
+        .clamp(64 << 20, 4 << 30)
+}
+
 /// What to measure and how often.
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Samples per measurement (at least 3): medians and p10-p90 are over
     /// these.
     pub repeat: usize,
-    /// Largest chase working set in bytes, 64 KiB to 4 GiB (default: 8x
-    /// the LLC, clamped to 64 MiB..1 GiB).
+    /// Largest chase working set in bytes, 64 KiB to 4 GiB (default:
+    /// [`default_max_chase`]).
     pub max_chase_bytes: Option<usize>,
 }
 
@@ -194,9 +204,7 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
         .cpu(cpu)
         .and_then(|c| c.llc())
         .ok_or_else(|| CalibrateError::Unsupported(format!("sysfs lists no data cache for CPU {cpu}")))?;
-    let max = opts
-        .max_chase_bytes
-        .unwrap_or_else(|| (8 * llc.size as usize).clamp(64 << 20, 1 << 30));
+    let max = opts.max_chase_bytes.unwrap_or_else(|| default_max_chase(llc.size));
     if !(64 << 10..=4 << 30).contains(&max) {
         return Err(CalibrateError::Option(format!(
             "largest chase working set {max} B: expected 64 KiB to 4 GiB"

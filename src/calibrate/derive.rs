@@ -6,6 +6,15 @@
 //! L1; from twice the level below to half this level for L2 and L3; from
 //! four times the LLC up for DRAM. The knees the chase finds on its own
 //! ([`super::plateau`]) are printed beside the sysfs sizes.
+//!
+//! A level whose plateau ends far below its sysfs size (the knee of the
+//! plateau through the window's start at most an eighth of that size) is
+//! taken at the knee's size ([`LevelFit::effective_bytes`]): its latency
+//! pooled up to the knee, the next level's window from twice it and
+//! DRAM's from four times it. A virtual machine may list its host's whole
+//! L3 (a 2-vCPU VM of a Xeon 6 model 207 lists 260 MiB) while the chase
+//! finds 35 ns only up to 6 MiB and 150 ns past 8 MiB; pooled over the
+//! sysfs window, the "L3" latency would be DRAM's.
 
 use super::plateau::{Plateau, plateaus};
 use super::stats::Spread;
@@ -30,6 +39,20 @@ pub struct LevelFit {
     pub ns: Spread,
     /// End of the plateau the window lies on, if the chase found one.
     pub knee: Option<usize>,
+    /// The size the level was taken at when its plateau ends far below
+    /// the sysfs size (see the module header), bytes; `None` when the
+    /// sysfs size stands.
+    pub effective_bytes: Option<usize>,
+}
+
+/// The knee of the plateau through `lo` when it ends at most an eighth
+/// of the way to `size` (and past `lo`): the level's effective size.
+fn effective_size(found: &[Plateau], lo: usize, size: usize) -> Option<usize> {
+    found
+        .iter()
+        .find(|p| p.first_bytes <= lo && lo <= p.knee_bytes)
+        .map(|p| p.knee_bytes)
+        .filter(|&k| k > lo && k.saturating_mul(8) <= size)
 }
 
 /// Each cache level of `cpu` and DRAM with its chase latency.
@@ -41,8 +64,12 @@ pub fn fit_levels(cal: &Calibration, cpu: &Cpu) -> Result<Vec<LevelFit>, Calibra
     for c in &cpu.caches {
         let size = c.size as usize;
         let name = if c.level == 1 { "L1d".to_string() } else { format!("L{}", c.level) };
-        out.push(pool(cal, &found, name, Some(c.size), c.ways, (2 * below, size / 2))?);
-        below = size;
+        let lo = 2 * below;
+        let effective = if c.level == 1 { None } else { effective_size(&found, lo, size) };
+        let mut fit = pool(cal, &found, name, Some(c.size), c.ways, (lo, effective.unwrap_or(size / 2)))?;
+        fit.effective_bytes = effective;
+        out.push(fit);
+        below = effective.unwrap_or(size);
     }
     if below == 0 {
         return Err(CalibrateError::Unsupported(format!("sysfs lists no data cache for CPU {}", cpu.id)));
@@ -85,6 +112,7 @@ fn pool(
         window: (first.bytes, last.bytes),
         ns,
         knee,
+        effective_bytes: None,
     })
 }
 
@@ -218,9 +246,17 @@ fn load_latencies(levels: &[LevelFit], notes: &mut Vec<(&'static str, String)>) 
     let what = ["L1d load-to-use", "L2 load-to-use", "LLC load-to-use", "DRAM"];
     for i in 0..4 {
         let f = pick[i];
-        let inside = f.sysfs_bytes.map_or("at least 4x the LLC".to_string(), |b| {
-            format!("well inside the {} {} of sysfs", bytes(b), f.name)
-        });
+        let inside = match (f.sysfs_bytes, f.effective_bytes) {
+            (_, Some(e)) => format!(
+                "up to the chase's knee at {}, far below the {} {} of sysfs: the level taken at {}",
+                bytes(e as u64),
+                bytes(f.sysfs_bytes.unwrap_or(0)),
+                f.name,
+                bytes(e as u64)
+            ),
+            (Some(b), None) => format!("well inside the {} {} of sysfs", bytes(b), f.name),
+            (None, _) => "at least 4x the LLC".to_string(),
+        };
         let mut note = format!(
             "{}: pointer chase over {} to {} ({inside}), samples pooled: p10-p90 {:.2}-{:.2} ns, {} samples",
             what[i],

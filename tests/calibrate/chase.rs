@@ -37,3 +37,15 @@ fn a_chase_visits_every_line_once_per_cycle() {
         assert_eq!(c.cycle_length(), c.lines(), "{bytes} B");
     }
 }
+
+#[test]
+fn the_default_chase_reaches_dram_past_a_large_llc() {
+    // DRAM's window starts at 4x the LLC (calibrate::derive::fit_levels);
+    // a 2-vCPU VM of a Xeon 6 model 207 lists a 260 MiB L3.
+    for llc_mib in [8u64, 32, 96, 260, 512] {
+        let llc = llc_mib << 20;
+        let max = fsmeta::calibrate::default_max_chase(llc);
+        let reach = fsmeta::calibrate::chase::sizes(max).into_iter().max().unwrap_or(0);
+        assert!(reach as u64 >= 4 * llc, "LLC {llc_mib} MiB: the chase stops at {reach} B");
+    }
+}

@@ -135,6 +135,37 @@ fn every_class_measured_and_a_falling_one_raised() {
 }
 
 #[test]
+fn an_llc_whose_plateau_ends_far_below_its_sysfs_size_is_taken_at_the_knee() {
+    // sysfs says 32 MiB of L3, the chase finds 14 ns only up to 4 MiB and
+    // DRAM's 110 ns past it (a VM listing its host's whole L3): the LLC's
+    // latency is the plateau's, and DRAM's window starts at 4x 4 MiB.
+    let mut cal = calibration("sysfs-epyc-2vcpu.txt", 256 * MIB, &[(Distance::SameLlc, 52.0)]);
+    for p in cal.chase.iter_mut().filter(|p| p.bytes > 4 * MIB) {
+        p.ns = spread(110.0);
+        p.samples = vec![110.0 * 0.95, 110.0, 110.0 * 1.05];
+    }
+    let d = derive(&cal, "vm", "test").unwrap();
+    let l = d.profile.levels.as_ref().unwrap();
+    assert_eq!((l.llc_hit_ns, d.profile.memory_ns), (14.0, 110.0));
+    let llc = d.levels.iter().find(|f| f.name == "L3").unwrap();
+    assert_eq!((llc.effective_bytes, llc.window), (Some(4 * MIB), (2 * MIB, 4 * MIB)));
+    assert_eq!(d.levels.last().unwrap().window.0, 16 * MIB, "DRAM from 4x the knee");
+    assert!(
+        d.note("levels.llc_hit_ns").contains("knee at 4 MiB"),
+        "{}",
+        d.note("levels.llc_hit_ns")
+    );
+    // Where the plateau runs to the sysfs size, the sysfs size stands.
+    let plain = derive(
+        &calibration("sysfs-epyc-2vcpu.txt", 256 * MIB, &[(Distance::SameLlc, 52.0)]),
+        "p",
+        "t",
+    )
+    .unwrap();
+    assert!(plain.levels.iter().all(|f| f.effective_bytes.is_none()));
+}
+
+#[test]
 fn a_chase_short_of_dram_is_an_error() {
     // 64 MiB is less than 4x the 32 MiB LLC: no DRAM figure.
     let cal = calibration("sysfs-epyc-2vcpu.txt", 64 * MIB, &[(Distance::SameLlc, 52.0)]);
