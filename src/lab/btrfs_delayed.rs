@@ -51,6 +51,11 @@
 //! the loop device and their flush). The flush worker's batches run on
 //! the other CPU meanwhile.
 //!
+//! Variant `untraced`: the same script run again, on a second new
+//! filesystem, with no tracepoint enabled: only its wall and call times
+//! (same names), so the twin's untraced path and the tracing's own cost
+//! (the two variants' difference) can each be compared.
+//!
 //! Tree blocks made and freed inside the windows (live only): the new
 //! buffer's folios added to the btree inode's page cache
 //! (`mm_filemap_add_to_page_cache`, filter `i_ino == 1`:
@@ -100,6 +105,44 @@ fn put_calls(m: &mut Metrics, phase: &str, ns: &[u64]) {
     m.insert(format!("phase.{phase}.unlinks_us"), ns.iter().sum::<u64>() as f64 / 1e3);
 }
 
+/// Case 3's script on `fs` (testdir made and synced): the creates, every
+/// `k`-th file unlinked, `syncfs`, the rest unlinked, testdir removed,
+/// the filesystem unmounted; `mark` is called with each phase's name as
+/// it starts and with `end`. Puts each phase's wall time and the
+/// unlink phases' call times into `m`; returns the files the unlink
+/// phase deleted.
+fn script(fs: &mut Fs, n: u64, k: u64, m: &mut Metrics, mark: &dyn Fn(&str) -> Result<(), LabError>) -> Result<usize, LabError> {
+    let timed = |m: &mut Metrics, phase: &str, f: &mut dyn FnMut() -> Result<(), LabError>| {
+        mark(phase)?;
+        let t = Instant::now();
+        f()?;
+        m.insert(format!("phase.{phase}.wall_us"), t.elapsed().as_secs_f64() * 1e6);
+        Ok::<(), LabError>(())
+    };
+    timed(m, "create", &mut || host::create_files(&fs.base()?.join("testdir"), "file_", n))?;
+    let mut calls = Vec::new();
+    timed(m, "unlink", &mut || {
+        calls = host::unlink_files_timed(&fs.base()?.join("testdir"), "file_", (1..=n).step_by(k as usize))?;
+        Ok(())
+    })?;
+    put_calls(m, "unlink", &calls);
+    timed(m, "sync", &mut || host::syncfs(&fs.base()?))?;
+    mark("rm_fr")?;
+    let t = Instant::now();
+    let left = (1..=n).filter(|i| (i - 1) % k != 0);
+    let rm = host::unlink_files_timed(&fs.base()?.join("testdir"), "file_", left)?;
+    put_calls(m, "rm_fr", &rm);
+    let t_rmdir = Instant::now();
+    std::fs::remove_dir(fs.base()?.join("testdir")).map_err(|e| LabError::step("rmdir testdir", e))?;
+    m.insert("phase.rm_fr.rmdir_us".into(), t_rmdir.elapsed().as_secs_f64() * 1e6);
+    let t_umount = Instant::now();
+    fs.unmount()?;
+    m.insert("phase.rm_fr.umount_us".into(), t_umount.elapsed().as_secs_f64() * 1e6);
+    m.insert("phase.rm_fr.wall_us".into(), t.elapsed().as_secs_f64() * 1e6);
+    mark("end")?;
+    Ok(calls.len())
+}
+
 /// The phases of the script, in order, as the twin names them.
 pub const PHASES: [&str; 4] = ["create", "unlink", "sync", "rm_fr"];
 
@@ -108,13 +151,8 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     if !nodesize.is_power_of_two() {
         return Err(LabError::Param(format!("nodesize = {nodesize}: expected a power of two")));
     }
-    let ns = nodesize.to_string();
-    let mut fs = Fs::create(host, FsType::Btrfs, 1 << 30, &["-f", "-q", "-n", &ns], "")?;
+    let mut fs = fresh(host, nodesize)?;
     let fsid = fsid(&fs)?;
-    let base = fs.base()?;
-    let dir = base.join("testdir");
-    std::fs::create_dir(&dir).map_err(|e| LabError::step("mkdir testdir", e))?;
-    host::syncfs(&base)?;
     let ev = EventSpec {
         event: "btrfs/btrfs_space_reservation",
         filter: Some("type == \"delayed_item\"".into()),
@@ -141,49 +179,32 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     ];
     let tr = Instance::create(&mut fs, &events, 32768)?;
     let mut m = Metrics::new();
-    let timed = |m: &mut Metrics, phase: &str, f: &mut dyn FnMut() -> Result<(), LabError>| {
-        tr.mark(phase)?;
-        let t = Instant::now();
-        f()?;
-        m.insert(format!("phase.{phase}.wall_us"), t.elapsed().as_secs_f64() * 1e6);
-        Ok::<(), LabError>(())
-    };
-    timed(&mut m, "create", &mut || {
-        host::create_files(&fs.base()?.join("testdir"), "file_", n)
-    })?;
-    let mut calls = Vec::new();
-    timed(&mut m, "unlink", &mut || {
-        calls = host::unlink_files_timed(&fs.base()?.join("testdir"), "file_", (1..=n).step_by(k as usize))?;
-        Ok(())
-    })?;
-    let deleted = calls.len();
-    put_calls(&mut m, "unlink", &calls);
-    timed(&mut m, "sync", &mut || host::syncfs(&fs.base()?))?;
-    tr.mark("rm_fr")?;
-    let t = Instant::now();
-    let left = (1..=n).filter(|i| (i - 1) % k != 0);
-    let calls = host::unlink_files_timed(&fs.base()?.join("testdir"), "file_", left)?;
-    put_calls(&mut m, "rm_fr", &calls);
-    let t_rmdir = Instant::now();
-    std::fs::remove_dir(fs.base()?.join("testdir")).map_err(|e| LabError::step("rmdir testdir", e))?;
-    m.insert("phase.rm_fr.rmdir_us".into(), t_rmdir.elapsed().as_secs_f64() * 1e6);
-    let t_umount = Instant::now();
-    fs.unmount()?;
-    m.insert("phase.rm_fr.umount_us".into(), t_umount.elapsed().as_secs_f64() * 1e6);
-    m.insert("phase.rm_fr.wall_us".into(), t.elapsed().as_secs_f64() * 1e6);
-    tr.mark("end")?;
+    let deleted = script(&mut fs, n, k, &mut m, &|phase| tr.mark(phase))?;
     let text = tr.finish()?;
     let mut setup = fs.setup.clone();
     setup.extend(tr.describe());
     setup.push(format!("fsid {fsid}; one item's reservation {} bytes", item_bytes(nodesize)));
     m.insert("files_deleted".into(), deleted as f64);
     m.extend(analyse(&text, &fsid, nodesize)?);
+    drop(fs);
+    let mut quiet = fresh(host, nodesize)?;
+    let mut untraced = Metrics::new();
+    script(&mut quiet, n, k, &mut untraced, &|_| Ok(()))?;
+    setup.push("untraced: the same script again on a new filesystem with no tracepoint enabled, only its wall and call times".into());
 
     Ok(Trial {
-        variants: vec![("leaf-match".into(), m)],
+        variants: vec![("leaf-match".into(), m), ("untraced".into(), untraced)],
         setup,
         files: super::keep("trace.txt", text),
     })
+}
+
+/// A new btrfs of `nodesize` mounted, with `testdir` made and synced.
+fn fresh(host: &Host, nodesize: u64) -> Result<Fs, LabError> {
+    let fs = Fs::create(host, FsType::Btrfs, 1 << 30, &["-f", "-q", "-n", &nodesize.to_string()], "")?;
+    std::fs::create_dir(fs.base()?.join("testdir")).map_err(|e| LabError::step("mkdir testdir", e))?;
+    host::syncfs(&fs.base()?)?;
+    Ok(fs)
 }
 
 /// `BTRFS_FS_TREE_OBJECTID`: the owner of the fs tree's blocks.
