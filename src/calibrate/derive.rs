@@ -45,14 +45,21 @@ pub struct LevelFit {
     pub effective_bytes: Option<usize>,
 }
 
-/// The knee of the plateau through `lo` when it ends at most an eighth
-/// of the way to `size` (and past `lo`): the level's effective size.
-fn effective_size(found: &[Plateau], lo: usize, size: usize) -> Option<usize> {
+/// The plateau through `lo` when it ends at most an eighth of the way
+/// to `size`: the level's effective window, from the plateau's start (not
+/// below `below`, the level below's size) to its knee.
+fn effective_window(found: &[Plateau], below: usize, lo: usize, size: usize) -> Option<(usize, usize)> {
     found
         .iter()
         .find(|p| p.first_bytes <= lo && lo <= p.knee_bytes)
-        .map(|p| p.knee_bytes)
-        .filter(|&k| k > lo && k.saturating_mul(8) <= size)
+        .filter(|p| p.knee_bytes.saturating_mul(8) <= size)
+        .map(|p| (p.first_bytes.max(below), p.knee_bytes))
+}
+
+/// The size the last level in `out` was taken at: its knee when the
+/// chase overruled sysfs, else `size`.
+fn fit_size(out: &[LevelFit], size: usize) -> usize {
+    out.last().and_then(|f| f.effective_bytes).unwrap_or(size)
 }
 
 /// Each cache level of `cpu` and DRAM with its chase latency.
@@ -64,12 +71,12 @@ pub fn fit_levels(cal: &Calibration, cpu: &Cpu) -> Result<Vec<LevelFit>, Calibra
     for c in &cpu.caches {
         let size = c.size as usize;
         let name = if c.level == 1 { "L1d".to_string() } else { format!("L{}", c.level) };
-        let lo = 2 * below;
-        let effective = if c.level == 1 { None } else { effective_size(&found, lo, size) };
-        let mut fit = pool(cal, &found, name, Some(c.size), c.ways, (lo, effective.unwrap_or(size / 2)))?;
-        fit.effective_bytes = effective;
+        let window = (2 * below, size / 2);
+        let effective = if c.level == 1 { None } else { effective_window(&found, below, window.0, size) };
+        let mut fit = pool(cal, &found, name, Some(c.size), c.ways, effective.unwrap_or(window))?;
+        fit.effective_bytes = effective.map(|w| w.1);
         out.push(fit);
-        below = effective.unwrap_or(size);
+        below = fit_size(&out, size);
     }
     if below == 0 {
         return Err(CalibrateError::Unsupported(format!("sysfs lists no data cache for CPU {}", cpu.id)));

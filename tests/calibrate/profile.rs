@@ -148,7 +148,7 @@ fn an_llc_whose_plateau_ends_far_below_its_sysfs_size_is_taken_at_the_knee() {
     let l = d.profile.levels.as_ref().unwrap();
     assert_eq!((l.llc_hit_ns, d.profile.memory_ns), (14.0, 110.0));
     let llc = d.levels.iter().find(|f| f.name == "L3").unwrap();
-    assert_eq!((llc.effective_bytes, llc.window), (Some(4 * MIB), (2 * MIB, 4 * MIB)));
+    assert_eq!((llc.effective_bytes, llc.window), (Some(4 * MIB), (3 * MIB / 2, 4 * MIB)));
     assert_eq!(d.levels.last().unwrap().window.0, 16 * MIB, "DRAM from 4x the knee");
     assert!(
         d.note("levels.llc_hit_ns").contains("knee at 4 MiB"),
