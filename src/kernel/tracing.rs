@@ -11,6 +11,20 @@
 /// locked operation.
 pub const TRACE_EVENT_LOADS: f64 = 110.0;
 
+/// L1 loads and stores of one enabled tracepoint firing whose filter
+/// rejects the record (kernel/trace/trace.c, trace_events_trigger.c):
+/// with a filter set, `trace_event_buffer_lock_reserve` builds the record
+/// in the per-CPU `trace_buffered_event` page (`trace_buffered_event_cnt`
+/// incremented, the entry's header), not in the ring buffer; then the
+/// event's `TP_fast_assign` stores; at commit
+/// `__event_trigger_test_discard` evaluates the condition of a trigger
+/// with one (`event_triggers_call`: the lab's `stacktrace if ...`) and the
+/// event's filter (`filter_match_preds`), and `__trace_event_discard_commit`
+/// only decrements the counter (no ring-buffer reserve, copy or commit;
+/// the temp buffer of "tracing: Use temp buffer when filtering events",
+/// 0fc1b09ff1ff, v4.7). About 45.
+pub const TRACE_DISCARD_LOADS: f64 = 45.0;
+
 /// Frames the unwinder walks for the stack an event records from a
 /// btrfs syscall path (`__ftrace_trace_stack` -> `stack_trace_save` ->
 /// `arch_stack_walk`): the tracing frames it skips and about 12 from the

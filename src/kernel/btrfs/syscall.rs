@@ -38,12 +38,14 @@ pub const UNLINK_RESERVATION_EVENTS: f64 = 18.0;
 
 /// Of those, the `delayed_item` reserve of the dir-index deletion
 /// (`btrfs_delayed_item_reserve_metadata`): the one event the lab's filter
-/// keeps, with its stack.
+/// (`type == "delayed_item"`) keeps, with its stack; the other 17 are
+/// built in the temp buffer and discarded
+/// ([`crate::kernel::tracing::TRACE_DISCARD_LOADS`]).
 pub const UNLINK_STACKED_EVENTS: f64 = 1.0;
 
 /// `btrfs_space_reservation` firings per tree block copied on write
 /// (`btrfs_alloc_tree_block` -> `btrfs_use_block_rsv`: a `space_info`
-/// reserve and release of one block).
+/// reserve and release of one block); the lab's filter discards both.
 pub const COW_RESERVATION_EVENTS: f64 = 2.0;
 
 /// `start_transaction` with a reservation (`btrfs_unlink`'s 5 items,

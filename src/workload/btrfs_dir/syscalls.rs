@@ -18,7 +18,7 @@ use super::params::BtrfsDirParams;
 use crate::engine::histogram::LatencyHistogram;
 use crate::kernel::btrfs::ctree::TreeStats;
 use crate::kernel::btrfs::syscall;
-use crate::kernel::tracing::{TRACE_EVENT_LOADS, stack_trace};
+use crate::kernel::tracing::{TRACE_DISCARD_LOADS, TRACE_EVENT_LOADS, stack_trace};
 use crate::kernel::vfs;
 use crate::kernel::work::{Tally, Work};
 use crate::kernel::{ModelError, btrfs};
@@ -61,10 +61,12 @@ impl UnlinkCost {
             .add_tally(&syscall::unlink_own(), 1.0);
         let mut cow = Tally::default();
         if p.reservation_tracepoints {
-            let event = Work::straight(TRACE_EVENT_LOADS, 0.0);
-            t.add(event, btrfs::syscall::UNLINK_RESERVATION_EVENTS)
-                .add_tally(&stack_trace(), btrfs::syscall::UNLINK_STACKED_EVENTS);
-            cow.add(event, btrfs::syscall::COW_RESERVATION_EVENTS);
+            let (kept, discarded) = (Work::straight(TRACE_EVENT_LOADS, 0.0), Work::straight(TRACE_DISCARD_LOADS, 0.0));
+            let stacked = btrfs::syscall::UNLINK_STACKED_EVENTS;
+            t.add(kept, stacked)
+                .add(discarded, btrfs::syscall::UNLINK_RESERVATION_EVENTS - stacked)
+                .add_tally(&stack_trace(), stacked);
+            cow.add(discarded, btrfs::syscall::COW_RESERVATION_EVENTS);
         }
         UnlinkCost {
             tree,
