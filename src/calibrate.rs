@@ -28,6 +28,7 @@ pub mod plateau;
 pub mod render;
 pub mod stats;
 pub mod sysfs;
+pub mod tracepoint;
 pub mod transfer;
 
 mod pin;
@@ -167,6 +168,8 @@ pub struct Calibration {
     pub chase: Vec<ChasePoint>,
     /// Whether the large chase buffers asked for huge pages successfully.
     pub huge_pages: bool,
+    /// One enabled tracepoint's cost, or why it was not measured.
+    pub tracepoint: Result<tracepoint::TracepointCost, tracepoint::NotMeasured>,
     /// Samples per measurement.
     pub repeat: usize,
     /// Wall time of the measurements, s.
@@ -210,7 +213,7 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
             "largest chase working set {max} B: expected 64 KiB to 4 GiB"
         )));
     }
-    let (atomic, chase, huge_pages) = single_cpu(cpu, n, max, progress)?;
+    let (atomic, chase, huge_pages, tracepoint) = single_cpu(cpu, n, max, progress)?;
     Ok(Calibration {
         host,
         cpu,
@@ -218,6 +221,7 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
         atomic,
         chase,
         huge_pages,
+        tracepoint,
         repeat: n,
         wall_s: start.elapsed().as_secs_f64(),
     })
@@ -250,15 +254,23 @@ fn no_samples(what: &str) -> CalibrateError {
 }
 
 /// The uncontended atomic chain and the chase, on a thread pinned to `cpu`.
-fn single_cpu(cpu: u32, n: usize, max: usize, progress: &dyn Fn(&str)) -> Result<(Spread, Vec<ChasePoint>, bool), CalibrateError> {
+type SingleCpu = (
+    Spread,
+    Vec<ChasePoint>,
+    bool,
+    Result<tracepoint::TracepointCost, tracepoint::NotMeasured>,
+);
+
+fn single_cpu(cpu: u32, n: usize, max: usize, progress: &dyn Fn(&str)) -> Result<SingleCpu, CalibrateError> {
     progress(&format!("uncontended lock xadd chain (CPU {cpu})"));
     progress(&format!("pointer chase 4 KiB .. {} MiB (CPU {cpu})", max >> 20));
+    progress(&format!("an enabled tracepoint, kept and filtered out (CPU {cpu})"));
     std::thread::scope(|s| {
         s.spawn(|| {
             pin_to(cpu)?;
             let atomic = Spread::of(&chase::xadd_chain(ATOMIC_OPS, n)).ok_or_else(|| no_samples("xadd"))?;
             let (points, huge) = chase_curve(&chase::sizes(max), n)?;
-            Ok((atomic, points, huge))
+            Ok((atomic, points, huge, tracepoint::measure()))
         })
         .join()
         .map_err(|_| CalibrateError::Unsupported("the measuring thread panicked".to_string()))?

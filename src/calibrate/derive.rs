@@ -7,9 +7,9 @@
 //! four times the LLC up for DRAM. The knees the chase finds on its own
 //! ([`super::plateau`]) are printed beside the sysfs sizes.
 //!
-//! A level whose plateau ends far below its sysfs size (the knee of the
-//! plateau through the window's start at most an eighth of that size) is
-//! taken at the knee's size ([`LevelFit::effective_bytes`]): its latency
+//! A level whose latency jumps (more than doubles between neighbouring
+//! sizes) past its window's start, at most an eighth of the way to its
+//! sysfs size, is taken at the size before the jump (the knee) ([`LevelFit::effective_bytes`]): its latency
 //! pooled up to the knee, the next level's window from twice it and
 //! DRAM's from four times it. A virtual machine may list its host's whole
 //! L3 (a 2-vCPU VM of a Xeon 6 model 207 lists 260 MiB) while the chase
@@ -45,15 +45,15 @@ pub struct LevelFit {
     pub effective_bytes: Option<usize>,
 }
 
-/// The plateau through `lo` when it ends at most an eighth of the way
-/// to `size`: the level's effective window, from the plateau's start (not
-/// below `below`, the level below's size) to its knee.
-fn effective_window(found: &[Plateau], below: usize, lo: usize, size: usize) -> Option<(usize, usize)> {
-    found
-        .iter()
-        .find(|p| p.first_bytes <= lo && lo <= p.knee_bytes)
-        .filter(|p| p.knee_bytes.saturating_mul(8) <= size)
-        .map(|p| (p.first_bytes.max(below), p.knee_bytes))
+/// The effective window of a level sysfs sizes `size`, the level below
+/// being `below`: when the chase's latency more than doubles between two
+/// neighbouring sizes past `lo` and the size before that jump (the knee)
+/// is at most an eighth of `size`, the sizes past `below` up to the knee.
+/// (A jump, not a plateau's end: a VM's noise breaks plateaus.)
+fn effective_window(curve: &[(usize, f64)], below: usize, lo: usize, size: usize) -> Option<(usize, usize)> {
+    let knee = curve.windows(2).find(|w| w[0].0 >= lo && w[1].1 > 2.0 * w[0].1).map(|w| w[0].0)?;
+    let first = curve.iter().find(|p| p.0 > below)?.0;
+    (knee.saturating_mul(8) <= size && first <= knee).then_some((first, knee))
 }
 
 /// The size the last level in `out` was taken at: its knee when the
@@ -72,7 +72,11 @@ pub fn fit_levels(cal: &Calibration, cpu: &Cpu) -> Result<Vec<LevelFit>, Calibra
         let size = c.size as usize;
         let name = if c.level == 1 { "L1d".to_string() } else { format!("L{}", c.level) };
         let window = (2 * below, size / 2);
-        let effective = if c.level == 1 { None } else { effective_window(&found, below, window.0, size) };
+        let effective = if c.level == 1 {
+            None
+        } else {
+            effective_window(&curve, below, window.0, size)
+        };
         let mut fit = pool(cal, &found, name, Some(c.size), c.ways, effective.unwrap_or(window))?;
         fit.effective_bytes = effective.map(|w| w.1);
         out.push(fit);
@@ -235,11 +239,42 @@ pub fn derive(cal: &Calibration, name: &str, cpu: &str) -> Result<Derived, Calib
             l2_hit_ns: l2_hit,
             llc_hit_ns: llc_hit,
         }),
+        tracepoint: tracepoint(cal, &mut notes),
     };
     profile
         .validate()
         .map_err(|e| CalibrateError::Unsupported(format!("the measured profile is not valid: {e}")))?;
     Ok(Derived { profile, notes, levels })
+}
+
+/// The tracepoint prices when they were measured (a note either way).
+fn tracepoint(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Option<crate::machine::TracepointPrices> {
+    match &cal.tracepoint {
+        Ok(t) => {
+            let how = |s: &super::stats::Spread, what: &str| {
+                format!(
+                    "{what}: task:task_rename fired by prctl(PR_SET_NAME) in a private tracefs instance, {} calls per timing, on minus the mean of the offs around it, per call: p10-p90 {:.1}-{:.1} ns, {} samples",
+                    super::tracepoint::CALLS,
+                    s.p10,
+                    s.p90,
+                    s.n
+                )
+            };
+            notes.push(("tracepoint.event_ns", how(&t.kept, "a record kept (no filter)")));
+            notes.push((
+                "tracepoint.discard_ns",
+                how(&t.discarded, "a record the filter rejects (common_pid == 0)"),
+            ));
+            Some(crate::machine::TracepointPrices {
+                event_ns: r2(t.kept.median.max(0.0)),
+                discard_ns: r2(t.discarded.median.max(0.0)),
+            })
+        }
+        Err(why) => {
+            notes.push(("tracepoint", format!("not measured: {}", why.0)));
+            None
+        }
+    }
 }
 
 /// hit, L2 hit, LLC hit and memory latency (ns, rounded), each at least

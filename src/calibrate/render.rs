@@ -193,6 +193,19 @@ fn fields(p: &MachineProfile, d: &Derived) -> String {
         note(&mut s, "levels.llc_hit_ns");
         let _ = writeln!(s, "llc_hit_ns = {:.2}", l.llc_hit_ns);
     }
+    match &p.tracepoint {
+        Some(t) => {
+            let _ = writeln!(s, "\n# For the lab's twins: one enabled tracepoint firing into a private instance.");
+            let _ = writeln!(s, "[tracepoint]");
+            note(&mut s, "tracepoint.event_ns");
+            let _ = writeln!(s, "event_ns = {:.2}", t.event_ns);
+            note(&mut s, "tracepoint.discard_ns");
+            let _ = writeln!(s, "discard_ns = {:.2}", t.discard_ns);
+        }
+        None => {
+            let _ = writeln!(s, "\n# tracepoint: {}", d.note("tracepoint"));
+        }
+    }
     s
 }
 

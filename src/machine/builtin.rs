@@ -175,6 +175,7 @@ impl Row {
             cache_ways: self.ways,
             smt_throughput: self.smt_throughput,
             levels: None,
+            tracepoint: None,
         }
     }
 }

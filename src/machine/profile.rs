@@ -82,6 +82,23 @@ pub struct MachineProfile {
     /// that price memory touches through it (`fsmark`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub levels: Option<CacheLevels>,
+    /// What one enabled tracepoint costs the code it fires in, measured
+    /// by `fsmeta calibrate` ([`crate::calibrate::tracepoint`]); optional:
+    /// without it the lab's twins count the event's loads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracepoint: Option<TracepointPrices>,
+}
+
+/// ns per firing of an enabled tracepoint into a private tracefs
+/// instance (kernel/trace/trace.c, trace_events.c).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TracepointPrices {
+    /// A record kept: reserved, filled and committed into the ring buffer.
+    pub event_ns: f64,
+    /// A record the event's filter rejects (built in the per-CPU temp
+    /// buffer and dropped).
+    pub discard_ns: f64,
 }
 
 /// What the set-associative cache model needs beyond the sizes above: the
@@ -145,6 +162,13 @@ impl MachineProfile {
             for (field, w) in [("levels.l1d_ways", l.l1d_ways), ("levels.l2_ways", l.l2_ways)] {
                 if w == 0 {
                     return Err(invalid(field, "must be at least 1".to_string()));
+                }
+            }
+        }
+        if let Some(t) = &self.tracepoint {
+            for (field, ns) in [("tracepoint.event_ns", t.event_ns), ("tracepoint.discard_ns", t.discard_ns)] {
+                if !(ns.is_finite() && (0.0..=1e6).contains(&ns)) {
+                    return Err(invalid(field, format!("{ns} ns is not in [0, 1e6]")));
                 }
             }
         }

@@ -59,6 +59,7 @@ fn calibration(snapshot: &str, max: usize, cas: &[(Distance, f64)]) -> Calibrati
         atomic: spread(8.0),
         chase,
         huge_pages: true,
+        tracepoint: Err(fsmeta::calibrate::tracepoint::NotMeasured("not root (test)".into())),
         repeat: 3,
         wall_s: 1.0,
     }
@@ -163,6 +164,26 @@ fn an_llc_whose_plateau_ends_far_below_its_sysfs_size_is_taken_at_the_knee() {
     )
     .unwrap();
     assert!(plain.levels.iter().all(|f| f.effective_bytes.is_none()));
+}
+
+#[test]
+fn a_measured_tracepoint_cost_is_written_and_loaded_and_a_missing_one_says_why() {
+    use fsmeta::calibrate::tracepoint::TracepointCost;
+    let mut cal = calibration("sysfs-epyc-2vcpu.txt", 256 * MIB, &[(Distance::SameLlc, 52.0)]);
+    let none = derive(&cal, "none", "t").unwrap();
+    assert!(none.profile.tracepoint.is_none());
+    let text = render(&cal, &none, &Header::default());
+    assert!(text.contains("# tracepoint: not measured: not root (test)"), "{text}");
+    cal.tracepoint = Ok(TracepointCost {
+        kept: spread(96.0),
+        discarded: spread(32.0),
+    });
+    let d = derive(&cal, "tp", "t").unwrap();
+    let t = d.profile.tracepoint.as_ref().expect("measured");
+    assert_eq!((t.event_ns, t.discard_ns), (96.0, 32.0));
+    let text = render(&cal, &d, &Header::default());
+    assert!(text.contains("[tracepoint]\n# event_ns: a record kept"), "{text}");
+    assert_eq!(load_profile(&write("tp", &text)).unwrap(), d.profile);
 }
 
 #[test]

@@ -106,3 +106,30 @@ fn xfs_create_scaling_reports_each_thread_count_and_its_twin_runs() {
     // the syscalls' own rate.
     assert!(mean(&live, "unlink-1", "ops_per_sec") <= mean(&live, "unlink-1", "syscall_ops_per_sec"));
 }
+
+#[test]
+#[ignore = "needs root, loop devices, tracefs, xfsprogs, btrfs-progs: run by .ci/run"]
+fn calibrates_tracepoint_measurement_leaves_no_instance_or_ledger_behind() {
+    require_lab();
+    let left = || {
+        let inst = std::fs::read_dir("/sys/kernel/tracing/instances")
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("fsmeta-calibrate-"))
+                    .count()
+            })
+            .unwrap_or(0);
+        let ledgers = std::fs::read_dir("/run/fsmeta-lab")
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with(&format!("{}-", std::process::id())))
+                    .count()
+            })
+            .unwrap_or(0);
+        (inst, ledgers)
+    };
+    let t = fsmeta::calibrate::tracepoint::measure().expect("root with tracefs and task:task_rename");
+    assert_eq!(t.kept.n, fsmeta::calibrate::tracepoint::SAMPLES);
+    assert_eq!(t.discarded.n, fsmeta::calibrate::tracepoint::SAMPLES);
+    assert_eq!(left(), (0, 0), "instances and ledgers of this process left behind");
+}

@@ -63,6 +63,14 @@ pub struct LinePrices {
     pub miss_ps: u64,
     /// A locked read-modify-write on a held line (`atomic_ns`).
     pub atomic_ps: u64,
+    /// One enabled tracepoint whose record is kept: the profile's measured
+    /// `tracepoint.event_ns` when it has one, else [`TRACE_EVENT`]'s loads
+    /// (`hit_ns x work_scale` each).
+    pub trace_event_ps: u64,
+    /// One enabled tracepoint whose record the filter rejects: the
+    /// profile's `tracepoint.discard_ns`, else
+    /// [`crate::kernel::tracing::TRACE_DISCARD_LOADS`] loads.
+    pub trace_discard_ps: u64,
 }
 
 impl LinePrices {
@@ -70,12 +78,22 @@ impl LinePrices {
     /// (validated finite and positive).
     pub fn from_profile(p: &MachineProfile, work_scale: f64) -> Self {
         let ps = crate::machine::ns_to_ps;
+        let hit_ps = ps(p.hit_ns * work_scale);
+        let counted = |loads: f64| loads as u64 * hit_ps;
         LinePrices {
-            hit_ps: ps(p.hit_ns * work_scale),
+            hit_ps,
             loop_hit_ps: ps(p.hit_ns),
             xfer_ps: ps(p.same_llc_ns),
             miss_ps: ps(p.memory_ns),
             atomic_ps: ps(p.atomic_ns),
+            trace_event_ps: p
+                .tracepoint
+                .as_ref()
+                .map_or_else(|| counted(crate::kernel::tracing::TRACE_EVENT_LOADS), |t| ps(t.event_ns)),
+            trace_discard_ps: p
+                .tracepoint
+                .as_ref()
+                .map_or_else(|| counted(crate::kernel::tracing::TRACE_DISCARD_LOADS), |t| ps(t.discard_ns)),
         }
     }
 }
@@ -569,7 +587,7 @@ impl DelayedCost {
     pub fn window_ps(&self, s: &DeleteRunStats) -> Result<u128, ModelError> {
         let p = &self.prices;
         let visits = s.node_visits + s.leaf_visits;
-        let trace = if self.lock_tracepoints { TRACE_EVENT.price(p) } else { 0 };
+        let trace = if self.lock_tracepoints { p.trace_event_ps } else { 0 };
         let trace_alloc = trace * (1 + u64::from(self.folios()));
         let terms = [
             (visits, BLOCK_VISIT.price(p) + trace),

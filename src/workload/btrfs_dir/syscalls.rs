@@ -12,15 +12,15 @@
 //! [`Fs::unlink_calls`]: crate::kernel::btrfs::fs::Fs::unlink_calls
 
 use super::cost::{
-    BLOCK_VISIT, DEL_ITEMS, DelayedCost, ITEM_SHIFT, KEY_COMPARE, Lines, MOVE_LINE, PUSH_FIXED, PUSH_ITEM, SIBLING_LOCK, TRACE_EVENT,
+    BLOCK_VISIT, DEL_ITEMS, DelayedCost, ITEM_SHIFT, KEY_COMPARE, LinePrices, Lines, MOVE_LINE, PUSH_FIXED, PUSH_ITEM, SIBLING_LOCK,
 };
 use super::params::BtrfsDirParams;
 use crate::engine::histogram::LatencyHistogram;
 use crate::kernel::btrfs::ctree::TreeStats;
 use crate::kernel::btrfs::syscall;
-use crate::kernel::tracing::{TRACE_DISCARD_LOADS, TRACE_EVENT_LOADS, stack_trace};
+use crate::kernel::tracing::stack_trace;
 use crate::kernel::vfs;
-use crate::kernel::work::{Tally, Work};
+use crate::kernel::work::Tally;
 use crate::kernel::{ModelError, btrfs};
 use crate::machine::MachineProfile;
 
@@ -59,26 +59,27 @@ impl UnlinkCost {
             .add(vfs::LAB_PREFIX_WALK, 1.0)
             .add(vfs::UNLINK_VFS, 1.0)
             .add_tally(&syscall::unlink_own(), 1.0);
-        let mut cow = Tally::default();
+        let (mut events_ps, mut cow_events_ps) = (0, 0);
         if p.reservation_tracepoints {
-            let (kept, discarded) = (Work::straight(TRACE_EVENT_LOADS, 0.0), Work::straight(TRACE_DISCARD_LOADS, 0.0));
+            let prices = LinePrices::from_profile(machine, p.work_scale);
             let stacked = btrfs::syscall::UNLINK_STACKED_EVENTS;
-            t.add(kept, stacked)
-                .add(discarded, btrfs::syscall::UNLINK_RESERVATION_EVENTS - stacked)
-                .add_tally(&stack_trace(), stacked);
-            cow.add(discarded, btrfs::syscall::COW_RESERVATION_EVENTS);
+            t.add_tally(&stack_trace(), stacked);
+            // One kept (the delayed_item reserve), the rest discarded.
+            events_ps = prices.trace_event_ps * stacked as u64
+                + prices.trace_discard_ps * (btrfs::syscall::UNLINK_RESERVATION_EVENTS - stacked) as u64;
+            cow_events_ps = prices.trace_discard_ps * btrfs::syscall::COW_RESERVATION_EVENTS as u64;
         }
         UnlinkCost {
             tree,
-            own_ps: crate::machine::ns_to_ps(t.ns(machine, p.work_scale)),
-            cow_events_ps: crate::machine::ns_to_ps(cow.ns(machine, p.work_scale)),
+            own_ps: crate::machine::ns_to_ps(t.ns(machine, p.work_scale)) + events_ps,
+            cow_events_ps,
         }
     }
 
     /// One call whose own tree work counted `d`, ps.
     pub fn call_ps(&self, d: &TreeStats) -> Result<u64, ModelError> {
         let p = &self.tree.prices;
-        let trace = if self.tree.lock_tracepoints { TRACE_EVENT.price(p) } else { 0 };
+        let trace = if self.tree.lock_tracepoints { p.trace_event_ps } else { 0 };
         let trace_alloc = trace * (1 + u64::from(self.tree.folios()));
         let terms = [
             (d.node_visits + d.leaf_visits, BLOCK_VISIT.price(p) + trace),

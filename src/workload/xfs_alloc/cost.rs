@@ -390,8 +390,13 @@ impl EventPrices {
             busy_trim_ps: price(BUSY_TRIM),
             window_ps: window,
             header_reads,
-            trace_event_ps: price(TRACE_EVENT),
-            trace_event_iterated_ps: price(TRACE_EVENT_ITERATED),
+            // Measured by fsmeta calibrate when the profile has it (a
+            // tight loop's cost, for both), else the counted loads.
+            trace_event_ps: m.tracepoint.as_ref().map_or_else(|| price(TRACE_EVENT), |t| ns_to_ps(t.event_ns)),
+            trace_event_iterated_ps: m
+                .tracepoint
+                .as_ref()
+                .map_or_else(|| price(TRACE_EVENT_ITERATED), |t| ns_to_ps(t.event_ns)),
             probes: match p.timed_from {
                 // Header reads are outside the vextent_size window; its
                 // buffer reads still fire the probe.

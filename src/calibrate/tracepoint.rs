@@ -1,0 +1,134 @@
+//! What one enabled tracepoint costs the code it fires in, on this host:
+//! the lab's twins price the events the lab enables inside the windows
+//! they time, so the price is measured here rather than assumed.
+//!
+//! Method: `prctl(PR_SET_NAME)` fires `task:task_rename` from
+//! `__set_task_comm` (fs/exec.c) and does little else (a 16-byte copy
+//! from user space under `task_lock`). On a CPU this thread is pinned to,
+//! in a private tracefs instance (`instances/fsmeta-calibrate-<pid>-<n>`,
+//! written to a lab ledger before it is made, removed on every exit path
+//! by [`crate::lab::host::undo`], a dead run's by the next lab
+//! run), each sample times [`CALLS`] calls four ways, interleaved: the
+//! event off; on with no filter (`kept`: the record reserved, filled and
+//! committed in the ring buffer); on with a filter no record passes
+//! (`common_pid == 0`; `discarded`: built in the per-CPU temp buffer and
+//! dropped, 0fc1b09ff1ff); off again. A sample's cost per call is on
+//! minus the mean of its two offs.
+//!
+//! Needs root and tracefs with the `task_rename` event; without them the
+//! profile says why and the twins count the event's loads instead.
+
+use super::stats::Spread;
+use crate::lab::ledger::{Entry, Ledger};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// `prctl(PR_SET_NAME)` calls per timing.
+pub const CALLS: u32 = 2_000;
+
+/// Samples (each four timings): many short timings, so that the medians
+/// stand against a virtual CPU's noise (a prctl costs 200-250 ns here;
+/// one timing's mean moves by 100 ns from one to the next).
+pub const SAMPLES: usize = 200;
+
+/// ns per firing of one enabled tracepoint, measured.
+#[derive(Debug, Clone)]
+pub struct TracepointCost {
+    /// Kept: reserved, filled and committed into the ring buffer.
+    pub kept: Spread,
+    /// Rejected by the event's filter (built in the temp buffer, dropped).
+    pub discarded: Spread,
+}
+
+/// Why the tracepoint cost could not be measured (the profile says so).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotMeasured(pub String);
+
+const TRACEFS: &str = "/sys/kernel/tracing";
+const EVENT: &str = "events/task/task_rename";
+
+/// The instance and its ledger; dropping it undoes both.
+struct Guard {
+    dir: PathBuf,
+    ledger: Option<Ledger>,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(l) = self.ledger.take() {
+            crate::lab::host::undo(l.entries());
+            l.close();
+        }
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), NotMeasured> {
+    std::fs::write(path, text).map_err(|e| NotMeasured(format!("write `{text}` to {}: {e}", path.display())))
+}
+
+/// Times `CALLS` `prctl(PR_SET_NAME)` calls, ns per call.
+fn set_name_ns() -> f64 {
+    let name = c"fsmeta-cal";
+    let t = Instant::now();
+    for _ in 0..CALLS {
+        // SAFETY: PR_SET_NAME reads a NUL-terminated string of up to 16
+        // bytes from the pointer, which `name` is.
+        unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0) };
+    }
+    t.elapsed().as_nanos() as f64 / f64::from(CALLS)
+}
+
+/// Measures the tracepoint cost on the calling thread (pin it first),
+/// [`SAMPLES`] samples; `Err` says why it could not be measured here.
+pub fn measure() -> Result<TracepointCost, NotMeasured> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(NotMeasured("not root (tracefs instances need root)".into()));
+    }
+    if !Path::new(TRACEFS).join("instances").is_dir() || !Path::new(TRACEFS).join(EVENT).is_dir() {
+        return Err(NotMeasured(format!("no tracefs with {EVENT} at {TRACEFS}")));
+    }
+    let mut old_name = [0u8; 17];
+    // SAFETY: PR_GET_NAME writes at most 16 bytes and a NUL into the buffer.
+    unsafe { libc::prctl(libc::PR_GET_NAME, old_name.as_mut_ptr() as libc::c_ulong, 0, 0, 0) };
+    let mut ledger = Ledger::open().map_err(|e| NotMeasured(format!("the lab's ledger: {e}")))?;
+    let dir = Path::new(TRACEFS).join(format!("instances/fsmeta-calibrate-{}-0", std::process::id()));
+    ledger
+        .record(Entry::Instance(dir.clone()))
+        .map_err(|e| NotMeasured(format!("the lab's ledger: {e}")))?;
+    let guard = Guard { dir, ledger: Some(ledger) };
+    let out = timed(&guard.dir, SAMPLES);
+    drop(guard);
+    // SAFETY: old_name is NUL-terminated (17 bytes zeroed, 16 at most written).
+    unsafe { libc::prctl(libc::PR_SET_NAME, old_name.as_ptr() as libc::c_ulong, 0, 0, 0) };
+    out
+}
+
+fn timed(dir: &Path, n: usize) -> Result<TracepointCost, NotMeasured> {
+    std::fs::create_dir(dir).map_err(|e| NotMeasured(format!("mkdir {}: {e}", dir.display())))?;
+    write(&dir.join("buffer_size_kb"), "256")?;
+    let ev = dir.join(EVENT);
+    let (mut kept, mut discarded) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    set_name_ns(); // warm up
+    for _ in 0..n {
+        // off, kept, discarded, off again: each against the mean of the
+        // two offs around it, so a drift within the sample cancels.
+        write(&ev.join("enable"), "0")?;
+        write(&ev.join("filter"), "0")?;
+        let off0 = set_name_ns();
+        write(&ev.join("enable"), "1")?;
+        let on = set_name_ns();
+        write(&ev.join("filter"), "common_pid == 0")?;
+        let filtered = set_name_ns();
+        write(&ev.join("enable"), "0")?;
+        let off = (off0 + set_name_ns()) / 2.0;
+        kept.push(on - off);
+        discarded.push(filtered - off);
+    }
+    write(&ev.join("enable"), "0")?;
+    let spread = |v: &[f64], what: &str| Spread::of(v).ok_or_else(|| NotMeasured(format!("no {what} samples")));
+    Ok(TracepointCost {
+        kept: spread(&kept, "kept")?,
+        discarded: spread(&discarded, "discarded")?,
+    })
+}
