@@ -341,6 +341,9 @@ impl SetAssoc {
     pub(super) fn touch(&mut self, line: u64) -> bool {
         let tag = line >> self.set_bits;
         let mut slot = self.open((line & self.set_mask) as usize, tag);
+        if slot.holds_mru(tag) {
+            return true; // already the most recent: the order stays
+        }
         let hits = slot.hits(tag);
         if hits != 0 {
             slot.promote(hits.trailing_zeros() as usize);
@@ -433,6 +436,17 @@ impl Slot<'_> {
         holding(self.set, &*self.high, self.s, self.way_mask, tag)
     }
 
+    /// Whether the most recent way holds `tag`: one tag compared (two
+    /// when high halves are kept) instead of the whole set, for the line
+    /// a core touches again before anything else reaches its set (an
+    /// empty way's tag, [`EMPTY32`] with high half [`EMPTY32`], is no
+    /// line's).
+    #[inline(always)]
+    fn holds_mru(&self, tag: u64) -> bool {
+        let w = (self.meta.recency & 0xF) as usize;
+        self.set.tags[w] == tag as u32 && self.high.get(self.s).is_none_or(|high| high[w] == (tag >> 32) as u32)
+    }
+
     /// Way `w` (holding a line) becomes the most recent.
     #[inline(always)]
     fn promote(&mut self, w: usize) {
@@ -481,6 +495,20 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_most_recent_way_matches_only_its_own_line() {
+        // One set of 4 ways: the tag is the line itself.
+        let mut a = SetAssoc::new("l1d", LevelConfig { size_bytes: 256, ways: 4 }).expect("one set of 4 ways");
+        let (low, high) = (5, (3 << 40) + 5); // same low 32 bits of tag
+        a.admit(high);
+        assert!(!a.touch(low), "cold");
+        assert!(a.touch(low), "most recent: hit");
+        assert!(!a.touch(high), "the most recent way holds another line with the same low half");
+        assert!(a.touch(high) && a.touch(low), "both held");
+        a.stream(1); // the least recent way takes a fresh line, now the most recent
+        assert!(a.touch(low) && a.contains(high), "a fresh line is no line's");
     }
 
     #[test]
