@@ -115,6 +115,9 @@ fn compare_dirs(live: &std::path::Path, twin: &std::path::Path) -> Result<Status
             twin.display()
         )));
     }
+    if let Some(why) = fsmeta::lab::twin::host_mismatch(&l, &t) {
+        errln!("fsmeta compare: warning: {why}");
+    }
     out!("{}", text_table(&l, &t, &rows));
     Ok(Status::Ok)
 }

@@ -104,6 +104,9 @@ pub fn validate_lab(dir: &Path, doc: Option<&Path>, jobs: usize, limits: Limits)
         let results = study.run(jobs, &|| {})?;
         let outcome = study.write(&results, &tmp)?;
         let twin = Outputs::read(&outcome.dir)?;
+        if let Some(why) = lab::twin::host_mismatch(&live, &twin) {
+            errln!("fsmeta validate --lab: warning: {}: {why}", ldir.display());
+        }
         outln!("{}", lab::twin::text_table(&live, &twin, &lab::twin::join(&live, &twin)));
         entries.push((e, live, twin));
     }

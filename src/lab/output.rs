@@ -26,11 +26,22 @@ pub fn header(run: &LabRun) -> String {
         })
         .unwrap_or_default();
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| {
+        cpuinfo.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == name).then(|| v.trim().to_string())
+        })
+    };
     let _ = writeln!(s, "experiment: {}", run.experiment);
     let _ = writeln!(s, "twin: scenarios/lab/{}.toml", run.twin);
     let _ = writeln!(s, "fsmeta: {}", env!("CARGO_PKG_VERSION"));
     let _ = writeln!(s, "kernel: Linux {}", kernel.trim());
     let _ = writeln!(s, "cpu: {cpu} ({cpus} CPUs online)");
+    if let (Some(f), Some(m)) = (field("cpu family"), field("model")) {
+        // As `fsmeta calibrate` names a profile's CPU: the twin's host check.
+        let _ = writeln!(s, "cpu model: family {f} model {m}");
+    }
     for (tool, args) in [("mkfs.xfs", "-V"), ("btrfs", "--version")] {
         let v = super::host::cmd("tool version", tool, &[args]).unwrap_or_default();
         let _ = writeln!(s, "{tool}: {}", v.lines().next().unwrap_or("").trim());

@@ -38,6 +38,34 @@ fn read_text(path: &Path) -> Result<String, LabError> {
     std::fs::read_to_string(path).map_err(|e| bad(path, e))
 }
 
+/// When a lab run and its twin were priced for different CPUs, what to
+/// say: the lab's `lab.txt` names its CPU (`cpu:` and `cpu model: family
+/// F model M`) and its twin (`twin: scenarios/lab/X.toml`); the twin's
+/// `scenario.resolved.toml` names its machine profile, whose `cpu` names
+/// the host `fsmeta calibrate` measured. Counts do not depend on the host;
+/// times do. `None` when they agree, or when either side does not say
+/// (a built-in profile, an older lab run).
+pub fn host_mismatch(live: &Outputs, twin: &Outputs) -> Option<String> {
+    let lab = live.lab_txt.as_deref()?;
+    let line = |key: &str| lab.lines().find_map(|l| l.strip_prefix(key).map(str::trim));
+    let family_model = line("cpu model:")?;
+    let scenario = Path::new(line("twin:")?);
+    let resolved = std::fs::read_to_string(twin.dir.join("scenario.resolved.toml")).ok()?;
+    let table: toml::Table = toml::from_str(&resolved).ok()?;
+    let profile = table.get("machine")?.get("profile")?.as_str()?;
+    let path = scenario.parent()?.join(profile);
+    let p = crate::machine::load_profile(&path).ok()?;
+    if p.cpu.contains(&format!("({family_model})")) {
+        return None;
+    }
+    Some(format!(
+        "the twin is priced for `{}` ({}), but the lab ran on `{}` ({family_model}): its times are not predictions for this host (its counts are); calibrate this host and fit its knob (docs/lab-hosts.md)",
+        p.cpu,
+        path.display(),
+        line("cpu:").unwrap_or("?")
+    ))
+}
+
 impl Outputs {
     /// Reads `dir/summary.csv` (required), `dir/runs.csv` and
     /// `dir/lab.txt` (if there) through the typed result model. A swept

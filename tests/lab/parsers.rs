@@ -215,3 +215,38 @@ fn the_sync_phase_of_a_real_trace_gives_its_batch_windows() {
     );
     assert_eq!(m["phase.sync.cow_blocks"], 1.0);
 }
+
+#[test]
+fn a_twin_priced_for_another_cpu_is_named_in_a_warning() {
+    use fsmeta::lab::twin::{Outputs, host_mismatch};
+    let dir = std::env::temp_dir().join(format!("fsmeta-host-mismatch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("scenario.resolved.toml"),
+        "[machine]\nprofile = \"../machines/lab-host.toml\"\n",
+    )
+    .unwrap();
+    let twin = Outputs {
+        dir: dir.clone(),
+        ..Outputs::default()
+    };
+    let live = |model: &str| Outputs {
+        lab_txt: Some(format!(
+            "experiment: xfs-alloc\ntwin: scenarios/lab/xfs-alloc.toml\ncpu: Some CPU (2 CPUs online)\ncpu model: {model}\n"
+        )),
+        ..Outputs::default()
+    };
+    let why = host_mismatch(&live("family 6 model 207"), &twin).expect("the lab host profile is AMD's");
+    assert!(
+        why.contains("AMD EPYC (family 25 model 17)") && why.contains("family 6 model 207"),
+        "{why}"
+    );
+    assert_eq!(host_mismatch(&live("family 25 model 17"), &twin), None);
+    // An older lab run (no `cpu model:` line) says nothing either way.
+    let old = Outputs {
+        lab_txt: Some("twin: scenarios/lab/xfs-alloc.toml\ncpu: AMD EPYC (2 CPUs online)\n".into()),
+        ..Outputs::default()
+    };
+    assert_eq!(host_mismatch(&old, &twin), None);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
