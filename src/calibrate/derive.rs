@@ -9,8 +9,9 @@
 //!
 //! A level whose latency jumps (more than doubles between neighbouring
 //! sizes) past its window's start, at most an eighth of the way to its
-//! sysfs size, is taken at the size before the jump (the knee) ([`LevelFit::effective_bytes`]): its latency
-//! pooled up to the knee, the next level's window from twice it and
+//! sysfs size, is taken at the size before the jump (the knee,
+//! [`LevelFit::effective_bytes`]): its latency pooled from past the level
+//! below up to the knee, the next level's window from twice the knee and
 //! DRAM's from four times it. A virtual machine may list its host's whole
 //! L3 (a 2-vCPU VM of a Xeon 6 model 207 lists 260 MiB) while the chase
 //! finds 35 ns only up to 6 MiB and 150 ns past 8 MiB; pooled over the
@@ -39,7 +40,7 @@ pub struct LevelFit {
     pub ns: Spread,
     /// End of the plateau the window lies on, if the chase found one.
     pub knee: Option<usize>,
-    /// The size the level was taken at when its plateau ends far below
+    /// The size the level was taken at when its latency jumps far below
     /// the sysfs size (see the module header), bytes; `None` when the
     /// sysfs size stands.
     pub effective_bytes: Option<usize>,
@@ -54,12 +55,6 @@ fn effective_window(curve: &[(usize, f64)], below: usize, lo: usize, size: usize
     let knee = curve.windows(2).find(|w| w[0].0 >= lo && w[1].1 > 2.0 * w[0].1).map(|w| w[0].0)?;
     let first = curve.iter().find(|p| p.0 > below)?.0;
     (knee.saturating_mul(8) <= size && first <= knee).then_some((first, knee))
-}
-
-/// The size the last level in `out` was taken at: its knee when the
-/// chase overruled sysfs, else `size`.
-fn fit_size(out: &[LevelFit], size: usize) -> usize {
-    out.last().and_then(|f| f.effective_bytes).unwrap_or(size)
 }
 
 /// Each cache level of `cpu` and DRAM with its chase latency.
@@ -80,7 +75,7 @@ pub fn fit_levels(cal: &Calibration, cpu: &Cpu) -> Result<Vec<LevelFit>, Calibra
         let mut fit = pool(cal, &found, name, Some(c.size), c.ways, effective.unwrap_or(window))?;
         fit.effective_bytes = effective.map(|w| w.1);
         out.push(fit);
-        below = fit_size(&out, size);
+        below = effective.map_or(size, |w| w.1);
     }
     if below == 0 {
         return Err(CalibrateError::Unsupported(format!("sysfs lists no data cache for CPU {}", cpu.id)));
@@ -251,7 +246,7 @@ pub fn derive(cal: &Calibration, name: &str, cpu: &str) -> Result<Derived, Calib
 fn tracepoint(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Option<crate::machine::TracepointPrices> {
     match &cal.tracepoint {
         Ok(t) => {
-            let how = |s: &super::stats::Spread, what: &str| {
+            let how = |s: &Spread, what: &str| {
                 format!(
                     "{what}: task:task_rename fired by prctl(PR_SET_NAME) in a private tracefs instance, {} calls per timing, on minus the mean of the offs around it, per call: p10-p90 {:.1}-{:.1} ns, {} samples",
                     super::tracepoint::CALLS,

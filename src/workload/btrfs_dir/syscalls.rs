@@ -11,9 +11,7 @@
 //!
 //! [`Fs::unlink_calls`]: crate::kernel::btrfs::fs::Fs::unlink_calls
 
-use super::cost::{
-    BLOCK_VISIT, DEL_ITEMS, DelayedCost, ITEM_SHIFT, KEY_COMPARE, LinePrices, Lines, MOVE_LINE, PUSH_FIXED, PUSH_ITEM, SIBLING_LOCK,
-};
+use super::cost::{BLOCK_VISIT, DEL_ITEMS, DelayedCost, ITEM_SHIFT, KEY_COMPARE, Lines, MOVE_LINE, PUSH_FIXED, PUSH_ITEM, SIBLING_LOCK};
 use super::params::BtrfsDirParams;
 use crate::engine::histogram::LatencyHistogram;
 use crate::kernel::btrfs::ctree::TreeStats;
@@ -61,7 +59,7 @@ impl UnlinkCost {
             .add_tally(&syscall::unlink_own(), 1.0);
         let (mut events_ps, mut cow_events_ps) = (0, 0);
         if p.reservation_tracepoints {
-            let prices = LinePrices::from_profile(machine, p.work_scale);
+            let prices = &tree.prices;
             let stacked = btrfs::syscall::UNLINK_STACKED_EVENTS;
             t.add_tally(&stack_trace(), stacked);
             // One kept (the delayed_item reserve), the rest discarded.
