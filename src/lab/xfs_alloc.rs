@@ -21,6 +21,16 @@
 //! follow, each walking past them (`xfs_extent_busy_trim` fires for each
 //! busy candidate it trims).
 //!
+//! Then the same walk with its loop's tracepoint off (`le-busy-quiet`):
+//! `calls` more allocations with `xfs_extent_busy_trim` not enabled (the
+//! window's own events stay), then `calls` more with it enabled again,
+//! whose trims per call (`busy_trims_after`) show the records were still
+//! busy during the quiet calls (a busy extent stays busy until the log
+//! checkpoint that commits its free; nothing makes it busy again). The
+//! difference between `le-busy` and `le-busy-quiet` is what the loop's
+//! tracepoint costs the walk, per busy record, inside the kernel's own
+//! loop rather than in a microbenchmark's.
+//!
 //! Per call, from the events of one task: buffer reads are the
 //! `xfs_trans_read_buf` events of btree blocks (more than one sector;
 //! the AGF and AGFL reads, one sector each, are `header_reads`) between
@@ -114,6 +124,10 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     host::create_files(&base.join("e"), "f", calls)?;
     host::create_files(&base.join("e"), "g", calls)?;
     host::create_files(&base.join("e"), "b", busy.div_ceil(4))?;
+    if busy > 0 {
+        host::create_files(&base.join("e"), "h", calls)?;
+        host::create_files(&base.join("e"), "i", calls)?;
+    }
     let mnt = fs.mount_point()?.to_string_lossy().into_owned();
     host::cmd("set the reserve pool to 0", "xfs_io", &["-x", "-c", "resblks 0", &mnt])?;
     let filler = OpenOptions::new()
@@ -168,11 +182,19 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     let tr = Instance::create(&mut fs, &events, 16384)?;
     timed_calls(&fs, "f", calls)?;
     let text = tr.finish()?;
-    let busy_text = if busy > 0 {
+    let busy_texts = if busy > 0 {
         make_busy(&fs, busy)?;
         let tr = Instance::create(&mut fs, &events, 16384)?;
         timed_calls(&fs, "g", calls)?;
-        Some(tr.finish()?)
+        let traced = tr.finish()?;
+        // The window's events only: the walk's loop fires none.
+        let tr = Instance::create(&mut fs, &events[..3], 16384)?;
+        timed_calls(&fs, "h", calls)?;
+        let quiet = tr.finish()?;
+        let tr = Instance::create(&mut fs, &events, 16384)?;
+        timed_calls(&fs, "i", calls)?;
+        let after = tr.finish()?;
+        Some((traced, quiet, after))
     } else {
         None
     };
@@ -189,14 +211,31 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
         super::keep("trace.txt", text),
     ]
     .concat();
-    if let Some(t) = busy_text {
+    if let Some((t, quiet, after)) = busy_texts {
         setup.push(format!(
             "le-busy: then {busy} blocks taken from the top of the by-size order (fallocate of 16 KiB on new files) and punched out again without syncfs (busy), then {calls} more calls"
         ));
+        setup.push(format!(
+            "le-busy-quiet: then {calls} more calls with xfs_extent_busy_trim off, and {calls} with it on again (busy_trims_after: the records were still busy)"
+        ));
         variants.push(("le-busy".to_string(), analyse(&t)?));
+        variants.push(("le-busy-quiet".to_string(), quiet_metrics(&quiet, &after)?));
         files.extend(super::keep("trace-busy.txt", t));
+        files.extend(super::keep("trace-busy-quiet.txt", quiet));
     }
     Ok(Trial { variants, setup, files })
+}
+
+/// The quiet pass's figures: its calls as [`analyse`] reads them, less
+/// `busy_trims` (the event was off, so the trace cannot count them),
+/// plus `busy_trims_after`, the trims per call of the traced pass that
+/// followed it (as many as before: the records were busy throughout).
+pub fn quiet_metrics(quiet: &str, after: &str) -> Result<Metrics, LabError> {
+    let mut m = analyse(quiet)?;
+    m.remove("busy_trims");
+    let after = analyse(after)?;
+    m.insert("busy_trims_after".into(), after.get("busy_trims").copied().unwrap_or(0.0));
+    Ok(m)
 }
 
 /// `calls` timed `fallocate(16 KiB)` on the empty files `e/PREFIXi`.
@@ -315,5 +354,28 @@ mod tests {
         let t = "   from      to extents  blocks    pct\n      1       1   10000   10000 100.00\ntotal free extents 10000\ntotal free blocks 10000\naverage free extent size 1\n";
         assert_eq!(freesp_extents(t), 10000);
         assert_eq!(freesp_extents("nothing"), 0);
+    }
+
+    fn call(t0_us: u64, us: u64, trims: usize) -> String {
+        let l = |t: u64, e: &str, b: &str| format!("  fsmeta-7 [000] ..... 1.{t:06}: {e}: {b}\n");
+        let mut s = l(t0_us, "xfs_alloc_read_agf", "dev 7:0 agno 0x1");
+        for _ in 0..trims {
+            s += &l(t0_us + 1, "xfs_extent_busy_trim", "dev 7:0 agno 0x1");
+        }
+        s + &l(t0_us + us, "xfs_alloc_size_done", "dev 7:0 agno 0x1 len 1")
+    }
+
+    #[test]
+    fn the_quiet_pass_reports_its_time_and_the_trims_of_the_pass_after_it() {
+        let quiet = call(10, 20, 0) + &call(100, 30, 0) + &call(200, 40, 0);
+        let after = call(300, 90, 3) + &call(500, 90, 3);
+        let m = quiet_metrics(&quiet, &after).expect("metrics");
+        assert_eq!(m.get("alloc_us_p50"), Some(&30.0));
+        assert_eq!(m.get("busy_trims_after"), Some(&3.0));
+        // The quiet trace cannot count trims: no zero that reads as a count.
+        assert_eq!(m.get("busy_trims"), None);
+        // A traced pass with no trims says so.
+        let m = quiet_metrics(&quiet, &call(300, 9, 0)).expect("metrics");
+        assert_eq!(m.get("busy_trims_after"), Some(&0.0));
     }
 }
