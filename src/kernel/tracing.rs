@@ -34,7 +34,7 @@ pub const TRACE_DISCARD_LOADS: f64 = 45.0;
 /// the syscall entry): about 16.
 pub const STACK_FRAMES: f64 = 16.0;
 
-/// Straight-line L1 loads per frame of the ORC unwinder
+/// L1 loads per frame of the ORC unwinder
 /// (arch/x86/kernel/unwind_orc.c `unwind_next_frame`: the ORC entry's
 /// fields, the switch on its registers, `deref_stack_reg` with
 /// `stack_access_ok`, the state update; the frame's address stored into
@@ -45,13 +45,18 @@ pub const STACK_FRAME_LOADS: f64 = 55.0;
 /// block, then `__orc_find`'s binary search over its entries): about 10.
 pub const STACK_FRAME_SEARCH_LOADS: f64 = 10.0;
 
-/// One stack recorded with an event: its frames (straight-line and
-/// search loads), plus the ring buffer entry it is copied into (a second
-/// reserve and commit, about 60 loads).
+/// One stack recorded with an event: its frames, plus the ring buffer
+/// entry it is copied into (a second reserve and commit, about 60 loads).
+/// The frames are the turns of `arch_stack_walk`'s loop
+/// (`unwind_next_frame`, `orc_find`), whose trip count is the stack's
+/// depth: [`Work::looped`], priced at `hit_ns` as every inner loop is
+/// ([`crate::kernel::work`]).
+///
+/// [`Work::looped`]: crate::kernel::work::Work::looped
 pub fn stack_trace() -> crate::kernel::work::Tally {
     use crate::kernel::work::{Tally, Work};
     let mut t = Tally::default();
-    t.add(Work::straight(STACK_FRAME_LOADS, 0.0), STACK_FRAMES)
+    t.add(Work::looped(STACK_FRAME_LOADS), STACK_FRAMES)
         .add(Work::looped(STACK_FRAME_SEARCH_LOADS), STACK_FRAMES)
         .add(Work::straight(60.0, 0.0), 1.0);
     t

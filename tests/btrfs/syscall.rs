@@ -102,6 +102,10 @@ fn the_reservation_tracepoints_cost_18_events_and_a_stack() {
     let discard_ns = fsmeta::kernel::tracing::TRACE_DISCARD_LOADS * m.hit_ns * 2.0;
     assert!(discard_ns < event_ns);
     let stack_ns = fsmeta::kernel::tracing::stack_trace().ns(&m, 2.0);
+    // The unwinder's frames are a loop (hit_ns, unscaled): only the
+    // stack's ring-buffer entry, 60 straight-line loads, takes the scale.
+    let scaled_ns = stack_ns - fsmeta::kernel::tracing::stack_trace().ns(&m, 1.0);
+    assert!((scaled_ns - 60.0 * m.hit_ns).abs() < 1e-9, "{scaled_ns}");
     let expect_ns = event_ns + 17.0 * discard_ns + stack_ns;
     let got_ns = (on - off) as f64 / 1e3;
     assert!((got_ns - expect_ns).abs() < 0.01, "{got_ns} vs {expect_ns}");

@@ -7,7 +7,7 @@ use fsmeta::kernel::xfs::alloc::{AllocArgs, CutoffStrategy, xfs_alloc_ag_vextent
 use fsmeta::kernel::xfs::freespace::{AllocRec, BtreeGeometry, FreeSpace};
 use fsmeta::machine::builtin::find_builtin;
 use fsmeta::workload::xfs_alloc::cost::{
-    BUFFER_READ, BetweenCalls, EventPrices, FIX_FREELIST, HEADER_READ, Pricing, Probes, TRACE_EVENT, TimedFrom,
+    BUFFER_READ, BetweenCalls, EventPrices, FIX_FREELIST, HEADER_READ, Pricing, Probes, TRACE_EVENT, TRACE_EVENT_ITERATED, TimedFrom,
 };
 
 /// 1,000 one-block free extents at 0, 2, 4, ..., 1998 (as the lab's
@@ -99,6 +99,36 @@ fn work_scale_multiplies_only_the_instruction_path() {
     assert_eq!((one.key_compare_ps, one.busy_node_ps), (two.key_compare_ps, two.busy_node_ps));
     assert_eq!(one.trace_event_iterated_ps, two.trace_event_iterated_ps);
     assert_eq!(two.trace_event_ps - one.trace_event_ps, hits(TRACE_EVENT));
+}
+
+#[test]
+fn a_measured_tracepoint_prices_the_per_call_events_not_the_loops() {
+    // calibrate measures one firing per syscall; the busy walk's event
+    // fires per turn of the kernel's loop, hot, and keeps its counted
+    // loads at hit_ns (the lab's le-busy-quiet pass: docs/lab-hosts.md).
+    let mut m = find_builtin("cascadelake-gold-6242").unwrap();
+    let counted = EventPrices::with(&m, &Pricing::default()).unwrap();
+    m.tracepoint = Some(fsmeta::machine::TracepointPrices {
+        event_ns: 321.0,
+        discard_ns: 158.0,
+    });
+    let measured = EventPrices::with(&m, &Pricing::default()).unwrap();
+    assert_eq!(measured.trace_event_ps, 321_000);
+    assert_ne!(counted.trace_event_ps, measured.trace_event_ps);
+    assert_eq!(measured.trace_event_iterated_ps, counted.trace_event_iterated_ps);
+    assert_eq!(
+        measured.trace_event_iterated_ps,
+        fsmeta::machine::ns_to_ps(TRACE_EVENT_ITERATED.ns(&m))
+    );
+    // The cold firing bounds the hot one: a measured cost below the
+    // loop's counted price is the price.
+    let cheap = TRACE_EVENT_ITERATED.ns(&m) / 2.0;
+    m.tracepoint = Some(fsmeta::machine::TracepointPrices {
+        event_ns: cheap,
+        discard_ns: cheap / 2.0,
+    });
+    let bounded = EventPrices::with(&m, &Pricing::default()).unwrap();
+    assert_eq!(bounded.trace_event_iterated_ps, fsmeta::machine::ns_to_ps(cheap));
 }
 
 #[test]
