@@ -239,6 +239,11 @@ pub enum Command {
         /// Do not print the report or progress (files are still written).
         #[arg(long)]
         silent: bool,
+        /// Instead of running: join earlier runs of one experiment and
+        /// setup (each DIR a lab-NAME folder `fsmeta lab` wrote; two or
+        /// more) into OUT/lab-NAME/, one set over all their runs.
+        #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["experiment", "runs", "params"])]
+        pool: Vec<PathBuf>,
     },
     /// Measure this host with microbenchmarks (cache-line transfers
     /// between pinned CPUs, atomics, load latency by pointer chase) and
@@ -497,7 +502,14 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             runs,
             params,
             silent,
-        } => lab(experiment.as_deref(), &out, runs, &params, silent),
+            pool,
+        } => {
+            if pool.is_empty() {
+                lab(experiment.as_deref(), &out, runs, &params, silent)
+            } else {
+                lab_pool(&pool, &out, silent)
+            }
+        }
         Command::Calibrate { out, repeat } => calibrate::calibrate(out.as_deref(), repeat as usize),
         Command::Machines => {
             for p in fsmeta::machine::builtin_profiles() {
@@ -651,6 +663,17 @@ fn completions_arg(v: &str) -> Result<u64, String> {
         Ok(n) => Err(format!("{n} completions are too few to time: give 0 (skip) or at least 10000")),
         Err(e) => Err(format!("not a count: {e}")),
     }
+}
+
+/// `fsmeta lab --pool DIR...`: earlier sets of one experiment joined.
+fn lab_pool(dirs: &[PathBuf], out: &std::path::Path, silent: bool) -> Result<Status, CliError> {
+    let (run, head) = fsmeta::lab::pool::pool(dirs)?;
+    let (dir, text) = fsmeta::lab::output::write_with(&run, out, &head)?;
+    if !silent {
+        outln!("{text}");
+        outln!("outputs: {}", dir.display());
+    }
+    Ok(Status::Ok)
 }
 
 /// `fsmeta lab`: one experiment on the live kernel, or the list.

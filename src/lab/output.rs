@@ -140,7 +140,12 @@ fn fmt(x: f64) -> String {
 /// `report.txt`: the header, then per variant each metric's median and
 /// range over the runs.
 pub fn report(run: &LabRun) -> String {
-    let mut s = header(run);
+    report_with(run, &header(run))
+}
+
+/// [`report`] under a given header (a pooled set's: [`super::pool`]).
+pub fn report_with(run: &LabRun, head: &str) -> String {
+    let mut s = head.to_string();
     for (v, vname) in run.variants.iter().enumerate() {
         let _ = writeln!(s, "\n{} / {vname}:", run.experiment);
         let _ = writeln!(s, "  {:<40} {:>14} {:>24}", "metric", "median", "range over runs");
@@ -161,13 +166,18 @@ pub fn report(run: &LabRun) -> String {
 
 /// Writes the outputs as the set `out/lab-<experiment>/`; returns it.
 pub fn write(run: &LabRun, out: &Path) -> Result<(PathBuf, String), LabError> {
-    let text = report(run);
+    write_with(run, out, &header(run))
+}
+
+/// [`write`] with `head` as `lab.txt` and the report's head.
+pub fn write_with(run: &LabRun, out: &Path, head: &str) -> Result<(PathBuf, String), LabError> {
+    let text = report_with(run, head);
     let mut set = Staging::begin(out, &super::out_name(&run.twin))?;
     let csv_err = |e: crate::report::model::ModelError| LabError::step("write the CSV files", e);
     set.write("runs.csv", runs_table(run).to_csv().map_err(csv_err)?.as_bytes())?;
     set.write("summary.csv", summary_table(run).to_csv().map_err(csv_err)?.as_bytes())?;
     set.write("report.txt", text.as_bytes())?;
-    set.write("lab.txt", header(run).as_bytes())?;
+    set.write("lab.txt", head.as_bytes())?;
     for (name, bytes) in &run.files {
         set.write(name, bytes)?;
     }

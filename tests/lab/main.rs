@@ -3,8 +3,10 @@
 //! test's output with a checked-in `.out` file. Modules:
 //! - `parsers`: trace text, dump-tree text, freesp text, mountinfo.
 //! - `docs`: docs/lab.md merged by `validate --lab`, the load warning.
+//! - `pool`: `fsmeta lab --pool` joining sets.
 //!
 //! The live lab tests (root, loop devices, tracefs) are in `tests/lab_live`.
 
 mod docs;
 mod parsers;
+mod pool;

@@ -1,0 +1,67 @@
+//! `fsmeta lab --pool`: sets of one experiment joined into one.
+
+use fsmeta::lab::pool::pool;
+use std::path::{Path, PathBuf};
+
+/// A set as `fsmeta lab` writes it: lab.txt, runs.csv (values of `le`'s
+/// `alloc_us_p50`), summary.csv, and one trace file named `trace`.
+fn set(root: &Path, name: &str, params: &str, values: &[f64], trace: &str) -> PathBuf {
+    let dir = root.join(name).join("lab-xfs-alloc");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lab = format!(
+        "experiment: xfs-alloc\ntwin: scenarios/lab/xfs-alloc.toml\ncpu model: family 25 model 17\nparameters: {params}\nruns: {} (each on a fresh filesystem)\nwall time: 3.0 s\nload average at the start: 0.50 0.40 0.30 1/80 7\nsetup: mount\n",
+        values.len()
+    );
+    std::fs::write(dir.join("lab.txt"), lab).unwrap();
+    let mut runs = String::from("scenario,variant,replication,seed,alloc_us_p50\n");
+    for (i, v) in values.iter().enumerate() {
+        runs += &format!("lab-xfs-alloc,le,{i},{i},{v}\n");
+    }
+    std::fs::write(dir.join("runs.csv"), runs).unwrap();
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    std::fs::write(
+        dir.join("summary.csv"),
+        format!("scenario,variant,metric,mean,stddev,ci95_lo,ci95_hi,n,diff_vs_first,diff_ci95_lo,diff_ci95_hi,ratio_vs_first\nlab-xfs-alloc,le,alloc_us_p50,{mean},0,,,{},,,,\n", values.len()),
+    )
+    .unwrap();
+    std::fs::write(dir.join("trace.txt"), trace).unwrap();
+    dir
+}
+
+#[test]
+fn sets_of_one_setup_pool_into_one_and_others_are_refused() {
+    let root = std::env::temp_dir().join(format!("fsmeta-pool-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let a = set(&root, "a", "extents=10000", &[7.4, 10.5, 7.5], "first");
+    let b = set(&root, "b", "extents=10000", &[11.0, 7.3], "second");
+    let (run, head) = pool(&[a.clone(), b.clone()]).expect("pooled");
+    assert_eq!(run.variants, ["le"]);
+    let vals: Vec<f64> = run.runs[0].iter().map(|m| m["alloc_us_p50"]).collect();
+    assert_eq!(vals, [7.4, 10.5, 7.5, 11.0, 7.3]);
+    assert!(head.contains("runs: 5 (2 sets of 3 + 2 runs"), "{head}");
+    assert!(head.contains("wall time: 3.0 s / 3.0 s (the sets)"), "{head}");
+    assert!(head.contains("load average at the start: 0.50 / 0.50"), "{head}");
+    assert!(head.contains("setup: mount"), "{head}");
+    // The last set's own files come along; the CSVs are remade.
+    assert_eq!(run.files, [("trace.txt".to_string(), b"second".to_vec())]);
+    // Written, its summary is over all five runs.
+    let out = root.join("out");
+    let (dir, _) = fsmeta::lab::output::write_with(&run, &out, &head).expect("written");
+    let summary = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    assert!(
+        summary.contains("lab-xfs-alloc,le,alloc_us_p50,8.7") && summary.contains(",5,"),
+        "{summary}"
+    );
+    assert!(
+        std::fs::read_to_string(dir.join("lab.txt"))
+            .unwrap()
+            .starts_with("experiment: xfs-alloc\n")
+    );
+    // Another setup is refused, naming the line that differs; one set is
+    // no pool.
+    let c = set(&root, "c", "extents=100000", &[9.0], "third");
+    let err = pool(&[a.clone(), c]).expect_err("other parameters").to_string();
+    assert!(err.contains("parameters:") && err.contains("extents=100000"), "{err}");
+    assert!(pool(&[a]).is_err());
+    std::fs::remove_dir_all(&root).unwrap();
+}
