@@ -253,12 +253,16 @@ fn a_twin_priced_for_another_cpu_is_named_in_a_warning() {
 
 #[test]
 fn the_lab_tables_give_the_fast_runs_figure_beside_the_median() {
-    use fsmeta::lab::twin::{Outputs, join, markdown_table, p10};
+    use fsmeta::lab::twin::{Outputs, fast_end, join, markdown_table, p10};
     // Nearest rank: the minimum under 10 runs, the 2nd lowest of 11-20.
     assert_eq!(p10(&[9.0, 7.0, 8.0]), 7.0);
     let runs: Vec<f64> = (1..=20).map(f64::from).collect();
     assert_eq!(p10(&runs), 2.0);
     assert!(p10(&[]).is_nan());
+    // A rate's fast end is its high end; a count has none.
+    assert_eq!(fast_end("ops_per_sec", &runs), Some(19.0));
+    assert_eq!(fast_end("phase.unlink.us_per_batch", &runs), Some(2.0));
+    assert_eq!(fast_end("leaves", &runs), None);
     // A two-speed host: 3 fast runs of 11, the median is a slow one.
     let key = ("le".to_string(), "alloc_us_p50".to_string());
     let vals = vec![7.4, 10.5, 7.5, 11.0, 10.8, 7.3, 10.9, 11.2, 10.6, 10.7, 11.1];
@@ -270,8 +274,8 @@ fn the_lab_tables_give_the_fast_runs_figure_beside_the_median() {
     twin.variants.push("le".into());
     twin.means.insert(key, (7.45, 1));
     let rows = join(&live, &twin);
-    assert_eq!((rows[0].live.0, rows[0].live_p10), (10.7, 7.4));
+    assert_eq!((rows[0].live.0, rows[0].live_fast), (10.7, Some(7.4)));
     let md = markdown_table(&rows);
-    assert!(md.contains("| live p10 |") && md.contains("| 7.4000 |"), "{md}");
+    assert!(md.contains("| live fast |") && md.contains("| 7.4000 |"), "{md}");
     assert!(md.contains("-30.4%") && md.contains("+0.7%"), "{md}");
 }
