@@ -1,5 +1,6 @@
 //! What the profile header says about the host: CPU model, kernel,
-//! hypervisor, transparent huge pages, load average, and the UTC date.
+//! hypervisor, transparent huge pages, the kernel's speculation
+//! mitigations, load average, and the UTC date.
 
 use std::fmt::Write as _;
 
@@ -16,6 +17,27 @@ pub struct HostInfo {
     pub kernel: String,
     /// /sys/kernel/mm/transparent_hugepage/enabled (`always [madvise] never`).
     pub thp: String,
+    /// The mitigations that change what the kernel's calls and returns
+    /// cost (/sys/devices/system/cpu/vulnerabilities: `spectre_v2`,
+    /// `retbleed`, `spec_rstack_overflow`), `name: state` each: the same
+    /// CPU model with other mitigations runs kernel code at another
+    /// speed, which the profile's loads do not see (docs/lab-hosts.md).
+    pub mitigations: Vec<String>,
+}
+
+/// The vulnerabilities whose mitigation sits on every kernel call, return
+/// or indirect branch (retpolines, return thunks).
+pub const MITIGATIONS: [&str; 3] = ["spectre_v2", "retbleed", "spec_rstack_overflow"];
+
+/// `name: state` of each of [`MITIGATIONS`] that `read` gives text for.
+pub fn mitigations(read: impl Fn(&str) -> String) -> Vec<String> {
+    MITIGATIONS
+        .iter()
+        .filter_map(|n| {
+            let state = read(n);
+            (!state.is_empty()).then(|| format!("{n}: {state}"))
+        })
+        .collect()
 }
 
 impl HostInfo {
@@ -25,6 +47,7 @@ impl HostInfo {
         let mut info = parse_cpuinfo(&read("/proc/cpuinfo"));
         info.kernel = read("/proc/sys/kernel/osrelease");
         info.thp = read("/sys/kernel/mm/transparent_hugepage/enabled");
+        info.mitigations = mitigations(|n| read(&format!("/sys/devices/system/cpu/vulnerabilities/{n}")));
         info
     }
 
@@ -112,6 +135,23 @@ mod tests {
         assert_eq!(format_utc(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(format_utc(951_782_400), "2000-02-29 00:00:00 UTC");
         assert_eq!(format_utc(1_796_145_539), "2026-12-01 17:18:59 UTC");
+    }
+
+    #[test]
+    fn the_mitigations_on_calls_and_returns_are_named_with_their_state() {
+        let read = |n: &str| match n {
+            "spectre_v2" => "Mitigation: Retpolines".to_string(),
+            "spec_rstack_overflow" => "Vulnerable: Safe RET, no microcode".to_string(),
+            _ => String::new(),
+        };
+        assert_eq!(
+            mitigations(read),
+            [
+                "spectre_v2: Mitigation: Retpolines",
+                "spec_rstack_overflow: Vulnerable: Safe RET, no microcode"
+            ]
+        );
+        assert!(mitigations(|_| String::new()).is_empty());
     }
 
     #[test]

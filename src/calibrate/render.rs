@@ -68,6 +68,13 @@ fn header(cal: &Calibration, h: &Header) -> String {
         h.info.thp,
         if cal.huge_pages { "accepted" } else { "refused" }
     );
+    if !h.info.mitigations.is_empty() {
+        let _ = writeln!(
+            s,
+            "# Kernel mitigations on calls and returns (sysfs vulnerabilities): {}.",
+            h.info.mitigations.join("; ")
+        );
+    }
     s
 }
 

@@ -77,11 +77,12 @@ fn write(name: &str, text: &str) -> std::path::PathBuf {
 fn the_written_profile_loads_and_holds_the_measurements() {
     let cal = calibration("sysfs-epyc-2vcpu.txt", 256 * MIB, &[(Distance::SameLlc, 52.0)]);
     let d = derive(&cal, "epyc-test", "AMD EPYC test").unwrap();
-    let header = Header {
+    let mut header = Header {
         command: "fsmeta calibrate --out x.toml".to_string(),
         date: "2026-12-01 16:00:00 UTC".to_string(),
         ..Header::default()
     };
+    header.info.mitigations = vec!["spec_rstack_overflow: Vulnerable: Safe RET, no microcode".to_string()];
     let text = render(&cal, &d, &header);
     let path = write("epyc-test", &text);
     let back = load_profile(&path).unwrap_or_else(|e| panic!("{e}\n{text}"));
@@ -105,6 +106,7 @@ fn the_written_profile_loads_and_holds_the_measurements() {
         "# hit_ns: L1d load-to-use: pointer chase over 4 KiB to 16 KiB",
         "# smt_ns: not measured",
         "plateau ends at   32 KiB",
+        "# Kernel mitigations on calls and returns (sysfs vulnerabilities): spec_rstack_overflow: Vulnerable: Safe RET, no microcode.",
     ] {
         assert!(text.contains(want), "{want}\n{text}");
     }
