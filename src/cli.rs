@@ -667,7 +667,7 @@ fn completions_arg(v: &str) -> Result<u64, String> {
 
 /// `fsmeta lab --pool DIR...`: earlier sets of one experiment joined.
 fn lab_pool(dirs: &[PathBuf], out: &std::path::Path, silent: bool) -> Result<Status, CliError> {
-    let (run, head) = fsmeta::lab::pool::pool(dirs)?;
+    let (run, head) = fsmeta::lab::pool::pool(dirs, out)?;
     let (dir, text) = fsmeta::lab::output::write_with(&run, out, &head)?;
     if !silent {
         outln!("{text}");

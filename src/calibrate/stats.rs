@@ -24,7 +24,7 @@ impl Spread {
         s.sort_by(f64::total_cmp);
         let n = s.len();
         let median = if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 };
-        let rank = |p: f64| s[((p * n as f64).ceil() as usize).clamp(1, n) - 1];
+        let rank = |p: f64| crate::report::stats::nearest_rank(&s, p);
         Some(Spread {
             median,
             p10: rank(0.1),

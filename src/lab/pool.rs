@@ -6,10 +6,13 @@
 //! e.g. interleaved with other experiments so that each samples the same
 //! stretch of a host whose speed drifts (docs/lab-hosts.md).
 //!
-//! The sets must agree on the experiment, its twin, its parameters and
-//! the CPU: a pool of runs of different setups would be no one figure.
+//! The sets must agree on the experiment, its twin, its parameters, the
+//! kernel and the CPU: a pool of runs of different setups would be no one
+//! figure. A set is taken once: the same folder twice, a pooled set, or
+//! the folder the pool would replace are refused, so no run is counted
+//! twice.
 
-use super::twin::Outputs;
+use super::twin::{Outputs, read_text};
 use super::{LabError, LabRun, Metrics};
 use crate::report::model::RunsTable;
 use std::fmt::Write as _;
@@ -19,7 +22,10 @@ use std::path::{Path, PathBuf};
 const OWN: [&str; 4] = ["runs.csv", "summary.csv", "report.txt", "lab.txt"];
 
 /// The `lab.txt` lines that must agree between sets.
-const SAME: [&str; 4] = ["experiment:", "twin:", "parameters:", "cpu model:"];
+const SAME: [&str; 5] = ["experiment:", "twin:", "parameters:", "kernel:", "cpu model:"];
+
+/// What a pooled set's `runs:` line says (a pool is not pooled again).
+const POOLED: &str = "pooled by fsmeta lab --pool";
 
 /// The value of `lab.txt`'s line `key` (`None` if absent).
 fn field<'a>(lab_txt: &'a str, key: &str) -> Option<&'a str> {
@@ -38,11 +44,18 @@ struct Set {
 }
 
 fn read_set(dir: &Path) -> Result<Set, LabError> {
-    let o = Outputs::read(dir)?;
-    let lab_txt = o.lab_txt.ok_or_else(|| bad(dir, "no lab.txt: not a folder `fsmeta lab` wrote"))?;
-    let path = dir.join("runs.csv");
-    let text = std::fs::read_to_string(&path).map_err(|e| bad(dir, format!("runs.csv: {e}")))?;
+    let o = Outputs::read(dir).map_err(|e| bad(dir, e))?;
+    let lab_txt = o
+        .lab_txt
+        .ok_or_else(|| bad(dir, "no readable lab.txt: not a folder `fsmeta lab` wrote"))?;
+    if field(&lab_txt, "runs:").is_some_and(|r| r.contains(POOLED)) {
+        return Err(bad(dir, "a pooled set: pool the sets it was made of"));
+    }
+    let text = read_text(&dir.join("runs.csv")).map_err(|e| bad(dir, e))?;
     let runs = RunsTable::from_csv(&text).map_err(|e| bad(dir, format!("runs.csv: {e}")))?;
+    if runs.rows.is_empty() {
+        return Err(bad(dir, "runs.csv holds no run"));
+    }
     Ok(Set {
         dir: dir.to_path_buf(),
         lab_txt,
@@ -50,12 +63,34 @@ fn read_set(dir: &Path) -> Result<Set, LabError> {
     })
 }
 
-/// The sets in `dirs` joined, and the pooled `lab.txt` text.
-pub fn pool(dirs: &[PathBuf]) -> Result<(LabRun, String), LabError> {
+/// The sets of `dirs`, each once, none of them `out`'s folder for them.
+fn read_sets(dirs: &[PathBuf], out: &Path) -> Result<Vec<Set>, LabError> {
     if dirs.len() < 2 {
         return Err(LabError::Param("--pool: give two or more lab-NAME folders".into()));
     }
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for d in dirs {
+        let real = d.canonicalize().map_err(|e| bad(d, e))?;
+        if seen.contains(&real) {
+            return Err(bad(d, "given twice: each set is pooled once"));
+        }
+        seen.push(real);
+    }
     let sets: Vec<Set> = dirs.iter().map(|d| read_set(d)).collect::<Result<_, _>>()?;
+    agree(&sets)?;
+    if let Some(twin) = twin_name(&sets[0]) {
+        let target = out.join(super::out_name(&twin));
+        if let Ok(t) = target.canonicalize()
+            && seen.contains(&t)
+        {
+            return Err(bad(&target, "the pool would replace one of its own sets: give another --out"));
+        }
+    }
+    Ok(sets)
+}
+
+/// Refuses sets whose [`SAME`] lines differ from the first set's.
+fn agree(sets: &[Set]) -> Result<(), LabError> {
     let first = &sets[0];
     for s in &sets[1..] {
         for key in SAME {
@@ -73,13 +108,24 @@ pub fn pool(dirs: &[PathBuf]) -> Result<(LabRun, String), LabError> {
             }
         }
     }
-    let name = field(&first.lab_txt, "experiment:").unwrap_or_default();
-    let e = super::find(name)?;
-    let twin = field(&first.lab_txt, "twin:")
+    Ok(())
+}
+
+/// The twin `scenarios/lab/NAME.toml` a set's `lab.txt` names: NAME.
+fn twin_name(s: &Set) -> Option<String> {
+    field(&s.lab_txt, "twin:")
         .and_then(|t| t.strip_prefix("scenarios/lab/"))
         .and_then(|t| t.strip_suffix(".toml"))
-        .ok_or_else(|| bad(&first.dir, "lab.txt names no twin scenarios/lab/NAME.toml"))?
-        .to_string();
+        .map(str::to_string)
+}
+
+/// The sets in `dirs` joined, and the pooled `lab.txt` text; `out` is
+/// where the pool will be written (`OUT/lab-NAME/`).
+pub fn pool(dirs: &[PathBuf], out: &Path) -> Result<(LabRun, String), LabError> {
+    let sets = read_sets(dirs, out)?;
+    let first = &sets[0];
+    let e = super::find(field(&first.lab_txt, "experiment:").unwrap_or_default())?;
+    let twin = twin_name(first).ok_or_else(|| bad(&first.dir, "lab.txt names no twin scenarios/lab/NAME.toml"))?;
     let mut run = LabRun {
         experiment: e.name,
         twin,
@@ -87,54 +133,61 @@ pub fn pool(dirs: &[PathBuf]) -> Result<(LabRun, String), LabError> {
         runs: Vec::new(),
         setup: Vec::new(),
         params: field(&first.lab_txt, "parameters:").unwrap_or_default().to_string(),
-        files: Vec::new(),
+        files: last_files(&sets[sets.len() - 1].dir)?,
         wall_s: 0.0,
         load: String::new(),
     };
-    let mut counts = Vec::new();
-    for s in &sets {
-        let mut n = 0;
-        for row in &s.runs.rows {
-            let v = match run.variants.iter().position(|v| *v == row.variant) {
-                Some(v) => v,
-                None => {
-                    run.variants.push(row.variant.clone());
-                    run.runs.push(Vec::new());
-                    run.variants.len() - 1
-                }
-            };
-            let m: Metrics = s
-                .runs
-                .metrics
-                .iter()
-                .zip(&row.metrics)
-                .filter_map(|(k, x)| x.map(|x| (k.clone(), x.0)))
-                .collect();
-            run.runs[v].push(m);
-            n = n.max(row.replication as usize + 1);
-        }
-        counts.push(n);
+    let counts: Vec<usize> = sets.iter().map(|s| join_runs(&mut run, &s.runs)).collect();
+    Ok((run, header(&sets, &counts)))
+}
+
+/// Appends `t`'s runs to `run` by variant; returns how many runs `t` has.
+fn join_runs(run: &mut LabRun, t: &RunsTable) -> usize {
+    let mut n = 0;
+    for row in &t.rows {
+        let v = match run.variants.iter().position(|v| *v == row.variant) {
+            Some(v) => v,
+            None => {
+                run.variants.push(row.variant.clone());
+                run.runs.push(Vec::new());
+                run.variants.len() - 1
+            }
+        };
+        let m: Metrics = t
+            .metrics
+            .iter()
+            .zip(&row.metrics)
+            .filter_map(|(k, x)| x.map(|x| (k.clone(), x.0)))
+            .collect();
+        run.runs[v].push(m);
+        n = n.max(row.replication as usize + 1);
     }
-    let last = &sets[sets.len() - 1].dir;
-    let mut names: Vec<String> = std::fs::read_dir(last)
-        .map_err(|e| bad(last, e))?
+    n
+}
+
+/// The experiment's own files of the set in `dir` (its traces), by name.
+fn last_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, LabError> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|e| bad(dir, e))?
         .filter_map(Result::ok)
         .filter(|f| f.path().is_file())
         .filter_map(|f| f.file_name().to_str().map(str::to_string))
         .filter(|n| !OWN.contains(&n.as_str()) && !n.starts_with('.'))
         .collect();
     names.sort();
-    for n in names {
-        let bytes = std::fs::read(last.join(&n)).map_err(|e| bad(last, format!("{n}: {e}")))?;
-        run.files.push((n, bytes));
-    }
-    Ok((run, header(&sets, &counts)))
+    names
+        .into_iter()
+        .map(|n| {
+            let bytes = std::fs::read(dir.join(&n)).map_err(|e| bad(dir, format!("{n}: {e}")))?;
+            Ok((n, bytes))
+        })
+        .collect()
 }
 
 /// The first set's `lab.txt` with its `runs:`, `wall time:` and `load
 /// average` lines given for every set.
 fn header(sets: &[Set], counts: &[usize]) -> String {
-    // Each set's value (its first word: the 1-minute load).
+    // Each set's value (for the load, its first word: the 1-minute load).
     let per_set = |key: &str| -> String {
         let vals: Vec<String> = sets
             .iter()
@@ -156,7 +209,7 @@ fn header(sets: &[Set], counts: &[usize]) -> String {
         if l.starts_with("runs:") {
             let _ = writeln!(
                 s,
-                "runs: {total} ({} sets of {} runs, pooled by fsmeta lab --pool; each run on a fresh filesystem; the files besides the CSVs are the last set's)",
+                "runs: {total} ({} sets of {} runs, {POOLED}; each run on a fresh filesystem; the files besides the CSVs are the last set's)",
                 sets.len(),
                 sizes.join(" + ")
             );

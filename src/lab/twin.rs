@@ -4,6 +4,7 @@
 
 use super::LabError;
 use crate::report::model::{RunsTable, SummaryTable};
+use crate::report::stats::nearest_rank;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -30,7 +31,8 @@ fn bad(path: &Path, what: impl std::fmt::Display) -> LabError {
 /// The largest summary or runs file read back, bytes.
 const MAX_CSV_BYTES: u64 = 256 << 20;
 
-fn read_text(path: &Path) -> Result<String, LabError> {
+/// A result file's text, at most [`MAX_CSV_BYTES`].
+pub(crate) fn read_text(path: &Path) -> Result<String, LabError> {
     let meta = std::fs::metadata(path).map_err(|e| bad(path, e))?;
     if !meta.is_file() || meta.len() > MAX_CSV_BYTES {
         return Err(bad(path, format!("not a regular file of at most {MAX_CSV_BYTES} bytes")));
@@ -150,31 +152,32 @@ pub fn median(xs: &[f64]) -> f64 {
     }
 }
 
-/// The 10th percentile of `xs`, nearest rank (the smallest value at or
-/// above a tenth of the runs: the minimum under 10 runs; NaN for none).
+/// The 10th percentile of `xs`, nearest rank (the minimum up to 10
+/// runs; NaN for none).
 /// Where a host runs at two speeds from run to run (docs/lab-hosts.md:
 /// the AMD lab VM, 30-50% apart, neither pinning nor a syscall probe
 /// telling them apart), a set's median is whichever speed most of its
 /// runs had, and this is the fast runs' figure: timing noise only adds
 /// time.
 pub fn p10(xs: &[f64]) -> f64 {
+    quantile(xs, 0.1)
+}
+
+/// The `p` quantile of `xs`, nearest rank ([`nearest_rank`]).
+fn quantile(xs: &[f64], p: f64) -> f64 {
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n => v[(n.div_ceil(10)).max(1) - 1],
-    }
+    nearest_rank(&v, p)
 }
 
 /// The fast runs' figure of `metric` over the runs `xs`: a time's
-/// (`*_us`, `*_ns`, `*_us_p50`, `*us_per_*`) 10th percentile, a rate's
-/// (`*per_sec`) 90th, nearest rank ([`p10`]); `None` for a count, which
-/// the host's speed does not move.
+/// (`*_us`, `*_ns`, `*_s`, `*_us_p50`, `*us_per_*`) 10th percentile, a
+/// rate's (`*per_sec`) 90th, nearest rank; `None` for a count, which the
+/// host's speed does not move.
 pub fn fast_end(metric: &str, xs: &[f64]) -> Option<f64> {
-    let time = metric.ends_with("_us") || metric.ends_with("_ns") || metric.contains("_us_") || metric.contains("us_per_");
+    let time = ["_us", "_ns", "_s"].iter().any(|u| metric.ends_with(u)) || metric.contains("_us_") || metric.contains("us_per_");
     if metric.contains("per_sec") {
-        let neg: Vec<f64> = xs.iter().map(|x| -x).collect();
-        Some(-p10(&neg))
+        Some(quantile(xs, 0.9))
     } else if time {
         Some(p10(xs))
     } else {

@@ -98,7 +98,18 @@ pub fn welch_samples(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
     welch(m1, s1, a.len(), m2, s2, b.len())
 }
 
-/// Mean, sample stddev and the half-width of the `level` CI.
+/// The `p` quantile (0 < p <= 1) of `sorted` (ascending), nearest rank:
+/// the value at rank ceil(p n), at least the first; NaN for none.
+pub fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
+    let n = sorted.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    sorted[((p * n as f64).ceil() as usize).clamp(1, n) - 1]
+}
+
+/// Mean, sample standard deviation and the half-width of the `level`
+/// confidence interval (Student's t) of `xs`.
 pub fn mean_ci(xs: &[f64], level: f64) -> (f64, f64, f64) {
     let n = xs.len();
     if n == 0 {

@@ -260,7 +260,9 @@ fn the_lab_tables_give_the_fast_runs_figure_beside_the_median() {
     assert_eq!(p10(&runs), 2.0);
     assert!(p10(&[]).is_nan());
     // A rate's fast end is its high end; a count has none.
-    assert_eq!(fast_end("ops_per_sec", &runs), Some(19.0));
+    assert_eq!(fast_end("ops_per_sec", &runs), Some(18.0));
+    assert_eq!(fast_end("ops_per_sec", &runs[..10]), Some(9.0));
+    assert_eq!(fast_end("wall_s", &runs), Some(2.0));
     assert_eq!(fast_end("phase.unlink.us_per_batch", &runs), Some(2.0));
     assert_eq!(fast_end("leaves", &runs), None);
     // A two-speed host: 3 fast runs of 11, the median is a slow one.

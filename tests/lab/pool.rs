@@ -34,7 +34,8 @@ fn sets_of_one_setup_pool_into_one_and_others_are_refused() {
     let _ = std::fs::remove_dir_all(&root);
     let a = set(&root, "a", "extents=10000", &[7.4, 10.5, 7.5], "first");
     let b = set(&root, "b", "extents=10000", &[11.0, 7.3], "second");
-    let (run, head) = pool(&[a.clone(), b.clone()]).expect("pooled");
+    let out = root.join("out");
+    let (run, head) = pool(&[a.clone(), b.clone()], &out).expect("pooled");
     assert_eq!(run.variants, ["le"]);
     let vals: Vec<f64> = run.runs[0].iter().map(|m| m["alloc_us_p50"]).collect();
     assert_eq!(vals, [7.4, 10.5, 7.5, 11.0, 7.3]);
@@ -45,7 +46,6 @@ fn sets_of_one_setup_pool_into_one_and_others_are_refused() {
     // The last set's own files come along; the CSVs are remade.
     assert_eq!(run.files, [("trace.txt".to_string(), b"second".to_vec())]);
     // Written, its summary is over all five runs.
-    let out = root.join("out");
     let (dir, _) = fsmeta::lab::output::write_with(&run, &out, &head).expect("written");
     let summary = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
     assert!(
@@ -60,8 +60,24 @@ fn sets_of_one_setup_pool_into_one_and_others_are_refused() {
     // Another setup is refused, naming the line that differs; one set is
     // no pool.
     let c = set(&root, "c", "extents=100000", &[9.0], "third");
-    let err = pool(&[a.clone(), c]).expect_err("other parameters").to_string();
+    let err = pool(&[a.clone(), c], &out).expect_err("other parameters").to_string();
     assert!(err.contains("parameters:") && err.contains("extents=100000"), "{err}");
-    assert!(pool(&[a]).is_err());
+    assert!(pool(std::slice::from_ref(&a), &out).is_err());
+    // No run is counted twice: the same set twice, a pooled set, or the
+    // folder the pool would replace.
+    let err = pool(&[a.clone(), a.clone()], &out).expect_err("twice").to_string();
+    assert!(err.contains("given twice"), "{err}");
+    let err = pool(&[a.clone(), dir.clone()], &root.join("elsewhere"))
+        .expect_err("pooled")
+        .to_string();
+    assert!(err.contains("a pooled set"), "{err}");
+    let err = pool(&[a.clone(), b.clone()], &root.join("a")).expect_err("own set").to_string();
+    assert!(err.contains("would replace one of its own sets"), "{err}");
+    // Another kernel is another setup.
+    let k = set(&root, "k", "extents=10000", &[9.0], "fourth");
+    let txt = std::fs::read_to_string(k.join("lab.txt")).unwrap();
+    std::fs::write(k.join("lab.txt"), txt + "kernel: Linux 6.1\n").unwrap();
+    let err = pool(&[a.clone(), k], &out).expect_err("other kernel").to_string();
+    assert!(err.contains("kernel:"), "{err}");
     std::fs::remove_dir_all(&root).unwrap();
 }
