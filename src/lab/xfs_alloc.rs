@@ -137,29 +137,7 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
         .map_err(|e| LabError::step("create the filler", e))?;
     fill(&filler)?;
     let agblocks = geometry(&mnt)?;
-    let ag1: Vec<(u64, u64, u64)> = fiemap(&filler)?
-        .into_iter()
-        .filter(|&(_, phys, _)| phys / BLOCK / agblocks == 1)
-        .collect();
-    let mut punched = 0;
-    'outer: for (logical, _, len) in ag1 {
-        let mut off = logical;
-        while off + 2 * BLOCK <= logical + len {
-            if punched == k {
-                break 'outer;
-            }
-            if punched % 1024 == 0 {
-                check_interrupt()?;
-            }
-            fallocate(&filler, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, off, BLOCK)
-                .map_err(|e| LabError::step("punch a hole", e))?;
-            punched += 1;
-            off += 2 * BLOCK;
-        }
-    }
-    if punched < k {
-        return Err(LabError::step("shape AG 1", format!("only {punched} of {k} holes fit in AG 1")));
-    }
+    punch_ag1(&filler, agblocks, k)?;
     drop(filler);
     host::syncfs(&fs.base()?)?;
     fs.unmount()?;
@@ -183,19 +161,7 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     timed_calls(&fs, "f", calls)?;
     let text = tr.finish()?;
     let busy_texts = if busy > 0 {
-        make_busy(&fs, busy)?;
-        let tr = Instance::create(&mut fs, &events, 16384)?;
-        timed_calls(&fs, "g", calls)?;
-        let traced = tr.finish()?;
-        // The window's events only: the walk's loop fires none.
-        let window: Vec<EventSpec> = events.iter().filter(|e| e.event != "xfs/xfs_extent_busy_trim").cloned().collect();
-        let tr = Instance::create(&mut fs, &window, 16384)?;
-        timed_calls(&fs, "h", calls)?;
-        let quiet = tr.finish()?;
-        let tr = Instance::create(&mut fs, &events, 16384)?;
-        timed_calls(&fs, "i", calls)?;
-        let after = tr.finish()?;
-        Some((traced, quiet, after))
+        Some(busy_passes(&mut fs, &events, busy, calls)?)
     } else {
         None
     };
@@ -225,6 +191,55 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
         files.extend(super::keep("trace-busy-quiet.txt", quiet));
     }
     Ok(Trial { variants, setup, files })
+}
+
+/// Punches every other block of the filler's extents in AG 1 (of
+/// `agblocks` blocks) for `k` one-block holes: AG 1's free space becomes
+/// `k` one-block extents.
+fn punch_ag1(filler: &File, agblocks: u64, k: u64) -> Result<(), LabError> {
+    let ag1: Vec<(u64, u64, u64)> = fiemap(filler)?
+        .into_iter()
+        .filter(|&(_, phys, _)| phys / BLOCK / agblocks == 1)
+        .collect();
+    let mut punched = 0;
+    'outer: for (logical, _, len) in ag1 {
+        let mut off = logical;
+        while off + 2 * BLOCK <= logical + len {
+            if punched == k {
+                break 'outer;
+            }
+            if punched % 1024 == 0 {
+                check_interrupt()?;
+            }
+            fallocate(filler, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, off, BLOCK)
+                .map_err(|e| LabError::step("punch a hole", e))?;
+            punched += 1;
+            off += 2 * BLOCK;
+        }
+    }
+    if punched < k {
+        return Err(LabError::step("shape AG 1", format!("only {punched} of {k} holes fit in AG 1")));
+    }
+    Ok(())
+}
+
+/// The busy passes after `busy` blocks were made busy: the walk traced
+/// (`le-busy`), with its loop's event off (`le-busy-quiet`), then traced
+/// again (its trims show the records stayed busy); their traces.
+fn busy_passes(fs: &mut Fs, events: &[EventSpec], busy: u64, calls: u64) -> Result<(String, String, String), LabError> {
+    make_busy(fs, busy)?;
+    let tr = Instance::create(fs, events, 16384)?;
+    timed_calls(fs, "g", calls)?;
+    let traced = tr.finish()?;
+    // The window's events only: the walk's loop fires none.
+    let window: Vec<EventSpec> = events.iter().filter(|e| e.event != "xfs/xfs_extent_busy_trim").cloned().collect();
+    let tr = Instance::create(fs, &window, 16384)?;
+    timed_calls(fs, "h", calls)?;
+    let quiet = tr.finish()?;
+    let tr = Instance::create(fs, events, 16384)?;
+    timed_calls(fs, "i", calls)?;
+    let after = tr.finish()?;
+    Ok((traced, quiet, after))
 }
 
 /// The quiet pass's figures: its calls as [`analyse`] reads them, less
