@@ -86,12 +86,7 @@ pub fn validate_lab(dir: &Path, doc: Option<&Path>, jobs: usize, limits: Limits)
     dirs.sort();
     for ldir in dirs {
         let live = Outputs::read(&ldir)?;
-        let field = |k: &str| {
-            live.lab_txt
-                .as_deref()
-                .and_then(|t| t.lines().find_map(|l| l.strip_prefix(k)).map(str::trim))
-                .map(str::to_string)
-        };
+        let field = |k: &str| live.lab_txt.as_deref().and_then(|t| lab::twin::lab_field(t, k)).map(str::to_string);
         let (Some(exp), Some(twin_path)) = (field("experiment:"), field("twin:")) else {
             errln!(
                 "fsmeta: validate --lab: {} has no lab.txt naming its experiment and twin",

@@ -25,6 +25,26 @@ pub const TRACE_EVENT_LOADS: f64 = 110.0;
 /// 0fc1b09ff1ff, v4.7). About 45.
 pub const TRACE_DISCARD_LOADS: f64 = 45.0;
 
+/// The price of a kept record fired once per call, ps: the profile's
+/// measured `tracepoint.event_ns` (`fsmeta calibrate`) when it has one,
+/// else `counted_ps`, the event's counted loads as the caller prices them.
+pub fn kept_ps(m: &crate::machine::MachineProfile, counted_ps: u64) -> u64 {
+    m.tracepoint.as_ref().map_or(counted_ps, |t| crate::machine::ns_to_ps(t.event_ns))
+}
+
+/// The price of a record the filter rejects, ps: the profile's measured
+/// `tracepoint.discard_ns`, else `counted_ps` ([`TRACE_DISCARD_LOADS`]).
+pub fn discarded_ps(m: &crate::machine::MachineProfile, counted_ps: u64) -> u64 {
+    m.tracepoint.as_ref().map_or(counted_ps, |t| crate::machine::ns_to_ps(t.discard_ns))
+}
+
+/// The price of a kept record fired once per turn of a kernel loop, ps:
+/// `counted_ps` (the loop's price for its loads), at most the measured
+/// cold firing ([`kept_ps`]), an upper bound for a hot one.
+pub fn looped_ps(m: &crate::machine::MachineProfile, counted_ps: u64) -> u64 {
+    counted_ps.min(kept_ps(m, counted_ps))
+}
+
 /// Frames the unwinder walks for the stack an event records from a
 /// btrfs syscall path (`__ftrace_trace_stack` -> `stack_trace_save` ->
 /// `arch_stack_walk`): the tracing frames it skips and about 12 from the

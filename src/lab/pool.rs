@@ -12,7 +12,7 @@
 //! the folder the pool would replace are refused, so no run is counted
 //! twice.
 
-use super::twin::{Outputs, read_text};
+use super::twin::{Outputs, lab_field as field, read_text};
 use super::{LabError, LabRun, Metrics};
 use crate::report::model::RunsTable;
 use std::fmt::Write as _;
@@ -26,11 +26,6 @@ const SAME: [&str; 5] = ["experiment:", "twin:", "parameters:", "kernel:", "cpu 
 
 /// What a pooled set's `runs:` line says (a pool is not pooled again).
 const POOLED: &str = "pooled by fsmeta lab --pool";
-
-/// The value of `lab.txt`'s line `key` (`None` if absent).
-fn field<'a>(lab_txt: &'a str, key: &str) -> Option<&'a str> {
-    lab_txt.lines().find_map(|l| l.strip_prefix(key)).map(str::trim)
-}
 
 fn bad(dir: &Path, what: impl std::fmt::Display) -> LabError {
     LabError::Param(format!("--pool {}: {what}", dir.display()))

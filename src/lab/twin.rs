@@ -40,6 +40,12 @@ pub(crate) fn read_text(path: &Path) -> Result<String, LabError> {
     std::fs::read_to_string(path).map_err(|e| bad(path, e))
 }
 
+/// The value of the `lab.txt` line starting with `key` (e.g. `twin:`),
+/// trimmed; `None` when there is none.
+pub fn lab_field<'a>(lab_txt: &'a str, key: &str) -> Option<&'a str> {
+    lab_txt.lines().find_map(|l| l.strip_prefix(key)).map(str::trim)
+}
+
 /// When a lab run and its twin were priced for different CPUs, what to
 /// say: the lab's `lab.txt` names its CPU (`cpu:` and `cpu model: family
 /// F model M`) and its twin (`twin: scenarios/lab/X.toml`); the twin's
@@ -49,7 +55,7 @@ pub(crate) fn read_text(path: &Path) -> Result<String, LabError> {
 /// (a built-in profile, an older lab run).
 pub fn host_mismatch(live: &Outputs, twin: &Outputs) -> Option<String> {
     let lab = live.lab_txt.as_deref()?;
-    let line = |key: &str| lab.lines().find_map(|l| l.strip_prefix(key).map(str::trim));
+    let line = |key: &str| lab_field(lab, key);
     let family_model = line("cpu model:")?;
     let scenario = Path::new(line("twin:")?);
     let resolved = std::fs::read_to_string(twin.dir.join("scenario.resolved.toml")).ok()?;
@@ -123,13 +129,13 @@ pub struct Row {
 impl Row {
     /// (twin - live median) / live median, in percent (`None` for a live 0).
     pub fn diff_pct(&self) -> Option<f64> {
-        (self.live.0 != 0.0).then(|| (self.twin - self.live.0) / self.live.0.abs() * 100.0)
+        rel_pct(self.twin, self.live.0)
     }
 
     /// (twin - the live fast runs' figure) / that figure, in percent
     /// (`None` for a count or a 0).
     pub fn diff_fast_pct(&self) -> Option<f64> {
-        self.live_fast.filter(|f| *f != 0.0).map(|f| (self.twin - f) / f.abs() * 100.0)
+        rel_pct(self.twin, self.live_fast?)
     }
 
     /// True when the twin's value lies within the live runs' range (or
@@ -138,6 +144,11 @@ impl Row {
         let eps = 1e-9 * self.live.0.abs().max(1.0);
         self.twin >= self.live.1 - eps && self.twin <= self.live.2 + eps
     }
+}
+
+/// (x - base) / |base| in percent; `None` for a zero base.
+fn rel_pct(x: f64, base: f64) -> Option<f64> {
+    (base != 0.0).then(|| (x - base) / base.abs() * 100.0)
 }
 
 /// The median of `xs` (the mean of the middle two for an even count;

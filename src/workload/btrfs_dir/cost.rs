@@ -45,6 +45,7 @@
 
 use crate::kernel::ModelError;
 use crate::kernel::btrfs::delayed::{DeleteRunStats, InsertRunStats};
+use crate::kernel::tracing;
 use crate::machine::MachineProfile;
 
 /// Prices of one cache-line access of each kind, ps.
@@ -86,14 +87,8 @@ impl LinePrices {
             xfer_ps: ps(p.same_llc_ns),
             miss_ps: ps(p.memory_ns),
             atomic_ps: ps(p.atomic_ns),
-            trace_event_ps: p
-                .tracepoint
-                .as_ref()
-                .map_or_else(|| counted(crate::kernel::tracing::TRACE_EVENT_LOADS), |t| ps(t.event_ns)),
-            trace_discard_ps: p
-                .tracepoint
-                .as_ref()
-                .map_or_else(|| counted(crate::kernel::tracing::TRACE_DISCARD_LOADS), |t| ps(t.discard_ns)),
+            trace_event_ps: tracing::kept_ps(p, counted(tracing::TRACE_EVENT_LOADS)),
+            trace_discard_ps: tracing::discarded_ps(p, counted(tracing::TRACE_DISCARD_LOADS)),
         }
     }
 }

@@ -403,10 +403,8 @@ impl EventPrices {
             // an event fired per turn of the kernel's own loop runs hot:
             // the loop's price for its loads (TRACE_EVENT_ITERATED), at
             // most the measured cold firing.
-            trace_event_ps: m.tracepoint.as_ref().map_or_else(|| price(TRACE_EVENT), |t| ns_to_ps(t.event_ns)),
-            trace_event_iterated_ps: m.tracepoint.as_ref().map_or(price(TRACE_EVENT_ITERATED), |t| {
-                price(TRACE_EVENT_ITERATED).min(ns_to_ps(t.event_ns))
-            }),
+            trace_event_ps: crate::kernel::tracing::kept_ps(m, price(TRACE_EVENT)),
+            trace_event_iterated_ps: crate::kernel::tracing::looped_ps(m, price(TRACE_EVENT_ITERATED)),
             probes: match p.timed_from {
                 // Header reads are outside the vextent_size window; its
                 // buffer reads still fire the probe.
