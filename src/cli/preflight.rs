@@ -9,7 +9,7 @@
 use super::CliError;
 use fsmeta::Study;
 use fsmeta::plan::Shard;
-use fsmeta::report::write::OutputLock;
+use fsmeta::report::write::{OutputLock, process_alive};
 use fsmeta::runner::shard::ShardFile;
 use fsmeta::scenario::ScenarioError;
 use fsmeta::scenario::spans::SpanIndex;
@@ -65,10 +65,32 @@ pub(super) fn writable_out(out: &Path) -> Result<(), CliError> {
             Err(e) => return Err(fail(format!("cannot be read: {e}"))),
         }
     }
-    let probe = dir.join(format!(".fsmeta-write-check-{}", std::process::id()));
+    remove_dead_probes(&dir);
+    let probe = dir.join(format!("{PROBE}{}", std::process::id()));
     std::fs::create_dir(&probe).map_err(|e| fail(format!("cannot write in {}: {e}", dir.display())))?;
     let _ = std::fs::remove_dir(&probe);
     Ok(())
+}
+
+/// The name of the empty folder [`writable_out`] creates and removes,
+/// followed by the process id.
+const PROBE: &str = ".fsmeta-write-check-";
+
+/// Removes the probe folders of processes that are gone: a run killed
+/// between creating its probe and removing it leaves one behind. A live
+/// process's probe is never touched; what is not an empty folder stays.
+fn remove_dead_probes(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PROBE))
+            .and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(|pid| !process_alive(pid)) {
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
 }
 
 /// Takes the lock on each output entry the studies will write (`OUT/<name>`,

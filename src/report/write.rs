@@ -28,6 +28,7 @@ mod lock;
 mod stale;
 
 pub use lock::{LockError, OutputLock, lock_path};
+pub use stale::alive as process_alive;
 
 use super::{ReportError, io};
 use stale::{Current, Kind};

@@ -222,6 +222,9 @@ fn a_killed_run_leaves_the_old_set_or_the_new_set() {
     let dead = out.join(format!(".{NAME}.tmp-{DEAD_PID}-0"));
     std::fs::create_dir_all(&live).expect("mkdir");
     std::fs::create_dir_all(&dead).expect("mkdir");
+    // A run killed inside the --out write check leaves its empty probe.
+    let probe = out.join(format!(".fsmeta-write-check-{DEAD_PID}"));
+    std::fs::create_dir_all(&probe).expect("mkdir");
     run(&scenario, &out, 1, false);
     assert!(read_set(&out) == sets[0]);
     assert!(live.is_dir(), "a live process's folder must be kept");

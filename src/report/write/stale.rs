@@ -120,7 +120,7 @@ pub(super) fn current(out: &Path, name: &str) -> io::Result<Current> {
 
 /// Whether process `pid` may still be running. Without `/proc` nobody can
 /// tell, so every process counts as alive and nothing is removed.
-pub(super) fn alive(pid: u32) -> bool {
+pub fn alive(pid: u32) -> bool {
     let proc = Path::new("/proc");
     pid == std::process::id() || !proc.join("self").exists() || proc.join(pid.to_string()).exists()
 }
