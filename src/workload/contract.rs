@@ -239,6 +239,14 @@ pub trait Prepared: Send + Sync + fmt::Debug {
     fn memory_bytes(&self) -> u64 {
         0
     }
+    /// The expected CPU cost of one run, in any unit the workload keeps
+    /// the same over its points (larger is longer), or 1 when all its
+    /// runs cost about the same. Only the order in which runs start
+    /// follows it (longest first, so that no worker is left with one long
+    /// run at the end); no output depends on it.
+    fn work_estimate(&self) -> f64 {
+        1.0
+    }
     /// The step axes its metrics are reported along (histogram buckets,
     /// script phases), each also listed in [`Prepared::metrics`]. Default:
     /// none.

@@ -207,6 +207,23 @@ impl Prepared for PreparedFsmark {
         caches + open.saturating_mul(56) + files / 8
     }
 
+    /// Host CPU ns of a run, roughly: building the caches, 100 ns per
+    /// prefilled inode, and per create 3 us (rb-tree) or 2 us (xarray)
+    /// times (1 + cores / 64), the invalidations' scan growing with the
+    /// cores. Measured on the AMD lab host (session 44, each run of
+    /// `index-scaling.toml` alone): within a factor of 1.5 of every run's
+    /// time, which is all the order of the runs needs.
+    fn work_estimate(&self) -> f64 {
+        let cores = self.machine.cpus.len() as f64;
+        let creates = self.params.total_files(self.machine.cpus.len() as u64) as f64;
+        let prefilled = if self.params.prefill { self.params.open_inodes as f64 } else { 0.0 };
+        let per_create = match self.params.index {
+            IndexKind::Rbtree => 3000.0,
+            IndexKind::Xarray => 2000.0,
+        };
+        70e6 + 100.0 * prefilled + per_create * (1.0 + cores / 64.0) * creates
+    }
+
     fn step_axes(&self) -> Vec<StepAxis> {
         vec![hist_axis()]
     }

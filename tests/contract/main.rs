@@ -266,3 +266,114 @@ fn every_key_the_parsers_accept_is_in_the_reference() {
         "keys the parsers accept but docs/scenario-reference.md does not list: {missing:?}"
     );
 }
+
+/// Counts `work` units per run and says in which order the runs started
+/// (a process-wide count: tests using it hold [`ORDER_LOCK`]); a run of
+/// `work = 13` fails.
+#[derive(Debug)]
+struct Ordered;
+
+static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static ORDER_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+#[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, default)]
+struct OrderedParams {
+    work: u32,
+}
+
+#[derive(Debug)]
+struct PreparedOrdered(u32);
+
+impl Workload for Ordered {
+    fn kind(&self) -> &'static str {
+        "ordered"
+    }
+    fn about(&self) -> &'static str {
+        "says when it started"
+    }
+    fn sections(&self) -> &'static [&'static str] {
+        &["ordered"]
+    }
+    fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {
+        let p: OrderedParams = sections.get("ordered")?;
+        Ok(format!("[ordered]\nwork = {}\n", p.work))
+    }
+    fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError> {
+        let p: OrderedParams = input.sections.get("ordered")?;
+        Ok(Box::new(PreparedOrdered(p.work)))
+    }
+}
+
+impl Prepared for PreparedOrdered {
+    fn metrics(&self) -> Vec<MetricSpec> {
+        vec![MetricSpec::new("started", "count", "runs started before this one")]
+    }
+    fn key_metrics(&self) -> &'static [&'static str] {
+        &["started"]
+    }
+    fn work_estimate(&self) -> f64 {
+        f64::from(self.0)
+    }
+    fn run(&self, _key: RunKey) -> Result<Metrics, RunFailure> {
+        let started = STARTED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if self.0 == 13 {
+            return Err(fsmeta::kernel::ModelError::Overflow("work 13").into());
+        }
+        Ok(Metrics::from([("started".to_string(), started as f64)]))
+    }
+}
+
+static ORDERED: &[&dyn Workload] = &[&Ordered];
+
+fn ordered(works: &str, replications: u32) -> Study {
+    let text = format!(
+        "[scenario]\nname = \"ordered\"\nreplications = {replications}\n\n[workload]\nkind = \"ordered\"\n\n[ordered]\nwork = 1\n\n[sweep]\n\"ordered.work\" = {works}\n"
+    );
+    let opts = LoadOptions {
+        registry: ORDERED,
+        ..LoadOptions::default()
+    };
+    Study::from_text(Path::new("ordered.toml"), &text, &opts).expect("loads")
+}
+
+#[test]
+fn runs_start_longest_first_and_come_back_in_plan_order() {
+    let _one = ORDER_LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    STARTED.store(0, std::sync::atomic::Ordering::SeqCst);
+    let study = ordered("[10, 1000, 1, 100]", 2);
+    let results = study.run(1, &|| {}).expect("runs");
+    let started: Vec<(usize, u32, f64)> = results
+        .runs
+        .iter()
+        .map(|r| (r.plan.point, r.plan.replication, r.metrics["started"]))
+        .collect();
+    // Points of work 10, 1000, 1, 100, two replications each, in plan
+    // order: 1000 starts first (its replications in plan order), then
+    // 100, 10, 1.
+    let expected = [
+        (0, 0, 4.0),
+        (0, 1, 5.0),
+        (1, 0, 0.0),
+        (1, 1, 1.0),
+        (2, 0, 6.0),
+        (2, 1, 7.0),
+        (3, 0, 2.0),
+        (3, 1, 3.0),
+    ];
+    assert_eq!(started, expected, "results in plan order, started longest first");
+}
+
+#[test]
+fn the_first_failure_in_plan_order_is_reported() {
+    let _one = ORDER_LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Point 1 fails and starts first; with one job no run starts after it.
+    let study = ordered("[1, 13, 5]", 1);
+    let e = study.run(1, &|| {}).expect_err("work 13 fails").to_string();
+    assert!(e.contains("point 1") && e.contains("work 13 overflows"), "{e}");
+    // On two jobs, whichever runs were computed, point 1's failure is the one.
+    for jobs in [2, 3] {
+        let e = study.run(jobs, &|| {}).expect_err("work 13 fails").to_string();
+        assert!(e.contains("point 1"), "{e}");
+    }
+}
