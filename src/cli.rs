@@ -294,21 +294,20 @@ pub struct Limits {
     /// Refuse a scenario planning more runs than this.
     #[arg(long, default_value_t = fsmeta::scenario::DEFAULT_MAX_RUNS)]
     pub max_runs: u64,
-    /// Memory budget in GiB for the runs in flight (default: half the RAM).
+    /// Memory budget in GiB for the runs in flight (default: half the RAM): a point whose one run is estimated to need more is refused; runs that would together need more wait for each other
     #[arg(long, value_name = "GIB")]
     pub max_memory: Option<f64>,
 }
 
 impl Limits {
-    /// Load options with these limits and `jobs` runs in flight.
-    fn options(self, jobs: usize) -> LoadOptions {
+    /// Load options with these limits.
+    fn options(self) -> LoadOptions {
         let d = LoadOptions::default();
         LoadOptions {
             max_runs: self.max_runs,
             max_memory_bytes: self
                 .max_memory
                 .map_or(d.max_memory_bytes, |g| (g.max(0.0) * (1u64 << 30) as f64) as u64),
-            jobs: jobs as u64,
             ..d
         }
     }
@@ -376,7 +375,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             let opts = LoadOptions {
                 quick,
                 seed,
-                ..limits.options(jobs)
+                ..limits.options()
             };
             let cache = cache.map(|d| fsmeta::runner::cache::RunCache::open(&d)).transpose()?;
             let how = How {
@@ -388,10 +387,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             };
             run_leaving_no_empty_out(&files, &out, &opts, &how)
         }
-        Command::Merge { dirs, out, silent, limits } => {
-            let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-            merge::merge(&dirs, &out, &limits.options(jobs), silent)
-        }
+        Command::Merge { dirs, out, silent, limits } => merge::merge(&dirs, &out, &limits.options(), silent),
         Command::Compare {
             files,
             variants,
@@ -431,12 +427,11 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             limits,
         }),
         Command::Check { files, limits } => {
-            let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
             // Every point is validated, one at a time: memory does not
             // grow with the number of points.
             let opts = LoadOptions {
                 check_only: true,
-                ..limits.options(jobs)
+                ..limits.options()
             };
             for f in &files {
                 let study = Study::load(f, &opts)?;

@@ -55,11 +55,11 @@ pub struct LoadOptions {
     /// The most runs (points x variants x replications) a scenario may
     /// plan (default [`DEFAULT_MAX_RUNS`]).
     pub max_runs: u64,
-    /// The memory one run may be estimated to need, in bytes, times the
-    /// number of runs in flight (default: half of this machine's RAM).
+    /// The memory the runs in flight may be estimated to need together,
+    /// in bytes (default: half of this machine's RAM): a point whose one
+    /// run needs more is refused, and the runner keeps the runs in flight
+    /// within it.
     pub max_memory_bytes: u64,
-    /// Runs in flight at once (`--jobs`), for the memory check.
-    pub jobs: u64,
     /// Validate every point and variant, but keep only the first point
     /// in [`Scenario::points`] (`fsmeta check`): the memory a check holds
     /// no longer grows with the number of points (issue 33: 10^6 points
@@ -89,7 +89,6 @@ impl Default for LoadOptions {
             registry: REGISTRY,
             max_runs: DEFAULT_MAX_RUNS,
             max_memory_bytes: default_max_memory(),
-            jobs: 1,
             check_only: false,
         }
     }
@@ -164,6 +163,10 @@ pub struct Scenario {
     pub run_count: u64,
     /// Where each key of the file is, for errors found while running.
     pub spans: SpanIndex,
+    /// The most memory the runs in flight may be estimated to need
+    /// together, bytes (`--max-memory`; [`LoadOptions::max_memory_bytes`]):
+    /// the runner starts no run that would take them over it.
+    pub memory_budget: u64,
 }
 
 impl Scenario {
@@ -407,6 +410,7 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         point_count,
         run_count,
         spans: ctx.spans,
+        memory_budget: opts.max_memory_bytes,
     })
 }
 

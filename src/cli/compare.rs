@@ -44,7 +44,7 @@ pub fn compare(a: &CompareArgs) -> Result<Status, CliError> {
     let opts = LoadOptions {
         quick: a.quick,
         seed: a.seed,
-        ..a.limits.options(a.jobs)
+        ..a.limits.options()
     };
     match (a.files.as_slice(), a.variants.as_slice()) {
         ([file], [before, after]) => {

@@ -27,7 +27,7 @@ pub struct ValidateArgs {
 pub fn validate(a: &ValidateArgs) -> Result<Status, CliError> {
     let opts = LoadOptions {
         quick: a.quick,
-        ..a.limits.options(a.jobs)
+        ..a.limits.options()
     };
     let case_of = |f: &Path| {
         CASES
@@ -95,7 +95,7 @@ pub fn validate_lab(dir: &Path, doc: Option<&Path>, jobs: usize, limits: Limits)
             continue;
         };
         let e = lab::find(&exp)?;
-        let study = Study::load(Path::new(&twin_path), &limits.options(jobs))?;
+        let study = Study::load(Path::new(&twin_path), &limits.options())?;
         let results = study.run(jobs, &|| {})?;
         let outcome = study.write(&results, &tmp)?;
         let twin = Outputs::read(&outcome.dir)?;

@@ -223,19 +223,17 @@ pub(super) fn check_run_count(
     }
 }
 
-/// Refuses a point whose runs, `opts.jobs` at a time, are estimated to need
-/// more memory than `opts.max_memory_bytes`.
+/// Refuses a point whose one run is estimated to need more memory than
+/// `opts.max_memory_bytes` (the runner keeps the runs in flight together
+/// within it, so more jobs never make a point fail).
 pub(super) fn check_memory(ctx: &Ctx<'_>, per_run: u64, opts: &LoadOptions, layers: &[(String, toml::Table)]) -> Result<(), ScenarioError> {
-    let need = per_run.saturating_mul(opts.jobs.max(1));
-    if need <= opts.max_memory_bytes {
+    if per_run <= opts.max_memory_bytes {
         return Ok(());
     }
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     let message = format!(
-        "a run is estimated to need {:.2} GiB ({} at once: {:.2} GiB), over the memory budget of {:.2} GiB (--max-memory)",
+        "a run is estimated to need {:.2} GiB, over the memory budget of {:.2} GiB (--max-memory)",
         gib(per_run),
-        opts.jobs.max(1),
-        gib(need),
         gib(opts.max_memory_bytes)
     );
     let at = layers

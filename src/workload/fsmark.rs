@@ -200,6 +200,9 @@ impl Prepared for PreparedFsmark {
         let files = self.params.total_files(self.machine.cpus.len() as u64);
         let open = if self.params.open_inodes == 0 {
             files
+        } else if self.params.prefill {
+            // All of them open before the first create, and kept open.
+            self.params.open_inodes.saturating_add(self.machine.cpus.len() as u64)
         } else {
             files.min(self.params.open_inodes)
         };

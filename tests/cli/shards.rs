@@ -37,7 +37,6 @@ fn three_shards_merged_give_the_unsharded_bytes_for_every_scenario() {
     let out = temp_dir("shards-all");
     let opts = LoadOptions {
         quick: true,
-        jobs: 2,
         ..LoadOptions::default()
     };
     let mut fractions = 0;

@@ -280,10 +280,18 @@ static ORDER_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 #[serde(deny_unknown_fields, default)]
 struct OrderedParams {
     work: u32,
+    /// Estimated memory of a run, bytes; a run with some holds it until
+    /// another such run is in flight too, or `hold_ms` have passed.
+    memory: u64,
+    hold_ms: u64,
 }
 
 #[derive(Debug)]
-struct PreparedOrdered(u32);
+struct PreparedOrdered(OrderedParams);
+
+/// Runs with memory in flight now, and the most ever.
+static HOLDING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static MOST_HOLDING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 impl Workload for Ordered {
     fn kind(&self) -> &'static str {
@@ -297,11 +305,14 @@ impl Workload for Ordered {
     }
     fn resolved_toml(&self, sections: &Sections<'_>) -> Result<String, ParamError> {
         let p: OrderedParams = sections.get("ordered")?;
-        Ok(format!("[ordered]\nwork = {}\n", p.work))
+        Ok(format!(
+            "[ordered]\nwork = {}\nmemory = {}\nhold_ms = {}\n",
+            p.work, p.memory, p.hold_ms
+        ))
     }
     fn prepare(&self, input: &Input<'_>) -> Result<Box<dyn Prepared>, ParamError> {
         let p: OrderedParams = input.sections.get("ordered")?;
-        Ok(Box::new(PreparedOrdered(p.work)))
+        Ok(Box::new(PreparedOrdered(p)))
     }
 }
 
@@ -313,11 +324,25 @@ impl Prepared for PreparedOrdered {
         &["started"]
     }
     fn work_estimate(&self) -> f64 {
-        f64::from(self.0)
+        f64::from(self.0.work)
+    }
+    fn memory_bytes(&self) -> u64 {
+        self.0.memory
     }
     fn run(&self, _key: RunKey) -> Result<Metrics, RunFailure> {
-        let started = STARTED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        if self.0 == 13 {
+        use std::sync::atomic::Ordering::SeqCst;
+        let started = STARTED.fetch_add(1, SeqCst);
+        if self.0.memory > 0 {
+            let now = HOLDING.fetch_add(1, SeqCst) + 1;
+            MOST_HOLDING.fetch_max(now, SeqCst);
+            let until = std::time::Instant::now() + std::time::Duration::from_millis(self.0.hold_ms);
+            while HOLDING.load(SeqCst) < 2 && std::time::Instant::now() < until {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            MOST_HOLDING.fetch_max(HOLDING.load(SeqCst), SeqCst);
+            HOLDING.fetch_sub(1, SeqCst);
+        }
+        if self.0.work == 13 {
             return Err(fsmeta::kernel::ModelError::Overflow("work 13").into());
         }
         Ok(Metrics::from([("started".to_string(), started as f64)]))
@@ -327,11 +352,18 @@ impl Prepared for PreparedOrdered {
 static ORDERED: &[&dyn Workload] = &[&Ordered];
 
 fn ordered(works: &str, replications: u32) -> Study {
+    let sweep = format!("[sweep]\n\"ordered.work\" = {works}");
+    ordered_within(&sweep, replications, LoadOptions::default().max_memory_bytes)
+}
+
+/// The toy scenario with `sweep` (a sweep section) under a memory budget.
+fn ordered_within(sweep: &str, replications: u32, max_memory_bytes: u64) -> Study {
     let text = format!(
-        "[scenario]\nname = \"ordered\"\nreplications = {replications}\n\n[workload]\nkind = \"ordered\"\n\n[ordered]\nwork = 1\n\n[sweep]\n\"ordered.work\" = {works}\n"
+        "[scenario]\nname = \"ordered\"\nreplications = {replications}\n\n[workload]\nkind = \"ordered\"\n\n[ordered]\nwork = 1\n\n{sweep}\n"
     );
     let opts = LoadOptions {
         registry: ORDERED,
+        max_memory_bytes,
         ..LoadOptions::default()
     };
     Study::from_text(Path::new("ordered.toml"), &text, &opts).expect("loads")
@@ -376,4 +408,35 @@ fn the_first_failure_in_plan_order_is_reported() {
         let e = study.run(jobs, &|| {}).expect_err("work 13 fails").to_string();
         assert!(e.contains("point 1"), "{e}");
     }
+}
+
+#[test]
+fn runs_in_flight_stay_within_the_memory_budget() {
+    let _one = ORDER_LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    use std::sync::atomic::Ordering::SeqCst;
+    // Two long runs of 600 bytes and two short ones of none: the long ones
+    // start first and, when allowed, each waits (up to 1 s) for the other.
+    let zipped = "[[sweep.zip]]\n\"ordered.work\" = [100, 90, 2, 1]\n\"ordered.memory\" = [600, 600, 0, 0]\n\"ordered.hold_ms\" = [1000, 1000, 0, 0]";
+    let most = |budget: u64| {
+        MOST_HOLDING.store(0, SeqCst);
+        let study = ordered_within(zipped, 1, budget);
+        study.run(2, &|| {}).expect("runs");
+        MOST_HOLDING.load(SeqCst)
+    };
+    assert_eq!(most(1 << 30), 2, "without a tight budget the two long runs overlap");
+    assert_eq!(most(1000), 1, "600 + 600 bytes do not fit in 1000: one at a time");
+    // A run over the budget on its own is refused when the scenario loads,
+    // whatever --jobs.
+    let e = Study::from_text(
+        Path::new("ordered.toml"),
+        "[scenario]\nname = \"ordered\"\n\n[workload]\nkind = \"ordered\"\n\n[ordered]\nmemory = 2000\n",
+        &LoadOptions {
+            registry: ORDERED,
+            max_memory_bytes: 1000,
+            ..LoadOptions::default()
+        },
+    )
+    .expect_err("over the budget")
+    .to_string();
+    assert!(e.contains("over the memory budget"), "{e}");
 }
