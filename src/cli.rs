@@ -4,8 +4,10 @@
 mod calibrate;
 mod compare;
 pub(crate) mod io;
+mod lab;
 mod merge;
 mod preflight;
+mod run;
 mod validate;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -13,10 +15,8 @@ use fsmeta::Study;
 use fsmeta::report::ReportError;
 use fsmeta::runner::RunError;
 use fsmeta::scenario::{LoadOptions, ScenarioError};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// fsmeta: a deterministic discrete-event simulator of Linux filesystem
 /// metadata paths.
@@ -378,14 +378,14 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
                 ..limits.options()
             };
             let cache = cache.map(|d| fsmeta::runner::cache::RunCache::open(&d)).transpose()?;
-            let how = How {
+            let how = run::How {
                 jobs,
                 silent,
                 format,
                 shard,
                 cache: cache.as_ref(),
             };
-            run_leaving_no_empty_out(&files, &out, &opts, &how)
+            run::run_leaving_no_empty_out(&files, &out, &opts, &how)
         }
         Command::Merge { dirs, out, silent, limits } => merge::merge(&dirs, &out, &limits.options(), silent),
         Command::Compare {
@@ -426,63 +426,13 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             doc,
             limits,
         }),
-        Command::Check { files, limits } => {
-            // Every point is validated, one at a time: memory does not
-            // grow with the number of points.
-            let opts = LoadOptions {
-                check_only: true,
-                ..limits.options()
-            };
-            for f in &files {
-                let study = Study::load(f, &opts)?;
-                Study::load(
-                    f,
-                    &LoadOptions {
-                        quick: true,
-                        ..opts.clone()
-                    },
-                )?;
-                let s = &study.scenario;
-                outln!(
-                    "{}: ok ({} points x {} variants, {} runs)",
-                    f.display(),
-                    s.point_count,
-                    s.variants.len(),
-                    s.run_count
-                );
-            }
-            Ok(Status::Ok)
-        }
+        Command::Check { files, limits } => check(&files, limits),
         Command::Bench {
             ops,
             completions,
             repeat,
             simpy,
-        } => {
-            if simpy.is_some() && completions == 0 {
-                return Err(CliError::Other(anyhow::anyhow!(
-                    "--simpy compares M/M/1//N runs: it needs --completions above 0"
-                )));
-            }
-            let r = crate::bench::engine_bench(ops, completions, repeat, simpy.as_deref()).map_err(CliError::Other)?;
-            outln!("repeat: {}", r.repeat);
-            if completions > 0 {
-                outln!("mm1n_bare_heap_completions_per_sec: {}", r.mm1n_bare_heap as u64);
-                outln!("mm1n_fsmeta_completions_per_sec: {}", r.mm1n_fsmeta as u64);
-                outln!("mm1n_ratio: {:.3}", r.mm1n_ratio);
-                outln!("mm1n_ratio_same_sampler: {:.3}", r.mm1n_ratio_same_sampler);
-            }
-            if let (Some(rate), Some(ratio)) = (r.mm1n_simpy, r.mm1n_simpy_ratio) {
-                outln!("mm1n_simpy_completions_per_sec: {}", rate as u64);
-                outln!("mm1n_simpy_ratio: {:.1}", ratio);
-            }
-            outln!("cache_accesses_per_sec: {}", r.cache_accesses_per_sec as u64);
-            outln!("events: {}", r.events);
-            outln!("cpu_s: {:.3}", r.cpu_s);
-            outln!("events_per_sec_best: {}", r.events_per_sec_best);
-            outln!("events_per_sec: {}", r.events_per_sec);
-            Ok(Status::Ok)
-        }
+        } => bench(ops, completions, repeat, simpy.as_deref()),
         Command::Keys { workload } => {
             let registry = fsmeta::workload::registry::REGISTRY;
             if let Some(k) = &workload {
@@ -500,9 +450,9 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             pool,
         } => {
             if pool.is_empty() {
-                lab(experiment.as_deref(), &out, runs, &params, silent)
+                lab::lab(experiment.as_deref(), &out, runs, &params, silent)
             } else {
-                lab_pool(&pool, &out, silent)
+                lab::lab_pool(&pool, &out, silent)
             }
         }
         Command::Calibrate { out, repeat } => calibrate::calibrate(out.as_deref(), repeat as usize),
@@ -515,106 +465,61 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
     }
 }
 
-/// How `run` runs its studies.
-struct How<'a> {
-    jobs: usize,
-    silent: bool,
-    format: Format,
-    shard: Option<fsmeta::plan::Shard>,
-    cache: Option<&'a fsmeta::runner::cache::RunCache>,
-}
-
-/// [`run`], and when it fails: the `--out` folder it created removed if
-/// it is still empty (a run that fails writes nothing, not even that).
-fn run_leaving_no_empty_out(files: &[PathBuf], out: &std::path::Path, opts: &LoadOptions, how: &How<'_>) -> Result<Status, CliError> {
-    let existed = out.exists();
-    let r = run(files, out, opts, how);
-    if r.is_err() && !existed {
-        // `remove_dir` refuses a folder with anything in it.
-        let _ = std::fs::remove_dir(out);
-    }
-    r
-}
-
-fn run(files: &[PathBuf], out: &std::path::Path, opts: &LoadOptions, how: &How<'_>) -> Result<Status, CliError> {
-    // Validate everything first: a bad file anywhere means nothing is written.
-    let studies = files.iter().map(|f| Study::load(f, opts)).collect::<Result<Vec<_>, _>>()?;
-    preflight::distinct_names(&studies)?;
-    preflight::writable_out(out)?;
-    // Held until every output is written: a second run into the same
-    // entries is refused before any work.
-    let _locks = preflight::lock_outputs(out, &studies, how.shard)?;
-    if opts.quick {
-        for study in &studies {
-            if study.scenario.doc.scenario.quick.is_none() {
-                errln!(
-                    "fsmeta: warning: {} declares no `quick` settings; --quick runs it at full scale (write `quick = {{}}` to say that is intended)",
-                    study.scenario.file.display()
-                );
-            }
-        }
-    }
-    let silent = how.silent;
-    let mut status = Status::Ok;
-    for (study, file) in studies.iter().zip(files) {
+/// `fsmeta check`: loads every file at full scale and quick, validating
+/// every point.
+fn check(files: &[PathBuf], limits: Limits) -> Result<Status, CliError> {
+    // Every point is validated, one at a time: memory does not
+    // grow with the number of points.
+    let opts = LoadOptions {
+        check_only: true,
+        ..limits.options()
+    };
+    for f in files {
+        let study = Study::load(f, &opts)?;
+        Study::load(
+            f,
+            &LoadOptions {
+                quick: true,
+                ..opts.clone()
+            },
+        )?;
         let s = &study.scenario;
-        let total = match how.shard {
-            Some(sh) => (0..study.plan().len()).filter(|i| sh.owns(*i)).count(),
-            None => study.plan().len(),
-        };
-        let bar = if silent {
-            None
-        } else {
-            progress(total as u64, &s.doc.scenario.name)
-        };
-        let done = AtomicUsize::new(0);
-        let tick = || {
-            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-            match &bar {
-                Some(b) => b.inc(1),
-                None if !silent && total >= 20 && n.is_multiple_of(total.div_ceil(10)) => {
-                    errln!("fsmeta: {}: {n}/{total} runs", s.doc.scenario.name)
-                }
-                None => {}
-            }
-        };
-        let before = how.cache.map(|c| c.stats()).unwrap_or_default();
-        // No more threads than runs.
-        let results = study.run_with(how.jobs.min(total.max(1)), &tick, how.shard, how.cache)?;
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        // Untrusted cache entries were computed again: said even when
-        // --silent, since what was in the cache folder was not what fsmeta
-        // wrote there.
-        for w in how.cache.map(|c| c.take_warnings()).unwrap_or_default() {
-            errln!("fsmeta: warning: {w}");
-        }
-        if let (Some(c), false) = (how.cache, silent) {
-            let after = c.stats();
-            errln!(
-                "fsmeta: {}: cache: {} runs read, {} computed",
-                s.doc.scenario.name,
-                after.hits - before.hits,
-                after.misses - before.misses
-            );
-        }
-        if let Some(sh) = how.shard {
-            let path = study.shard_file(file, opts, sh, &results).write(out)?;
-            if !silent {
-                outln!(
-                    "shard {sh}: {} of {} runs written to {}",
-                    results.runs.len(),
-                    study.plan().len(),
-                    path.display()
-                );
-            }
-            continue;
-        }
-        let outcome = study.write(&results, out)?;
-        status = status.and(report(&outcome, &s.doc.scenario.name, silent, how.format));
+        outln!(
+            "{}: ok ({} points x {} variants, {} runs)",
+            f.display(),
+            s.point_count,
+            s.variants.len(),
+            s.run_count
+        );
     }
-    Ok(status)
+    Ok(Status::Ok)
+}
+
+/// `fsmeta bench`: the engine's figures, printed as `name: value` lines.
+fn bench(ops: u64, completions: u64, repeat: u32, simpy: Option<&str>) -> Result<Status, CliError> {
+    if simpy.is_some() && completions == 0 {
+        return Err(CliError::Other(anyhow::anyhow!(
+            "--simpy compares M/M/1//N runs: it needs --completions above 0"
+        )));
+    }
+    let r = crate::bench::engine_bench(ops, completions, repeat, simpy).map_err(CliError::Other)?;
+    outln!("repeat: {}", r.repeat);
+    if completions > 0 {
+        outln!("mm1n_bare_heap_completions_per_sec: {}", r.mm1n_bare_heap as u64);
+        outln!("mm1n_fsmeta_completions_per_sec: {}", r.mm1n_fsmeta as u64);
+        outln!("mm1n_ratio: {:.3}", r.mm1n_ratio);
+        outln!("mm1n_ratio_same_sampler: {:.3}", r.mm1n_ratio_same_sampler);
+    }
+    if let (Some(rate), Some(ratio)) = (r.mm1n_simpy, r.mm1n_simpy_ratio) {
+        outln!("mm1n_simpy_completions_per_sec: {}", rate as u64);
+        outln!("mm1n_simpy_ratio: {:.1}", ratio);
+    }
+    outln!("cache_accesses_per_sec: {}", r.cache_accesses_per_sec as u64);
+    outln!("events: {}", r.events);
+    outln!("cpu_s: {:.3}", r.cpu_s);
+    outln!("events_per_sec_best: {}", r.events_per_sec_best);
+    outln!("events_per_sec: {}", r.events_per_sec);
+    Ok(Status::Ok)
 }
 
 impl Status {
@@ -639,17 +544,6 @@ pub(crate) fn report(outcome: &fsmeta::report::Outcome, name: &str, silent: bool
     if outcome.passed() { Status::Ok } else { Status::ExpectationFailed }
 }
 
-fn progress(len: u64, name: &str) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(len);
-    let style = ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs, {elapsed} (eta {eta})").ok()?;
-    bar.set_style(style.progress_chars("=> "));
-    bar.set_message(name.to_string());
-    Some(bar)
-}
-
 /// `--completions`: 0, or at least 10,000 (a shorter run is too short to
 /// time).
 fn completions_arg(v: &str) -> Result<u64, String> {
@@ -658,48 +552,4 @@ fn completions_arg(v: &str) -> Result<u64, String> {
         Ok(n) => Err(format!("{n} completions are too few to time: give 0 (skip) or at least 10000")),
         Err(e) => Err(format!("not a count: {e}")),
     }
-}
-
-/// `fsmeta lab --pool DIR...`: earlier sets of one experiment joined.
-fn lab_pool(dirs: &[PathBuf], out: &std::path::Path, silent: bool) -> Result<Status, CliError> {
-    let (run, head) = fsmeta::lab::pool::pool(dirs, out)?;
-    let (dir, text) = fsmeta::lab::output::write_with(&run, out, &head)?;
-    if !silent {
-        outln!("{text}");
-        outln!("outputs: {}", dir.display());
-    }
-    Ok(Status::Ok)
-}
-
-/// `fsmeta lab`: one experiment on the live kernel, or the list.
-fn lab(experiment: Option<&str>, out: &std::path::Path, runs: u32, params: &[String], silent: bool) -> Result<Status, CliError> {
-    use fsmeta::lab;
-    let Some(name) = experiment else {
-        outln!("experiments (fsmeta lab NAME [-p PARAM=VALUE]...):");
-        for e in lab::EXPERIMENTS {
-            let ps: Vec<String> = e.params.iter().map(|p| format!("{}={} ({}..{})", p.0, p.1, p.2, p.3)).collect();
-            outln!("  {:<20} {}\n  {:<20} params: {}", e.name, e.about, "", ps.join(", "));
-        }
-        return Ok(Status::Ok);
-    };
-    let e = lab::find(name)?;
-    let mut map = std::collections::BTreeMap::new();
-    for p in params {
-        let Some((k, v)) = p.split_once('=') else {
-            return Err(lab::LabError::Param(format!("`{}`: expected NAME=VALUE", lab::short(p))).into());
-        };
-        map.insert(k.trim().to_string(), v.trim().to_string());
-    }
-    let opts = lab::LabOptions {
-        runs,
-        params: map,
-        verbose: !silent,
-    };
-    let run = lab::run(e, &opts)?;
-    let (dir, text) = lab::output::write(&run, out)?;
-    if !silent {
-        outln!("{text}");
-        outln!("outputs: {}", dir.display());
-    }
-    Ok(Status::Ok)
 }
