@@ -17,6 +17,7 @@
 pub mod calibrate;
 pub mod diagnostic;
 pub mod engine;
+pub mod hostinfo;
 pub mod kernel;
 pub mod lab;
 pub mod machine;

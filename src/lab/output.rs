@@ -17,30 +17,16 @@ use std::path::{Path, PathBuf};
 pub fn header(run: &LabRun) -> String {
     let mut s = String::new();
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("model name")
-                .map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())
-        })
-        .unwrap_or_default();
+    let cpu = crate::hostinfo::parse_cpuinfo(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default());
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let field = |name: &str| {
-        cpuinfo.lines().find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            (k.trim() == name).then(|| v.trim().to_string())
-        })
-    };
     let _ = writeln!(s, "experiment: {}", run.experiment);
     let _ = writeln!(s, "twin: scenarios/lab/{}.toml", run.twin);
     let _ = writeln!(s, "fsmeta: {}", env!("CARGO_PKG_VERSION"));
     let _ = writeln!(s, "kernel: Linux {}", kernel.trim());
-    let _ = writeln!(s, "cpu: {cpu} ({cpus} CPUs online)");
-    if let (Some(f), Some(m)) = (field("cpu family"), field("model")) {
+    let _ = writeln!(s, "cpu: {} ({cpus} CPUs online)", cpu.model);
+    if !cpu.family.contains('?') {
         // As `fsmeta calibrate` names a profile's CPU: the twin's host check.
-        let _ = writeln!(s, "cpu model: family {f} model {m}");
+        let _ = writeln!(s, "cpu model: {}", cpu.family);
     }
     for (tool, args) in [("mkfs.xfs", "-V"), ("btrfs", "--version")] {
         let v = super::host::cmd("tool version", tool, &[args]).unwrap_or_default();
