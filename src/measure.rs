@@ -48,13 +48,7 @@ pub fn timed<T>(iters: u64, mut f: impl FnMut() -> T) -> Duration {
 /// The median of `xs` (the mean of the middle two for an even count; 0
 /// for none).
 pub fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
+    if xs.is_empty() { 0.0 } else { crate::report::stats::median(xs) }
 }
 
 #[cfg(test)]

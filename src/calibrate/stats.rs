@@ -23,7 +23,7 @@ impl Spread {
         }
         s.sort_by(f64::total_cmp);
         let n = s.len();
-        let median = if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 };
+        let median = crate::report::stats::median_sorted(&s);
         let rank = |p: f64| crate::report::stats::nearest_rank(&s, p);
         Some(Spread {
             median,

@@ -154,13 +154,7 @@ fn rel_pct(x: f64, base: f64) -> Option<f64> {
 /// The median of `xs` (the mean of the middle two for an even count;
 /// NaN for none).
 pub fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
+    crate::report::stats::median(xs)
 }
 
 /// The 10th percentile of `xs`, nearest rank (the minimum up to 10

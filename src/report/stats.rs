@@ -98,6 +98,23 @@ pub fn welch_samples(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
     welch(m1, s1, a.len(), m2, s2, b.len())
 }
 
+/// The median of `sorted` (ascending): the middle value, or the mean of
+/// the middle two for an even count; NaN for none.
+pub fn median_sorted(sorted: &[f64]) -> f64 {
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+/// [`median_sorted`] of `xs` in any order.
+pub fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    median_sorted(&v)
+}
+
 /// The `p` quantile (0 < p <= 1) of `sorted` (ascending), nearest rank:
 /// the value at rank ceil(p n), at least the first; NaN for none.
 pub fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
@@ -162,6 +179,14 @@ pub fn find<'a>(rows: &'a [Summary], point: usize, variant: usize, metric: &str)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_median_is_the_middle_or_the_mean_of_the_middle_two() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(&[]).is_nan());
+        assert_eq!(median_sorted(&[1.0, 5.0]), 3.0);
+    }
 
     #[test]
     fn t_quantile_matches_tables() {
