@@ -112,6 +112,13 @@ pub enum Command {
         /// configuration, the run's seed and the fsmeta build).
         #[arg(long, value_name = "DIR")]
         cache: Option<PathBuf>,
+        /// Set a parameter of every scenario, PATH=VALUE (repeatable), as
+        /// if written in the file: e.g. `--set machine.profile=machines/mine.toml`
+        /// or `--set xfs_alloc.work_scale=5.2`. VALUE is a TOML value, else a
+        /// string. Checked as the file's keys are; a path a sweep or a
+        /// variant sets is refused.
+        #[arg(long = "set", value_name = "PATH=VALUE", value_parser = set_arg)]
+        sets: Vec<(String, toml::Value)>,
         #[command(flatten)]
         limits: Limits,
     },
@@ -369,12 +376,19 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             format,
             shard,
             cache,
+            sets,
             limits,
         } => {
+            if shard.is_some() && !sets.is_empty() {
+                return Err(CliError::Other(anyhow::anyhow!(
+                    "--set cannot be combined with --shard: `fsmeta merge` rebuilds the study from the files alone"
+                )));
+            }
             let jobs = preflight::cap_jobs(jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())));
             let opts = LoadOptions {
                 quick,
                 seed,
+                sets,
                 ..limits.options()
             };
             let cache = cache.map(|d| fsmeta::runner::cache::RunCache::open(&d)).transpose()?;
@@ -542,6 +556,23 @@ pub(crate) fn report(outcome: &fsmeta::report::Outcome, name: &str, silent: bool
         outln!("outputs: {}", outcome.dir.display());
     }
     if outcome.passed() { Status::Ok } else { Status::ExpectationFailed }
+}
+
+/// `--set PATH=VALUE`: VALUE read as a TOML value (`5.2`, `true`,
+/// `[1, 2]`, `"text"`), else taken as a string (`machines/mine.toml`).
+fn set_arg(v: &str) -> Result<(String, toml::Value), String> {
+    let Some((path, value)) = v.split_once('=') else {
+        return Err(format!("`{v}`: expected PATH=VALUE, e.g. machine.profile=machines/mine.toml"));
+    };
+    let (path, value) = (path.trim(), value.trim());
+    if path.is_empty() {
+        return Err(format!("`{v}`: the parameter path before `=` is empty"));
+    }
+    let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    Ok((path.to_string(), parsed))
 }
 
 /// `--completions`: 0, or at least 10,000 (a shorter run is too short to

@@ -11,6 +11,7 @@
 
 pub mod applied;
 mod checks;
+mod cli_sets;
 pub mod config;
 pub mod error;
 mod hidden;
@@ -47,6 +48,9 @@ use toml::de::DeTable;
 pub struct LoadOptions {
     /// Apply the scenario's `[scenario.quick]` overrides.
     pub quick: bool,
+    /// `--set PATH=VALUE` values, applied over the file's base document
+    /// (after quick), checked as the file's keys are.
+    pub sets: Vec<(String, toml::Value)>,
     /// Replace the scenario's seed.
     pub seed: Option<u64>,
     /// The workloads `workload.kind` may name (default: the built-in
@@ -85,6 +89,7 @@ impl Default for LoadOptions {
     fn default() -> Self {
         LoadOptions {
             quick: false,
+            sets: Vec::new(),
             seed: None,
             registry: REGISTRY,
             max_runs: DEFAULT_MAX_RUNS,
@@ -185,6 +190,8 @@ impl Scenario {
 struct Ctx<'a> {
     file: &'a Path,
     spans: SpanIndex,
+    /// The `--set` paths: an error on a value one of them set names it.
+    sets: Vec<String>,
 }
 
 impl Ctx<'_> {
@@ -199,10 +206,12 @@ impl Ctx<'_> {
     }
 
     fn error_at(&self, path: &str, field: &str, message: String, suggestion: Option<String>) -> ScenarioError {
+        // A `--set` value has no place in the file: the error names it.
+        let set = path.starts_with("--set ");
         ScenarioError {
-            location: Some(self.place(path)),
+            location: (!set).then(|| self.place(path)),
             file: self.file.to_path_buf(),
-            field: field.to_string(),
+            field: if set { path.to_string() } else { field.to_string() },
             message,
             suggestion,
         }
@@ -298,6 +307,7 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     let ctx = Ctx {
         file,
         spans: SpanIndex::of(text, parsed.as_ref().ok().map(|d| d.get_ref())),
+        sets: opts.sets.iter().map(|(p, _)| p.clone()).collect(),
     };
     let de = parsed.map_err(|e| ctx.toml_error(&e))?;
     let mut base: toml::Table = toml::from_str(text).map_err(|e| ctx.toml_error(&e))?;
@@ -316,6 +326,7 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         validate::validate(&parsed).map_err(|e| locate(&ctx, &[], false, e))?;
         apply_quick(&ctx, &parsed, &mut base)?;
     }
+    cli_sets::apply(&ctx, &opts.sets, &mut base)?;
     if let Some(seed) = opts.seed {
         let seed =
             i64::try_from(seed).map_err(|_| ctx.error_at("scenario.seed", "scenario.seed", "--seed must be below 2^63".into(), None))?;
@@ -326,6 +337,9 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     if opts.quick {
         applied::read_back(&resolved_toml, &quick_sets(&parsed)).map_err(|(at, path, m)| ctx.error_at(&at, &path, m, None))?;
     }
+    if !opts.sets.is_empty() {
+        applied::read_back(&resolved_toml, &cli_sets::as_sets(&opts.sets)).map_err(|(at, path, m)| ctx.error_at(&at, &path, m, None))?;
+    }
     let variants = variants(&ctx, &doc)?;
     let axes = match opts.quick {
         true => sweep::axes(base.get("sweep")).map_err(|e| ctx.error_at(&e.at, &e.at, e.message, e.suggestion))?,
@@ -333,6 +347,8 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     };
     let swept = sweep::flatten(&axes);
     check_variants_vs_sweep(&ctx, &variants, &swept)?;
+    let swept_paths: Vec<String> = swept.iter().map(|(p, _, _)| p.clone()).collect();
+    cli_sets::not_hidden(&ctx, &opts.sets, &swept_paths, &variants)?;
     let sweep: Vec<(String, Vec<toml::Value>)> = swept.iter().map(|(p, _, v)| (p.clone(), v.clone())).collect();
     let dir = file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     check_run_count(&ctx, &doc, &variants, &axes, opts)?;
@@ -489,6 +505,9 @@ fn locate(ctx: &Ctx<'_>, layers: &[(String, toml::Table)], quick: bool, e: Param
     let mut field = e.field.clone();
     if quick && let Some(k) = quick_key_for(ctx, &e.field) {
         at = k;
+    }
+    if let Some(k) = cli_sets::key_for(&ctx.sets, &e.field) {
+        at = cli_sets::at(k);
     }
     for (name, layer) in layers {
         if let Some(v) = overrides::get_path(layer, &e.field) {

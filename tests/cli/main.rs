@@ -29,6 +29,7 @@ mod noop;
 mod per_locks;
 mod precision;
 mod readme;
+mod set;
 mod shards;
 mod smallprint;
 mod sweeps;

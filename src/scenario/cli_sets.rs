@@ -1,0 +1,114 @@
+//! `--set PATH=VALUE`: parameter values given on the command line, a
+//! layer over the scenario file's base document (after `[scenario.quick]`),
+//! checked as the file's own keys are: an unknown or misspelt path, a value
+//! of the wrong type or out of range is an error naming `--set PATH`; a
+//! value the resolved document does not read back (a key the workload
+//! ignores) is refused; so is a path a sweep axis or a variant sets at
+//! every point, which would hide the value everywhere.
+
+use super::applied::Set;
+use super::config::Document;
+use super::overrides::{get_path, merge, set_path};
+use super::{Ctx, ScenarioError, Variant, split};
+
+/// How an error at a `--set` path is named (no file location).
+pub(super) fn at(path: &str) -> String {
+    format!("--set {path}")
+}
+
+/// The sections a `--set` may not reach: the scenario's lists, the sweep
+/// and quick mode (write those in the file).
+const NOT_SETTABLE: [&str; 6] = ["sweep", "variant", "expect", "plot", "scenario.quick", "scenario.name"];
+
+/// Merges each `(path, value)` into `base`, in order.
+pub(super) fn apply(ctx: &Ctx<'_>, sets: &[(String, toml::Value)], base: &mut toml::Table) -> Result<(), ScenarioError> {
+    for (path, value) in sets {
+        let here = at(path);
+        if let Some(s) = NOT_SETTABLE
+            .iter()
+            .find(|s| path == *s || path.starts_with(&format!("{s}.")) || path.starts_with(&format!("{s}[")))
+        {
+            let message = format!("`{s}` is not set from the command line: write it in the scenario file");
+            return Err(ctx.error_at(&here, path, message, None));
+        }
+        let mut layer = toml::Table::new();
+        set_path(&mut layer, path, value.clone())
+            .and_then(|()| merge(base, &layer))
+            .map_err(|m| ctx.error_at(&here, path, m, None))?;
+        if let Err(e) = toml::Value::Table(split(base).0).try_into::<Document>() {
+            let message = e.message().trim().to_string();
+            let suggestion = crate::text::suggestion_from_serde(&message).map(|(_, c)| c);
+            return Err(ctx.error_at(&here, path, crate::text::plain(&message), suggestion));
+        }
+    }
+    Ok(())
+}
+
+/// The values set, for the read-back check.
+pub(super) fn as_sets(sets: &[(String, toml::Value)]) -> Vec<Set> {
+    sets.iter()
+        .map(|(path, value)| Set {
+            at: at(path),
+            path: path.clone(),
+            value: value.clone(),
+        })
+        .collect()
+}
+
+/// Whether parameter paths `a` and `b` name the same value or one holds
+/// the other.
+fn overlap(a: &str, b: &str) -> bool {
+    let within = |x: &str, y: &str| x == y || x.starts_with(&format!("{y}.")) || x.starts_with(&format!("{y}["));
+    within(a, b) || within(b, a)
+}
+
+/// Refuses a `--set` path that a sweep axis (`swept`) or a variant sets:
+/// its value would be replaced at every point or in that variant.
+pub(super) fn not_hidden(
+    ctx: &Ctx<'_>,
+    sets: &[(String, toml::Value)],
+    swept: &[String],
+    variants: &[Variant],
+) -> Result<(), ScenarioError> {
+    for (path, _) in sets {
+        if let Some(axis) = swept.iter().find(|s| overlap(path, s)) {
+            let message = format!("the sweep sets `{axis}` at every point, so this value would be used by none: change the sweep instead");
+            return Err(ctx.error_at(&at(path), path, message, None));
+        }
+        if let Some(v) = variants
+            .iter()
+            .find(|v| get_path(&v.overrides, path).is_some() || overlaps_any(&v.overrides, path))
+        {
+            let message = format!(
+                "variant `{}` sets it, so that variant would not use this value: change the variant instead",
+                v.name
+            );
+            return Err(ctx.error_at(&at(path), path, message, None));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a leaf path of `layer` overlaps `path`.
+fn overlaps_any(layer: &toml::Table, path: &str) -> bool {
+    super::overrides::leaf_paths(layer).iter().any(|leaf| overlap(leaf, path))
+}
+
+/// The `--set` path that sets `field` or a value inside it.
+pub(super) fn key_for<'a>(sets: &'a [String], field: &str) -> Option<&'a String> {
+    sets.iter().find(|p| overlap(p, field))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_overlap_when_one_holds_the_other() {
+        assert!(overlap("xfs_alloc.work_scale", "xfs_alloc"));
+        assert!(overlap("path[2].every", "path"));
+        assert!(overlap("machine.profile", "machine.profile"));
+        assert!(!overlap("machine.profile", "machine.placement"));
+        assert!(!overlap("xfs_alloc.work", "xfs_alloc.work_scale"));
+    }
+}
