@@ -17,17 +17,35 @@ pub(super) fn at(path: &str) -> String {
 }
 
 /// The sections a `--set` may not reach: the scenario's lists, the sweep
-/// and quick mode (write those in the file).
-const NOT_SETTABLE: [&str; 6] = ["sweep", "variant", "expect", "plot", "scenario.quick", "scenario.name"];
+/// and quick mode (write those in the file), and the workload's kind,
+/// which decides what the file's other sections mean.
+const NOT_SETTABLE: [&str; 7] = [
+    "sweep",
+    "variant",
+    "expect",
+    "plot",
+    "scenario.quick",
+    "scenario.name",
+    "workload.kind",
+];
+
+/// Whether setting `path` to `value` sets `protected` or a value inside
+/// it: `path` is `protected` or lies inside it, or `value` is a table
+/// that holds it (`--set workload={kind="x"}`).
+fn reaches(path: &str, value: &toml::Value, protected: &str) -> bool {
+    let within = path == protected || path.starts_with(&format!("{protected}.")) || path.starts_with(&format!("{protected}["));
+    let holds = protected
+        .strip_prefix(path)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .is_some_and(|rest| matches!(value, toml::Value::Table(t) if get_path(t, rest).is_some()));
+    within || holds
+}
 
 /// Merges each `(path, value)` into `base`, in order.
 pub(super) fn apply(ctx: &Ctx<'_>, sets: &[(String, toml::Value)], base: &mut toml::Table) -> Result<(), ScenarioError> {
     for (path, value) in sets {
         let here = at(path);
-        if let Some(s) = NOT_SETTABLE
-            .iter()
-            .find(|s| path == *s || path.starts_with(&format!("{s}.")) || path.starts_with(&format!("{s}[")))
-        {
+        if let Some(s) = NOT_SETTABLE.iter().find(|s| reaches(path, value, s)) {
             let message = format!("`{s}` is not set from the command line: write it in the scenario file");
             return Err(ctx.error_at(&here, path, message, None));
         }
@@ -102,6 +120,19 @@ pub(super) fn key_for<'a>(sets: &'a [String], field: &str) -> Option<&'a String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_table_that_holds_a_protected_key_reaches_it() {
+        let kind: toml::Table = toml::from_str("kind = \"fsmark\"").expect("toml");
+        let threads: toml::Table = toml::from_str("threads = 4").expect("toml");
+        let int = toml::Value::Integer(1);
+        assert!(reaches("workload", &toml::Value::Table(kind), "workload.kind"));
+        assert!(!reaches("workload", &toml::Value::Table(threads), "workload.kind"));
+        assert!(reaches("workload.kind", &int, "workload.kind"));
+        assert!(reaches("sweep.x", &int, "sweep"));
+        assert!(reaches("path[0]", &int, "path") && !reaches("paths", &int, "path"));
+        assert!(!reaches("workload.threads", &int, "workload.kind"));
+    }
 
     #[test]
     fn paths_overlap_when_one_holds_the_other() {

@@ -69,6 +69,14 @@ fn mistakes_in_a_set_are_errors_that_name_it() {
         ("workload.threads=4", "--set workload.threads", "variant `b` sets it"),
         ("sweep.x=1", "--set sweep.x", "write it in the scenario file"),
         ("scenario.seed=1.5", "--set scenario.seed", ""),
+        ("workload.kind=fsmark", "--set workload.kind", "write it in the scenario file"),
+        (
+            "workload={kind=\"fsmark\"}",
+            "--set workload",
+            "`workload.kind` is not set from the command line",
+        ),
+        ("path[0].work.mean_ns=nan", "--set path[0].work.mean_ns", "finite"),
+        ("path[9].work.mean_ns=1", "--set path[9].work.mean_ns", "out of range"),
     ];
     for (i, (set, names, says)) in cases.iter().enumerate() {
         let dir = temp_dir(&format!("set-bad-{i}"));
