@@ -62,13 +62,20 @@ pub(super) fn apply_quick(ctx: &Ctx<'_>, parsed: &Document, base: &mut toml::Tab
             }
         };
         res.map_err(|m| ctx.error_at(&span, key, m, None))?;
-        if let Err(e) = toml::Value::Table(split(base).0).try_into::<Document>() {
-            let message = e.message().trim().to_string();
-            let suggestion = crate::text::suggestion_from_serde(&message).map(|(_, c)| c);
-            return Err(ctx.error_at(&span, key, crate::text::plain(&message), suggestion));
-        }
+        shared_sections_read(ctx, base, &span, key)?;
     }
     Ok(())
+}
+
+/// Checks that `base`'s shared sections still read as a [`Document`]
+/// after an override of `key` (written at `at`): the error names it.
+pub(super) fn shared_sections_read(ctx: &Ctx<'_>, base: &toml::Table, at: &str, key: &str) -> Result<(), ScenarioError> {
+    let Err(e) = toml::Value::Table(split(base).0).try_into::<Document>() else {
+        return Ok(());
+    };
+    let message = e.message().trim().to_string();
+    let suggestion = crate::text::suggestion_from_serde(&message).map(|(_, c)| c);
+    Err(ctx.error_at(at, key, crate::text::plain(&message), suggestion))
 }
 
 /// What quick's `key` (`sweep.PATH`) puts in place of the base's entry

@@ -7,9 +7,8 @@
 //! every point, which would hide the value everywhere.
 
 use super::applied::Set;
-use super::config::Document;
 use super::overrides::{get_path, merge, set_path};
-use super::{Ctx, ScenarioError, Variant, split};
+use super::{Ctx, ScenarioError, Variant};
 
 /// How an error at a `--set` path is named (no file location).
 pub(super) fn at(path: &str) -> String {
@@ -53,11 +52,7 @@ pub(super) fn apply(ctx: &Ctx<'_>, sets: &[(String, toml::Value)], base: &mut to
         set_path(&mut layer, path, value.clone())
             .and_then(|()| merge(base, &layer))
             .map_err(|m| ctx.error_at(&here, path, m, None))?;
-        if let Err(e) = toml::Value::Table(split(base).0).try_into::<Document>() {
-            let message = e.message().trim().to_string();
-            let suggestion = crate::text::suggestion_from_serde(&message).map(|(_, c)| c);
-            return Err(ctx.error_at(&here, path, crate::text::plain(&message), suggestion));
-        }
+        super::checks::shared_sections_read(ctx, base, &here, path)?;
     }
     Ok(())
 }
