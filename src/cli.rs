@@ -193,6 +193,10 @@ pub enum Command {
         /// Scenario files (TOML).
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Set a parameter of every scenario, PATH=VALUE (repeatable), as
+        /// `fsmeta run --set` does: checks the values before a long run.
+        #[arg(long = "set", value_name = "PATH=VALUE", value_parser = set_arg)]
+        sets: Vec<(String, toml::Value)>,
         #[command(flatten)]
         limits: Limits,
     },
@@ -440,7 +444,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             doc,
             limits,
         }),
-        Command::Check { files, limits } => check(&files, limits),
+        Command::Check { files, sets, limits } => check(&files, sets, limits),
         Command::Bench {
             ops,
             completions,
@@ -481,11 +485,12 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
 
 /// `fsmeta check`: loads every file at full scale and quick, validating
 /// every point.
-fn check(files: &[PathBuf], limits: Limits) -> Result<Status, CliError> {
+fn check(files: &[PathBuf], sets: Vec<(String, toml::Value)>, limits: Limits) -> Result<Status, CliError> {
     // Every point is validated, one at a time: memory does not
     // grow with the number of points.
     let opts = LoadOptions {
         check_only: true,
+        sets,
         ..limits.options()
     };
     for f in files {

@@ -93,3 +93,15 @@ fn mistakes_in_a_set_are_errors_that_name_it() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("expected PATH=VALUE"));
 }
+
+#[test]
+fn check_takes_the_same_sets() {
+    let dir = temp_dir("set-check");
+    let f = write(&dir, "s.toml", BASE);
+    let file = f.to_str().expect("utf8");
+    let o = fsmeta(&["check", file, "--set", "path[0].work.mean_ns=400.0"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = fsmeta(&["check", file, "--set", "path[0].work.mean_nz=400.0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--set path[0].work.mean_nz"));
+}
