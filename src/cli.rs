@@ -145,6 +145,10 @@ pub enum Command {
         /// differences and ratios with CIs), compare.txt and ratios.svg/png.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Set a parameter on both sides, PATH=VALUE (repeatable), as
+        /// `fsmeta run --set` does (e.g. the machine both run on).
+        #[arg(long = "set", value_name = "PATH=VALUE", value_parser = set_arg)]
+        sets: Vec<(String, toml::Value)>,
         #[command(flatten)]
         limits: Limits,
     },
@@ -413,6 +417,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             seed,
             quick,
             out,
+            sets,
             limits,
         } => compare::compare(&compare::CompareArgs {
             files,
@@ -421,6 +426,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             seed,
             quick,
             out,
+            sets,
             limits,
         }),
         Command::Validate {

@@ -24,6 +24,8 @@ pub struct CompareArgs {
     pub quick: bool,
     /// Where to write the comparison's files, if anywhere.
     pub out: Option<PathBuf>,
+    /// `--set PATH=VALUE` values, applied to both sides.
+    pub sets: Vec<(String, toml::Value)>,
     /// Limits on the runs.
     pub limits: Limits,
 }
@@ -44,6 +46,7 @@ pub fn compare(a: &CompareArgs) -> Result<Status, CliError> {
     let opts = LoadOptions {
         quick: a.quick,
         seed: a.seed,
+        sets: a.sets.clone(),
         ..a.limits.options()
     };
     match (a.files.as_slice(), a.variants.as_slice()) {

@@ -105,3 +105,19 @@ fn check_takes_the_same_sets() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--set path[0].work.mean_nz"));
 }
+
+#[test]
+fn compare_sets_both_sides() {
+    let dir = temp_dir("set-compare");
+    let f = write(&dir, "s.toml", BASE);
+    let file = f.to_str().expect("utf8");
+    let args = ["compare", file, "--variants", "a,b", "--quick"];
+    let plain = fsmeta(&args);
+    assert!(plain.status.success(), "{}", String::from_utf8_lossy(&plain.stderr));
+    let set = fsmeta(&[&args[..], &["--set", "path[0].work.mean_ns=400.0"]].concat());
+    assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
+    assert_ne!(plain.stdout, set.stdout, "the value reached the runs of both sides");
+    let bad = fsmeta(&[&args[..], &["--set", "path[0].work.mean_nz=400.0"]].concat());
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--set path[0].work.mean_nz"));
+}
