@@ -190,8 +190,8 @@ impl Scenario {
 struct Ctx<'a> {
     file: &'a Path,
     spans: SpanIndex,
-    /// The `--set` paths: an error on a value one of them set names it.
-    sets: Vec<String>,
+    /// The `--set` values: an error on a value one of them set names it.
+    sets: &'a [(String, toml::Value)],
 }
 
 impl Ctx<'_> {
@@ -207,7 +207,7 @@ impl Ctx<'_> {
 
     fn error_at(&self, path: &str, field: &str, message: String, suggestion: Option<String>) -> ScenarioError {
         // A `--set` value has no place in the file: the error names it.
-        let set = path.starts_with("--set ");
+        let set = path.starts_with(cli_sets::AT);
         ScenarioError {
             location: (!set).then(|| self.place(path)),
             file: self.file.to_path_buf(),
@@ -307,7 +307,7 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     let ctx = Ctx {
         file,
         spans: SpanIndex::of(text, parsed.as_ref().ok().map(|d| d.get_ref())),
-        sets: opts.sets.iter().map(|(p, _)| p.clone()).collect(),
+        sets: &opts.sets,
     };
     let de = parsed.map_err(|e| ctx.toml_error(&e))?;
     let mut base: toml::Table = toml::from_str(text).map_err(|e| ctx.toml_error(&e))?;
@@ -506,7 +506,7 @@ fn locate(ctx: &Ctx<'_>, layers: &[(String, toml::Table)], quick: bool, e: Param
     if quick && let Some(k) = quick_key_for(ctx, &e.field) {
         at = k;
     }
-    if let Some(k) = cli_sets::key_for(&ctx.sets, &e.field) {
+    if let Some(k) = cli_sets::key_for(ctx.sets, &e.field) {
         at = cli_sets::at(k);
     }
     for (name, layer) in layers {

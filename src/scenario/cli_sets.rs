@@ -10,9 +10,18 @@ use super::applied::Set;
 use super::overrides::{get_path, merge, set_path};
 use super::{Ctx, ScenarioError, Variant};
 
+/// What an error's place starts with when a `--set` value caused it (it
+/// has no place in the file).
+pub(super) const AT: &str = "--set ";
+
 /// How an error at a `--set` path is named (no file location).
 pub(super) fn at(path: &str) -> String {
-    format!("--set {path}")
+    format!("{AT}{path}")
+}
+
+/// Whether parameter path `x` is `y` or lies inside it (`y.k`, `y[n]`).
+fn within(x: &str, y: &str) -> bool {
+    x == y || x.starts_with(&format!("{y}.")) || x.starts_with(&format!("{y}["))
 }
 
 /// The sections a `--set` may not reach: the scenario's lists, the sweep
@@ -32,12 +41,11 @@ const NOT_SETTABLE: [&str; 7] = [
 /// it: `path` is `protected` or lies inside it, or `value` is a table
 /// that holds it (`--set workload={kind="x"}`).
 fn reaches(path: &str, value: &toml::Value, protected: &str) -> bool {
-    let within = path == protected || path.starts_with(&format!("{protected}.")) || path.starts_with(&format!("{protected}["));
     let holds = protected
         .strip_prefix(path)
         .and_then(|rest| rest.strip_prefix('.'))
         .is_some_and(|rest| matches!(value, toml::Value::Table(t) if get_path(t, rest).is_some()));
-    within || holds
+    within(path, protected) || holds
 }
 
 /// Merges each `(path, value)` into `base`, in order.
@@ -71,7 +79,6 @@ pub(super) fn as_sets(sets: &[(String, toml::Value)]) -> Vec<Set> {
 /// Whether parameter paths `a` and `b` name the same value or one holds
 /// the other.
 fn overlap(a: &str, b: &str) -> bool {
-    let within = |x: &str, y: &str| x == y || x.starts_with(&format!("{y}.")) || x.starts_with(&format!("{y}["));
     within(a, b) || within(b, a)
 }
 
@@ -108,8 +115,8 @@ fn overlaps_any(layer: &toml::Table, path: &str) -> bool {
 }
 
 /// The `--set` path that sets `field` or a value inside it.
-pub(super) fn key_for<'a>(sets: &'a [String], field: &str) -> Option<&'a String> {
-    sets.iter().find(|p| overlap(p, field))
+pub(super) fn key_for<'a>(sets: &'a [(String, toml::Value)], field: &str) -> Option<&'a String> {
+    sets.iter().map(|(p, _)| p).find(|p| overlap(p, field))
 }
 
 #[cfg(test)]
