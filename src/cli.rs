@@ -8,6 +8,7 @@ mod lab;
 mod merge;
 mod preflight;
 mod run;
+mod twin;
 mod validate;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -236,7 +237,7 @@ pub enum Command {
     /// scenarios/lab/EXPERIMENT.toml, plus lab.txt. Without EXPERIMENT,
     /// list the experiments and their parameters.
     #[command(
-        after_help = "Experiments: xfs-handles, xfs-alloc, btrfs-layout, btrfs-delayed, xfs-create-scaling.\nExample: sudo fsmeta lab btrfs-delayed --runs 5 -p files=1000\nThen: fsmeta run scenarios/lab/btrfs-delayed.toml && fsmeta compare plots/lab-btrfs-delayed plots/btrfs-delayed"
+        after_help = "Experiments: xfs-handles, xfs-alloc, btrfs-layout, btrfs-delayed, xfs-create-scaling.\nExample: sudo fsmeta lab btrfs-delayed --runs 5\nwrites plots/lab-btrfs-delayed/, then runs the twin scenarios/lab/btrfs-delayed.toml into plots/btrfs-delayed/ and prints live beside twin.\nA twin with work_scale = \"host\" is priced for this host when scenarios/machines/ has its profile (fsmeta calibrate) with its knob fitted; otherwise a warning says its times are another host's."
     )]
     Lab {
         /// The experiment (see `fsmeta lab` for the list).
@@ -259,6 +260,13 @@ pub enum Command {
         /// more) into OUT/lab-NAME/, one set over all their runs.
         #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["experiment", "runs", "params"])]
         pool: Vec<PathBuf>,
+        /// Do not run the twin after the live runs. By default the twin
+        /// (scenarios/lab/TWIN.toml) runs into OUT/TWIN/ and its table is
+        /// printed beside the live one, priced for this host when
+        /// scenarios/machines/ holds a profile `fsmeta calibrate` measured
+        /// on this CPU with its knob fitted ([knob] in the profile).
+        #[arg(long, conflicts_with = "pool")]
+        no_twin: bool,
     },
     /// Measure this host with microbenchmarks (cache-line transfers
     /// between pinned CPUs, atomics, load latency by pointer chase) and
@@ -472,9 +480,17 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             params,
             silent,
             pool,
+            no_twin,
         } => {
             if pool.is_empty() {
-                lab::lab(experiment.as_deref(), &out, runs, &params, silent)
+                lab::lab(&lab::LabArgs {
+                    experiment: experiment.as_deref(),
+                    out: &out,
+                    runs,
+                    params: &params,
+                    silent,
+                    twin: !no_twin,
+                })
             } else {
                 lab::lab_pool(&pool, &out, silent)
             }

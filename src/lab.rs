@@ -281,6 +281,18 @@ pub fn twin_name(e: &Experiment, params: &Params) -> String {
     }
 }
 
+/// The parameters of a run that differ from `e`'s defaults, other than
+/// the one that names the twin ([`Experiment::twin_param`]), as
+/// `name=value`: the twin models the defaults, so a run with any of
+/// these is not its lab run.
+pub fn off_twin(e: &Experiment, params: &Params) -> Vec<String> {
+    e.params
+        .iter()
+        .filter(|d| Some(d.0) != e.twin_param && params.get(d.0) != d.1)
+        .map(|d| format!("{}={}", d.0, params.get(d.0)))
+        .collect()
+}
+
 /// The twin scenario of an experiment, relative to the repository.
 pub fn twin_path(experiment: &str) -> PathBuf {
     PathBuf::from(format!("scenarios/lab/{experiment}.toml"))

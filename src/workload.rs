@@ -10,6 +10,7 @@ pub mod path;
 pub mod registry;
 pub mod sections;
 pub mod selected;
+pub mod work_scale;
 pub mod xfs_alloc;
 
 pub use contract::{Input, MetricSpec, ParamSpec, Prepared, RunFailure, StepAxis, StepScale, StopConfig, Workload};

@@ -235,6 +235,7 @@ pub fn derive(cal: &Calibration, name: &str, cpu: &str) -> Result<Derived, Calib
             llc_hit_ns: llc_hit,
         }),
         tracepoint: tracepoint(cal, &mut notes),
+        knob: None,
     };
     profile
         .validate()

@@ -1,8 +1,8 @@
 //! `fsmeta lab`: an experiment on the live kernel, the list of them, or
 //! earlier sets joined (`--pool`).
 
-use super::{CliError, Status};
-use std::path::PathBuf;
+use super::{CliError, Limits, Status};
+use std::path::{Path, PathBuf};
 
 /// `fsmeta lab --pool DIR...`: earlier sets of one experiment joined.
 pub(super) fn lab_pool(dirs: &[PathBuf], out: &std::path::Path, silent: bool) -> Result<Status, CliError> {
@@ -15,8 +15,34 @@ pub(super) fn lab_pool(dirs: &[PathBuf], out: &std::path::Path, silent: bool) ->
     Ok(Status::Ok)
 }
 
-/// `fsmeta lab`: one experiment on the live kernel, or the list.
-pub(super) fn lab(experiment: Option<&str>, out: &std::path::Path, runs: u32, params: &[String], silent: bool) -> Result<Status, CliError> {
+/// What `fsmeta lab EXPERIMENT` was asked.
+pub(super) struct LabArgs<'a> {
+    /// The experiment, or `None` for the list.
+    pub experiment: Option<&'a str>,
+    /// The output folder.
+    pub out: &'a std::path::Path,
+    /// Repetitions.
+    pub runs: u32,
+    /// `-p NAME=VALUE` parameters.
+    pub params: &'a [String],
+    /// No report or progress.
+    pub silent: bool,
+    /// Run the twin after the live runs and print both (`--no-twin`
+    /// clears it).
+    pub twin: bool,
+}
+
+/// `fsmeta lab`: one experiment on the live kernel, then its twin beside
+/// it; or the list.
+pub(super) fn lab(a: &LabArgs<'_>) -> Result<Status, CliError> {
+    let LabArgs {
+        experiment,
+        out,
+        runs,
+        params,
+        silent,
+        twin,
+    } = *a;
     use fsmeta::lab;
     let Some(name) = experiment else {
         outln!("experiments (fsmeta lab NAME [-p PARAM=VALUE]...):");
@@ -45,5 +71,56 @@ pub(super) fn lab(experiment: Option<&str>, out: &std::path::Path, runs: u32, pa
         outln!("{text}");
         outln!("outputs: {}", dir.display());
     }
+    if twin {
+        beside_twin(e, &opts, &run.twin, &dir, out, silent)?;
+    }
     Ok(Status::Ok)
+}
+
+/// The twin of a lab run that wrote `dir`, run into `out` and printed
+/// beside it, priced for this host where a shipped profile measured it
+/// ([`super::twin::run_twin`]); says why not when the run's parameters
+/// are not the twin's or there is no twin file.
+fn beside_twin(
+    e: &fsmeta::lab::Experiment,
+    opts: &fsmeta::lab::LabOptions,
+    name: &str,
+    dir: &Path,
+    out: &Path,
+    silent: bool,
+) -> Result<(), CliError> {
+    use fsmeta::lab;
+    let scenario = lab::twin_path(name);
+    let off = lab::off_twin(e, &lab::Params::resolve(e.params, &opts.params)?);
+    if !off.is_empty() {
+        errln!(
+            "fsmeta lab: no twin run: {} models the default parameters, and this run set {}",
+            scenario.display(),
+            off.join(" ")
+        );
+        return Ok(());
+    }
+    if !scenario.is_file() {
+        errln!(
+            "fsmeta lab: no twin run: no {} here (run from the repository's folder)",
+            scenario.display()
+        );
+        return Ok(());
+    }
+    let live = lab::twin::Outputs::read(dir)?;
+    let limits = Limits {
+        max_runs: fsmeta::scenario::DEFAULT_MAX_RUNS,
+        max_memory: None,
+    };
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let t = super::twin::run_twin(&live, &scenario, out, jobs, limits)?;
+    errln!("fsmeta lab: {}", t.pricing);
+    if let Some(why) = &t.mismatch {
+        errln!("fsmeta lab: warning: {why}");
+    }
+    if !silent {
+        let rows = lab::twin::join(&live, &t.outputs);
+        outln!("{}", lab::twin::text_table(&live, &t.outputs, &rows));
+    }
+    Ok(())
 }

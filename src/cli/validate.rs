@@ -95,13 +95,12 @@ pub fn validate_lab(dir: &Path, doc: Option<&Path>, jobs: usize, limits: Limits)
             continue;
         };
         let e = lab::find(&exp)?;
-        let study = Study::load(Path::new(&twin_path), &limits.options())?;
-        let results = study.run(jobs, &|| {})?;
-        let outcome = study.write(&results, &tmp)?;
-        let twin = Outputs::read(&outcome.dir)?;
-        if let Some(why) = lab::twin::host_mismatch(&live, &twin) {
+        let t = super::twin::run_twin(&live, Path::new(&twin_path), &tmp, jobs, limits)?;
+        errln!("fsmeta validate --lab: {}: {}", ldir.display(), t.pricing);
+        if let Some(why) = &t.mismatch {
             errln!("fsmeta validate --lab: warning: {}: {why}", ldir.display());
         }
+        let twin = t.outputs;
         outln!("{}", lab::twin::text_table(&live, &twin, &lab::twin::join(&live, &twin)));
         entries.push((e, live, twin));
     }

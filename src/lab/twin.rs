@@ -74,6 +74,49 @@ pub fn host_mismatch(live: &Outputs, twin: &Outputs) -> Option<String> {
     ))
 }
 
+/// A shipped profile measured on the CPU a lab run ran on, with its
+/// fitted knob ([`crate::machine::profile::HostKnob`]).
+#[derive(Debug, Clone)]
+pub struct HostProfile {
+    /// The profile file.
+    pub path: PathBuf,
+    /// The profile.
+    pub profile: crate::machine::MachineProfile,
+}
+
+/// The first profile (by file name) among the `*.toml` of `machines`
+/// whose `cpu` names the CPU `family_model` (`family F model M`, as
+/// `lab.txt` gives it; `fsmeta calibrate` writes `(family F model M)`)
+/// and that has a fitted knob; `None` when there is none. Files that do
+/// not read as profiles are passed over (the folder may hold others).
+pub fn host_profile(machines: &Path, family_model: &str) -> Option<HostProfile> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(machines)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let cpu = format!("({family_model})");
+    files.into_iter().find_map(|path| {
+        let profile = crate::machine::load_profile(&path).ok()?;
+        (profile.cpu.contains(&cpu) && profile.knob.is_some()).then_some(HostProfile { path, profile })
+    })
+}
+
+/// Whether a scenario document asks for the host's knob
+/// (`work_scale = "host"` in any table): its times are for whichever
+/// measured host its `[machine] profile` names, so pricing it for
+/// another host is one change of that profile.
+pub fn takes_host_knob(doc: &toml::Table) -> bool {
+    doc.iter().any(|(k, v)| match v {
+        toml::Value::String(s) => k == "work_scale" && s == "host",
+        toml::Value::Table(t) => takes_host_knob(t),
+        toml::Value::Array(a) => a.iter().any(|x| x.as_table().is_some_and(takes_host_knob)),
+        _ => false,
+    })
+}
+
 impl Outputs {
     /// Reads `dir/summary.csv` (required), `dir/runs.csv` and
     /// `dir/lab.txt` (if there) through the typed result model. A swept
@@ -234,7 +277,7 @@ pub fn text_table(live: &Outputs, twin: &Outputs, rows: &[Row]) -> String {
     let mut s = format!("{} (live kernel) vs {} (simulated twin)\n", live.dir.display(), twin.dir.display());
     let _ = writeln!(
         s,
-        "{:<12} {:<34} {:>22} {:>10} {:>12} {:>9} {:>9}",
+        "{:<14} {:<34} {:>22} {:>10} {:>12} {:>9} {:>9}",
         "variant", "metric", "live median [range]", "live fast", "twin", "diff", "vs fast"
     );
     for r in rows {
@@ -247,7 +290,7 @@ pub fn text_table(live: &Outputs, twin: &Outputs, rows: &[Row]) -> String {
         let diff10 = r.diff_fast_pct().map_or(String::new(), |d| format!("{d:+.1}%"));
         let _ = writeln!(
             s,
-            "{:<12} {:<34} {:>22} {:>10} {:>12} {:>9} {:>9}",
+            "{:<14} {:<34} {:>22} {:>10} {:>12} {:>9} {:>9}",
             r.variant,
             r.metric,
             range,

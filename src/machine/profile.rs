@@ -87,7 +87,31 @@ pub struct MachineProfile {
     /// without it the lab's twins count the event's loads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tracepoint: Option<TracepointPrices>,
+    /// The host's one fitted knob (issue 30), for the scenarios that ask
+    /// for it with `work_scale = "host"`; optional: `fsmeta calibrate`
+    /// does not write it (a profile measured again needs its knob fitted
+    /// again on the same figure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knob: Option<HostKnob>,
 }
+
+/// A measured host's one fitted knob: what no microbenchmark gives,
+/// solved on one named live figure (docs/lab-hosts.md shows each fit).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostKnob {
+    /// ns per counted straight-line load of kernel code as a multiple of
+    /// `hit_ns` (the counted paths' `work_scale`), in (0, 1000].
+    pub work_scale: f64,
+    /// The one figure it was fitted on: the experiment, variant and
+    /// metric (e.g. "fsmeta lab xfs-alloc -p extents=100000: le,
+    /// alloc_us_p50, the live median"). Every other time on the host is a
+    /// prediction.
+    pub fitted_on: String,
+}
+
+/// Largest accepted knob (a load at 1,000 L1 hits).
+pub const MAX_WORK_SCALE: f64 = 1000.0;
 
 /// ns per firing of an enabled tracepoint into a private tracefs
 /// instance (kernel/trace/trace.c, trace_events.c).
@@ -170,6 +194,17 @@ impl MachineProfile {
                 if !(ns.is_finite() && (0.0..=1e6).contains(&ns)) {
                     return Err(invalid(field, format!("{ns} ns is not in [0, 1e6]")));
                 }
+            }
+        }
+        if let Some(k) = &self.knob {
+            if !(k.work_scale > 0.0 && k.work_scale <= MAX_WORK_SCALE) {
+                return Err(invalid(
+                    "knob.work_scale",
+                    format!("{} is not in (0, {MAX_WORK_SCALE}]", k.work_scale),
+                ));
+            }
+            if k.fitted_on.trim().is_empty() {
+                return Err(invalid("knob.fitted_on", "must name the figure the knob was fitted on".to_string()));
             }
         }
         if !(1.0..=2.0).contains(&self.smt_throughput) {

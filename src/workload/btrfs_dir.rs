@@ -39,7 +39,7 @@ pub fn ns_to_ps(ns: f64) -> u64 {
 /// per-batch cost.
 pub fn delayed_cost(p: &BtrfsDirParams, machine: &MachineProfile) -> DelayedCost {
     DelayedCost {
-        prices: LinePrices::from_profile(machine, p.work_scale),
+        prices: LinePrices::from_profile(machine, p.work_scale.on(machine)),
         nodesize: p.nodesize,
         batch_overhead_ps: ns_to_ps(p.batch_overhead_ns),
         lock_tracepoints: p.lock_tracepoints,
@@ -50,6 +50,7 @@ pub fn delayed_cost(p: &BtrfsDirParams, machine: &MachineProfile) -> DelayedCost
 /// counts priced by `machine` ([`cost`]).
 pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut ChaCha8Rng) -> Result<BTreeMap<String, f64>, ModelError> {
     p.validate()?;
+    p.work_scale.resolve(machine).map_err(|m| ParamError::new("work_scale", m))?;
     let cost = delayed_cost(p, machine);
     let mut fs = Fs::new(p.nodesize, p.thresholds(), p.rules());
     fs.evict_kills_pending = p.evict_kills_pending;
@@ -249,6 +250,10 @@ impl Workload for BtrfsDir {
             MachineError::Param(p) => p,
             other => ParamError::new("machine.profile", other.to_string()),
         })?;
+        params
+            .work_scale
+            .resolve(&profile)
+            .map_err(|m| ParamError::new("btrfs_dir.work_scale", m))?;
         Ok(Box::new(PreparedBtrfsDir { params, profile }))
     }
 }

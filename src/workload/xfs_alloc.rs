@@ -35,6 +35,7 @@ use crate::machine::MachineProfile;
 use crate::machine::build::resolve_profile;
 use crate::param::ParamError;
 use crate::workload::path::machine_param;
+use crate::workload::work_scale::WorkScale;
 use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, Workload};
 use cost::{BetweenCalls, EventPrices, Pricing, Probes, TimedFrom};
 
@@ -180,8 +181,9 @@ pub struct XfsAllocParams {
     pub record_ns: RecordNs,
     /// ns per counted instruction-path load as a multiple of the
     /// profile's `hit_ns`: the scale of CPU work that no microbenchmark
-    /// gives. Default 1. A measured host's one fitted knob.
-    pub work_scale: f64,
+    /// gives. Default 1. A measured host's one fitted knob: `"host"`
+    /// takes it from the profile ([`WorkScale`]).
+    pub work_scale: WorkScale,
     /// Where a call's lines come from: `cold` (DRAM, case 4's one call;
     /// default), `l2` or `llc` (lines an earlier call touched hit there:
     /// a loop of calls, as the lab makes). See [`cost`].
@@ -221,7 +223,7 @@ impl Default for XfsAllocParams {
             free_prob: 0.0,
             strategy: CutoffStrategy::Le,
             record_ns: RecordNs::Fitted(RECORD_NS_FITTED),
-            work_scale: 1.0,
+            work_scale: WorkScale::default(),
             between_calls: BetweenCalls::Cold,
             timed_from: TimedFrom::XfsAllocAgVextentSize,
             probes: Vec::new(),
@@ -237,9 +239,6 @@ pub const RECORD_NS_FITTED: f64 = 14.0;
 fn invalid(field: &str, message: impl Into<String>) -> ParamError {
     ParamError::new(field, message)
 }
-
-/// Largest accepted `work_scale` (a load at 1,000 L1 hits).
-pub const MAX_WORK_SCALE: f64 = 1000.0;
 
 /// Largest accepted `record_ns`, ns (1 s). Prices of at most 1e12 ps (the
 /// profile's latencies are at most 1 ms, times at most 100 per event)
@@ -309,12 +308,7 @@ impl XfsAllocParams {
         {
             return Err(invalid("record_ns", format!("must be a cost in 0..=1e9 ns (1 s), found {ns}")));
         }
-        if !(self.work_scale > 0.0 && self.work_scale <= MAX_WORK_SCALE) {
-            return Err(invalid(
-                "work_scale",
-                format!("must be a multiple of hit_ns in (0, {MAX_WORK_SCALE}], found {}", self.work_scale),
-            ));
-        }
+        self.work_scale.check().map_err(|m| invalid("work_scale", m))?;
         if let Err(bad) = Probes::from_names(&self.probes) {
             return Err(invalid(
                 "probes",
@@ -325,18 +319,19 @@ impl XfsAllocParams {
         Ok(())
     }
 
-    /// How the calls are priced (see [`cost`]).
-    pub fn pricing(&self) -> Pricing {
-        Pricing {
+    /// How the calls are priced on `profile` (see [`cost`]); an error
+    /// when `work_scale = "host"` and the profile has no knob.
+    pub fn pricing(&self, profile: &MachineProfile) -> Result<Pricing, ParamError> {
+        Ok(Pricing {
             record_ns: match self.record_ns {
                 RecordNs::Fitted(ns) => Some(ns),
                 RecordNs::Counted => None,
             },
-            work_scale: self.work_scale,
+            work_scale: self.work_scale.resolve(profile).map_err(|m| invalid("work_scale", m))?,
             between_calls: self.between_calls,
             timed_from: self.timed_from,
             probes: Probes::from_names(&self.probes).unwrap_or_default(),
-        }
+        })
     }
 
     fn validate_source(&self) -> Result<(), ParamError> {
@@ -575,7 +570,7 @@ impl PreparedXfsAlloc {
     pub fn new_on(params: XfsAllocParams, profile: &MachineProfile, base_dir: &Path) -> Result<Self, ParamError> {
         params.validate()?;
         let freesp = params.read_freesp(base_dir)?;
-        let prices = EventPrices::with(profile, &params.pricing()).map_err(|m| invalid("between_calls", m))?;
+        let prices = EventPrices::with(profile, &params.pricing(profile)?).map_err(|m| invalid("between_calls", m))?;
         Ok(PreparedXfsAlloc { params, freesp, prices })
     }
 

@@ -60,7 +60,7 @@ fn cost(reservation_tracepoints: bool) -> UnlinkCost {
     let p = BtrfsDirParams {
         lock_tracepoints: true,
         reservation_tracepoints,
-        work_scale: 2.0,
+        work_scale: fsmeta::workload::work_scale::WorkScale::Value(2.0),
         ..Default::default()
     };
     let machine = fsmeta::machine::find_builtin("icelake-2s").expect("built-in profile");
@@ -73,7 +73,7 @@ fn a_search_more_costs_its_root_trade_and_lock_event() {
     let p = delayed_cost(
         &BtrfsDirParams {
             lock_tracepoints: true,
-            work_scale: 2.0,
+            work_scale: fsmeta::workload::work_scale::WorkScale::Value(2.0),
             ..Default::default()
         },
         &fsmeta::machine::find_builtin("icelake-2s").expect("profile"),

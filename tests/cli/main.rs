@@ -21,6 +21,7 @@ mod hostile;
 mod indexed;
 mod integrity;
 mod kill;
+mod lab_twin;
 mod labels;
 mod machine;
 mod meaning;

@@ -142,17 +142,20 @@ fn the_twin_has_no_fitted_work_per_handle_left() {
             "work {name} is not counted code: {w}"
         );
     }
-    // The one knob is the lab host's, fitted on `le` at 10^5 extents.
+    // The one knob is the host's, fitted on `le` at 10^5 extents: both
+    // twins take it from one profile ([knob]).
     let alloc: toml::Table = std::fs::read_to_string(root().join("scenarios/lab/xfs-alloc-100000.toml"))
         .expect("alloc twin")
         .parse()
         .expect("toml");
-    let knob = |t: &toml::Table, path: &[&str]| {
+    let get = |t: &toml::Table, path: &[&str]| {
         let mut v = toml::Value::Table(t.clone());
         for k in path {
             v = v.get(k).cloned().unwrap_or_else(|| panic!("no {k}"));
         }
-        v.as_float().expect("a number")
+        v.as_str().map(str::to_string).unwrap_or_else(|| panic!("{path:?} is not a string: {v}"))
     };
-    assert_eq!(knob(&doc, &["code", "work_scale"]), knob(&alloc, &["xfs_alloc", "work_scale"]));
+    assert_eq!(get(&doc, &["code", "work_scale"]), "host");
+    assert_eq!(get(&alloc, &["xfs_alloc", "work_scale"]), "host");
+    assert_eq!(get(&doc, &["machine", "profile"]), get(&alloc, &["machine", "profile"]));
 }

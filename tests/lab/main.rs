@@ -4,9 +4,11 @@
 //! - `parsers`: trace text, dump-tree text, freesp text, mountinfo.
 //! - `docs`: docs/lab.md merged by `validate --lab`, the load warning.
 //! - `pool`: `fsmeta lab --pool` joining sets.
+//! - `twin`: the shipped profile of the lab run's CPU, for its twin.
 //!
 //! The live lab tests (root, loop devices, tracefs) are in `tests/lab_live`.
 
 mod docs;
 mod parsers;
 mod pool;
+mod twin;

@@ -86,8 +86,8 @@ pub const PARAMS: &[ParamSpec] = &[
     p(
         "btrfs_dir.work_scale",
         "a multiple of hit_ns",
-        "above 0, at most 1000",
-        "ns per counted L1 load over hit_ns: a host's one fitted knob, else 1",
+        "above 0, at most 1000, or \"host\"",
+        "ns per counted L1 load over hit_ns: a host's one fitted knob, else 1; \"host\" takes the profile's [knob] work_scale",
     ),
     p(
         "btrfs_dir.lock_tracepoints",

@@ -3,6 +3,7 @@
 
 use crate::kernel::btrfs::delayed::{BatchStrategy, InsertStrategy, Rules, Thresholds};
 use crate::param::ParamError;
+use crate::workload::work_scale::WorkScale;
 
 /// Parameters of the `btrfs-dir` workload (scenario section keys).
 #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -55,8 +56,9 @@ pub struct BtrfsDirParams {
     pub batch_overhead_ns: f64,
     /// ns per counted L1 load as a multiple of the profile's `hit_ns`: the
     /// host's one knob where it is fitted (the lab host's, on an XFS
-    /// allocation time), else 1. Default 1.
-    pub work_scale: f64,
+    /// allocation time), else 1. Default 1; `"host"` takes the profile's
+    /// knob ([`WorkScale`]).
+    pub work_scale: WorkScale,
     /// Whether the lab's tracepoints are enabled: `btrfs_tree_lock` and
     /// `btrfs_tree_read_lock`, each firing once per tree block a search
     /// visits (`fsmeta lab btrfs-delayed` enables them to time batches),
@@ -89,9 +91,6 @@ pub const DEFAULT_DELETE_EVERY: u64 = 2;
 /// 2^64, a cost of at most 1e12 ps times a count stays below 2^104, so the
 /// time computed in `u128` cannot overflow.
 pub const MAX_COST_NS: f64 = 1e9;
-
-/// Largest accepted `work_scale` (a load at 1,000 L1 hits).
-pub const MAX_WORK_SCALE: f64 = 1000.0;
 
 /// Upper bound on the bytes one file costs a run, before its name: tree
 /// items (inode item, inode ref, dir item, dir index; 21 bytes each, packed)
@@ -138,7 +137,7 @@ impl Default for BtrfsDirParams {
             delayed_writeback: 512,
             delayed_batch: 16,
             batch_overhead_ns: 5850.0,
-            work_scale: 1.0,
+            work_scale: WorkScale::default(),
             lock_tracepoints: false,
             reservation_tracepoints: false,
         }
@@ -192,13 +191,7 @@ impl BtrfsDirParams {
                 format!("expected a cost in 0..=1e9 ns (1 s), found {v}"),
             ));
         }
-        let w = self.work_scale;
-        if !(w > 0.0 && w <= MAX_WORK_SCALE) {
-            return Err(invalid(
-                "work_scale",
-                format!("expected a multiple of hit_ns in (0, {MAX_WORK_SCALE}], found {w}"),
-            ));
-        }
+        self.work_scale.check().map_err(|m| invalid("work_scale", m))?;
         Ok(())
     }
 

@@ -69,7 +69,7 @@ impl UnlinkCost {
         }
         UnlinkCost {
             tree,
-            own_ps: crate::machine::ns_to_ps(t.ns(machine, p.work_scale)) + events_ps,
+            own_ps: crate::machine::ns_to_ps(t.ns(machine, p.work_scale.on(machine))) + events_ps,
             cow_events_ps,
         }
     }

@@ -17,9 +17,6 @@ fn err(field: impl Into<String>, message: impl Into<String>) -> BuildError {
     ParamError::new(field, message)
 }
 
-/// The largest `[code]` `work_scale` (a load at 1,000 L1 hits).
-pub const MAX_WORK_SCALE: f64 = 1000.0;
-
 /// The largest `[code]` `dir_entries` (the lab's largest `files`).
 pub const MAX_DIR_ENTRIES: u64 = 1_000_000;
 
@@ -40,13 +37,9 @@ fn priced(code: &str, at: &str, names: &Names<'_>) -> Result<(&'static CodePath,
             "counted code needs a [code] table with dir_entries (and the host's work_scale)",
         )
     })?;
-    let scale = c.work_scale.unwrap_or(1.0);
-    if !(scale > 0.0 && scale <= MAX_WORK_SCALE) {
-        return Err(err(
-            "code.work_scale",
-            format!("expected a multiple of hit_ns in (0, {MAX_WORK_SCALE}], found {scale}"),
-        ));
-    }
+    let w = c.work_scale.unwrap_or_default();
+    w.check().map_err(|m| err("code.work_scale", m))?;
+    let scale = w.resolve(names.profile).map_err(|m| err("code.work_scale", m))?;
     if !(1..=MAX_DIR_ENTRIES).contains(&c.dir_entries) {
         return Err(err(
             "code.dir_entries",

@@ -133,9 +133,10 @@ pub struct CodeSection {
     /// ns per counted straight-line load as a multiple of the profile's
     /// `hit_ns` (the host's one knob; default 1). Inner-loop loads are
     /// priced at `hit_ns`, cold lines at `memory_ns`, locked operations at
-    /// `atomic_ns`.
+    /// `atomic_ns`. `"host"`: the profile's fitted knob
+    /// ([`crate::workload::work_scale::WorkScale`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub work_scale: Option<f64>,
+    pub work_scale: Option<crate::workload::work_scale::WorkScale>,
     /// Names in each thread's directory at the end of its creates (the
     /// lab's `files`): a create's work is its mean over the directory
     /// growing to this size, an unlink's over it shrinking back.

@@ -169,8 +169,8 @@ pub const PARAMS: &[ParamSpec] = &[
     p(
         "code.work_scale",
         "a number",
-        "above 0, at most 1000",
-        "the host's one knob: ns per counted straight-line load as a multiple of the profile's hit_ns (default 1); required use: a [work.NAME] with code",
+        "above 0, at most 1000, or \"host\"",
+        "the host's one knob: ns per counted straight-line load as a multiple of the profile's hit_ns (default 1); \"host\" takes the profile's [knob] work_scale; required use: a [work.NAME] with code",
     ),
     p(
         "code.dir_entries",

@@ -143,8 +143,8 @@ pub const PARAMS: &[ParamSpec] = &[
     p(
         "xfs_alloc.work_scale",
         "a multiple of hit_ns",
-        "above 0, at most 1000",
-        "ns per counted instruction-path load over the profile's hit_ns: a measured host's one fitted knob (default 1)",
+        "above 0, at most 1000, or \"host\"",
+        "ns per counted instruction-path load over the profile's hit_ns: a measured host's one fitted knob (default 1); \"host\" takes the profile's [knob] work_scale",
     ),
     p(
         "xfs_alloc.between_calls",

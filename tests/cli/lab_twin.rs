@@ -1,0 +1,64 @@
+//! `fsmeta validate --lab`: a lab run's twin is priced for the CPU the
+//! lab ran on when a shipped profile measured it (issue 30), and says so;
+//! on another CPU it runs as its file says, with a warning.
+
+use crate::{fsmeta, temp_dir as fresh_dir};
+use std::path::Path;
+
+/// A lab folder as `fsmeta lab xfs-alloc -p extents=100000` writes it,
+/// run on the CPU `model`, with one run of `le`.
+fn lab_run(root: &Path, model: &str) {
+    let dir = root.join("lab-xfs-alloc-100000");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("lab.txt"),
+        format!("experiment: xfs-alloc\ntwin: scenarios/lab/xfs-alloc-100000.toml\ncpu: Some CPU (2 CPUs online)\ncpu model: {model}\nparameters: busy=256 calls=19 extents=100000\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("summary.csv"),
+        "scenario,variant,metric,mean,stddev,ci95_lo,ci95_hi,n,diff_vs_first,diff_ci95_lo,diff_ci95_hi,ratio_vs_first\nlab-xfs-alloc-100000,le,alloc_us_p50,6.0,0,,,1,,,,\n",
+    )
+    .unwrap();
+}
+
+/// The twin's `le` `alloc_us_p50` in `validate --lab`'s table, and stderr.
+fn twin_le(model: &str) -> (String, String) {
+    let root = fresh_dir(&format!("lab-twin-{}", model.replace(' ', "-")));
+    lab_run(&root, model);
+    let doc = root.join("lab.md");
+    let out = fsmeta(&["validate", "--lab", root.to_str().unwrap(), "--doc", doc.to_str().unwrap()]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("le ") && l.contains("alloc_us_p50"))
+        .unwrap_or_else(|| panic!("no le row: {stdout}"));
+    // The twin's value is the column before the first difference (`+x%`).
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    let diff = cols
+        .iter()
+        .position(|c| c.ends_with('%'))
+        .unwrap_or_else(|| panic!("no diff: {row}"));
+    let twin = cols[diff - 1].to_string();
+    (twin, stderr.into_owned())
+}
+
+#[test]
+fn the_twin_is_priced_for_the_lab_host_when_its_profile_is_shipped() {
+    // The Intel host: its profile and knob (fitted on this very figure).
+    let (intel, err) = twin_le("family 6 model 207");
+    assert!(
+        err.contains("priced for this host (family 6 model 207)") && err.contains("lab-xeon-6-207.toml"),
+        "{err}"
+    );
+    assert!(!err.contains("warning"), "{err}");
+    // The twin's own profile (the family 25 host): another time.
+    let (amd, err) = twin_le("family 25 model 17");
+    assert!(err.contains("lab-host.toml") && !err.contains("warning"), "{err}");
+    assert_ne!(intel, amd);
+    // A CPU no profile measured: the file's pricing, and a warning.
+    let (other, err) = twin_le("family 99 model 1");
+    assert!(err.contains("warning") && err.contains("not predictions for this host"), "{err}");
+    assert_eq!(other, amd);
+}

@@ -1,0 +1,69 @@
+//! A lab run's twin priced for the lab's host: the shipped profile that
+//! `fsmeta calibrate` measured on the run's CPU, with its fitted knob.
+
+use fsmeta::lab::twin::{host_profile, takes_host_knob};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn name(p: &Path) -> String {
+    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+#[test]
+fn each_measured_cpu_finds_its_shipped_profile_and_others_none() {
+    let machines = root().join("scenarios/machines");
+    for (cpu, file) in [
+        ("family 25 model 17", "lab-host.toml"),
+        ("family 6 model 207", "lab-xeon-6-207.toml"),
+        ("family 26 model 2", "lab-epyc-26-2.toml"),
+    ] {
+        let h = host_profile(&machines, cpu).unwrap_or_else(|| panic!("{cpu}: no profile"));
+        assert_eq!(name(&h.path), file, "{cpu}");
+        assert!(h.profile.knob.is_some_and(|k| k.work_scale > 0.0), "{cpu}");
+    }
+    // Another CPU, and a prefix of a measured one, find none.
+    assert!(host_profile(&machines, "family 99 model 1").is_none());
+    assert!(host_profile(&machines, "family 6 model 20").is_none());
+}
+
+#[test]
+fn a_profile_without_its_knob_is_not_a_hosts_profile() {
+    let dir = std::env::temp_dir().join(format!("fsmeta-host-profile-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(root().join("scenarios/machines/lab-xeon-6-207.toml")).unwrap();
+    let cut = text.find("\n[knob]").expect("the shipped profile has its knob");
+    std::fs::write(dir.join("a.toml"), &text[..cut]).unwrap();
+    std::fs::write(dir.join("b.toml"), "not a profile").unwrap();
+    assert!(host_profile(&dir, "family 6 model 207").is_none());
+    std::fs::write(dir.join("c.toml"), &text).unwrap();
+    let h = host_profile(&dir, "family 6 model 207").expect("c has the knob");
+    assert_eq!(name(&h.path), "c.toml");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_timed_twins_take_the_hosts_knob_and_the_counting_ones_do_not() {
+    let read = |n: &str| -> toml::Table {
+        toml::from_str(&std::fs::read_to_string(root().join(format!("scenarios/lab/{n}.toml"))).unwrap()).unwrap()
+    };
+    for n in [
+        "xfs-alloc",
+        "xfs-alloc-100000",
+        "xfs-alloc-1000000",
+        "btrfs-delayed",
+        "xfs-create-scaling",
+    ] {
+        assert!(takes_host_knob(&read(n)), "{n}");
+    }
+    for n in ["xfs-handles", "btrfs-layout"] {
+        assert!(!takes_host_knob(&read(n)), "{n}");
+    }
+    let nested: toml::Table = toml::from_str("[a.b]\nwork_scale = \"host\"\n").unwrap();
+    assert!(takes_host_knob(&nested));
+    let number: toml::Table = toml::from_str("[a]\nwork_scale = 2.0\n").unwrap();
+    assert!(!takes_host_knob(&number));
+}
