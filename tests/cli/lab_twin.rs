@@ -62,3 +62,20 @@ fn the_twin_is_priced_for_the_lab_host_when_its_profile_is_shipped() {
     assert!(err.contains("warning") && err.contains("not predictions for this host"), "{err}");
     assert_eq!(other, amd);
 }
+
+#[test]
+fn a_knob_is_fitted_only_on_the_host_its_profile_measured() {
+    let dir = fresh_dir("fit-other-cpu");
+    let text = std::fs::read_to_string(crate::root().join("scenarios/machines/lab-xeon-6-207.toml")).unwrap();
+    let p = dir.join("other.toml");
+    let other = text.replace("(family 6 model 207)", "(family 0 model 0)");
+    assert_ne!(other, text);
+    std::fs::write(&p, &other).unwrap();
+    let out = fsmeta(&["fit", p.to_str().unwrap(), "--runs", "1", "--out", dir.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("was measured on") && err.contains("family 0 model 0"), "{err}");
+    // Nothing written: the profile as it was, no lab outputs.
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), other);
+    assert!(!dir.join("lab-xfs-alloc-100000").exists());
+}

@@ -153,7 +153,9 @@ fn the_twin_has_no_fitted_work_per_handle_left() {
         for k in path {
             v = v.get(k).cloned().unwrap_or_else(|| panic!("no {k}"));
         }
-        v.as_str().map(str::to_string).unwrap_or_else(|| panic!("{path:?} is not a string: {v}"))
+        v.as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("{path:?} is not a string: {v}"))
     };
     assert_eq!(get(&doc, &["code", "work_scale"]), "host");
     assert_eq!(get(&alloc, &["xfs_alloc", "work_scale"]), "host");

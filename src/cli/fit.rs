@@ -1,0 +1,297 @@
+//! `fsmeta fit PROFILE`: fits a measured host's one knob on its one named
+//! figure and writes it into the profile as `[knob]` (issue 30).
+//!
+//! The figure is the lab's `le` by-size allocation at 10^5 one-block free
+//! extents (`fsmeta lab xfs-alloc -p extents=100000`): variant `le`,
+//! `alloc_us_p50`, the median over the runs (or their 10th percentile,
+//! `--statistic p10`, on a VM that runs at two speeds). The twin
+//! (`scenarios/lab/xfs-alloc-100000.toml`) prices that call on the profile
+//! as `a + b x work_scale` (every counted event priced by the profile, the
+//! straight-line loads at `hit_ns x work_scale`), so the knob is `(figure
+//! - a) / b`. Every other time on the host is then a prediction.
+
+use super::{CliError, Limits, Status};
+use fsmeta::Study;
+use fsmeta::lab::twin::Outputs;
+use std::path::{Path, PathBuf};
+
+/// The twin the knob is fitted on, relative to the repository.
+const TWIN: &str = "scenarios/lab/xfs-alloc-100000.toml";
+/// The variant and metric of the figure.
+const FIGURE: (&str, &str) = ("le", "alloc_us_p50");
+/// The lab parameters of the figure.
+const EXTENTS: &str = "100000";
+
+/// Which statistic of the runs is the figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Statistic {
+    /// The median over the runs.
+    Median,
+    /// The 10th percentile (nearest rank): a VM's fast mode.
+    P10,
+}
+
+impl Statistic {
+    fn name(self) -> &'static str {
+        match self {
+            Statistic::Median => "the live median",
+            Statistic::P10 => "the live 10th percentile (the fast runs)",
+        }
+    }
+    fn of(self, xs: &[f64]) -> f64 {
+        match self {
+            Statistic::Median => fsmeta::report::stats::median(xs),
+            Statistic::P10 => fsmeta::lab::twin::p10(xs),
+        }
+    }
+}
+
+/// What `fsmeta fit` was asked.
+pub(super) struct FitArgs<'a> {
+    /// The profile to fit and rewrite.
+    pub profile: &'a Path,
+    /// Live runs of the figure.
+    pub runs: u32,
+    /// Which statistic of the runs.
+    pub statistic: Statistic,
+    /// Where the lab run's outputs go.
+    pub out: &'a Path,
+}
+
+fn fail(m: String) -> CliError {
+    CliError::Other(anyhow::anyhow!(m))
+}
+
+/// Runs the figure live, solves the knob on the twin, writes `[knob]`.
+pub(super) fn fit(a: &FitArgs<'_>) -> Result<Status, CliError> {
+    let profile = fsmeta::machine::load_profile(a.profile).map_err(|e| fail(format!("{}: {e}", a.profile.display())))?;
+    let here = fsmeta::hostinfo::HostInfo::read();
+    if !profile.cpu.contains(&format!("({})", here.family)) {
+        return Err(fail(format!(
+            "{} was measured on `{}`, and this host is {} ({}): a knob is fitted on the host its profile measured; run `fsmeta calibrate --out scenarios/machines/NAME.toml` here first",
+            a.profile.display(),
+            profile.cpu,
+            here.model,
+            here.family
+        )));
+    }
+    if !Path::new(TWIN).is_file() {
+        return Err(fail(format!("no {TWIN} here: run from the repository's folder")));
+    }
+    let abs = std::fs::canonicalize(a.profile).map_err(|e| fail(format!("{}: {e}", a.profile.display())))?;
+    // The twin first: a profile it cannot price is refused before the lab.
+    let tmp = std::env::temp_dir().join(format!("fsmeta-fit-{}", std::process::id()));
+    let line = Line::of(&abs, &tmp);
+    let _ = std::fs::remove_dir_all(&tmp);
+    let line = line?;
+    let (live, dir) = live_figure(a)?;
+    let figure = a.statistic.of(&live);
+    let knob = (figure - line.a) / line.b;
+    if !(knob > 0.0 && knob <= fsmeta::machine::profile::MAX_WORK_SCALE) {
+        return Err(fail(format!(
+            "the live figure {figure:.3} us gives work_scale {knob:.3}, outside (0, 1000]: the twin's part without the knob is {:.3} us on this profile",
+            line.a
+        )));
+    }
+    let knob = (knob * 1000.0).round() / 1000.0;
+    let block = knob_block(a, &line, &live, figure, knob);
+    write_knob(a.profile, &block)?;
+    outln!(
+        "work_scale = {knob} fitted on {} of le alloc_us_p50 at 10^5 extents: {figure:.3} us over {} runs ({}); the twin there is {:.6} + {:.6} x work_scale us",
+        a.statistic.name(),
+        live.len(),
+        dir.display(),
+        line.a,
+        line.b
+    );
+    outln!(
+        "written: [knob] in {}; every other time on this host is a prediction: fsmeta lab EXPERIMENT prices its twin with it",
+        a.profile.display()
+    );
+    Ok(Status::Ok)
+}
+
+/// The twin's figure as a line in the knob: `a + b x work_scale`, us.
+struct Line {
+    a: f64,
+    b: f64,
+}
+
+impl Line {
+    /// The twin's figure at two knobs on the profile at `abs`.
+    fn of(abs: &Path, tmp: &Path) -> Result<Line, CliError> {
+        let at = |w: f64| twin_figure(abs, w, &tmp.join(format!("w{w}")));
+        let (t1, t2) = (at(1.0)?, at(2.0)?);
+        Ok(Line {
+            a: t1 - (t2 - t1),
+            b: t2 - t1,
+        })
+    }
+}
+
+/// The twin's `le` `alloc_us_p50` on the profile at `abs` with the knob
+/// `w`, run into `out`.
+fn twin_figure(abs: &Path, w: f64, out: &Path) -> Result<f64, CliError> {
+    let limits = Limits {
+        max_runs: fsmeta::scenario::DEFAULT_MAX_RUNS,
+        max_memory: None,
+    };
+    let mut opts = limits.options();
+    opts.sets
+        .push(("machine.profile".into(), toml::Value::String(abs.display().to_string())));
+    opts.sets.push(("xfs_alloc.work_scale".into(), toml::Value::Float(w)));
+    let study = Study::load(Path::new(TWIN), &opts)?;
+    let results = study.run(1, &|| {})?;
+    let outcome = study.write(&results, out)?;
+    let o = Outputs::read(&outcome.dir)?;
+    o.means
+        .get(&(FIGURE.0.to_string(), FIGURE.1.to_string()))
+        .map(|m| m.0)
+        .ok_or_else(|| fail(format!("{TWIN} gave no {} {}", FIGURE.0, FIGURE.1)))
+}
+
+/// The live runs of the figure, written to `OUT/lab-xfs-alloc-100000/`:
+/// each run's value and the folder.
+fn live_figure(a: &FitArgs<'_>) -> Result<(Vec<f64>, PathBuf), CliError> {
+    use fsmeta::lab;
+    let e = lab::find("xfs-alloc")?;
+    let opts = lab::LabOptions {
+        runs: a.runs,
+        params: [("extents".to_string(), EXTENTS.to_string())].into(),
+        verbose: true,
+    };
+    let run = lab::run(e, &opts)?;
+    let (dir, _) = lab::output::write(&run, a.out)?;
+    let v = run
+        .variants
+        .iter()
+        .position(|n| n == FIGURE.0)
+        .ok_or_else(|| fail("the lab run has no le".into()))?;
+    let xs: Vec<f64> = run.runs[v].iter().filter_map(|m| m.get(FIGURE.1).copied()).collect();
+    if xs.is_empty() {
+        return Err(fail("the lab run gave no le alloc_us_p50".into()));
+    }
+    Ok((xs, dir))
+}
+
+/// The `[knob]` table and its comment: the command, date, figure and
+/// arithmetic.
+fn knob_block(a: &FitArgs<'_>, line: &Line, live: &[f64], figure: f64, knob: f64) -> String {
+    let command: Vec<String> = std::iter::once("fsmeta".to_string()).chain(std::env::args().skip(1)).collect();
+    let mut sorted = live.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let runs: Vec<String> = sorted.iter().map(|x| format!("{x:.3}")).collect();
+    format!(
+        "# The host's one knob (issue 30), fitted by `{}` ({}).\n\
+         # The figure: {} of `le` alloc_us_p50 at 10^5 extents (fsmeta lab\n\
+         # xfs-alloc -p extents=100000), {figure:.4} us over {} runs ({} us).\n\
+         # The twin ({TWIN}) on this profile: {:.6} + {:.6} x work_scale us,\n\
+         # so work_scale = ({figure:.4} - {:.6}) / {:.6} = {knob}.\n\
+         # Every other time on this host is a prediction; the lab's twins read\n\
+         # it with work_scale = \"host\".\n\
+         [knob]\nwork_scale = {knob}\nfitted_on = \"fsmeta lab xfs-alloc -p extents=100000 (calls 19, busy 256): variant le, alloc_us_p50, {}\"\n",
+        command.join(" "),
+        fsmeta::calibrate::host::utc_now(),
+        a.statistic.name(),
+        live.len(),
+        runs.join(" "),
+        line.a,
+        line.b,
+        line.a,
+        line.b,
+        a.statistic.name()
+    )
+}
+
+/// Writes `block` as the profile's last table: an earlier `[knob]` (the
+/// last table, with the comment lines right above it) is replaced; the
+/// file is replaced whole (a temporary file renamed over it) and read
+/// back as a profile.
+fn write_knob(path: &Path, block: &str) -> Result<(), CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    let base = match text.find("\n[knob]") {
+        None => text.trim_end().to_string(),
+        Some(at) => {
+            if text[at + 1..].lines().skip(1).any(|l| l.trim_start().starts_with('[')) {
+                return Err(fail(format!(
+                    "{}: a table follows [knob]: move [knob] to the end of the file to refit it",
+                    path.display()
+                )));
+            }
+            let mut head: Vec<&str> = text[..at].lines().collect();
+            while head.last().is_some_and(|l| l.starts_with('#') || l.trim().is_empty()) {
+                head.pop();
+            }
+            head.join("\n")
+        }
+    };
+    let new = format!("{base}\n\n{block}");
+    let tmp = path.with_extension("toml.fit-tmp");
+    std::fs::write(&tmp, &new).map_err(|e| fail(format!("cannot write {}: {e}", tmp.display())))?;
+    if let Err(e) = fsmeta::machine::load_profile(&tmp) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(fail(format!("the profile with its knob does not load: {e}")));
+    }
+    std::fs::rename(&tmp, path).map_err(|e| fail(format!("cannot replace {}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shipped(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/machines").join(name)
+    }
+
+    fn temp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("fsmeta-fit-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    const BLOCK: &str = "# fitted\n[knob]\nwork_scale = 2.5\nfitted_on = \"a figure\"\n";
+
+    #[test]
+    fn the_knob_is_appended_then_replaced_and_a_bad_one_leaves_the_file() {
+        let d = temp("write");
+        let text = std::fs::read_to_string(shipped("lab-xeon-6-207.toml")).unwrap();
+        let bare = &text[..text.find("\n[knob]").unwrap()];
+        let bare = &bare[..bare.rfind("\n\n").unwrap()];
+        let p = d.join("p.toml");
+        std::fs::write(&p, bare).unwrap();
+        write_knob(&p, BLOCK).unwrap();
+        let k = fsmeta::machine::load_profile(&p).unwrap().knob.unwrap();
+        assert_eq!((k.work_scale, k.fitted_on.as_str()), (2.5, "a figure"));
+        // Refitted: one [knob], the new one, the comment above it replaced.
+        write_knob(&p, &BLOCK.replace("2.5", "3.5")).unwrap();
+        let after = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(after.matches("[knob]").count(), 1, "{after}");
+        assert_eq!(after.matches("# fitted").count(), 1, "{after}");
+        assert_eq!(fsmeta::machine::load_profile(&p).unwrap().knob.unwrap().work_scale, 3.5);
+        assert!(after.starts_with(bare));
+        // A knob the profile refuses: the file is as it was.
+        assert!(write_knob(&p, &BLOCK.replace("2.5", "0")).is_err());
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), after);
+        assert!(!p.with_extension("toml.fit-tmp").exists());
+        // A table after [knob]: refused, not cut off.
+        std::fs::write(&p, format!("{after}\n[later]\nx = 1\n")).unwrap();
+        let e = write_knob(&p, BLOCK).expect_err("a table follows");
+        assert!(e.to_string().contains("a table follows [knob]"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn the_twins_figure_is_a_line_in_the_knob() {
+        let d = temp("line");
+        let abs = shipped("lab-xeon-6-207.toml");
+        let line = Line::of(&abs, &d).unwrap();
+        assert!(line.a > 0.0 && line.b > 0.0, "{} {}", line.a, line.b);
+        for w in [0.5, 3.0, 7.0] {
+            let t = twin_figure(&abs, w, &d.join(format!("check{w}"))).unwrap();
+            let want = line.a + line.b * w;
+            assert!((t - want).abs() < 1e-5 * want, "w {w}: twin {t}, line {want}");
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
