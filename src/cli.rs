@@ -214,14 +214,16 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             lab: Some(dir),
             jobs,
             doc,
+            sets,
             limits,
             ..
-        } => validate::validate_lab(&dir, doc.as_deref(), default_jobs(jobs), limits),
+        } => validate::validate_lab(&dir, doc.as_deref(), &sets, default_jobs(jobs), limits),
         Command::Validate {
             files,
             quick,
             jobs,
             doc,
+            sets,
             limits,
             lab: None,
         } => validate::validate(&validate::ValidateArgs {
@@ -229,6 +231,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             quick,
             jobs: default_jobs(jobs),
             doc,
+            sets,
             limits,
         }),
         Command::Check { files, sets, limits } => check(&files, sets, limits),

@@ -103,6 +103,13 @@ pub enum Command {
         /// scenarios/lab/NAME.toml, written to docs/lab.md (the sections of experiments DIR has no run of are kept).
         #[arg(long, value_name = "DIR")]
         lab: Option<PathBuf>,
+        /// Set a parameter of every scenario (each case, or each twin with
+        /// --lab), PATH=VALUE (repeatable), as `run --set` does: e.g.
+        /// `--set machine.profile=machines/mine.toml` (for a twin, instead
+        /// of the profile of the lab's host). The table is then written
+        /// only where --doc says.
+        #[arg(long = "set", value_name = "PATH=VALUE", value_parser = set_arg)]
+        sets: Vec<(String, toml::Value)>,
         #[command(flatten)]
         limits: Limits,
     },

@@ -113,7 +113,7 @@ fn beside_twin(
         max_memory: None,
     };
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let t = super::twin::run_twin(&live, &scenario, out, jobs, limits)?;
+    let t = super::twin::run_twin(&live, &scenario, out, &[], jobs, limits)?;
     errln!("fsmeta lab: {}", t.pricing);
     if let Some(why) = &t.mismatch {
         errln!("fsmeta lab: warning: {why}");

@@ -25,12 +25,29 @@ pub(super) struct Twin {
 /// `fsmeta calibrate` measured on the lab's CPU, when one has its knob
 /// fitted: `--set machine.profile=../machines/FILE`. Otherwise the twin
 /// runs as its file says, and `mismatch` says when that is another CPU.
-pub(super) fn run_twin(live: &Outputs, scenario: &Path, out: &Path, jobs: usize, limits: Limits) -> Result<Twin, CliError> {
+///
+/// `sets` (`--set PATH=VALUE`) apply over the file; one that sets
+/// `machine.profile` replaces the host's profile.
+pub(super) fn run_twin(
+    live: &Outputs,
+    scenario: &Path,
+    out: &Path,
+    sets: &[(String, toml::Value)],
+    jobs: usize,
+    limits: Limits,
+) -> Result<Twin, CliError> {
     let mut opts = limits.options();
-    let mut pricing = format!("the twin as {} prices it", scenario.display());
+    opts.sets = sets.to_vec();
+    let own_profile = sets.iter().any(|(p, _)| p == "machine" || p == "machine.profile");
+    let mut pricing = if sets.is_empty() {
+        format!("the twin as {} prices it", scenario.display())
+    } else {
+        let given: Vec<String> = sets.iter().map(|(p, v)| format!("{p}={v}")).collect();
+        format!("the twin as {} prices it with --set {}", scenario.display(), given.join(" "))
+    };
     let doc: Option<toml::Table> = std::fs::read_to_string(scenario).ok().and_then(|t| toml::from_str(&t).ok());
     let family_model = live.lab_txt.as_deref().and_then(|t| twin::lab_field(t, "cpu model:"));
-    if let (Some(doc), Some(fm)) = (doc, family_model)
+    if let (Some(doc), Some(fm), false) = (doc, family_model, own_profile)
         && twin::takes_host_knob(&doc)
     {
         // scenarios/lab/X.toml -> scenarios/machines/, the value's `../machines`.

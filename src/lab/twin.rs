@@ -67,7 +67,7 @@ pub fn host_mismatch(live: &Outputs, twin: &Outputs) -> Option<String> {
         return None;
     }
     Some(format!(
-        "the twin is priced for `{}` ({}), but the lab ran on `{}` ({family_model}): its times are not predictions for this host (its counts are); calibrate this host and fit its knob (docs/lab-hosts.md)",
+        "the twin is priced for `{}` ({}), but the lab ran on `{}` ({family_model}): its times are not predictions for this host (its counts are); calibrate this host (fsmeta calibrate --out scenarios/machines/NAME.toml) and fit its knob (fsmeta fit scenarios/machines/NAME.toml)",
         p.cpu,
         path.display(),
         line("cpu:").unwrap_or("?")

@@ -24,10 +24,17 @@ fn lab_run(root: &Path, model: &str) {
 
 /// The twin's `le` `alloc_us_p50` in `validate --lab`'s table, and stderr.
 fn twin_le(model: &str) -> (String, String) {
-    let root = fresh_dir(&format!("lab-twin-{}", model.replace(' ', "-")));
+    twin_le_with(model, &[])
+}
+
+/// [`twin_le`] with more arguments (`--set PATH=VALUE`).
+fn twin_le_with(model: &str, more: &[&str]) -> (String, String) {
+    let root = fresh_dir(&format!("lab-twin-{}-{}", model.replace(' ', "-"), more.len()));
     lab_run(&root, model);
     let doc = root.join("lab.md");
-    let out = fsmeta(&["validate", "--lab", root.to_str().unwrap(), "--doc", doc.to_str().unwrap()]);
+    let mut args = vec!["validate", "--lab", root.to_str().unwrap(), "--doc", doc.to_str().unwrap()];
+    args.extend_from_slice(more);
+    let out = fsmeta(&args);
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let row = stdout
@@ -61,6 +68,14 @@ fn the_twin_is_priced_for_the_lab_host_when_its_profile_is_shipped() {
     let (other, err) = twin_le("family 99 model 1");
     assert!(err.contains("warning") && err.contains("not predictions for this host"), "{err}");
     assert_eq!(other, amd);
+    // --set machine.profile prices it for the host it names, over the
+    // lab's own: the Intel run priced as the family 26 host's.
+    let (fam26, _) = twin_le("family 26 model 2");
+    let set = "machine.profile=../machines/lab-epyc-26-2.toml";
+    let (forced, err) = twin_le_with("family 6 model 207", &["--set", set]);
+    assert_eq!(forced, fam26);
+    assert_ne!(forced, intel);
+    assert!(err.contains("with --set machine.profile") && err.contains("warning"), "{err}");
 }
 
 #[test]
