@@ -413,6 +413,18 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     let step_axes = first.map(|c| c.prepared.step_axes()).unwrap_or_default();
     let labelled = sweep::labelled(&axes);
     validate::validate_outputs(&doc, &variants, &sweep, &labelled, &metrics, &step_axes).map_err(|e| locate(&ctx, &[], false, e))?;
+    for (i, e) in doc.expect.iter().enumerate() {
+        if let Some(on) = &e.measured_on {
+            let m = crate::machine::MachineConfig {
+                profile: on.clone(),
+                ..Default::default()
+            };
+            crate::machine::build::resolve_profile(&m, &dir).map_err(|err| {
+                let at = format!("expect[{i}].measured_on");
+                locate(&ctx, &[], false, ParamError::new(at, format!("not a machine profile: {err}")))
+            })?;
+        }
+    }
     Ok(Scenario {
         file: file.to_path_buf(),
         dir,

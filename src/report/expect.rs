@@ -27,22 +27,46 @@ pub struct Check {
     /// Why the model is known not to reach the figure, if the expectation
     /// says so: reported as a gap, not a pass, and not a failure.
     pub known_gap: Option<String>,
+    /// Why the figure does not apply to this run, when it does not: it
+    /// was measured on another host than the one the run is priced for
+    /// (`measured_on`). Neither a pass nor a failure.
+    pub not_applicable: Option<String>,
 }
 
 impl Check {
-    /// Whether this check fails the run: it missed and is not a known gap.
+    /// Whether this check fails the run: it missed, is not a known gap
+    /// and applies to the run.
     pub fn fails(&self) -> bool {
-        !self.pass && self.known_gap.is_none()
+        !self.pass && self.known_gap.is_none() && self.not_applicable.is_none()
     }
 
-    /// `pass`, `FAIL` or `gap` (a known gap, whatever the value).
+    /// `pass`, `FAIL`, `gap` (a known gap, whatever the value) or `n/a`
+    /// (a figure of another host).
     pub fn verdict(&self) -> &'static str {
-        match (&self.known_gap, self.pass) {
-            (Some(_), _) => "gap",
-            (None, true) => "pass",
-            (None, false) => "FAIL",
+        match (&self.not_applicable, &self.known_gap, self.pass) {
+            (Some(_), _, _) => "n/a",
+            (None, Some(_), _) => "gap",
+            (None, None, true) => "pass",
+            (None, None, false) => "FAIL",
         }
     }
+}
+
+/// Why expectation `e` does not apply to a run of `s`: it names the
+/// profile its figure was measured on, and the run is priced on another
+/// (after `--set`). Profiles are the same when they name one built-in
+/// profile or, relative to the scenario's folder, one file.
+pub fn not_applicable(s: &Scenario, e: &ExpectConfig) -> Option<String> {
+    let on = e.measured_on.as_deref()?;
+    let run = s.doc.machine.profile.as_str();
+    let dir = &s.dir;
+    let same = |a: &str, b: &str| {
+        a == b || {
+            let (pa, pb) = (dir.join(a), dir.join(b));
+            matches!((pa.canonicalize(), pb.canonicalize()), (Ok(x), Ok(y)) if x == y)
+        }
+    };
+    (!same(on, run)).then(|| format!("measured on the host of `{on}`; this run is priced on `{run}`"))
 }
 
 /// Bounds of an expectation.
@@ -103,10 +127,11 @@ pub fn selected_points(s: &Scenario, e: &ExpectConfig) -> Vec<usize> {
 pub fn check_one(s: &Scenario, e: &ExpectConfig, rows: &[Summary]) -> Vec<Check> {
     let mut out = Vec::new();
     let (lo, hi) = bounds(e);
+    let not_applicable = not_applicable(s, e);
     for point in selected_points(s, e) {
         let mean = |v: usize| find(rows, point, v, &e.metric).map_or(f64::NAN, |r| r.mean);
         let mut push = |what: String, actual: f64| {
-            let pass = e.known_gap.is_none() && actual.is_finite() && actual >= lo && actual <= hi;
+            let pass = e.known_gap.is_none() && not_applicable.is_none() && actual.is_finite() && actual >= lo && actual <= hi;
             out.push(Check {
                 what,
                 at: point_label(s, point),
@@ -116,6 +141,7 @@ pub fn check_one(s: &Scenario, e: &ExpectConfig, rows: &[Summary]) -> Vec<Check>
                 hi,
                 pass,
                 known_gap: e.known_gap.clone(),
+                not_applicable: not_applicable.clone(),
             });
         };
         if let Some(r) = &e.ratio {

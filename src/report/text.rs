@@ -170,14 +170,25 @@ pub fn report(s: &Scenario, rows: &[Summary], checks: &[Check]) -> String {
                 fmt_exact(c.lo),
                 fmt_exact(c.hi)
             );
-            if let Some(why) = &c.known_gap {
+            if let Some(why) = &c.not_applicable {
+                let _ = writeln!(out, "        not checked: {why}");
+            } else if let Some(why) = &c.known_gap {
                 let _ = writeln!(out, "        known gap: {why}");
             }
         }
+        let na = checks.iter().filter(|c| c.not_applicable.is_some()).count();
         let failed = checks.iter().filter(|c| c.fails()).count();
-        let gaps = checks.iter().filter(|c| c.known_gap.is_some()).count();
-        let passed = checks.len() - failed - gaps;
-        let _ = writeln!(out, "{passed} passed, {failed} failed, {gaps} known gap(s)");
+        let gaps = checks
+            .iter()
+            .filter(|c| c.known_gap.is_some() && c.not_applicable.is_none())
+            .count();
+        let passed = checks.len() - failed - gaps - na;
+        let other = if na > 0 {
+            format!(", {na} not checked (another host's figures)")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(out, "{passed} passed, {failed} failed, {gaps} known gap(s){other}");
     }
     out
 }

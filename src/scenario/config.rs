@@ -254,6 +254,13 @@ pub struct ExpectConfig {
     /// pass, and does not fail the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub known_gap: Option<String>,
+    /// The machine profile of the host the figure was measured on, as
+    /// `[machine] profile` names one (a built-in name, or a file relative
+    /// to the scenario): a lab time belongs to its host. A run priced on
+    /// another profile (`--set machine.profile=...`) reports the check as
+    /// not applicable, neither passed nor failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_on: Option<String>,
 }
 
 /// Variants of a ratio expectation.

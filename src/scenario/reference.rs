@@ -224,6 +224,12 @@ pub const SHARED: &[ParamSpec] = &[
         "an honest miss: reported as `[gap]` with its value, never a pass, and does not fail the run",
     ),
     p(
+        "expect[].measured_on",
+        "a machine profile",
+        "a built-in name or a profile file relative to the scenario",
+        "the host the figure was measured on (a lab time): a run priced on another profile (--set machine.profile) reports the check `[n/a]`, neither passed nor failed",
+    ),
+    p(
         "expect[].ratio",
         "a table",
         "{ of = VARIANT, over = VARIANT }",

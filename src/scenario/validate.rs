@@ -247,6 +247,7 @@ pub fn validate_outputs(
         if e.known_gap.as_deref().is_some_and(|w| w.trim().is_empty()) {
             return Err(fail(format!("expect[{i}].known_gap"), "say why the model cannot reach the figure"));
         }
+
         match (e.within.as_deref(), e.target, e.tolerance_pct) {
             (Some(&[lo, hi]), None, None) if lo <= hi && bound_ok(lo) && bound_ok(hi) => {}
             (Some(_), None, None) => {

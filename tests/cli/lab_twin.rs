@@ -94,3 +94,42 @@ fn a_knob_is_fitted_only_on_the_host_its_profile_measured() {
     assert_eq!(std::fs::read_to_string(&p).unwrap(), other);
     assert!(!dir.join("lab-xfs-alloc-100000").exists());
 }
+
+#[test]
+fn a_twin_priced_for_another_host_checks_its_counts_not_that_hosts_times() {
+    let dir = fresh_dir("measured-on");
+    let o = dir.to_str().unwrap();
+    let twin = "scenarios/lab/xfs-alloc-100000.toml";
+    // On its own profile: every check applies (the le time passes).
+    let own = fsmeta(&["run", twin, "--out", o]);
+    let text = String::from_utf8_lossy(&own.stdout);
+    assert_eq!(own.status.code(), Some(0), "{text}");
+    assert!(text.contains("[pass] alloc_us_p50 [le]") && !text.contains("[n/a]"), "{text}");
+    // On the Intel host's: its counts are checked, the AMD host's times
+    // are not applicable (they failed before measured_on).
+    let set = "machine.profile=../machines/lab-xeon-6-207.toml";
+    let other = fsmeta(&["run", twin, "--out", o, "--set", set]);
+    let text = String::from_utf8_lossy(&other.stdout);
+    assert_eq!(other.status.code(), Some(0), "{text}");
+    assert!(text.contains("[pass] buffer_reads [le]"), "{text}");
+    assert!(text.contains("[n/a] alloc_us_p50 [le]") && text.contains("3 not checked"), "{text}");
+    assert!(!text.contains("FAIL"), "{text}");
+    // A measured_on that names no profile is refused where it is written.
+    let bad = crate::write(
+        &dir,
+        "bad.toml",
+        &std::fs::read_to_string(crate::root().join(twin))
+            .unwrap()
+            .replacen(
+                "measured_on = \"../machines/lab-host.toml\"",
+                "measured_on = \"../machines/nohost.toml\"",
+                1,
+            )
+            .replace("data/", &format!("{}/scenarios/lab/data/", crate::root().display()))
+            .replace("../machines/", &format!("{}/scenarios/machines/", crate::root().display())),
+    );
+    let out = fsmeta(&["check", bad.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("measured_on") && err.contains("not a machine profile"), "{err}");
+}
