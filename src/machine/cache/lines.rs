@@ -145,16 +145,17 @@ impl<S: Copy + Default> Cells<S> {
     pub(super) fn entry(&mut self, line: u64) -> &mut S {
         match Self::split(line) {
             Some((r, c, o)) => {
-                // The common case first: the chunk is already there. The
-                // position is found once, as a pointer-free index pair, and
-                // the cold path runs only when it is missing.
-                let found = self.regions.get(r).and_then(|v| v.get(c)).is_some_and(Option::is_some);
+                // The common case first: the chunk is already there, found
+                // with one walk (the allocation, on the cold path, hands
+                // back the new chunk's cell itself).
+                let found = matches!(self.regions.get(r).and_then(|v| v.get(c)), Some(Some(_)));
                 if !found {
-                    self.new_chunk(r, c);
+                    return self.new_chunk(r, c, o);
                 }
-                match &mut self.regions[r][c] {
+                let chunk = self.regions.get_mut(r).and_then(|v| v.get_mut(c)).and_then(Option::as_mut);
+                match chunk {
                     Some(chunk) => &mut chunk[o],
-                    None => unreachable!("new_chunk allocated it"),
+                    None => unreachable!("found just above"),
                 }
             }
             None => self.sparse.entry(line),
@@ -162,9 +163,10 @@ impl<S: Copy + Default> Cells<S> {
     }
 
     /// Allocates chunk `c` of region `r` (not allocated yet).
+    /// Returns the cell at offset `o` in it.
     #[cold]
     #[inline(never)]
-    fn new_chunk(&mut self, r: usize, c: usize) {
+    fn new_chunk(&mut self, r: usize, c: usize, o: usize) -> &mut S {
         if r >= self.regions.len() {
             self.regions.resize_with(r + 1, Vec::new);
         }
@@ -172,7 +174,7 @@ impl<S: Copy + Default> Cells<S> {
         if c >= v.len() {
             v.resize_with(c + 1, || None);
         }
-        v[c] = Some(Box::new([S::default(); CHUNK_LINES]));
+        &mut v[c].insert(Box::new([S::default(); CHUNK_LINES]))[o]
     }
 }
 

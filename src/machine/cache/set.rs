@@ -80,6 +80,9 @@ pub(super) struct SetAssoc {
     way_mask: u32,
     /// `low(ways - 1)`: the recency fields of every position but the last.
     low_last: u64,
+    /// `4 * (ways - 1)`: the shift of the last (least recent) position's
+    /// field.
+    lru_shift: u32,
 }
 
 /// The low `n` four-bit fields of a recency word set (n <= 16).
@@ -100,7 +103,7 @@ const LOW: [u64; 32] = {
 };
 
 /// The way at LRU position `p`.
-#[inline]
+#[cfg(test)]
 fn way_at(r: u64, p: usize) -> usize {
     ((r >> (4 * p)) & 0xF) as usize
 }
@@ -248,6 +251,7 @@ impl SetAssoc {
             high_from: HIGH_FROM,
             way_mask: (1u32 << ways) - 1,
             low_last: low(ways - 1),
+            lru_shift: 4 * (cfg.ways - 1),
             streamed: 0,
         })
     }
@@ -328,9 +332,9 @@ impl SetAssoc {
             meta,
             high: &mut self.high,
             s,
-            ways: self.ways,
             way_mask: self.way_mask,
             low_last: self.low_last,
+            lru_shift: self.lru_shift,
         }
     }
 
@@ -424,9 +428,9 @@ struct Slot<'a> {
     /// The array's high halves (empty while not kept) and the set's index.
     high: &'a mut Vec<[u32; 16]>,
     s: usize,
-    ways: usize,
     way_mask: u32,
     low_last: u64,
+    lru_shift: u32,
 }
 
 impl Slot<'_> {
@@ -459,7 +463,7 @@ impl Slot<'_> {
     #[inline(always)]
     fn fill_lru(&mut self, tag: u64) {
         let r = self.meta.recency;
-        let w = way_at(r, self.ways - 1);
+        let w = ((r >> self.lru_shift) & 0xF) as usize;
         self.set.tags[w] = tag as u32;
         self.meta.recency = ((r & self.low_last) << 4) | w as u64;
         if let Some(high) = self.high.get_mut(self.s) {
@@ -470,9 +474,9 @@ impl Slot<'_> {
     /// Way `w` (holding a line) is emptied and becomes the least recent.
     #[inline(always)]
     fn empty(&mut self, w: usize) {
-        let (r, last) = (self.meta.recency, self.ways - 1);
+        let r = self.meta.recency;
         let p = position_of(r, w);
-        self.meta.recency = (r & low(p)) | ((r >> 4) & !low(p) & self.low_last) | (w as u64) << (4 * last);
+        self.meta.recency = (r & low(p)) | ((r >> 4) & !low(p) & self.low_last) | (w as u64) << self.lru_shift;
         self.set.tags[w] = EMPTY32;
         if let Some(high) = self.high.get_mut(self.s) {
             high[w] = EMPTY32;
