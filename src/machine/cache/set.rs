@@ -326,12 +326,12 @@ impl SetAssoc {
         // set when the array is built; neither changes length), so `s` is
         // in bounds of both.
         let (set, meta) = unsafe { (self.sets.get_unchecked_mut(s), self.metas.get_unchecked_mut(s)) };
-        absorb(set, meta, self.high.get_mut(s), self.ways, landed);
+        let mut high = self.high.get_mut(s);
+        absorb(set, meta, high.as_deref_mut(), self.ways, landed);
         Slot {
             set,
             meta,
-            high: &mut self.high,
-            s,
+            high,
             way_mask: self.way_mask,
             low_last: self.low_last,
             lru_shift: self.lru_shift,
@@ -389,24 +389,24 @@ impl SetAssoc {
             return false; // no tag this large was ever filled
         }
         let (set, meta) = (&self.sets[s], &self.metas[s]);
-        match holding(set, &self.high, s, self.way_mask, tag) {
+        match holding(set, self.high.get(s), self.way_mask, tag) {
             0 => false,
             hits => position_of(meta.recency, hits.trailing_zeros() as usize) + self.pending(s, meta) < self.ways,
         }
     }
 }
 
-/// The ways of set `s` (block `set`; the array's tag high halves `high`,
-/// empty while not kept; ways `way_mask`) holding `tag` and not stale (a
+/// The ways of a set (block `set`; its tag high halves `high`, `None`
+/// while the array keeps none; ways `way_mask`) holding `tag` and not stale (a
 /// real tag is held at most once outside stale ways). High halves are
 /// compared only for the ways whose low half matched.
 #[inline(always)]
-fn holding(set: &Set, high: &[[u32; 16]], s: usize, way_mask: u32, tag: u64) -> u32 {
+fn holding(set: &Set, high: Option<&[u32; 16]>, way_mask: u32, tag: u64) -> u32 {
     let low = matches16(&set.tags, tag as u32) & way_mask;
     if low == 0 {
         return 0;
     }
-    let Some(high) = high.get(s) else {
+    let Some(high) = high else {
         return low;
     };
     let want = (tag >> 32) as u32;
@@ -425,9 +425,8 @@ fn holding(set: &Set, high: &[[u32; 16]], s: usize, way_mask: u32, tag: u64) -> 
 struct Slot<'a> {
     set: &'a mut Set,
     meta: &'a mut Meta,
-    /// The array's high halves (empty while not kept) and the set's index.
-    high: &'a mut Vec<[u32; 16]>,
-    s: usize,
+    /// The set's tag high halves, if the array keeps them (found once).
+    high: Option<&'a mut [u32; 16]>,
     way_mask: u32,
     low_last: u64,
     lru_shift: u32,
@@ -437,7 +436,7 @@ impl Slot<'_> {
     /// The ways holding `tag` and not stale.
     #[inline(always)]
     fn hits(&self, tag: u64) -> u32 {
-        holding(self.set, &*self.high, self.s, self.way_mask, tag)
+        holding(self.set, self.high.as_deref(), self.way_mask, tag)
     }
 
     /// Whether the most recent way holds `tag`: one tag compared (two
@@ -448,7 +447,7 @@ impl Slot<'_> {
     #[inline(always)]
     fn holds_mru(&self, tag: u64) -> bool {
         let w = (self.meta.recency & 0xF) as usize;
-        self.set.tags[w] == tag as u32 && self.high.get(self.s).is_none_or(|high| high[w] == (tag >> 32) as u32)
+        self.set.tags[w] == tag as u32 && self.high.as_ref().is_none_or(|high| high[w] == (tag >> 32) as u32)
     }
 
     /// Way `w` (holding a line) becomes the most recent.
@@ -466,7 +465,7 @@ impl Slot<'_> {
         let w = ((r >> self.lru_shift) & 0xF) as usize;
         self.set.tags[w] = tag as u32;
         self.meta.recency = ((r & self.low_last) << 4) | w as u64;
-        if let Some(high) = self.high.get_mut(self.s) {
+        if let Some(high) = self.high.as_deref_mut() {
             high[w] = (tag >> 32) as u32;
         }
     }
@@ -478,7 +477,7 @@ impl Slot<'_> {
         let p = position_of(r, w);
         self.meta.recency = (r & low(p)) | ((r >> 4) & !low(p) & self.low_last) | (w as u64) << self.lru_shift;
         self.set.tags[w] = EMPTY32;
-        if let Some(high) = self.high.get_mut(self.s) {
+        if let Some(high) = self.high.as_deref_mut() {
             high[w] = EMPTY32;
         }
     }
