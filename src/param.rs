@@ -95,6 +95,44 @@ pub enum InputError {
     },
 }
 
+/// Reads a scenario value that is a number or one keyword (`work_scale =
+/// "host"`, `record_ns = "counted"`): `Some(x)` for a number, `None` for
+/// `word`; anything else is refused with `expecting` ("a cost in ns or
+/// \"counted\"").
+pub fn number_or_word<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    word: &'static str,
+    expecting: &'static str,
+) -> Result<Option<f64>, D::Error> {
+    struct V {
+        word: &'static str,
+        expecting: &'static str,
+    }
+    impl serde::de::Visitor<'_> for V {
+        type Value = Option<f64>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str(self.expecting)
+        }
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Option<f64>, E> {
+            Ok(Some(v))
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Option<f64>, E> {
+            Ok(Some(v as f64))
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Option<f64>, E> {
+            Ok(Some(v as f64))
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Option<f64>, E> {
+            if v == self.word {
+                Ok(None)
+            } else {
+                Err(E::invalid_value(serde::de::Unexpected::Str(v), &self))
+            }
+        }
+    }
+    d.deserialize_any(V { word, expecting })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

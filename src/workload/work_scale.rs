@@ -70,30 +70,8 @@ impl Serialize for WorkScale {
 
 impl<'de> Deserialize<'de> for WorkScale {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
-            type Value = WorkScale;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a multiple of hit_ns or \"host\"")
-            }
-            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<WorkScale, E> {
-                Ok(WorkScale::Value(v))
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<WorkScale, E> {
-                Ok(WorkScale::Value(v as f64))
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<WorkScale, E> {
-                Ok(WorkScale::Value(v as f64))
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<WorkScale, E> {
-                if v == "host" {
-                    Ok(WorkScale::Host)
-                } else {
-                    Err(E::invalid_value(serde::de::Unexpected::Str(v), &self))
-                }
-            }
-        }
-        d.deserialize_any(V)
+        let v = crate::param::number_or_word(d, "host", "a multiple of hit_ns or \"host\"")?;
+        Ok(v.map_or(WorkScale::Host, WorkScale::Value))
     }
 }
 

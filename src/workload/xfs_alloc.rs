@@ -59,30 +59,8 @@ impl Serialize for RecordNs {
 
 impl<'de> Deserialize<'de> for RecordNs {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
-            type Value = RecordNs;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a cost in ns or \"counted\"")
-            }
-            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<RecordNs, E> {
-                Ok(RecordNs::Fitted(v))
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RecordNs, E> {
-                Ok(RecordNs::Fitted(v as f64))
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RecordNs, E> {
-                Ok(RecordNs::Fitted(v as f64))
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RecordNs, E> {
-                if v == "counted" {
-                    Ok(RecordNs::Counted)
-                } else {
-                    Err(E::invalid_value(serde::de::Unexpected::Str(v), &self))
-                }
-            }
-        }
-        d.deserialize_any(V)
+        let v = crate::param::number_or_word(d, "counted", "a cost in ns or \"counted\"")?;
+        Ok(v.map_or(RecordNs::Counted, RecordNs::Fitted))
     }
 }
 
