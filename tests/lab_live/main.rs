@@ -7,11 +7,14 @@
 //! Modules:
 //! - `counts`: each experiment's counts at small scale against the code's
 //!   hand counts and the twins;
+//! - `fit`: `fsmeta calibrate` then `fsmeta fit` on this host, the twin
+//!   on the fitted profile against the live figure;
 //! - `safety`: interrupted labs (SIGINT; SIGKILL then a new lab) leave no
 //!   mount, loop device, tracefs instance, image or folder; a non-root lab
 //!   refuses before doing anything.
 
 mod counts;
+mod fit;
 mod safety;
 
 use std::path::{Path, PathBuf};
