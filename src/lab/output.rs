@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 pub fn header(run: &LabRun) -> String {
     let mut s = String::new();
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let cpu = crate::hostinfo::parse_cpuinfo(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default());
+    let cpu = crate::hostinfo::HostInfo::read();
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     let _ = writeln!(s, "experiment: {}", run.experiment);
     let _ = writeln!(s, "twin: scenarios/lab/{}.toml", run.twin);
@@ -27,6 +27,11 @@ pub fn header(run: &LabRun) -> String {
     if !cpu.family.contains('?') {
         // As `fsmeta calibrate` names a profile's CPU: the twin's host check.
         let _ = writeln!(s, "cpu model: {}", cpu.family);
+    }
+    if !cpu.mitigations.is_empty() {
+        // What every kernel call and return pays on this host: the same
+        // CPU model under other mitigations runs the paths at another speed.
+        let _ = writeln!(s, "mitigations: {}", cpu.mitigations.join("; "));
     }
     for (tool, args) in [("mkfs.xfs", "-V"), ("btrfs", "--version")] {
         let v = super::host::cmd("tool version", tool, &[args]).unwrap_or_default();

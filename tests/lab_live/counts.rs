@@ -41,6 +41,13 @@ fn btrfs_leaves_after_1000_creates_are_within_2_of_the_twin() {
         1001.0,
         "1000 files and testdir's own entry in the root"
     );
+    // lab.txt names the CPU and the mitigations its kernel paths pay.
+    let head = std::fs::read_to_string(live.join("lab.txt")).expect("lab.txt");
+    assert!(head.lines().any(|l| l.starts_with("cpu model: family ")), "{head}");
+    let v2 = std::fs::read_to_string("/sys/devices/system/cpu/vulnerabilities/spectre_v2").unwrap_or_default();
+    if !v2.trim().is_empty() {
+        assert!(head.contains(&format!("mitigations: spectre_v2: {}", v2.trim())), "{head}");
+    }
 }
 
 /// The async flush worker races the syscalls: over 15 runs on the
