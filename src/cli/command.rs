@@ -188,7 +188,9 @@ pub enum Command {
         /// An experiment parameter, NAME=VALUE (repeatable).
         #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
         params: Vec<String>,
-        /// Do not print the report or progress (files are still written).
+        /// Do not print the report, progress or the table beside the twin
+        /// (files are still written; the one line naming the profile the
+        /// twin was priced on, and warnings, still go to stderr).
         #[arg(long)]
         silent: bool,
         /// Instead of running: join earlier runs of one experiment and
