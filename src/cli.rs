@@ -70,6 +70,11 @@ impl ErrorFormat {
 }
 
 impl CliError {
+    /// A plain message (no place in a file), exit code 2.
+    pub fn msg(m: impl std::fmt::Display) -> CliError {
+        CliError::Other(anyhow::anyhow!("{m}"))
+    }
+
     /// The error as a located diagnostic, when it has a place in a file.
     pub fn diagnostic(&self) -> Option<fsmeta::diagnostic::Diagnostic> {
         match self {
@@ -93,6 +98,16 @@ pub struct Limits {
     /// Memory budget in GiB for the runs in flight (default: half the RAM): a point whose one run is estimated to need more is refused; runs that would together need more wait for each other
     #[arg(long, value_name = "GIB")]
     pub max_memory: Option<f64>,
+}
+
+impl Default for Limits {
+    /// The command line's defaults.
+    fn default() -> Self {
+        Limits {
+            max_runs: fsmeta::scenario::DEFAULT_MAX_RUNS,
+            max_memory: None,
+        }
+    }
 }
 
 impl Limits {

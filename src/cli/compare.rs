@@ -31,7 +31,7 @@ pub struct CompareArgs {
 }
 
 fn other(msg: String) -> CliError {
-    CliError::Other(anyhow::anyhow!(msg))
+    CliError::msg(msg)
 }
 
 /// Runs the comparison and prints it. Two output folders (a lab run and

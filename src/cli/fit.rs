@@ -58,16 +58,12 @@ pub(super) struct FitArgs<'a> {
     pub out: &'a Path,
 }
 
-fn fail(m: String) -> CliError {
-    CliError::Other(anyhow::anyhow!(m))
-}
-
 /// Runs the figure live, solves the knob on the twin, writes `[knob]`.
 pub(super) fn fit(a: &FitArgs<'_>) -> Result<Status, CliError> {
-    let profile = fsmeta::machine::load_profile(a.profile).map_err(|e| fail(format!("{}: {e}", a.profile.display())))?;
+    let profile = fsmeta::machine::load_profile(a.profile).map_err(|e| CliError::msg(format!("{}: {e}", a.profile.display())))?;
     let here = fsmeta::hostinfo::HostInfo::read();
     if !profile.cpu.contains(&format!("({})", here.family)) {
-        return Err(fail(format!(
+        return Err(CliError::msg(format!(
             "{} was measured on `{}`, and this host is {} ({}): a knob is fitted on the host its profile measured; run `fsmeta calibrate --out scenarios/machines/NAME.toml` here first",
             a.profile.display(),
             profile.cpu,
@@ -76,9 +72,9 @@ pub(super) fn fit(a: &FitArgs<'_>) -> Result<Status, CliError> {
         )));
     }
     if !Path::new(TWIN).is_file() {
-        return Err(fail(format!("no {TWIN} here: run from the repository's folder")));
+        return Err(CliError::msg(format!("no {TWIN} here: run from the repository's folder")));
     }
-    let abs = std::fs::canonicalize(a.profile).map_err(|e| fail(format!("{}: {e}", a.profile.display())))?;
+    let abs = std::fs::canonicalize(a.profile).map_err(|e| CliError::msg(format!("{}: {e}", a.profile.display())))?;
     // The twin first: a profile it cannot price is refused before the lab.
     let tmp = std::env::temp_dir().join(format!("fsmeta-fit-{}", std::process::id()));
     let line = Line::of(&abs, &tmp);
@@ -88,7 +84,7 @@ pub(super) fn fit(a: &FitArgs<'_>) -> Result<Status, CliError> {
     let figure = a.statistic.of(&live);
     let knob = (figure - line.a) / line.b;
     if !(knob > 0.0 && knob <= fsmeta::machine::profile::MAX_WORK_SCALE) {
-        return Err(fail(format!(
+        return Err(CliError::msg(format!(
             "the live figure {figure:.3} us gives work_scale {knob:.3}, outside (0, 1000]: the twin's part without the knob is {:.3} us on this profile",
             line.a
         )));
@@ -132,11 +128,7 @@ impl Line {
 /// The twin's `le` `alloc_us_p50` on the profile at `abs` with the knob
 /// `w`, run into `out`.
 fn twin_figure(abs: &Path, w: f64, out: &Path) -> Result<f64, CliError> {
-    let limits = Limits {
-        max_runs: fsmeta::scenario::DEFAULT_MAX_RUNS,
-        max_memory: None,
-    };
-    let mut opts = limits.options();
+    let mut opts = Limits::default().options();
     opts.sets
         .push(("machine.profile".into(), toml::Value::String(abs.display().to_string())));
     opts.sets.push(("xfs_alloc.work_scale".into(), toml::Value::Float(w)));
@@ -147,7 +139,7 @@ fn twin_figure(abs: &Path, w: f64, out: &Path) -> Result<f64, CliError> {
     o.means
         .get(&(FIGURE.0.to_string(), FIGURE.1.to_string()))
         .map(|m| m.0)
-        .ok_or_else(|| fail(format!("{TWIN} gave no {} {}", FIGURE.0, FIGURE.1)))
+        .ok_or_else(|| CliError::msg(format!("{TWIN} gave no {} {}", FIGURE.0, FIGURE.1)))
 }
 
 /// The live runs of the figure, written to `OUT/lab-xfs-alloc-100000/`:
@@ -166,10 +158,10 @@ fn live_figure(a: &FitArgs<'_>) -> Result<(Vec<f64>, PathBuf), CliError> {
         .variants
         .iter()
         .position(|n| n == FIGURE.0)
-        .ok_or_else(|| fail("the lab run has no le".into()))?;
+        .ok_or_else(|| CliError::msg("the lab run has no le"))?;
     let xs: Vec<f64> = run.runs[v].iter().filter_map(|m| m.get(FIGURE.1).copied()).collect();
     if xs.is_empty() {
-        return Err(fail("the lab run gave no le alloc_us_p50".into()));
+        return Err(CliError::msg("the lab run gave no le alloc_us_p50"));
     }
     Ok((xs, dir))
 }
@@ -208,12 +200,12 @@ fn knob_block(a: &FitArgs<'_>, line: &Line, live: &[f64], figure: f64, knob: f64
 /// file is replaced whole (a temporary file renamed over it) and read
 /// back as a profile.
 fn write_knob(path: &Path, block: &str) -> Result<(), CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    let text = std::fs::read_to_string(path).map_err(|e| CliError::msg(format!("{}: {e}", path.display())))?;
     let base = match text.find("\n[knob]") {
         None => text.trim_end().to_string(),
         Some(at) => {
             if text[at + 1..].lines().skip(1).any(|l| l.trim_start().starts_with('[')) {
-                return Err(fail(format!(
+                return Err(CliError::msg(format!(
                     "{}: a table follows [knob]: move [knob] to the end of the file to refit it",
                     path.display()
                 )));
@@ -227,12 +219,12 @@ fn write_knob(path: &Path, block: &str) -> Result<(), CliError> {
     };
     let new = format!("{base}\n\n{block}");
     let tmp = path.with_extension("toml.fit-tmp");
-    std::fs::write(&tmp, &new).map_err(|e| fail(format!("cannot write {}: {e}", tmp.display())))?;
+    std::fs::write(&tmp, &new).map_err(|e| CliError::msg(format!("cannot write {}: {e}", tmp.display())))?;
     if let Err(e) = fsmeta::machine::load_profile(&tmp) {
         let _ = std::fs::remove_file(&tmp);
-        return Err(fail(format!("the profile with its knob does not load: {e}")));
+        return Err(CliError::msg(format!("the profile with its knob does not load: {e}")));
     }
-    std::fs::rename(&tmp, path).map_err(|e| fail(format!("cannot replace {}: {e}", path.display())))
+    std::fs::rename(&tmp, path).map_err(|e| CliError::msg(format!("cannot replace {}: {e}", path.display())))
 }
 
 #[cfg(test)]

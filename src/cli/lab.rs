@@ -108,12 +108,8 @@ fn beside_twin(
         return Ok(());
     }
     let live = lab::twin::Outputs::read(dir)?;
-    let limits = Limits {
-        max_runs: fsmeta::scenario::DEFAULT_MAX_RUNS,
-        max_memory: None,
-    };
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let t = super::twin::run_twin(&live, &scenario, out, &[], jobs, limits)?;
+    let t = super::twin::run_twin(&live, &scenario, out, &[], jobs, Limits::default())?;
     errln!("fsmeta lab: {}", t.pricing);
     if let Some(why) = &t.mismatch {
         errln!("fsmeta lab: warning: {why}");
