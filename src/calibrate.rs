@@ -24,6 +24,7 @@
 pub mod chase;
 pub mod derive;
 pub mod host;
+pub mod mitigation;
 pub mod plateau;
 pub mod render;
 pub mod stats;
@@ -170,6 +171,9 @@ pub struct Calibration {
     pub huge_pages: bool,
     /// One enabled tracepoint's cost, or why it was not measured.
     pub tracepoint: Result<tracepoint::TracepointCost, tracepoint::NotMeasured>,
+    /// What the kernel's Spectre v2 mitigation adds to an indirect call,
+    /// or why it was not measured.
+    pub indirect_call: Result<mitigation::IndirectCallCost, mitigation::NotMeasured>,
     /// Samples per measurement.
     pub repeat: usize,
     /// Wall time of the measurements, s.
@@ -213,7 +217,7 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
             "largest chase working set {max} B: expected 64 KiB to 4 GiB"
         )));
     }
-    let (atomic, chase, huge_pages, tracepoint) = single_cpu(cpu, n, max, progress)?;
+    let (atomic, chase, huge_pages, tracepoint, indirect_call) = single_cpu(cpu, n, max, progress)?;
     Ok(Calibration {
         host,
         cpu,
@@ -222,6 +226,7 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
         chase,
         huge_pages,
         tracepoint,
+        indirect_call,
         repeat: n,
         wall_s: start.elapsed().as_secs_f64(),
     })
@@ -259,18 +264,20 @@ type SingleCpu = (
     Vec<ChasePoint>,
     bool,
     Result<tracepoint::TracepointCost, tracepoint::NotMeasured>,
+    Result<mitigation::IndirectCallCost, mitigation::NotMeasured>,
 );
 
 fn single_cpu(cpu: u32, n: usize, max: usize, progress: &dyn Fn(&str)) -> Result<SingleCpu, CalibrateError> {
     progress(&format!("uncontended lock xadd chain (CPU {cpu})"));
     progress(&format!("pointer chase 4 KiB .. {} MiB (CPU {cpu})", max >> 20));
     progress(&format!("an enabled tracepoint, kept and filtered out (CPU {cpu})"));
+    progress(&format!("an indirect call through the kernel's Spectre v2 sequence (CPU {cpu})"));
     std::thread::scope(|s| {
         s.spawn(|| {
             pin_to(cpu)?;
             let atomic = Spread::of(&chase::xadd_chain(ATOMIC_OPS, n)).ok_or_else(|| no_samples("xadd"))?;
             let (points, huge) = chase_curve(&chase::sizes(max), n)?;
-            Ok((atomic, points, huge, tracepoint::measure()))
+            Ok((atomic, points, huge, tracepoint::measure(), mitigation::measure()))
         })
         .join()
         .map_err(|_| CalibrateError::Unsupported("the measuring thread panicked".to_string()))?

@@ -235,6 +235,7 @@ pub fn derive(cal: &Calibration, name: &str, cpu: &str) -> Result<Derived, Calib
             llc_hit_ns: llc_hit,
         }),
         tracepoint: tracepoint(cal, &mut notes),
+        mitigation: mitigation(cal, &mut notes),
         knob: None,
     };
     profile
@@ -268,6 +269,36 @@ fn tracepoint(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Opt
         }
         Err(why) => {
             notes.push(("tracepoint", format!("not measured: {}", why.0)));
+            None
+        }
+    }
+}
+
+/// The indirect call's price when the host's line names a sequence (a
+/// note either way).
+fn mitigation(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Option<crate::machine::MitigationPrices> {
+    match &cal.indirect_call {
+        Ok(c) => {
+            let how = match &c.extra {
+                Some(s) => format!(
+                    "{}, timed in user space on the pinned CPU: {} calls of an empty function through it less the mean of {} plain call *%rax before and after, per call: p10-p90 {:.2}-{:.2} ns, {} samples",
+                    c.sequence.describe(),
+                    super::mitigation::CALLS,
+                    super::mitigation::CALLS,
+                    s.p10,
+                    s.p90,
+                    s.n
+                ),
+                None => c.sequence.describe().to_string(),
+            };
+            notes.push(("mitigation.indirect_call_ns", how));
+            Some(crate::machine::MitigationPrices {
+                spectre_v2: c.spectre_v2.clone(),
+                indirect_call_ns: c.extra.map_or(0.0, |s| r2(s.median.max(0.0))),
+            })
+        }
+        Err(why) => {
+            notes.push(("mitigation", format!("not measured: {}", why.0)));
             None
         }
     }

@@ -213,6 +213,20 @@ fn fields(p: &MachineProfile, d: &Derived) -> String {
             let _ = writeln!(s, "\n# tracepoint: {}", d.note("tracepoint"));
         }
     }
+    match &p.mitigation {
+        Some(m) => {
+            let _ = writeln!(
+                s,
+                "\n# For the counted kernel paths: what the kernel's Spectre v2 mitigation adds to each indirect call."
+            );
+            let _ = writeln!(s, "[mitigation]\nspectre_v2 = {}", quote(&m.spectre_v2));
+            note(&mut s, "mitigation.indirect_call_ns");
+            let _ = writeln!(s, "indirect_call_ns = {:.2}", m.indirect_call_ns);
+        }
+        None => {
+            let _ = writeln!(s, "\n# mitigation: {}", d.note("mitigation"));
+        }
+    }
     s
 }
 

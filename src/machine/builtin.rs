@@ -176,6 +176,7 @@ impl Row {
             smt_throughput: self.smt_throughput,
             levels: None,
             tracepoint: None,
+            mitigation: None,
             knob: None,
         }
     }

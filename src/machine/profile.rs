@@ -87,6 +87,12 @@ pub struct MachineProfile {
     /// without it the lab's twins count the event's loads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tracepoint: Option<TracepointPrices>,
+    /// What the kernel's Spectre v2 mitigation adds to each indirect call
+    /// on this host, measured by `fsmeta calibrate`
+    /// ([`crate::calibrate::mitigation`]); optional: without it an
+    /// indirect call costs what a direct one does (the assumed profiles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mitigation: Option<MitigationPrices>,
     /// The host's one fitted knob (issue 30), for the scenarios that ask
     /// for it with `work_scale = "host"`; optional: `fsmeta calibrate`
     /// does not write it (a profile measured again needs its knob fitted
@@ -123,6 +129,23 @@ pub struct TracepointPrices {
     /// A record the event's filter rejects (built in the per-CPU temp
     /// buffer and dropped).
     pub discard_ns: f64,
+}
+
+/// What the kernel's speculation mitigations add to kernel code on one
+/// host (arch/x86/kernel/cpu/bugs.c picks them; the sysfs files under
+/// `/sys/devices/system/cpu/vulnerabilities/` name them).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MitigationPrices {
+    /// The host's `spectre_v2` line when it was measured, as sysfs gave it.
+    pub spectre_v2: String,
+    /// ns one indirect call (a call through a function pointer) costs
+    /// beyond a plain `call *%reg`, through the sequence the line names:
+    /// the generic retpoline thunk (`__x86_indirect_thunk_*`,
+    /// arch/x86/lib/retpoline.S) for "Retpolines", `lfence; call` for
+    /// "LFENCE", nothing (0) for (enhanced) IBRS, "Not affected" or
+    /// "Vulnerable".
+    pub indirect_call_ns: f64,
 }
 
 /// What the set-associative cache model needs beyond the sizes above: the
@@ -196,6 +219,12 @@ impl MachineProfile {
                 }
             }
         }
+        if let Some(mi) = &self.mitigation {
+            let ns = mi.indirect_call_ns;
+            if !(ns.is_finite() && (0.0..=1e3).contains(&ns)) {
+                return Err(invalid("mitigation.indirect_call_ns", format!("{ns} ns is not in [0, 1000]")));
+            }
+        }
         if let Some(k) = &self.knob {
             if !(k.work_scale > 0.0 && k.work_scale <= MAX_WORK_SCALE) {
                 return Err(invalid(
@@ -212,6 +241,12 @@ impl MachineProfile {
             return Err(invalid("smt_throughput", msg));
         }
         Ok(())
+    }
+
+    /// ns an indirect call costs beyond a direct one on this machine: the
+    /// measured [`MitigationPrices::indirect_call_ns`], 0 without it.
+    pub fn indirect_call_ns(&self) -> f64 {
+        self.mitigation.as_ref().map_or(0.0, |m| m.indirect_call_ns)
     }
 
     /// Every latency field with its name, in declaration order.

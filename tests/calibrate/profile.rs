@@ -60,6 +60,7 @@ fn calibration(snapshot: &str, max: usize, cas: &[(Distance, f64)]) -> Calibrati
         chase,
         huge_pages: true,
         tracepoint: Err(fsmeta::calibrate::tracepoint::NotMeasured("not root (test)".into())),
+        indirect_call: Err(fsmeta::calibrate::mitigation::NotMeasured("not measured (test)".into())),
         repeat: 3,
         wall_s: 1.0,
     }
