@@ -53,6 +53,7 @@ pub const OPEN_CREATE_LOOKUP: Work = Work {
     atomics: 10.0,
     hits: 260.0,
     iterated: false,
+    indirect_calls: 0.0,
 };
 
 /// `xfs_vn_lookup` for a name that is not there (the XFS lookup itself is
@@ -103,6 +104,7 @@ pub const UNLINK_VFS: Work = Work {
     atomics: 12.0,
     hits: 320.0,
     iterated: false,
+    indirect_calls: 0.0,
 };
 
 /// `iput` of the unlinked inode -> `iput_final` -> `evict`:

@@ -39,6 +39,11 @@ pub struct Work {
     /// straight-line kernel code costs beyond its loads) does not apply.
     /// Per-call and per-level work is not iterated.
     pub iterated: bool,
+    /// Calls through a function pointer (ops tables, callbacks): each
+    /// pays what the host's Spectre v2 mitigation adds to an indirect
+    /// call (`mitigation.indirect_call_ns`, 0 on a profile without it),
+    /// on top of its loads.
+    pub indirect_calls: f64,
 }
 
 impl Work {
@@ -49,6 +54,7 @@ impl Work {
             atomics,
             hits,
             iterated: false,
+            indirect_calls: 0.0,
         }
     }
 
@@ -59,12 +65,21 @@ impl Work {
             atomics: 0.0,
             hits,
             iterated: true,
+            indirect_calls: 0.0,
         }
+    }
+
+    /// This work with `n` indirect calls per run.
+    pub const fn indirect(self, n: f64) -> Work {
+        Work { indirect_calls: n, ..self }
     }
 
     /// Price in ns on `m`, loads at `hit_ns` (no scale).
     pub fn ns(&self, m: &MachineProfile) -> f64 {
-        self.cold_lines * m.memory_ns + self.atomics * m.atomic_ns + self.hits * m.hit_ns
+        self.cold_lines * m.memory_ns
+            + self.atomics * m.atomic_ns
+            + self.hits * m.hit_ns
+            + self.indirect_calls * m.indirect_call_ns()
     }
 }
 
@@ -79,6 +94,8 @@ pub struct Tally {
     pub hits: f64,
     /// Inner-loop L1 loads (priced at `hit_ns`).
     pub iterated_hits: f64,
+    /// Indirect calls (priced at the profile's `indirect_call_ns`).
+    pub indirect_calls: f64,
 }
 
 impl Tally {
@@ -86,6 +103,7 @@ impl Tally {
     pub fn add(&mut self, w: Work, times: f64) -> &mut Self {
         self.cold_lines += w.cold_lines * times;
         self.atomics += w.atomics * times;
+        self.indirect_calls += w.indirect_calls * times;
         if w.iterated {
             self.iterated_hits += w.hits * times;
         } else {
@@ -100,6 +118,7 @@ impl Tally {
         self.atomics += t.atomics * times;
         self.hits += t.hits * times;
         self.iterated_hits += t.iterated_hits * times;
+        self.indirect_calls += t.indirect_calls * times;
         self
     }
 
@@ -112,8 +131,14 @@ impl Tally {
 
     /// Price in ns on `m` with the host's `work_scale`: cold lines at
     /// `memory_ns`, locked operations at `atomic_ns`, straight-line loads
-    /// at `hit_ns x work_scale`, inner-loop loads at `hit_ns`.
+    /// at `hit_ns x work_scale`, inner-loop loads at `hit_ns`, indirect
+    /// calls at `indirect_call_ns` (the knob does not scale a measured
+    /// price).
     pub fn ns(&self, m: &MachineProfile, work_scale: f64) -> f64 {
-        self.cold_lines * m.memory_ns + self.atomics * m.atomic_ns + self.hits * m.hit_ns * work_scale + self.iterated_hits * m.hit_ns
+        self.cold_lines * m.memory_ns
+            + self.atomics * m.atomic_ns
+            + self.hits * m.hit_ns * work_scale
+            + self.iterated_hits * m.hit_ns
+            + self.indirect_calls * m.indirect_call_ns()
     }
 }

@@ -100,8 +100,10 @@ pub const BALANCE_DIRTY: Work = Work::straight(50.0, 0.0);
 /// `fill_stack_inode_item`'s ~35 fields, the file's first dirtying since
 /// its flush reserving through `btrfs_block_rsv_migrate`, the node queued
 /// under `delayed_root->lock`); `drop_nlink`: about 560 loads, 30 locked
-/// operations.
-pub const UNLINK_INODE: Work = Work::straight(560.0, 30.0);
+/// operations. Two indirect calls: each `btrfs_update_inode` runs
+/// `btrfs_update_root_times` -> `ktime_get_real_ts64`, whose clocksource
+/// read is `clock->read` (kernel/time/timekeeping.c `tk_clock_read`).
+pub const UNLINK_INODE: Work = Work::straight(560.0, 30.0).indirect(2.0);
 
 /// `btrfs_orphan_add` -> `btrfs_insert_orphan_item` besides its search:
 /// the key, `btrfs_alloc_path` / `btrfs_free_path` (slab), and
@@ -131,7 +133,10 @@ pub const ORPHAN_DEL: Work = Work::straight(60.0, 2.0);
 /// `truncate_inode_pages_final`) and `btrfs_destroy_inode` (the ordered
 /// and extent-map trees checked, `btrfs_del_inode_from_root`: the inode
 /// out of the root's xarray): about 520 loads, 26 locked operations.
-pub const EVICT_INODE: Work = Work::straight(520.0, 26.0);
+/// Three indirect calls through `sb->s_op` (fs/inode.c): `drop_inode`
+/// (`iput_final`), `evict_inode` (`evict`) and `destroy_inode`
+/// (`btrfs_destroy_inode`); `free_inode` runs later from RCU.
+pub const EVICT_INODE: Work = Work::straight(520.0, 26.0).indirect(3.0);
 
 /// The counted work of one `unlink(2)` of an empty file and its eviction
 /// besides the VFS walk and the tree work: four handles (two reserving

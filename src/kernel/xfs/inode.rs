@@ -45,12 +45,20 @@ pub const AG_BUF: Work = Work::straight(80.0, 9.0);
 pub const CURSOR: Work = Work::straight(30.0, 4.0);
 
 /// One level of `xfs_btree_lookup` (`xfs_btree_lookup_get_block`, the
-/// level's bookkeeping) beyond its buffer read: about 20 loads.
-pub const BTREE_LEVEL: Work = Work::straight(20.0, 0.0);
+/// level's bookkeeping) beyond its buffer read: about 20 loads; one
+/// indirect call through `bc_ops` per level (`init_ptr_from_cur` once per
+/// lookup, `get_maxrecs` in `xfs_btree_ptr_addr` per node level).
+pub const BTREE_LEVEL: Work = Work::straight(20.0, 0.0).indirect(1.0);
 
-/// One binary-search probe in an inode btree block
-/// (`xfs_inobt_key_diff` through the ops table): about 4 loads.
-pub const BTREE_PROBE: Work = Work::looped(4.0);
+/// One binary-search probe in a node of an inode btree
+/// (`bc_ops->cmp_key_with_cur`, `key_diff` before 6.15): about 4 loads,
+/// one indirect call.
+pub const BTREE_PROBE: Work = Work::looped(4.0).indirect(1.0);
+
+/// One probe in a leaf: [`BTREE_PROBE`] plus the search key built from
+/// the record through `bc_ops->init_key_from_rec`
+/// (`xfs_lookup_get_search_key`): two indirect calls.
+pub const BTREE_LEAF_PROBE: Work = Work::looped(4.0).indirect(2.0);
 
 /// A record rewritten, inserted or deleted in a btree leaf
 /// (`xfs_btree_update` / `insrec` / `delrec` with their logging): as
@@ -69,12 +77,15 @@ pub const RECORD_UPDATE: Work = Work::straight(94.0, 2.0);
 /// the four timestamps, mode, nlink, forks, `xfs_trans_ijoin`: about 430
 /// loads, 12 locked operations. The new `xfs_inode` (about 1 KiB with
 /// its VFS inode: 15 lines) is cold: the slab hands out objects no CPU
-/// has touched in a create-only run.
+/// has touched in a create-only run. One indirect call: the slab's
+/// constructor (`xfs_fs_inode_init_once`) run for each fresh object of
+/// `xfs_inode_cache` (about one per inode in a create-only run).
 pub const IGET_CREATE: Work = Work {
     cold_lines: 15.0,
     atomics: 12.0,
     hits: 430.0,
     iterated: false,
+    indirect_calls: 1.0,
 };
 
 /// `xfs_dialloc`'s AG choice and `xfs_dialloc_ag` logic around its
@@ -94,7 +105,9 @@ pub const DIALLOC_LOGIC: Work = Work::straight(170.0, 4.0);
 /// reads, `xfs_alloc_fix_freelist`, the by-block and by-size lookups and
 /// record trims with `xfs_alloc_log_agf`, as `xfs_alloc`'s costs count
 /// them: about 720 loads, 44 locked operations.
-pub const CHUNK_EXTENT_ALLOC: Work = Work::straight(720.0, 44.0);
+/// Indirect calls: about 22 (the by-size and by-block lookups, inserts
+/// and deletes through `bc_ops`, the buffer items; an estimate).
+pub const CHUNK_EXTENT_ALLOC: Work = Work::straight(720.0, 44.0).indirect(22.0);
 
 /// Per cluster buffer of a new chunk (`xfs_ialloc_inode_init`: 32 KiB of
 /// 512-byte inodes in [`CLUSTERS_PER_CHUNK`] clusters of 16 KiB,
@@ -121,7 +134,9 @@ pub const CHUNK_INODE_INIT: Work = Work::looped(116.0);
 /// `xfs_trans_mod_sb(ICOUNT, IFREE)`, then `xfs_dialloc_roll`
 /// (`xfs_trans_roll`: the ticket regranted): about 250 loads, 6 locked
 /// operations.
-pub const CHUNK_LOGIC: Work = Work::straight(250.0, 6.0);
+/// Indirect calls: 2 through the log items of the rolled handle beyond
+/// those counted per item (its commit sort is [`super::trans::commit_sort`]).
+pub const CHUNK_LOGIC: Work = Work::straight(250.0, 6.0).indirect(2.0);
 
 /// `xfs_iunlink` (from `xfs_droplink`) or `xfs_iunlink_remove` (from
 /// `xfs_ifree`): the bucket (`agino % 64`) of the AGI, the in-core
@@ -131,7 +146,9 @@ pub const CHUNK_LOGIC: Work = Work::straight(250.0, 6.0);
 /// `xfs_iunlink_log_inode` (the inode's `XFS_ILOG_IUNLINK`, written into
 /// its cluster buffer at precommit by `xfs_iunlink_log_precommit`: that
 /// buffer's item counted apart): about 120 loads, 2 locked operations.
-pub const IUNLINK: Work = Work::straight(120.0, 2.0);
+/// One indirect call: the iunlink log item's `iop_precommit`
+/// (`xfs_iunlink_log_precommit`).
+pub const IUNLINK: Work = Work::straight(120.0, 2.0).indirect(1.0);
 
 /// `xfs_ifree`'s own logic: `xfs_difree` -> `xfs_difree_inobt` (the
 /// record's free mask and counts, `agi_freecount`,
@@ -149,7 +166,9 @@ pub const IFREE_LOGIC: Work = Work::straight(200.0, 3.0);
 /// getting and staling the chunk's cluster buffers: about 1,900 loads, 90
 /// locked operations; the 64 inodes marked stale are
 /// [`CHUNK_INODE_STALE`] each.
-pub const CHUNK_FREE: Work = Work::straight(1900.0, 90.0);
+/// Indirect calls: about 90 (btree updates through `bc_ops`, the
+/// deferred extent free's ops, the items; an estimate, 60 to 120).
+pub const CHUNK_FREE: Work = Work::straight(1900.0, 90.0).indirect(90.0);
 
 /// `xfs_ifree_mark_inode_stale` per inode of a freed chunk: the RCU
 /// radix lookup in `pag_ici_root`, `i_flags_lock`, the flags: about 30
@@ -181,7 +200,7 @@ pub fn btree_lookup(t: &mut Tally, records: u64) {
     let per_leaf = records.max(1) as f64 / leaves as f64;
     let probes = |n: f64| (n + 1.0).log2().ceil().max(1.0);
     t.add(AG_BUF, f64::from(levels)).add(BTREE_LEVEL, f64::from(levels));
-    t.add(BTREE_PROBE, probes(per_leaf));
+    t.add(BTREE_LEAF_PROBE, probes(per_leaf));
     if levels > 1 {
         let children = (leaves as f64).min(INOBT_NODE_KEYS as f64);
         t.add(BTREE_PROBE, f64::from(levels - 1) * probes(children));

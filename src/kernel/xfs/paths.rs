@@ -23,7 +23,7 @@
 
 use super::dir2::{self, Form, Shape};
 use super::inode::{self as ino, INODES_PER_CHUNK};
-use super::trans::{BUF_ITEM, ILOCK_PAIR, INODE_ITEM, INODE_ITEM_ATTACH, INODE_ITEM_INIT, TRANS_ALLOC, TRANS_COMMIT};
+use super::trans::{BUF_ITEM, ILOCK_PAIR, INODE_ITEM, INODE_ITEM_ATTACH, INODE_ITEM_INIT, TRANS_ALLOC, TRANS_COMMIT, commit_sort};
 use crate::kernel::vfs;
 use crate::kernel::work::{Tally, Work};
 
@@ -196,7 +196,8 @@ pub fn create_held_at(n: u64) -> Tally {
     t.add(ino::IGET_CREATE, 1.0).add(INODE_ITEM_INIT, 1.0).add(ILOCK_PAIR, 1.0);
     t.add_tally(&dir2::insert(&s), 1.0);
     t.add(INODE_ITEM, 2.0).add(INODE_ITEM_ATTACH, 1.0);
-    t.add(BUF_ITEM, 3.0 + dir_logged_buffers(s.form)).add(TRANS_COMMIT, 1.0);
+    let bufs = 3.0 + dir_logged_buffers(s.form);
+    t.add(BUF_ITEM, bufs).add(TRANS_COMMIT, 1.0).add(commit_sort(2.0 + bufs, 2.0), 1.0);
     t
 }
 
@@ -222,7 +223,8 @@ pub fn chunk_alloc_at(chunks: u64) -> Tally {
     t.add(ino::RECORD_UPDATE, 2.0);
     // Logged: AGI, AGF, AGFL, the by-block and by-size leaves, inobt,
     // finobt, the icreate item.
-    t.add(BUF_ITEM, 8.0).add(TRANS_COMMIT, 1.0).add(TRANS_ALLOC, 1.0);
+    t.add(BUF_ITEM, 8.0).add(TRANS_COMMIT, 1.0).add(commit_sort(9.0, 0.0), 1.0);
+    t.add(TRANS_ALLOC, 1.0);
     t
 }
 
@@ -256,7 +258,8 @@ pub fn remove_held_at(n: u64) -> Tally {
     let mut t = Tally::default();
     t.add(ino::IUNLINK, 1.0).add(ino::AG_BUF, 1.0);
     t.add(INODE_ITEM, 2.0).add(INODE_ITEM_ATTACH, 1.0);
-    t.add(BUF_ITEM, 2.0 + dir_logged_buffers(s.form)).add(TRANS_COMMIT, 1.0);
+    let bufs = 2.0 + dir_logged_buffers(s.form);
+    t.add(BUF_ITEM, bufs).add(TRANS_COMMIT, 1.0).add(commit_sort(2.0 + bufs, 2.0), 1.0);
     t
 }
 
@@ -272,6 +275,7 @@ pub fn ifree_at(inodes: u64) -> Tally {
     // Committed: the inode, the AGI, the inobt and finobt leaves, the
     // cluster buffer (di_next_unlinked).
     t.add(INODE_ITEM, 1.0).add(BUF_ITEM, 4.0).add(TRANS_COMMIT, 1.0);
+    t.add(commit_sort(5.0, 1.0), 1.0);
     // Every 64th free empties a chunk.
     let per = 1.0 / INODES_PER_CHUNK as f64;
     t.add(ino::CHUNK_FREE, per)
@@ -356,6 +360,7 @@ pub fn attr_inactive(_: &CodeParams) -> Tally {
     let mut t = Tally::default();
     t.add(ino::INODEGC_ITEM, 1.0).add(TRANS_ALLOC, 1.0).add(ILOCK_PAIR, 1.0);
     t.add(ino::ATTR_INACTIVE_LOGIC, 1.0).add(INODE_ITEM, 1.0).add(TRANS_COMMIT, 1.0);
+    t.add(commit_sort(1.0, 1.0), 1.0);
     t
 }
 

@@ -32,8 +32,25 @@ pub const TRANS_ALLOC: Work = Work::straight(160.0, 3.0);
 /// `xlog_cil_push_background`'s space test, `xfs_log_ticket_ungrant`
 /// (ticket math, `xfs_log_ticket_put`: refcount, slab free),
 /// `xfs_trans_free` (`sb_end_intwrite`, slab free): about 260 loads, 4
-/// locked operations.
+/// locked operations. No indirect call of its own: the items' ops are
+/// counted per item ([`INODE_ITEM`], [`BUF_ITEM`]) and the precommit
+/// sort's comparator calls by [`commit_sort`].
 pub const TRANS_COMMIT: Work = Work::straight(260.0, 4.0);
+
+/// `xfs_trans_run_precommits` -> `list_sort(NULL, &tp->t_items,
+/// xfs_trans_precommit_sort)`: the comparator is called through the
+/// pointer `list_sort` is given, once per comparison of its bottom-up
+/// merge sort, about `n log2 n - 1.25 n` for `n` items (at least `n -
+/// 1`; lib/list_sort.c). Each comparison of two items that both have
+/// `iop_sort` (inode items) makes two more calls through `li_ops`; the
+/// paths log at most two inodes per handle, so at most one such
+/// comparison (`inodes` = 2).
+pub fn commit_sort(items: f64, inodes: f64) -> Work {
+    let n = items.max(1.0);
+    let compares = (n * n.log2() - 1.25 * n).max(n - 1.0);
+    let sorted_pairs = if inodes >= 2.0 { 1.0 } else { 0.0 };
+    Work::straight(0.0, 0.0).indirect(compares + 2.0 * sorted_pairs)
+}
 
 /// An inode logged in a transaction and committed: `xfs_trans_ijoin`
 /// (`xfs_trans_add_item`), `xfs_trans_log_inode` (`ili_lock`, the
@@ -45,8 +62,15 @@ pub const TRANS_COMMIT: Work = Work::straight(260.0, 4.0);
 /// `xfs_inode_item_pin` (`atomic_inc(&ip->i_pincount)`),
 /// `xfs_inode_item_committing` -> `xfs_inode_item_release` (the ILOCK
 /// release is counted with the lock's owner): about 230 loads, 4 locked
-/// operations.
-pub const INODE_ITEM: Work = Work::straight(230.0, 4.0);
+/// operations. Indirect calls through `lip->li_ops` (xfs_trans.c,
+/// xfs_log_cil.c): `iop_precommit`, `iop_size`, `iop_format`,
+/// `iop_committing`, and `iop_pin` only on the item's first commit into
+/// the current CIL checkpoint (`xlog_cil_insert_format_items`,
+/// `xfs_cil_prepare_item`): 5 for an inode new to the checkpoint, 4 for
+/// one relogged in it. The paths log two inodes per handle, one of each
+/// (the parent, relogged by every operation on it; the new or victim
+/// inode, logged first): 4.5 on average.
+pub const INODE_ITEM: Work = Work::straight(230.0, 4.0).indirect(4.5);
 
 /// `xfs_inode_item_precommit` of an inode whose log item has no cluster
 /// buffer attached (new to the log, or cleaned by a flush since):
@@ -71,8 +95,13 @@ pub const INODE_ITEM_INIT: Work = Work::straight(45.0, 1.0);
 /// `xfs_buf_item_pin` (`atomic_inc` of `bli_refcount` and
 /// `b_pin_count`), `xfs_buf_item_committing` (flags, `b_sema` kept for the
 /// release): about 90 loads, 3 locked operations. Larger copies (a leaf's
-/// shifted entries) are counted with what dirtied them.
-pub const BUF_ITEM: Work = Work::straight(90.0, 3.0);
+/// shifted entries) are counted with what dirtied them. Indirect calls
+/// through `li_ops`: `iop_size`, `iop_format`, `iop_committing`, and
+/// `iop_pin` only on the first commit into the checkpoint; the buffers
+/// these paths log (AGI, directory and btree blocks, cluster buffers)
+/// are relogged by the next operations of the same checkpoint: 3 (a
+/// buffer item has no `iop_precommit` or `iop_sort`).
+pub const BUF_ITEM: Work = Work::straight(90.0, 3.0).indirect(3.0);
 
 /// The owner's `xfs_ilock` / `xfs_iunlock` of an inode's ILOCK
 /// (`down_write` / `up_write` of `i_lock`: one locked operation each,

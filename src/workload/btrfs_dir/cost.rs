@@ -72,6 +72,9 @@ pub struct LinePrices {
     /// profile's `tracepoint.discard_ns`, else
     /// [`crate::kernel::tracing::TRACE_DISCARD_LOADS`] loads.
     pub trace_discard_ps: u64,
+    /// One indirect call's extra under the host's Spectre v2 mitigation
+    /// (`mitigation.indirect_call_ns`, 0 without it).
+    pub indirect_ps: u64,
 }
 
 impl LinePrices {
@@ -89,6 +92,7 @@ impl LinePrices {
             atomic_ps: ps(p.atomic_ns),
             trace_event_ps: tracing::kept_ps(p, counted(tracing::TRACE_EVENT_LOADS)),
             trace_discard_ps: tracing::discarded_ps(p, counted(tracing::TRACE_DISCARD_LOADS)),
+            indirect_ps: ps(p.indirect_call_ns()),
         }
     }
 }
@@ -111,13 +115,20 @@ pub struct Lines {
     /// its hits are priced at `hit_ns`, without `work_scale`. Per-batch
     /// and per-level work (a search's 2-4 levels) is not iterated.
     pub iterated: bool,
+    /// Calls through a function pointer, each at the profile's
+    /// `mitigation.indirect_call_ns` (0 without it).
+    pub indirect_calls: u64,
 }
 
 impl Lines {
     /// The event's price, ps.
     pub fn price(&self, p: &LinePrices) -> u64 {
         let hit = if self.iterated { p.loop_hit_ps } else { p.hit_ps };
-        self.hits * hit + self.xfers * p.xfer_ps + self.misses * p.miss_ps + self.atomics * p.atomic_ps
+        self.hits * hit
+            + self.xfers * p.xfer_ps
+            + self.misses * p.miss_ps
+            + self.atomics * p.atomic_ps
+            + self.indirect_calls * p.indirect_ps
     }
 }
 
@@ -143,6 +154,7 @@ pub const BLOCK_VISIT: Lines = Lines {
     misses: 0,
     atomics: 2,
     iterated: false,
+    indirect_calls: 0,
 };
 
 /// One key comparison of `btrfs_bin_search`: the key at the probed slot
@@ -159,6 +171,7 @@ pub const KEY_COMPARE: Lines = Lines {
     misses: 0,
     atomics: 0,
     iterated: true,
+    indirect_calls: 0,
 };
 
 /// 64 bytes memmoved inside a leaf (`memmove_extent_buffer`, a prefetched
@@ -169,6 +182,7 @@ pub const MOVE_LINE: Lines = Lines {
     misses: 0,
     atomics: 0,
     iterated: true,
+    indirect_calls: 0,
 };
 
 /// `PAGE_SIZE` on x86-64: an extent buffer of `nodesize` bytes holds
@@ -217,6 +231,7 @@ pub const TREE_BLOCK_ALLOC: Lines = Lines {
     misses: 0,
     atomics: 1 + 7 + 5 + 5,
     iterated: false,
+    indirect_calls: 0,
 };
 
 /// One folio of a new extent buffer (`alloc_extent_buffer`'s loop over
@@ -243,12 +258,17 @@ pub const TREE_BLOCK_ALLOC: Lines = Lines {
 ///   atomics).
 ///
 /// A fixed number of turns per block (not an inner loop over data).
+/// Two indirect calls: `xas_store` -> `xas_update` calls
+/// `xas->xa_update` (`workingset_update_node`, set by
+/// `mapping_set_update` for a page-cache mapping), and the LRU batch's
+/// drain calls its `move_fn` (`lru_add`) once per folio.
 pub const EB_FOLIO_ADD: Lines = Lines {
     hits: 60 + 40 + 60 + 25 + 15 + 10,
     xfers: 0,
     misses: 1,
     atomics: 2 + 1 + 2 + 3,
     iterated: false,
+    indirect_calls: 2,
 };
 
 /// `btrfs_mark_buffer_dirty` of a buffer not yet dirty, per buffer
@@ -263,6 +283,7 @@ pub const EB_DIRTY: Lines = Lines {
     misses: 0,
     atomics: 1,
     iterated: false,
+    indirect_calls: 0,
 };
 
 /// One folio of a buffer made dirty (`set_extent_buffer_dirty` ->
@@ -275,13 +296,16 @@ pub const EB_DIRTY: Lines = Lines {
 /// and WB_DIRTIED, `task_io_account_write`, `nr_dirtied`,
 /// `mem_cgroup_track_foreign_dirty`; `__xa_set_mark` of
 /// PAGECACHE_TAG_DIRTY three levels up), `__mark_inode_dirty` of the
-/// already dirty btree inode: about 90 loads, 2 atomics.
+/// already dirty btree inode: about 90 loads, 2 atomics. One indirect
+/// call: `btrfs_meta_folio_set_dirty` is `folio_mark_dirty`, which calls
+/// `mapping->a_ops->dirty_folio` (`filemap_dirty_folio` in `btree_aops`).
 pub const EB_FOLIO_DIRTY: Lines = Lines {
     hits: 90,
     xfers: 0,
     misses: 0,
     atomics: 2,
     iterated: false,
+    indirect_calls: 1,
 };
 
 /// One folio of a dirty buffer cleaned before its leaf is freed
@@ -300,6 +324,7 @@ pub const EB_FOLIO_CLEAN: Lines = Lines {
     misses: 0,
     atomics: 4,
     iterated: false,
+    indirect_calls: 0,
 };
 
 /// `btrfs_add_delayed_tree_ref` (6.x fs/btrfs/delayed-ref.c), once for the
@@ -321,6 +346,7 @@ pub const DELAYED_TREE_REF: Lines = Lines {
     misses: 0,
     atomics: 4,
     iterated: false,
+    indirect_calls: 0,
 };
 
 /// The old block's side of a copy on write (`btrfs_force_cow_block`, 6.x
@@ -344,6 +370,7 @@ pub const COW_SWAP: Lines = Lines {
     misses: 0,
     atomics: 4,
     iterated: false,
+    indirect_calls: 0,
 };
 
 /// `btrfs_del_leaf` of a leaf copied in this transaction, besides its
@@ -363,6 +390,7 @@ pub const LEAF_FREE: Lines = Lines {
     misses: 0,
     atomics: 1 + 2 + 1 + 1,
     iterated: false,
+    indirect_calls: 0,
 };
 
 /// What `btrfs_free_tree_block` (6.x fs/btrfs/extent-tree.c) does for the
@@ -392,6 +420,7 @@ pub const TREE_BLOCK_UNALLOC: Lines = Lines {
     misses: 0,
     atomics: 4 + 2 + 2 + 2 + 1 + 12,
     iterated: false,
+    indirect_calls: 0,
 };
 
 /// Per batch, the lines of the delayed-item loop outside the lab's
@@ -408,6 +437,7 @@ pub const BATCH_FIXED: Lines = Lines {
     misses: 0,
     atomics: 4,
     iterated: false,
+    indirect_calls: 0,
 };
 
 /// Per batch, inside the lab's window: `btrfs_batch_delete_items`' set-up
@@ -422,6 +452,7 @@ pub const DEL_ITEMS: Lines = Lines {
     misses: 0,
     atomics: 0,
     iterated: false,
+    indirect_calls: 0,
 };
 
 /// Per item of a batch, inside the lab's window: `__btrfs_next_delayed_item`
@@ -436,6 +467,7 @@ pub const ITEM_COLLECT: Lines = Lines {
     misses: 0,
     atomics: 0,
     iterated: true,
+    indirect_calls: 0,
 };
 
 /// One item after the deleted range, whose data offset `btrfs_del_items`
@@ -447,6 +479,7 @@ pub const ITEM_SHIFT: Lines = Lines {
     misses: 0,
     atomics: 0,
     iterated: true,
+    indirect_calls: 0,
 };
 
 /// Per delayed item released, outside the lab's window:
@@ -466,6 +499,7 @@ pub const ITEM_RELEASE: Lines = Lines {
     misses: 0,
     atomics: 6,
     iterated: true,
+    indirect_calls: 0,
 };
 
 /// A sibling leaf read and locked by `push_leaf_left` / `push_leaf_right`
@@ -489,6 +523,7 @@ pub const SIBLING_LOCK: Lines = Lines {
     misses: 0,
     atomics: 4,
     iterated: false,
+    indirect_calls: 0,
 };
 
 /// A push that moves items, besides its sibling ([`SIBLING_LOCK`]), the
@@ -508,6 +543,7 @@ pub const PUSH_FIXED: Lines = Lines {
     misses: 0,
     atomics: 0,
     iterated: false,
+    indirect_calls: 0,
 };
 
 /// One item a push moves, in the loop that counts what fits
@@ -519,6 +555,7 @@ pub const PUSH_ITEM: Lines = Lines {
     misses: 0,
     atomics: 0,
     iterated: true,
+    indirect_calls: 0,
 };
 
 /// One enabled tracepoint firing ([`crate::kernel::tracing::TRACE_EVENT_LOADS`]).
@@ -528,6 +565,7 @@ pub const TRACE_EVENT: Lines = Lines {
     misses: 0,
     atomics: 0,
     iterated: false,
+    indirect_calls: 0,
 };
 
 /// The price list of the delayed-item functions on one machine, plus the

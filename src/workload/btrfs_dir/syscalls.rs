@@ -35,6 +35,7 @@ pub const ROOT_TRADE: Lines = Lines {
     misses: 0,
     atomics: 3,
     iterated: false,
+    indirect_calls: 0,
 };
 
 /// The price list of one `unlink(2)`, ps.

@@ -57,6 +57,7 @@ pub const BUFFER_READ: Work = Work {
     atomics: 9.0,
     hits: 80.0,
     iterated: false,
+    indirect_calls: 0.0,
 };
 
 /// One probe of the binary search in `xfs_btree_lookup`:
@@ -69,6 +70,7 @@ pub const KEY_COMPARE: Work = Work {
     atomics: 0.0,
     hits: 4.0,
     iterated: true,
+    indirect_calls: 0.0,
 };
 
 /// A cursor made and deleted: `xfs_btree_alloc_cursor` (slab allocation,
@@ -81,6 +83,7 @@ pub const CURSOR: Work = Work {
     atomics: 4.0,
     hits: 30.0,
     iterated: false,
+    indirect_calls: 0.0,
 };
 
 /// One record deleted, inserted or rewritten in a leaf
@@ -95,6 +98,7 @@ pub const UPDATE: Work = Work {
     atomics: 2.0,
     hits: 94.0,
     iterated: false,
+    indirect_calls: 0.0,
 };
 
 /// `xfs_alloc_log_agf`: `xfs_btree_offsets` over the AGF field table and
@@ -105,6 +109,7 @@ pub const AGF_LOG: Work = Work {
     atomics: 1.0,
     hits: 40.0,
     iterated: false,
+    indirect_calls: 0.0,
 };
 
 /// One record step of the by-size walk, counted
@@ -123,6 +128,7 @@ pub const RECORD: Work = Work {
     atomics: 0.0,
     hits: 40.0,
     iterated: true,
+    indirect_calls: 0.0,
 };
 
 /// An AG header read inside the window (`xfs_alloc_read_agf` ->
@@ -135,6 +141,7 @@ pub const HEADER_READ: Work = Work {
     atomics: BUFFER_READ.atomics,
     hits: BUFFER_READ.hits + 20.0,
     iterated: false,
+    indirect_calls: 0.0,
 };
 
 /// AG header reads in the lab's window: the AGF (`xfs_alloc_read_agf`)
@@ -155,6 +162,7 @@ pub const FIX_FREELIST: Work = Work {
     atomics: 0.0,
     hits: 62.0,
     iterated: false,
+    indirect_calls: 0.0,
 };
 
 /// `xfs_extent_busy_trim` on a non-empty busy tree: `spin_lock(&eb_lock)`
@@ -166,6 +174,7 @@ pub const BUSY_SEARCH: Work = Work {
     atomics: 1.0,
     hits: 12.0,
     iterated: true,
+    indirect_calls: 0.0,
 };
 
 /// One node of the busy-tree descent: `rb_entry`, `bno` and `length`
@@ -175,6 +184,7 @@ pub const BUSY_NODE: Work = Work {
     atomics: 0.0,
     hits: 6.0,
     iterated: true,
+    indirect_calls: 0.0,
 };
 
 /// A trimmed candidate: the overlap case analysis and the result stores
@@ -185,6 +195,7 @@ pub const BUSY_TRIM: Work = Work {
     atomics: 0.0,
     hits: 14.0,
     iterated: true,
+    indirect_calls: 0.0,
 };
 
 /// One enabled tracepoint firing with a filter, into a private
@@ -195,6 +206,7 @@ pub const TRACE_EVENT: Work = Work {
     atomics: 0.0,
     hits: crate::kernel::tracing::TRACE_EVENT_LOADS,
     iterated: false,
+    indirect_calls: 0.0,
 };
 
 /// [`TRACE_EVENT`] fired once per turn of an inner loop
@@ -209,6 +221,7 @@ pub const TRACE_EVENT: Work = Work {
 /// measured one per syscall (docs/lab-hosts.md).
 pub const TRACE_EVENT_ITERATED: Work = Work {
     iterated: true,
+    indirect_calls: 0.0,
     ..TRACE_EVENT
 };
 
@@ -250,6 +263,9 @@ pub struct EventPrices {
     pub trace_event_ps: u64,
     /// [`TRACE_EVENT_ITERATED`], at most the profile's measured cost.
     pub trace_event_iterated_ps: u64,
+    /// One call through `cur->bc_ops` ([`BtreeStats::indirect_calls`]):
+    /// the profile's `mitigation.indirect_call_ns`, 0 without it.
+    pub indirect_call_ps: u64,
     /// Which tracepoints fire inside the window.
     pub probes: Probes,
 }
@@ -377,7 +393,7 @@ impl EventPrices {
         // (with `cold`, `recent_ns` is `memory_ns`).
         let price = |w: Work| {
             let scale = if w.iterated { 1.0 } else { p.work_scale };
-            ns_to_ps(w.cold_lines * recent_ns + w.atomics * m.atomic_ns + w.hits * m.hit_ns * scale)
+            ns_to_ps(w.cold_lines * recent_ns + w.atomics * m.atomic_ns + w.hits * m.hit_ns * scale + w.indirect_calls * m.indirect_call_ns())
         };
         let (header_reads, window) = match p.timed_from {
             TimedFrom::XfsAllocAgVextentSize => (0, 0),
@@ -405,6 +421,7 @@ impl EventPrices {
             // most the measured cold firing.
             trace_event_ps: crate::kernel::tracing::kept_ps(m, price(TRACE_EVENT)),
             trace_event_iterated_ps: crate::kernel::tracing::looped_ps(m, price(TRACE_EVENT_ITERATED)),
+            indirect_call_ps: ns_to_ps(m.indirect_call_ns()),
             probes: match p.timed_from {
                 // Header reads are outside the vextent_size window; its
                 // buffer reads still fire the probe.
@@ -436,8 +453,9 @@ impl EventPrices {
     /// order: records, buffer reads, cold lines, warm lines, key compares,
     /// cursors, updates, AGF logs, lines an earlier call touched, busy
     /// searches, busy nodes, busy trims, the window's fixed work (once),
-    /// tracepoints fired by per-call code and in the walk's loop.
-    pub fn terms(&self, s: &BtreeStats) -> [(u64, u64); 15] {
+    /// tracepoints fired by per-call code and in the walk's loop, the
+    /// btree code's indirect calls.
+    pub fn terms(&self, s: &BtreeStats) -> [(u64, u64); 16] {
         [
             (s.records_examined, self.record_ps),
             (s.buffer_reads, self.buffer_read_ps),
@@ -454,6 +472,7 @@ impl EventPrices {
             (1, self.window_ps),
             (self.trace_events_once(s), self.trace_event_ps),
             (self.trace_events_iterated(s), self.trace_event_iterated_ps),
+            (s.indirect_calls, self.indirect_call_ps),
         ]
     }
 

@@ -189,6 +189,18 @@ pub struct BtreeStats {
     /// AGF field logs (`xfs_alloc_log_agf`), e.g. `agf_longest` by
     /// `xfs_alloc_fixup_longest`.
     pub agf_logs: u64,
+    /// Calls through `cur->bc_ops` (6.x fs/xfs/libxfs/xfs_btree.c), each
+    /// an indirect call: per lookup `init_ptr_from_cur`
+    /// (`xfs_btree_init_ptr_from_cur`); per node level `get_maxrecs`
+    /// (`xfs_btree_ptr_addr` -> `xfs_btree_ptr_offset`); per probe
+    /// `cmp_key_with_cur` (`key_diff` before 6.15), and in a leaf also
+    /// `init_key_from_rec` (`xfs_lookup_get_search_key`); per record
+    /// inserted `init_rec_from_cur`, `init_key_from_rec` and
+    /// `get_maxrecs` (`xfs_btree_insrec`); per record deleted from a
+    /// tree of more than one level `get_minrecs` (`xfs_btree_delrec`);
+    /// per parent-key rewrite after a block's first entry changed
+    /// `init_key_from_rec` (`xfs_btree_update_keys`).
+    pub indirect_calls: u64,
 }
 
 impl BtreeStats {
@@ -198,6 +210,7 @@ impl BtreeStats {
             blocks_visited: self.blocks_visited.saturating_add(o.blocks_visited),
             records_examined: self.records_examined.saturating_add(o.records_examined),
             keys_compared: self.keys_compared.saturating_add(o.keys_compared),
+            indirect_calls: self.indirect_calls.saturating_add(o.indirect_calls),
             updates: self.updates.saturating_add(o.updates),
             splits: self.splits.saturating_add(o.splits),
             joins: self.joins.saturating_add(o.joins),

@@ -65,6 +65,8 @@ impl AllocBtree {
         cur.path.resize(self.height, (NULLBLOCK, 0));
         let mut b = self.root;
         let mut probes = Vec::with_capacity(16);
+        // xfs_btree_init_ptr_from_cur: bc_ops->init_ptr_from_cur.
+        self.stats.indirect_calls += 1;
         for level in (1..self.height).rev() {
             self.get_block(&held, level, b);
             probes.clear();
@@ -72,6 +74,9 @@ impl AllocBtree {
             let i = probed_partition(&n.keys, &mut probes, |k| *k <= key).saturating_sub(1);
             let child = n.ptrs[i];
             self.touch_probes(b, &probes);
+            // Per probe bc_ops->cmp_key_with_cur; the pointer's address
+            // through bc_ops->get_maxrecs.
+            self.stats.indirect_calls += probes.len() as u64 + 1;
             self.touch(b, self.ptr_offset(i));
             cur.path[level] = (b, i as isize);
             b = child;
@@ -81,6 +86,8 @@ impl AllocBtree {
         let kind = self.kind;
         let slot = probed_partition(&self.leaf(b).recs, &mut probes, |r| kind.key(*r) < key);
         self.touch_probes(b, &probes);
+        // Per leaf probe bc_ops->init_key_from_rec and cmp_key_with_cur.
+        self.stats.indirect_calls += 2 * probes.len() as u64;
         cur.path[0] = (b, slot as isize);
     }
 
@@ -112,6 +119,8 @@ impl AllocBtree {
         self.touch(b, 0);
         if matches!(self.blocks[b as usize], super::btree::Block::Node(_)) {
             self.touch(b, self.ptr_offset(slot));
+            // xfs_btree_ptr_addr: bc_ops->get_maxrecs.
+            self.stats.indirect_calls += 1;
         }
     }
 

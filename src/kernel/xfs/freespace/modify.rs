@@ -37,6 +37,9 @@ impl AllocBtree {
         l.recs.insert(slot as usize, rec);
         self.nrecs += 1;
         self.stats.updates += 1;
+        // xfs_btree_insrec: bc_ops->init_rec_from_cur, init_key_from_rec,
+        // get_maxrecs.
+        self.stats.indirect_calls += 3;
         if slot == 0 {
             self.fix_keys(&cur, 0);
         }
@@ -68,6 +71,8 @@ impl AllocBtree {
         self.leaf_mut(leaf).recs.remove(slot as usize);
         self.nrecs -= 1;
         self.stats.updates += 1;
+        // xfs_btree_delrec: bc_ops->get_minrecs, past the root-leaf return.
+        self.stats.indirect_calls += u64::from(self.height > 1);
         if slot == 0 && self.numrecs(leaf) > 0 {
             self.fix_keys(cur, 0);
         }
@@ -108,6 +113,11 @@ impl AllocBtree {
     /// After the first entry of the block at `level` changed, rewrites the
     /// parents' keys up to the first ancestor where it is not the first.
     pub(crate) fn fix_keys(&mut self, cur: &BtreeCursor, level: usize) {
+        if level + 1 < self.height && level == 0 {
+            // xfs_btree_update_keys: the leaf's new low key through
+            // bc_ops->init_key_from_rec.
+            self.stats.indirect_calls += 1;
+        }
         for lev in level + 1..self.height {
             let (child, _) = cur.path[lev - 1];
             let (b, s) = cur.path[lev];
