@@ -32,7 +32,9 @@ pub enum MachineError {
     Input(#[from] crate::param::InputError),
 }
 
-pub use profile::{MachineProfile, MitigationPrices, TracepointPrices, builtin_profiles, closest_builtin, find_builtin, load_profile, ns_to_ps};
+pub use profile::{
+    MachineProfile, MitigationPrices, TracepointPrices, builtin_profiles, closest_builtin, find_builtin, load_profile, ns_to_ps,
+};
 pub use topology::{CpuId, Distance, Placement, Topology};
 
 /// Transfer costs between the processes of one run, in picoseconds.

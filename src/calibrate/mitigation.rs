@@ -227,8 +227,16 @@ mod tests {
     fn the_first_field_names_the_sequence() {
         let intel = "Mitigation: Retpolines; STIBP: disabled; RSB filling; PBRSB-eIBRS: Not affected; BHI: Retpoline";
         assert_eq!(Sequence::of_line(intel), Sequence::Retpoline);
-        assert_eq!(Sequence::of_line("Mitigation: Enhanced / Automatic IBRS; IBPB: conditional; RSB filling; PBRSB-eIBRS: SW sequence; BHI: BHI_DIS_S"), Sequence::Plain);
-        assert_eq!(Sequence::of_line("Mitigation: Enhanced / Automatic IBRS + Retpolines; IBPB: conditional"), Sequence::Retpoline);
+        assert_eq!(
+            Sequence::of_line(
+                "Mitigation: Enhanced / Automatic IBRS; IBPB: conditional; RSB filling; PBRSB-eIBRS: SW sequence; BHI: BHI_DIS_S"
+            ),
+            Sequence::Plain
+        );
+        assert_eq!(
+            Sequence::of_line("Mitigation: Enhanced / Automatic IBRS + Retpolines; IBPB: conditional"),
+            Sequence::Retpoline
+        );
         assert_eq!(Sequence::of_line("Mitigation: LFENCE; IBPB: conditional"), Sequence::Lfence);
         assert_eq!(Sequence::of_line("Vulnerable; BHI: Retpoline"), Sequence::Plain);
         assert_eq!(Sequence::of_line("Not affected"), Sequence::Plain);

@@ -13,7 +13,10 @@ use crate::kernel::work::Work;
 
 /// One syscall's entry and exit (`entry_SYSCALL_64`, `do_syscall_64`,
 /// `x64_sys_call`, `syscall_exit_to_user_mode` with its work checks, the
-/// speculation mitigations' stores): about 60 loads.
+/// speculation mitigations' stores): about 60 loads. No indirect call:
+/// `x64_sys_call` is a `switch` of direct calls
+/// (`arch/x86/entry/syscall_64.c`, 6.9 on); a seccomp filter would add
+/// one (`bpf_prog_run`), and the lab runs without one.
 pub const SYSCALL: Work = Work::straight(60.0, 0.0);
 
 /// `getname` -> `getname_flags`: a `names_cache` slab object
@@ -34,8 +37,19 @@ pub const GETNAME: Work = Work::straight(55.0, 3.0);
 /// task's `files` and looks the descriptor up, `proc_fd_link` ->
 /// `nd_jump_link`: path_get/path_put, two locked operations each), about
 /// 220 loads more; `complete_walk` / `terminate_walk` (legitimize,
-/// `rcu_read_unlock`): 30. About 625 loads, 6 locked operations.
-pub const LAB_PREFIX_WALK: Work = Work::straight(625.0, 6.0);
+/// `rcu_read_unlock`): 30. About 625 loads, 6 locked operations (an
+/// undercount: `tid_fd_revalidate` refuses RCU walk with `-ECHILD`, so
+/// from `N` on the walk is ref-walk, with `dget`/`dput` and task
+/// references).
+///
+/// Ten indirect calls, all in `proc`: `i_op->permission` twice
+/// (`proc_pid_permission` on `<pid>`, `proc_fd_permission` on `fd`),
+/// `d_op->d_revalidate` four times (`pid_revalidate` on `<pid>` and `fd`,
+/// `tid_fd_revalidate` on `N` under RCU, refused, then again in ref-walk),
+/// `i_op->get_link` twice (`proc_self_get_link`, `proc_pid_get_link`) and
+/// its `proc_get_link` (`proc_fd_link`), and the delayed `kfree_link` of
+/// `self`'s body (`do_delayed_call`).
+pub const LAB_PREFIX_WALK: Work = Work::straight(625.0, 6.0).indirect(10.0);
 
 /// `path_openat` for `O_CREAT|O_EXCL` up to the filesystem's create:
 /// `alloc_empty_file` -> `init_file` (a `filp` slab object, the
@@ -47,13 +61,16 @@ pub const LAB_PREFIX_WALK: Work = Work::straight(625.0, 6.0);
 /// (`security_inode_create`), then after the create `__d_lookup_done`,
 /// `inode_unlock`: about 260 loads, 10 locked operations. The new
 /// dentry's 3 lines (192 bytes) are cold: the slab hands out objects no
-/// CPU has touched in a create-only run.
+/// CPU has touched in a create-only run. Two indirect calls, counted here
+/// at their call sites in `lookup_open`: `dir_inode->i_op->lookup`
+/// (`xfs_vn_lookup`) and `dir_inode->i_op->create` (`xfs_vn_create`; XFS
+/// has no `atomic_open`).
 pub const OPEN_CREATE_LOOKUP: Work = Work {
     cold_lines: 3.0,
     atomics: 10.0,
     hits: 260.0,
     iterated: false,
-    indirect_calls: 0.0,
+    indirect_calls: 2.0,
 };
 
 /// `xfs_vn_lookup` for a name that is not there (the XFS lookup itself is
@@ -62,13 +79,16 @@ pub const OPEN_CREATE_LOOKUP: Work = Work {
 /// 40 loads, 2 locked operations.
 pub const NEGATIVE_LOOKUP: Work = Work::straight(40.0, 2.0);
 
-/// `vfs_create` -> `xfs_vn_create` -> `xfs_generic_create` around
+/// `lookup_open` -> `i_op->create` = `xfs_vn_create` -> `xfs_generic_create` around
 /// `xfs_create`: `may_create`, `posix_acl_create` (the parent's cached
 /// ACL: none), `xfs_setup_iops`, `xfs_finish_inode_setup`
 /// (`unlock_new_inode`: `i_lock`, the state bits, the wake-up check),
 /// `d_instantiate` (`d_lock`, `i_lock`, `hlist_add_head` on the inode's
 /// aliases, `security_d_instantiate`), `fsnotify_create`: about 150
-/// loads, 7 locked operations.
+/// loads, 7 locked operations. No indirect call on a host whose LSMs
+/// keep no xattrs (`security_inode_init_security` returns before its hook
+/// loop when `lbs_xattr_count` is 0; SELinux or Smack would add one per
+/// hook plus `xfs_initxattrs`).
 pub const GENERIC_CREATE: Work = Work::straight(150.0, 7.0);
 
 /// `do_open` of the new file: `may_open`, `vfs_open` ->
@@ -76,17 +96,20 @@ pub const GENERIC_CREATE: Work = Work::straight(150.0, 7.0);
 /// `xfs_file_open` -> `generic_file_open`, `file_ra_state_init`,
 /// `security_file_open`, the mode bits), `fsnotify_open`; then
 /// `get_unused_fd_flags` (`file_lock`, the open-fd bitmap search) and
-/// `fd_install`: about 190 loads, 6 locked operations.
-pub const DO_OPEN: Work = Work::straight(190.0, 6.0);
+/// `fd_install`: about 190 loads, 6 locked operations. One indirect call:
+/// `do_dentry_open`'s `f_op->open` (`xfs_file_open`).
+pub const DO_OPEN: Work = Work::straight(190.0, 6.0).indirect(1.0);
 
 /// `close` -> `file_close_fd` (`file_lock`, the fd bit cleared),
-/// `filp_flush` (`dnotify_flush`, `locks_remove_posix`), `fput` ->
-/// `task_work_add`; on the way out `__fput`: `fsnotify_close`,
+/// `filp_flush` (`dnotify_flush`, `locks_remove_posix`), then `__fput`
+/// inside the syscall (`fput_close_sync`, 6.15 on; no task work):
+/// `fsnotify_close`,
 /// `locks_remove_file`, `xfs_file_release` -> `xfs_release` (its
 /// checks on a clean empty file), `fops_put`, `dput` (lockref), `mntput`,
 /// `file_free` (`put_cred`, percpu `nr_files`, slab free): about 230
-/// loads, 9 locked operations.
-pub const CLOSE: Work = Work::straight(230.0, 9.0);
+/// loads, 9 locked operations. One indirect call: `f_op->release`
+/// (`xfs_file_release`).
+pub const CLOSE: Work = Work::straight(230.0, 9.0).indirect(1.0);
 
 /// `do_unlinkat` around the filesystem's unlink: `filename_parentat`'s
 /// last component split, `mnt_want_write` (percpu), `inode_lock_nested`
@@ -98,13 +121,14 @@ pub const CLOSE: Work = Work::straight(230.0, 9.0);
 /// `fsnotify_unlink`, the unlocks, `dput`, `mnt_drop_write`: about 320
 /// loads, 12 locked operations. The victim's dentry and inode were
 /// created long before (20,000 of each per directory): their 2 + 6 lines
-/// this path reads are cold.
+/// this path reads are cold. One indirect call: `vfs_unlink`'s
+/// `dir->i_op->unlink` (`xfs_vn_unlink`, `btrfs_unlink`).
 pub const UNLINK_VFS: Work = Work {
     cold_lines: 8.0,
     atomics: 12.0,
     hits: 320.0,
     iterated: false,
-    indirect_calls: 0.0,
+    indirect_calls: 1.0,
 };
 
 /// `iput` of the unlinked inode -> `iput_final` -> `evict`:
@@ -113,5 +137,9 @@ pub const UNLINK_VFS: Work = Work {
 /// `destroy_inode` -> `xfs_fs_destroy_inode` ->
 /// `xfs_inode_mark_reclaimable` -> `xfs_inodegc_queue` (the per-CPU
 /// `xfs_inodegc` list: `llist_add`, the item count, `mod_delayed_work_on`
-/// when the batch starts): about 260 loads, 9 locked operations.
-pub const EVICT: Work = Work::straight(260.0, 9.0);
+/// on every queueing): about 260 loads, 9 locked operations. Three
+/// indirect calls through `sb->s_op` (`fs/inode.c`): `drop_inode`
+/// (`iput_final`), `evict_inode` (`xfs_fs_evict_inode`, 6.15 on) and
+/// `destroy_inode`; the RCU callback that frees the LSM blob runs later,
+/// in softirq, and is not counted.
+pub const EVICT: Work = Work::straight(260.0, 9.0).indirect(3.0);

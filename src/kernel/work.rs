@@ -76,10 +76,7 @@ impl Work {
 
     /// Price in ns on `m`, loads at `hit_ns` (no scale).
     pub fn ns(&self, m: &MachineProfile) -> f64 {
-        self.cold_lines * m.memory_ns
-            + self.atomics * m.atomic_ns
-            + self.hits * m.hit_ns
-            + self.indirect_calls * m.indirect_call_ns()
+        self.cold_lines * m.memory_ns + self.atomics * m.atomic_ns + self.hits * m.hit_ns + self.indirect_calls * m.indirect_call_ns()
     }
 }
 

@@ -14,4 +14,5 @@ mod cutoff_props;
 mod freesp_text;
 mod freespace_props;
 mod hostile;
+mod indirect;
 mod workload;

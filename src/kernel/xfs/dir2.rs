@@ -238,7 +238,16 @@ pub const NAME_MATCH: Work = Work::straight(30.0, 0.0);
 /// updated, then the new block's buffer got and its header initialised
 /// and logged (`xfs_dir3_data_init` or `xfs_dir3_leaf_get_buf`,
 /// `xfs_da_get_buf`): about 1,000 loads, 50 locked operations.
-pub const BLOCK_GROW: Work = Work::straight(1000.0, 50.0);
+///
+/// About 20 indirect calls, all through the free-space btrees' `bc_ops`
+/// (`fs/xfs/libxfs/xfs_btree.c`): four lookups (`xfs_alloc_cur_setup`'s
+/// by-size `GE`, then `xfs_alloc_fixup_trees`' three `EQ`s), each one
+/// `init_ptr_from_cur` and two per leaf probe (`init_key_from_rec`,
+/// `cmp_key_with_cur`) over one or two probes in a near-empty leaf; the
+/// by-size delete's `init_key_from_rec`; the insert's `init_rec_from_cur`,
+/// `init_key_from_rec` and `get_maxrecs`. A count by reading, not by a
+/// run of the model's btree: the range is 15 to 35.
+pub const BLOCK_GROW: Work = Work::straight(1000.0, 50.0).indirect(20.0);
 
 /// `xfs_dir2_shrink_inode` of an emptied data block: `xfs_bunmapi`
 /// (extent tree update, `xfs_free_extent_later`: the EFI intent), the
@@ -247,7 +256,16 @@ pub const BLOCK_GROW: Work = Work::straight(1000.0, 50.0);
 /// (`xfs_defer_finish` -> `xfs_trans_roll`: commit and re-reserve, then
 /// `xfs_free_extent` on both free-space trees and the EFD): about 1,400
 /// loads, 60 locked operations.
-pub const BLOCK_SHRINK: Work = Work::straight(1400.0, 60.0);
+///
+/// About 50 indirect calls: the deferred free's `create_intent`,
+/// `create_done` and `finish_item` (`xfs_extent_free_defer_type`); the
+/// free-space btrees' `bc_ops` in `xfs_free_ag_extent` (three or four
+/// lookups at one plus two per leaf probe, the delete, insert and update:
+/// about 20); and the roll's extra commit (`list_sort`'s comparisons, the
+/// AGF, by-block, by-size, EFI and EFD items' `iop_size`, `iop_format`,
+/// `iop_pin` and `iop_committing`: about 25). By reading; the range is 40
+/// to 75.
+pub const BLOCK_SHRINK: Work = Work::straight(1400.0, 60.0).indirect(50.0);
 
 /// A leaf split (`xfs_da3_split` -> `xfs_dir2_leafn_split`): the new leaf
 /// ([`BLOCK_GROW`] counted apart), `xfs_dir3_leafn_rebalance` moving half

@@ -393,7 +393,9 @@ impl EventPrices {
         // (with `cold`, `recent_ns` is `memory_ns`).
         let price = |w: Work| {
             let scale = if w.iterated { 1.0 } else { p.work_scale };
-            ns_to_ps(w.cold_lines * recent_ns + w.atomics * m.atomic_ns + w.hits * m.hit_ns * scale + w.indirect_calls * m.indirect_call_ns())
+            ns_to_ps(
+                w.cold_lines * recent_ns + w.atomics * m.atomic_ns + w.hits * m.hit_ns * scale + w.indirect_calls * m.indirect_call_ns(),
+            )
         };
         let (header_reads, window) = match p.timed_from {
             TimedFrom::XfsAllocAgVextentSize => (0, 0),

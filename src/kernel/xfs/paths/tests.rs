@@ -61,6 +61,15 @@ fn a_create_into_10000_names_sums_its_stretches_by_hand() {
     );
     // Cold: the new dentry (3 lines) and the new xfs_inode (15).
     close("cold", t.cold_lines, 18.0);
+    // Indirect calls: VFS prefix walk 10 (proc's permission,
+    // d_revalidate, get_link), i_op->lookup and ->create 2, f_op->open 1,
+    // f_op->release 1 = 14; finobt lookup (one level, one probe: 1 + 2)
+    // 3, inobt lookup (one level, 8 probes) 17, the inode slab's ctor 1
+    // = 21; commit: two inode items 9, six buffer items 18, list_sort
+    // over 8 items (8 x 3 - 10 = 14 comparisons, one pair of inodes
+    // comparing through iop_sort: 2 more) 16 = 43; a data block's grow
+    // every 173 inserts and a split's grow: 20 each.
+    close("indirect", t.indirect_calls, 14.0 + 21.0 + 43.0 + 20.0 / 173.0 + split * 20.0);
 }
 
 #[test]
@@ -88,6 +97,17 @@ fn an_unlink_from_10001_names_sums_its_stretches_by_hand() {
         21.0 + 7.0 + (43.0 + j * 68.0 + 60.0 / 173.0) + 11.0 + 39.0 + 9.0,
     );
     close("cold", t.cold_lines, 8.0);
+    // Indirect calls: prefix walk 10, i_op->unlink 1; iunlink's
+    // iop_precommit 1; two inode items 9, five buffer items 15, list_sort
+    // over 7 items (7 log2 7 - 8.75 comparisons, 2 for the inode pair);
+    // evict's drop_inode, evict_inode, destroy_inode 3; a shrink every
+    // 173 removals and one per join: 50 each.
+    let sort = 7.0 * 7f64.log2() - 8.75 + 2.0;
+    close(
+        "indirect",
+        t.indirect_calls,
+        11.0 + 1.0 + 9.0 + 15.0 + sort + 3.0 + 50.0 / 173.0 + 50.0 * j,
+    );
 }
 
 #[test]
