@@ -23,6 +23,7 @@
 
 pub mod chase;
 pub mod derive;
+pub mod fresh;
 pub mod host;
 pub mod mitigation;
 pub mod plateau;
@@ -174,6 +175,9 @@ pub struct Calibration {
     /// What the kernel's Spectre v2 mitigation adds to an indirect call,
     /// or why it was not measured.
     pub indirect_call: Result<mitigation::IndirectCallCost, mitigation::NotMeasured>,
+    /// ns per line of a new object zeroed in lines no cache holds
+    /// ([`fresh`]), over the chase's largest working set.
+    pub fresh_line: Spread,
     /// Samples per measurement.
     pub repeat: usize,
     /// Wall time of the measurements, s.
@@ -217,7 +221,7 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
             "largest chase working set {max} B: expected 64 KiB to 4 GiB"
         )));
     }
-    let (atomic, chase, huge_pages, tracepoint, indirect_call) = single_cpu(cpu, n, max, progress)?;
+    let (atomic, chase, huge_pages, tracepoint, indirect_call, fresh_line) = single_cpu(cpu, n, max, progress)?;
     Ok(Calibration {
         host,
         cpu,
@@ -227,6 +231,7 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
         huge_pages,
         tracepoint,
         indirect_call,
+        fresh_line,
         repeat: n,
         wall_s: start.elapsed().as_secs_f64(),
     })
@@ -265,6 +270,7 @@ type SingleCpu = (
     bool,
     Result<tracepoint::TracepointCost, tracepoint::NotMeasured>,
     Result<mitigation::IndirectCallCost, mitigation::NotMeasured>,
+    Spread,
 );
 
 fn single_cpu(cpu: u32, n: usize, max: usize, progress: &dyn Fn(&str)) -> Result<SingleCpu, CalibrateError> {
@@ -272,12 +278,14 @@ fn single_cpu(cpu: u32, n: usize, max: usize, progress: &dyn Fn(&str)) -> Result
     progress(&format!("pointer chase 4 KiB .. {} MiB (CPU {cpu})", max >> 20));
     progress(&format!("an enabled tracepoint, kept and filtered out (CPU {cpu})"));
     progress(&format!("an indirect call through the kernel's Spectre v2 sequence (CPU {cpu})"));
+    progress(&format!("new 1 KiB objects zeroed where no cache holds them (CPU {cpu})"));
     std::thread::scope(|s| {
         s.spawn(|| {
             pin_to(cpu)?;
             let atomic = Spread::of(&chase::xadd_chain(ATOMIC_OPS, n)).ok_or_else(|| no_samples("xadd"))?;
             let (points, huge) = chase_curve(&chase::sizes(max), n)?;
-            Ok((atomic, points, huge, tracepoint::measure(), mitigation::measure()))
+            let fresh_line = Spread::of(&fresh::fresh_line_ns(max, n)).ok_or_else(|| no_samples("fresh lines"))?;
+            Ok((atomic, points, huge, tracepoint::measure(), mitigation::measure(), fresh_line))
         })
         .join()
         .map_err(|_| CalibrateError::Unsupported("the measuring thread panicked".to_string()))?

@@ -22,7 +22,7 @@ pub const LINE: usize = 64;
 /// Words (u64) in a line.
 const WORDS: usize = LINE / 8;
 /// Huge page size asked for by `madvise(MADV_HUGEPAGE)`.
-const HUGE: usize = 2 << 20;
+pub(super) const HUGE: usize = 2 << 20;
 
 /// A random cyclic chase over the lines of a working set.
 #[derive(Debug)]
@@ -105,7 +105,7 @@ impl Chase {
 
 /// Asks for transparent huge pages over `words` (whose start is 2 MiB
 /// aligned); true if the kernel took the advice.
-fn advise_huge(words: &mut [u64]) -> bool {
+pub(super) fn advise_huge(words: &mut [u64]) -> bool {
     let len = words.len() * 8 / HUGE * HUGE;
     if len == 0 {
         return false;

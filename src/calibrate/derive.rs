@@ -233,6 +233,7 @@ pub fn derive(cal: &Calibration, name: &str, cpu: &str) -> Result<Derived, Calib
             l2_ways: g.l2_ways,
             l2_hit_ns: l2_hit,
             llc_hit_ns: llc_hit,
+            fresh_line_ns: Some(fresh_line(cal, &mut notes)),
         }),
         tracepoint: tracepoint(cal, &mut notes),
         mitigation: mitigation(cal, &mut notes),
@@ -242,6 +243,30 @@ pub fn derive(cal: &Calibration, name: &str, cpu: &str) -> Result<Derived, Calib
         .validate()
         .map_err(|e| CalibrateError::Unsupported(format!("the measured profile is not valid: {e}")))?;
     Ok(Derived { profile, notes, levels })
+}
+
+/// ns per line of a new object initialised in lines no cache holds, with
+/// its note.
+fn fresh_line(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> f64 {
+    let f = &cal.fresh_line;
+    let region = cal
+        .chase
+        .last()
+        .map_or(0, |p| p.bytes)
+        .clamp(super::fresh::REGION.0, super::fresh::REGION.1);
+    notes.push((
+        "levels.fresh_line_ns",
+        format!(
+            "write_bytes (memset) of {} {}-byte objects per sample, in one random order over {} MiB (huge pages asked for, pages faulted in first), per 64-byte line: p10-p90 {:.2}-{:.2} ns, {} samples",
+            super::fresh::OBJECTS,
+            super::fresh::OBJECT,
+            region >> 20,
+            f.p10,
+            f.p90,
+            f.n
+        ),
+    ));
+    r2(f.median.max(0.0))
 }
 
 /// The tracepoint prices when they were measured (a note either way).

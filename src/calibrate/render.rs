@@ -199,6 +199,10 @@ fn fields(p: &MachineProfile, d: &Derived) -> String {
         let _ = writeln!(s, "l2_hit_ns = {:.2}", l.l2_hit_ns);
         note(&mut s, "levels.llc_hit_ns");
         let _ = writeln!(s, "llc_hit_ns = {:.2}", l.llc_hit_ns);
+        if let Some(f) = l.fresh_line_ns {
+            note(&mut s, "levels.fresh_line_ns");
+            let _ = writeln!(s, "fresh_line_ns = {f:.2}");
+        }
     }
     match &p.tracepoint {
         Some(t) => {

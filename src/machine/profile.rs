@@ -163,6 +163,13 @@ pub struct CacheLevels {
     pub l2_hit_ns: f64,
     /// ns for a load that hits in the last-level cache (load-to-use).
     pub llc_hit_ns: f64,
+    /// ns per 64-byte line of a new object initialised in lines no cache
+    /// holds (a slab constructor's `memset`, a fresh object's first
+    /// stores), measured by `fsmeta calibrate`
+    /// ([`crate::calibrate::fresh`]); optional: without it such a line is
+    /// priced as a load from DRAM (`memory_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh_line_ns: Option<f64>,
 }
 
 /// Converts ns to integer ps: `ns x 1000` rounded to the nearest ps, halves
@@ -206,6 +213,11 @@ impl MachineProfile {
             if l.llc_hit_ns < l.l2_hit_ns {
                 return Err(invalid("levels.llc_hit_ns", "is less than levels.l2_hit_ns".to_string()));
             }
+            if let Some(ns) = l.fresh_line_ns
+                && !(ns.is_finite() && (0.0..=1e3).contains(&ns))
+            {
+                return Err(invalid("levels.fresh_line_ns", format!("{ns} ns is not in [0, 1000]")));
+            }
             for (field, w) in [("levels.l1d_ways", l.l1d_ways), ("levels.l2_ways", l.l2_ways)] {
                 if w == 0 {
                     return Err(invalid(field, "must be at least 1".to_string()));
@@ -247,6 +259,12 @@ impl MachineProfile {
     /// measured [`MitigationPrices::indirect_call_ns`], 0 without it.
     pub fn indirect_call_ns(&self) -> f64 {
         self.mitigation.as_ref().map_or(0.0, |m| m.indirect_call_ns)
+    }
+
+    /// ns per line of a new object initialised where no cache holds it:
+    /// the measured [`CacheLevels::fresh_line_ns`], else `memory_ns`.
+    pub fn fresh_line_ns(&self) -> f64 {
+        self.levels.as_ref().and_then(|l| l.fresh_line_ns).unwrap_or(self.memory_ns)
     }
 
     /// Every latency field with its name, in declaration order.
@@ -439,139 +457,4 @@ fn invalid(field: &str, message: String) -> ParamError {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A file written in a directory of its own (one per file, as tests
-    /// run in parallel), removed with it when dropped.
-    struct TempFile {
-        dir: std::path::PathBuf,
-        path: std::path::PathBuf,
-    }
-
-    impl std::ops::Deref for TempFile {
-        type Target = std::path::Path;
-        fn deref(&self) -> &std::path::Path {
-            &self.path
-        }
-    }
-
-    impl Drop for TempFile {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-    }
-
-    fn temp_file(name: &str, text: &str) -> TempFile {
-        let dir = std::env::temp_dir().join(format!("fsmeta-profile-test-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
-        std::fs::write(&path, text).unwrap();
-        TempFile { dir, path }
-    }
-
-    fn icelake() -> MachineProfile {
-        find_builtin("icelake-2s").unwrap()
-    }
-
-    #[test]
-    fn transfer_ps_rounds_to_nearest() {
-        let mut p = icelake();
-        assert_eq!(p.transfer_ps(Distance::SmtSibling), 8100);
-        assert_eq!(p.transfer_ps(Distance::CrossSocket), 108_000);
-        p.hit_ns = 1.2344;
-        assert_eq!(p.transfer_ps(Distance::SameCpu), 1234);
-        p.hit_ns = 1.2346;
-        assert_eq!(p.transfer_ps(Distance::SameCpu), 1235);
-        p.hit_ns = 0.0025; // 2.5 ps: halves round away from zero
-        assert_eq!(p.transfer_ps(Distance::SameCpu), 3);
-        assert_eq!(ns_to_ps(f64::NAN), 0);
-        assert_eq!(ns_to_ps(-1.0), 0);
-    }
-
-    #[test]
-    fn validate_names_the_field() {
-        let field = |p: MachineProfile| match p.validate() {
-            Err(e) => e.field,
-            other => panic!("expected a parameter error, got {other:?}"),
-        };
-        let mut p = icelake();
-        p.memory_ns = f64::NAN;
-        assert_eq!(field(p), "memory_ns");
-        let mut p = icelake();
-        p.cross_socket_ns = 20.0;
-        assert_eq!(field(p), "cross_socket_ns");
-        let mut p = icelake();
-        p.topology.llcs_per_socket = 5;
-        assert_eq!(field(p), "topology.llcs_per_socket");
-        let mut p = icelake();
-        p.smt_throughput = 2.5;
-        assert_eq!(field(p), "smt_throughput");
-        let mut p = icelake();
-        p.cache_ways = 0;
-        assert_eq!(field(p), "cache_ways");
-    }
-
-    #[test]
-    fn load_profile_round_trips_every_builtin() {
-        for p in builtin_profiles() {
-            let text = toml::to_string(&p).unwrap();
-            let path = temp_file(&format!("{}.toml", p.name), &text);
-            assert_eq!(load_profile(&path).unwrap(), p, "{text}");
-        }
-    }
-
-    #[test]
-    fn load_profile_syntax_error_has_line_and_column() {
-        let mut text = toml::to_string(&icelake()).unwrap();
-        text = text.replace("hit_ns = 1.4", "hit_ns = fast");
-        let line = text.lines().position(|l| l.starts_with("hit_ns")).unwrap() + 1;
-        let path = temp_file("bad-syntax.toml", &text);
-        match load_profile(&path) {
-            Err(e @ MachineError::Input(crate::param::InputError::Malformed { .. })) => {
-                let shown = e.to_string();
-                let want = format!("{}:{line}: column 10: ", path.display());
-                assert!(shown.starts_with(&want), "{shown} / {want}");
-            }
-            other => panic!("expected InputFile, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn load_profile_unknown_and_invalid_fields_have_lines() {
-        let good = toml::to_string(&icelake()).unwrap();
-        let text = good.replace("cache_ways = 12", "cache_ways = 12\ncache_wayz = 3");
-        let want = text.lines().position(|l| l.starts_with("cache_wayz")).unwrap() + 1;
-        let path = temp_file("unknown.toml", &text);
-        assert!(matches!(load_profile(&path), Err(MachineError::Input(crate::param::InputError::Malformed { line, .. })) if line == want));
-
-        let text = good.replace("smt = 2", "smt = 0");
-        let want = text.lines().position(|l| l.starts_with("smt = 0")).unwrap() + 1;
-        let path = temp_file("invalid.toml", &text);
-        match load_profile(&path) {
-            Err(MachineError::Input(crate::param::InputError::Malformed { line, message, .. })) => {
-                assert_eq!(line, want);
-                assert!(message.starts_with("topology.smt:"), "{message}");
-            }
-            other => panic!("expected InputFile, got {other:?}"),
-        }
-        let missing = std::env::temp_dir().join("fsmeta-no-such-profile.toml");
-        assert!(matches!(
-            load_profile(&missing),
-            Err(MachineError::Input(crate::param::InputError::Io { .. }))
-        ));
-    }
-
-    #[test]
-    fn describe_lists_the_parameters() {
-        let text = find_builtin("milan-2s").unwrap().describe();
-        assert!(text.starts_with("milan-2s: AMD EPYC 7R13"), "{text}");
-        assert!(
-            text.contains("2 socket(s) x 48 cores x 2 SMT = 192 CPUs, 6 LLC domain(s)"),
-            "{text}"
-        );
-        assert!(text.contains("same_llc 23 same_socket 107 cross_socket 197"), "{text}");
-        assert!(text.contains("LLC 192 MiB per socket (16-way)"), "{text}");
-        assert_eq!(text.lines().count(), 6);
-    }
-}
+mod tests;

@@ -61,6 +61,7 @@ fn calibration(snapshot: &str, max: usize, cas: &[(Distance, f64)]) -> Calibrati
         huge_pages: true,
         tracepoint: Err(fsmeta::calibrate::tracepoint::NotMeasured("not root (test)".into())),
         indirect_call: Err(fsmeta::calibrate::mitigation::NotMeasured("not measured (test)".into())),
+        fresh_line: spread(17.5),
         repeat: 3,
         wall_s: 1.0,
     }
@@ -96,6 +97,7 @@ fn the_written_profile_loads_and_holds_the_measurements() {
     );
     let l = p.levels.as_ref().unwrap();
     assert_eq!((l.l2_hit_ns, l.llc_hit_ns, l.l1d_ways, l.l2_ways), (4.0, 14.0, 8, 8));
+    assert_eq!(l.fresh_line_ns, Some(17.5));
     assert_eq!(
         (p.l1d_bytes, p.l2_bytes, p.llc_bytes_per_socket, p.cache_ways),
         (32 << 10, 1 << 20, 32 << 20, 16)
@@ -106,6 +108,7 @@ fn the_written_profile_loads_and_holds_the_measurements() {
         "# Date: 2026-12-01 16:00:00 UTC",
         "# hit_ns: L1d load-to-use: pointer chase over 4 KiB to 16 KiB",
         "# smt_ns: not measured",
+        "# fresh_line_ns: write_bytes (memset) of 4096 1024-byte objects per sample",
         "plateau ends at   32 KiB",
         "# Kernel mitigations on calls and returns (sysfs vulnerabilities): spec_rstack_overflow: Vulnerable: Safe RET, no microcode.",
     ] {
