@@ -44,6 +44,12 @@ pub struct Work {
     /// call (`mitigation.indirect_call_ns`, 0 on a profile without it),
     /// on top of its loads.
     pub indirect_calls: f64,
+    /// Lines of a new object written before they are read, in no CPU's
+    /// cache (a slab constructor's `memset` of a fresh object, a new
+    /// object's first stores): the store buffer takes the stores and the
+    /// line fills overlap, so each is priced at the profile's measured
+    /// `levels.fresh_line_ns` (`memory_ns` on a profile without it).
+    pub new_lines: f64,
 }
 
 impl Work {
@@ -55,6 +61,7 @@ impl Work {
             hits,
             iterated: false,
             indirect_calls: 0.0,
+            new_lines: 0.0,
         }
     }
 
@@ -66,6 +73,7 @@ impl Work {
             hits,
             iterated: true,
             indirect_calls: 0.0,
+            new_lines: 0.0,
         }
     }
 
@@ -74,9 +82,19 @@ impl Work {
         Work { indirect_calls: n, ..self }
     }
 
+    /// This work with `n` lines of a new object initialised where no cache
+    /// holds them ([`Work::new_lines`]).
+    pub const fn fresh(self, n: f64) -> Work {
+        Work { new_lines: n, ..self }
+    }
+
     /// Price in ns on `m`, loads at `hit_ns` (no scale).
     pub fn ns(&self, m: &MachineProfile) -> f64 {
-        self.cold_lines * m.memory_ns + self.atomics * m.atomic_ns + self.hits * m.hit_ns + self.indirect_calls * m.indirect_call_ns()
+        self.cold_lines * m.memory_ns
+            + self.new_lines * m.fresh_line_ns()
+            + self.atomics * m.atomic_ns
+            + self.hits * m.hit_ns
+            + self.indirect_calls * m.indirect_call_ns()
     }
 }
 
@@ -93,6 +111,9 @@ pub struct Tally {
     pub iterated_hits: f64,
     /// Indirect calls (priced at the profile's `indirect_call_ns`).
     pub indirect_calls: f64,
+    /// New objects' lines initialised in no cache (priced at the
+    /// profile's `fresh_line_ns`).
+    pub new_lines: f64,
 }
 
 impl Tally {
@@ -101,6 +122,7 @@ impl Tally {
         self.cold_lines += w.cold_lines * times;
         self.atomics += w.atomics * times;
         self.indirect_calls += w.indirect_calls * times;
+        self.new_lines += w.new_lines * times;
         if w.iterated {
             self.iterated_hits += w.hits * times;
         } else {
@@ -116,6 +138,7 @@ impl Tally {
         self.hits += t.hits * times;
         self.iterated_hits += t.iterated_hits * times;
         self.indirect_calls += t.indirect_calls * times;
+        self.new_lines += t.new_lines * times;
         self
     }
 
@@ -127,12 +150,13 @@ impl Tally {
     }
 
     /// Price in ns on `m` with the host's `work_scale`: cold lines at
-    /// `memory_ns`, locked operations at `atomic_ns`, straight-line loads
+    /// `memory_ns`, new objects' lines at `fresh_line_ns`, locked operations at `atomic_ns`, straight-line loads
     /// at `hit_ns x work_scale`, inner-loop loads at `hit_ns`, indirect
     /// calls at `indirect_call_ns` (the knob does not scale a measured
     /// price).
     pub fn ns(&self, m: &MachineProfile, work_scale: f64) -> f64 {
         self.cold_lines * m.memory_ns
+            + self.new_lines * m.fresh_line_ns()
             + self.atomics * m.atomic_ns
             + self.hits * m.hit_ns * work_scale
             + self.iterated_hits * m.hit_ns

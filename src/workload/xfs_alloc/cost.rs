@@ -58,6 +58,7 @@ pub const BUFFER_READ: Work = Work {
     hits: 80.0,
     iterated: false,
     indirect_calls: 0.0,
+    new_lines: 0.0,
 };
 
 /// One probe of the binary search in `xfs_btree_lookup`:
@@ -71,6 +72,7 @@ pub const KEY_COMPARE: Work = Work {
     hits: 4.0,
     iterated: true,
     indirect_calls: 0.0,
+    new_lines: 0.0,
 };
 
 /// A cursor made and deleted: `xfs_btree_alloc_cursor` (slab allocation,
@@ -84,6 +86,7 @@ pub const CURSOR: Work = Work {
     hits: 30.0,
     iterated: false,
     indirect_calls: 0.0,
+    new_lines: 0.0,
 };
 
 /// One record deleted, inserted or rewritten in a leaf
@@ -99,6 +102,7 @@ pub const UPDATE: Work = Work {
     hits: 94.0,
     iterated: false,
     indirect_calls: 0.0,
+    new_lines: 0.0,
 };
 
 /// `xfs_alloc_log_agf`: `xfs_btree_offsets` over the AGF field table and
@@ -110,6 +114,7 @@ pub const AGF_LOG: Work = Work {
     hits: 40.0,
     iterated: false,
     indirect_calls: 0.0,
+    new_lines: 0.0,
 };
 
 /// One record step of the by-size walk, counted
@@ -129,6 +134,7 @@ pub const RECORD: Work = Work {
     hits: 40.0,
     iterated: true,
     indirect_calls: 0.0,
+    new_lines: 0.0,
 };
 
 /// An AG header read inside the window (`xfs_alloc_read_agf` ->
@@ -142,6 +148,7 @@ pub const HEADER_READ: Work = Work {
     hits: BUFFER_READ.hits + 20.0,
     iterated: false,
     indirect_calls: 0.0,
+    new_lines: 0.0,
 };
 
 /// AG header reads in the lab's window: the AGF (`xfs_alloc_read_agf`)
@@ -163,6 +170,7 @@ pub const FIX_FREELIST: Work = Work {
     hits: 62.0,
     iterated: false,
     indirect_calls: 0.0,
+    new_lines: 0.0,
 };
 
 /// `xfs_extent_busy_trim` on a non-empty busy tree: `spin_lock(&eb_lock)`
@@ -175,6 +183,7 @@ pub const BUSY_SEARCH: Work = Work {
     hits: 12.0,
     iterated: true,
     indirect_calls: 0.0,
+    new_lines: 0.0,
 };
 
 /// One node of the busy-tree descent: `rb_entry`, `bno` and `length`
@@ -185,6 +194,7 @@ pub const BUSY_NODE: Work = Work {
     hits: 6.0,
     iterated: true,
     indirect_calls: 0.0,
+    new_lines: 0.0,
 };
 
 /// A trimmed candidate: the overlap case analysis and the result stores
@@ -196,6 +206,7 @@ pub const BUSY_TRIM: Work = Work {
     hits: 14.0,
     iterated: true,
     indirect_calls: 0.0,
+    new_lines: 0.0,
 };
 
 /// One enabled tracepoint firing with a filter, into a private
@@ -207,6 +218,7 @@ pub const TRACE_EVENT: Work = Work {
     hits: crate::kernel::tracing::TRACE_EVENT_LOADS,
     iterated: false,
     indirect_calls: 0.0,
+    new_lines: 0.0,
 };
 
 /// [`TRACE_EVENT`] fired once per turn of an inner loop
@@ -222,6 +234,7 @@ pub const TRACE_EVENT: Work = Work {
 pub const TRACE_EVENT_ITERATED: Work = Work {
     iterated: true,
     indirect_calls: 0.0,
+    new_lines: 0.0,
     ..TRACE_EVENT
 };
 
@@ -394,7 +407,11 @@ impl EventPrices {
         let price = |w: Work| {
             let scale = if w.iterated { 1.0 } else { p.work_scale };
             ns_to_ps(
-                w.cold_lines * recent_ns + w.atomics * m.atomic_ns + w.hits * m.hit_ns * scale + w.indirect_calls * m.indirect_call_ns(),
+                w.cold_lines * recent_ns
+                    + w.new_lines * m.fresh_line_ns()
+                    + w.atomics * m.atomic_ns
+                    + w.hits * m.hit_ns * scale
+                    + w.indirect_calls * m.indirect_call_ns(),
             )
         };
         let (header_reads, window) = match p.timed_from {
