@@ -171,38 +171,29 @@ mod calls {
         if n == 0 {
             return;
         }
+        // `n` calls of `fsmeta_cal_empty`, its address in %rax, made by
+        // the instruction given (asm! templates are literals, so a macro).
+        macro_rules! calls_by {
+            ($call:literal) => {
+                std::arch::asm!(
+                    "7:",
+                    "lea rax, [rip + fsmeta_cal_empty]",
+                    $call,
+                    "dec {n}",
+                    "jnz 7b",
+                    n = inout(reg) n => _,
+                    out("rax") _,
+                )
+            };
+        }
         // SAFETY: each loop calls a function that only returns, through a
         // thunk that touches %rax and the stack only; %rax is declared
         // clobbered and the block may use the stack (no `nostack`).
         unsafe {
             match s {
-                Sequence::Plain => std::arch::asm!(
-                    "7:",
-                    "lea rax, [rip + fsmeta_cal_empty]",
-                    "call rax",
-                    "dec {n}",
-                    "jnz 7b",
-                    n = inout(reg) n => _,
-                    out("rax") _,
-                ),
-                Sequence::Retpoline => std::arch::asm!(
-                    "7:",
-                    "lea rax, [rip + fsmeta_cal_empty]",
-                    "call fsmeta_cal_thunk_retpoline",
-                    "dec {n}",
-                    "jnz 7b",
-                    n = inout(reg) n => _,
-                    out("rax") _,
-                ),
-                Sequence::Lfence => std::arch::asm!(
-                    "7:",
-                    "lea rax, [rip + fsmeta_cal_empty]",
-                    "call fsmeta_cal_thunk_lfence",
-                    "dec {n}",
-                    "jnz 7b",
-                    n = inout(reg) n => _,
-                    out("rax") _,
-                ),
+                Sequence::Plain => calls_by!("call rax"),
+                Sequence::Retpoline => calls_by!("call fsmeta_cal_thunk_retpoline"),
+                Sequence::Lfence => calls_by!("call fsmeta_cal_thunk_lfence"),
             }
         }
     }
