@@ -275,7 +275,8 @@ fn tracepoint(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Opt
         Ok(t) => {
             let how = |s: &Spread, what: &str| {
                 format!(
-                    "{what}: task:task_rename fired by prctl(PR_SET_NAME) in a private tracefs instance, {} calls per timing, on minus the mean of the offs around it, per call: p10-p90 {:.1}-{:.1} ns, {} samples",
+                    "{what}: task:task_rename fired by prctl(PR_SET_NAME) in a private tracefs instance (trace clock {}, as the lab's), {} calls per timing, on minus the mean of the offs around it, per call: p10-p90 {:.1}-{:.1} ns, {} samples",
+                    t.clock,
                     super::tracepoint::CALLS,
                     s.p10,
                     s.p90,

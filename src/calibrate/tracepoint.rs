@@ -13,7 +13,9 @@
 //! committed in the ring buffer); on with a filter no record passes
 //! (`common_pid == 0`; `discarded`: built in the per-CPU temp buffer and
 //! dropped, 0fc1b09ff1ff); off again. A sample's cost per call is on
-//! minus the mean of its two offs.
+//! minus the mean of its two offs. The instance runs on the lab's trace
+//! clock (`x86-tsc` where offered), whose read is part of a kept record's
+//! price.
 //!
 //! Needs root and tracefs with the `task_rename` event; without them the
 //! profile says why and the twins count the event's loads instead.
@@ -38,6 +40,8 @@ pub struct TracepointCost {
     pub kept: Spread,
     /// Rejected by the event's filter (built in the temp buffer, dropped).
     pub discarded: Spread,
+    /// The instance's trace clock: the lab's ([`crate::lab::trace::clock_of`]).
+    pub clock: &'static str,
 }
 
 /// Why the tracepoint cost could not be measured (the profile says so).
@@ -107,6 +111,8 @@ pub fn measure() -> Result<TracepointCost, NotMeasured> {
 fn timed(dir: &Path, n: usize) -> Result<TracepointCost, NotMeasured> {
     std::fs::create_dir(dir).map_err(|e| NotMeasured(format!("mkdir {}: {e}", dir.display())))?;
     write(&dir.join("buffer_size_kb"), "256")?;
+    let clock = crate::lab::trace::clock_of(&std::fs::read_to_string(dir.join("trace_clock")).unwrap_or_default());
+    write(&dir.join("trace_clock"), clock)?;
     let ev = dir.join(EVENT);
     let (mut kept, mut discarded) = (Vec::with_capacity(n), Vec::with_capacity(n));
     set_name_ns(); // warm up
@@ -130,5 +136,6 @@ fn timed(dir: &Path, n: usize) -> Result<TracepointCost, NotMeasured> {
     Ok(TracepointCost {
         kept: spread(&kept, "kept")?,
         discarded: spread(&discarded, "discarded")?,
+        clock,
     })
 }

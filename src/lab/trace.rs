@@ -60,6 +60,19 @@ fn mono_ns() -> u64 {
     (t.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(t.tv_nsec as u64)
 }
 
+/// The trace clock the lab uses among an instance's `trace_clock` list:
+/// `x86-tsc` where offered (ns resolution), else `mono`. Under retpolines
+/// `x86-tsc` is read through `buffer->clock` (an indirect call per kept
+/// record; `ring_buffer.c` calls only `trace_clock_local` directly), so
+/// `fsmeta calibrate` prices its events on the same clock.
+pub fn clock_of(trace_clock: &str) -> &'static str {
+    if trace_clock.split_whitespace().any(|c| c.trim_matches(['[', ']']) == "x86-tsc") {
+        "x86-tsc"
+    } else {
+        "mono"
+    }
+}
+
 fn write(path: &Path, text: &str) -> Result<(), LabError> {
     fs::write(path, text).map_err(|e| LabError::step(format!("write `{text}` to {}", path.display()), e))
 }
@@ -73,12 +86,7 @@ impl Instance {
         let dir = Path::new(TRACEFS).join(format!("instances/fsmeta-{}-{n}", std::process::id()));
         fs.record_instance(&dir)?;
         fs::create_dir(&dir).map_err(|e| LabError::step(format!("mkdir {}", dir.display()), e))?;
-        let clocks = fs::read_to_string(dir.join("trace_clock")).unwrap_or_default();
-        let clock = if clocks.split_whitespace().any(|c| c.trim_matches(['[', ']']) == "x86-tsc") {
-            "x86-tsc"
-        } else {
-            "mono"
-        };
+        let clock = clock_of(&fs::read_to_string(dir.join("trace_clock")).unwrap_or_default());
         let me = Instance {
             dir,
             events: events.to_vec(),
@@ -353,6 +361,14 @@ mod tests {
 
     fn line(ts: &str, event: &str, body: &str) -> String {
         format!("          fsmeta-7   [001] .....  {ts}: {event}: {body}\n")
+    }
+
+    #[test]
+    fn the_lab_takes_x86_tsc_where_offered_else_mono() {
+        assert_eq!(clock_of("[local] global counter uptime perf mono mono_raw boot x86-tsc"), "x86-tsc");
+        assert_eq!(clock_of("local global [x86-tsc] mono"), "x86-tsc");
+        assert_eq!(clock_of("[local] global counter mono"), "mono");
+        assert_eq!(clock_of(""), "mono");
     }
 
     #[test]

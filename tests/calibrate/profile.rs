@@ -183,12 +183,14 @@ fn a_measured_tracepoint_cost_is_written_and_loaded_and_a_missing_one_says_why()
     cal.tracepoint = Ok(TracepointCost {
         kept: spread(96.0),
         discarded: spread(32.0),
+        clock: "x86-tsc",
     });
     let d = derive(&cal, "tp", "t").unwrap();
     let t = d.profile.tracepoint.as_ref().expect("measured");
     assert_eq!((t.event_ns, t.discard_ns), (96.0, 32.0));
     let text = render(&cal, &d, &Header::default());
     assert!(text.contains("[tracepoint]\n# event_ns: a record kept"), "{text}");
+    assert!(text.contains("(trace clock x86-tsc, as the lab's)"), "{text}");
     assert_eq!(load_profile(&write("tp", &text)).unwrap(), d.profile);
 }
 
