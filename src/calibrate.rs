@@ -221,7 +221,14 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
             "largest chase working set {max} B: expected 64 KiB to 4 GiB"
         )));
     }
-    let (atomic, chase, huge_pages, tracepoint, indirect_call, fresh_line) = single_cpu(cpu, n, max, progress)?;
+    let SingleCpu {
+        atomic,
+        chase,
+        huge_pages,
+        tracepoint,
+        indirect_call,
+        fresh_line,
+    } = single_cpu(cpu, n, max, progress)?;
     Ok(Calibration {
         host,
         cpu,
@@ -263,15 +270,16 @@ fn no_samples(what: &str) -> CalibrateError {
     CalibrateError::Unsupported(format!("{what}: no sample was taken"))
 }
 
-/// The uncontended atomic chain and the chase, on a thread pinned to `cpu`.
-type SingleCpu = (
-    Spread,
-    Vec<ChasePoint>,
-    bool,
-    Result<tracepoint::TracepointCost, tracepoint::NotMeasured>,
-    Result<mitigation::IndirectCallCost, mitigation::NotMeasured>,
-    Spread,
-);
+/// What one pinned CPU measures alone (the fields of [`Calibration`] of
+/// the same names).
+struct SingleCpu {
+    atomic: Spread,
+    chase: Vec<ChasePoint>,
+    huge_pages: bool,
+    tracepoint: Result<tracepoint::TracepointCost, tracepoint::NotMeasured>,
+    indirect_call: Result<mitigation::IndirectCallCost, mitigation::NotMeasured>,
+    fresh_line: Spread,
+}
 
 fn single_cpu(cpu: u32, n: usize, max: usize, progress: &dyn Fn(&str)) -> Result<SingleCpu, CalibrateError> {
     progress(&format!("uncontended lock xadd chain (CPU {cpu})"));
@@ -285,7 +293,14 @@ fn single_cpu(cpu: u32, n: usize, max: usize, progress: &dyn Fn(&str)) -> Result
             let atomic = Spread::of(&chase::xadd_chain(ATOMIC_OPS, n)).ok_or_else(|| no_samples("xadd"))?;
             let (points, huge) = chase_curve(&chase::sizes(max), n)?;
             let fresh_line = Spread::of(&fresh::fresh_line_ns(max, n)).ok_or_else(|| no_samples("fresh lines"))?;
-            Ok((atomic, points, huge, tracepoint::measure(), mitigation::measure(), fresh_line))
+            Ok(SingleCpu {
+                atomic,
+                chase: points,
+                huge_pages: huge,
+                tracepoint: tracepoint::measure(),
+                indirect_call: mitigation::measure(),
+                fresh_line,
+            })
         })
         .join()
         .map_err(|_| CalibrateError::Unsupported("the measuring thread panicked".to_string()))?

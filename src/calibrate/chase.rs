@@ -40,10 +40,7 @@ impl Chase {
     pub fn new(bytes: usize) -> Chase {
         let lines = (bytes / LINE).max(2);
         let align = if lines * LINE >= HUGE { HUGE } else { LINE };
-        let mut words = vec![0u64; lines * WORDS + 2 * align / 8];
-        let addr = words.as_ptr() as usize;
-        let base = (align - addr % align) % align / 8;
-        let huge_pages = align == HUGE && advise_huge(&mut words[base..]);
+        let (mut words, base, huge_pages) = aligned_words(lines * WORDS, align);
         let mut order: Vec<u32> = (0..lines as u32).collect();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x0063_6861_7365);
         for i in (1..lines).rev() {
@@ -103,9 +100,21 @@ impl Chase {
     }
 }
 
+/// A zeroed buffer of at least `words` u64s whose word `base` starts on an
+/// `align`-byte boundary, with huge pages asked for from `base` on when
+/// `align` is [`HUGE`]: `(buffer, base, whether the kernel took the
+/// advice)`.
+pub(super) fn aligned_words(words: usize, align: usize) -> (Vec<u64>, usize, bool) {
+    let mut buf = vec![0u64; words + 2 * align / 8];
+    let addr = buf.as_ptr() as usize;
+    let base = (align - addr % align) % align / 8;
+    let huge = align == HUGE && advise_huge(&mut buf[base..]);
+    (buf, base, huge)
+}
+
 /// Asks for transparent huge pages over `words` (whose start is 2 MiB
 /// aligned); true if the kernel took the advice.
-pub(super) fn advise_huge(words: &mut [u64]) -> bool {
+fn advise_huge(words: &mut [u64]) -> bool {
     let len = words.len() * 8 / HUGE * HUGE;
     if len == 0 {
         return false;

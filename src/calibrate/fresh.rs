@@ -12,7 +12,7 @@
 //! costs far less than a load from DRAM (`memory_ns`). A sample is
 //! `elapsed / (objects x lines per object)` in ns.
 
-use super::chase::{HUGE, LINE, advise_huge};
+use super::chase::{HUGE, LINE, aligned_words};
 use rand::{RngExt, SeedableRng};
 use std::hint::black_box;
 use std::time::Instant;
@@ -28,11 +28,8 @@ pub const REGION: (usize, usize) = (64 << 20, 1 << 30);
 /// [`REGION`]), on the calling thread (pin it first).
 pub fn fresh_line_ns(bytes: usize, n: usize) -> Vec<f64> {
     let region = bytes.clamp(REGION.0, REGION.1) / HUGE * HUGE;
-    let mut words = vec![0u64; (region + HUGE) / 8];
-    let addr = words.as_ptr() as usize;
-    let base = (HUGE - addr % HUGE) % HUGE / 8;
+    let (mut words, base, _) = aligned_words(region / 8, HUGE);
     let body = &mut words[base..base + region / 8];
-    advise_huge(body);
     // Fault every page in (and let the kernel zero it) before timing.
     for page in body.chunks_mut(4096 / 8) {
         page[0] = 1;

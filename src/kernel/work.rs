@@ -90,11 +90,9 @@ impl Work {
 
     /// Price in ns on `m`, loads at `hit_ns` (no scale).
     pub fn ns(&self, m: &MachineProfile) -> f64 {
-        self.cold_lines * m.memory_ns
-            + self.new_lines * m.fresh_line_ns()
-            + self.atomics * m.atomic_ns
-            + self.hits * m.hit_ns
-            + self.indirect_calls * m.indirect_call_ns()
+        let mut t = Tally::default();
+        t.add(*self, 1.0);
+        t.ns(m, 1.0)
     }
 }
 

@@ -113,7 +113,7 @@ impl AllocBtree {
     /// After the first entry of the block at `level` changed, rewrites the
     /// parents' keys up to the first ancestor where it is not the first.
     pub(crate) fn fix_keys(&mut self, cur: &BtreeCursor, level: usize) {
-        if level + 1 < self.height && level == 0 {
+        if level == 0 && self.height > 1 {
             // xfs_btree_update_keys: the leaf's new low key through
             // bc_ops->init_key_from_rec.
             self.stats.indirect_calls += 1;
