@@ -8,6 +8,17 @@
 //! it is still counted in `events` and runs in the same order. Line and lock
 //! accesses are priced through [`Pricing`]; counter operations run the
 //! counter model, which emits the accesses it makes.
+//!
+//! Tried in issue 35 (session 48) and not kept: folding pure work (a work
+//! step with no reads) into the event before it, so a process schedules
+//! one event for a run of such steps, and a waiter handed a lock schedules
+//! the end of its critical section's work at once. Every output of the
+//! shipped scenarios at `--quick` stayed byte-identical but `events`
+//! (M/M/1//N 2.96 -> 2.00 events per completion, case 1 -4%), yet the
+//! instructions rose (cachegrind: M/M/1//N at 1M completions 866M -> 880M,
+//! a case 1 run of 1.39M events 546M -> 564M): the events saved were
+//! mostly taken at once already (see above) or were lane pushes, cheaper
+//! than the check the fold adds after every step.
 
 use super::metrics;
 use super::precision::{BatchMeans, Target};
