@@ -30,6 +30,18 @@ pub struct HostInfo {
 /// or indirect branch (retpolines, return thunks).
 pub const MITIGATIONS: [&str; 3] = ["spectre_v2", "retbleed", "spec_rstack_overflow"];
 
+/// Where the kernel reports a vulnerability's state
+/// (`/sys/devices/system/cpu/vulnerabilities/NAME`).
+pub fn vulnerability_path(name: &str) -> String {
+    format!("/sys/devices/system/cpu/vulnerabilities/{name}")
+}
+
+/// The state the kernel reports for vulnerability `name`, trimmed (e.g.
+/// `spectre_v2`: `Mitigation: Retpolines; ...`).
+pub fn vulnerability(name: &str) -> std::io::Result<String> {
+    Ok(std::fs::read_to_string(vulnerability_path(name))?.trim().to_string())
+}
+
 /// `name: state` of each of [`MITIGATIONS`] that `read` gives text for.
 pub fn mitigations(read: impl Fn(&str) -> String) -> Vec<String> {
     MITIGATIONS
@@ -48,7 +60,7 @@ impl HostInfo {
         let mut info = parse_cpuinfo(&read("/proc/cpuinfo"));
         info.kernel = read("/proc/sys/kernel/osrelease");
         info.thp = read("/sys/kernel/mm/transparent_hugepage/enabled");
-        info.mitigations = mitigations(|n| read(&format!("/sys/devices/system/cpu/vulnerabilities/{n}")));
+        info.mitigations = mitigations(|n| vulnerability(n).unwrap_or_default());
         info
     }
 

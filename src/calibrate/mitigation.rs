@@ -24,15 +24,13 @@
 //! cache miss.
 
 use super::stats::Spread;
+use crate::hostinfo::{vulnerability, vulnerability_path};
 
 /// Calls per timing.
 pub const CALLS: u64 = 20_000;
 
 /// Samples (each three timings).
 pub const SAMPLES: usize = 200;
-
-/// Where the kernel names its Spectre v2 mitigation.
-pub const SPECTRE_V2: &str = "/sys/devices/system/cpu/vulnerabilities/spectre_v2";
 
 /// The instruction sequence an indirect call goes through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,10 +87,7 @@ pub struct NotMeasured(pub String);
 /// Reads the host's line and measures its sequence on the calling thread
 /// (pin it first).
 pub fn measure() -> Result<IndirectCallCost, NotMeasured> {
-    let line = std::fs::read_to_string(SPECTRE_V2)
-        .map_err(|e| NotMeasured(format!("{SPECTRE_V2}: {e}")))?
-        .trim()
-        .to_string();
+    let line = vulnerability("spectre_v2").map_err(|e| NotMeasured(format!("{}: {e}", vulnerability_path("spectre_v2"))))?;
     let sequence = Sequence::of_line(&line);
     let extra = match sequence {
         Sequence::Plain => None,

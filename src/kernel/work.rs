@@ -153,7 +153,14 @@ impl Tally {
     /// calls at `indirect_call_ns` (the knob does not scale a measured
     /// price).
     pub fn ns(&self, m: &MachineProfile, work_scale: f64) -> f64 {
-        self.cold_lines * m.memory_ns
+        self.ns_cold_at(m, work_scale, m.memory_ns)
+    }
+
+    /// [`Tally::ns`] with the cold lines priced at `cold_ns` each instead
+    /// of a DRAM load: lines an earlier call left in a cache level
+    /// (`xfs_alloc`'s `between_calls`).
+    pub fn ns_cold_at(&self, m: &MachineProfile, work_scale: f64, cold_ns: f64) -> f64 {
+        self.cold_lines * cold_ns
             + self.new_lines * m.fresh_line_ns()
             + self.atomics * m.atomic_ns
             + self.hits * m.hit_ns * work_scale

@@ -197,7 +197,7 @@ pub fn create_held_at(n: u64) -> Tally {
     t.add_tally(&dir2::insert(&s), 1.0);
     t.add(INODE_ITEM, 2.0).add(INODE_ITEM_ATTACH, 1.0);
     let bufs = 3.0 + dir_logged_buffers(s.form);
-    t.add(BUF_ITEM, bufs).add(TRANS_COMMIT, 1.0).add(commit_sort(2.0 + bufs, 2.0), 1.0);
+    t.add(BUF_ITEM, bufs).add(TRANS_COMMIT, 1.0).add(commit_sort(2.0 + bufs, true), 1.0);
     t
 }
 
@@ -223,7 +223,7 @@ pub fn chunk_alloc_at(chunks: u64) -> Tally {
     t.add(ino::RECORD_UPDATE, 2.0);
     // Logged: AGI, AGF, AGFL, the by-block and by-size leaves, inobt,
     // finobt, the icreate item.
-    t.add(BUF_ITEM, 8.0).add(TRANS_COMMIT, 1.0).add(commit_sort(9.0, 0.0), 1.0);
+    t.add(BUF_ITEM, 8.0).add(TRANS_COMMIT, 1.0).add(commit_sort(9.0, false), 1.0);
     t.add(TRANS_ALLOC, 1.0);
     t
 }
@@ -259,7 +259,7 @@ pub fn remove_held_at(n: u64) -> Tally {
     t.add(ino::IUNLINK, 1.0).add(ino::AG_BUF, 1.0);
     t.add(INODE_ITEM, 2.0).add(INODE_ITEM_ATTACH, 1.0);
     let bufs = 2.0 + dir_logged_buffers(s.form);
-    t.add(BUF_ITEM, bufs).add(TRANS_COMMIT, 1.0).add(commit_sort(2.0 + bufs, 2.0), 1.0);
+    t.add(BUF_ITEM, bufs).add(TRANS_COMMIT, 1.0).add(commit_sort(2.0 + bufs, true), 1.0);
     t
 }
 
@@ -275,7 +275,7 @@ pub fn ifree_at(inodes: u64) -> Tally {
     // Committed: the inode, the AGI, the inobt and finobt leaves, the
     // cluster buffer (di_next_unlinked).
     t.add(INODE_ITEM, 1.0).add(BUF_ITEM, 4.0).add(TRANS_COMMIT, 1.0);
-    t.add(commit_sort(5.0, 1.0), 1.0);
+    t.add(commit_sort(5.0, false), 1.0);
     // Every 64th free empties a chunk.
     let per = 1.0 / INODES_PER_CHUNK as f64;
     t.add(ino::CHUNK_FREE, per)
@@ -360,7 +360,7 @@ pub fn attr_inactive(_: &CodeParams) -> Tally {
     let mut t = Tally::default();
     t.add(ino::INODEGC_ITEM, 1.0).add(TRANS_ALLOC, 1.0).add(ILOCK_PAIR, 1.0);
     t.add(ino::ATTR_INACTIVE_LOGIC, 1.0).add(INODE_ITEM, 1.0).add(TRANS_COMMIT, 1.0);
-    t.add(commit_sort(1.0, 1.0), 1.0);
+    t.add(commit_sort(1.0, false), 1.0);
     t
 }
 

@@ -44,11 +44,11 @@ pub const TRANS_COMMIT: Work = Work::straight(260.0, 4.0);
 /// 1`; lib/list_sort.c). Each comparison of two items that both have
 /// `iop_sort` (inode items) makes two more calls through `li_ops`; the
 /// paths log at most two inodes per handle, so at most one such
-/// comparison (`inodes` = 2).
-pub fn commit_sort(items: f64, inodes: f64) -> Work {
+/// comparison, made when the handle logs two inodes (`two_inodes`).
+pub fn commit_sort(items: f64, two_inodes: bool) -> Work {
     let n = items.max(1.0);
     let compares = (n * n.log2() - 1.25 * n).max(n - 1.0);
-    let sorted_pairs = if inodes >= 2.0 { 1.0 } else { 0.0 };
+    let sorted_pairs = if two_inodes { 1.0 } else { 0.0 };
     Work::straight(0.0, 0.0).indirect(compares + 2.0 * sorted_pairs)
 }
 

@@ -34,6 +34,7 @@
 use crate::kernel::xfs::freespace::BtreeStats;
 use crate::machine::{MachineProfile, ns_to_ps};
 
+use crate::kernel::work::Tally;
 pub use crate::kernel::work::Work;
 
 /// A cached buffer got by a cursor and released when the cursor leaves it.
@@ -405,14 +406,9 @@ impl EventPrices {
         // Work whose lines an earlier call touched is priced like them
         // (with `cold`, `recent_ns` is `memory_ns`).
         let price = |w: Work| {
-            let scale = if w.iterated { 1.0 } else { p.work_scale };
-            ns_to_ps(
-                w.cold_lines * recent_ns
-                    + w.new_lines * m.fresh_line_ns()
-                    + w.atomics * m.atomic_ns
-                    + w.hits * m.hit_ns * scale
-                    + w.indirect_calls * m.indirect_call_ns(),
-            )
+            let mut t = Tally::default();
+            t.add(w, 1.0);
+            ns_to_ps(t.ns_cold_at(m, p.work_scale, recent_ns))
         };
         let (header_reads, window) = match p.timed_from {
             TimedFrom::XfsAllocAgVextentSize => (0, 0),
