@@ -416,6 +416,15 @@ impl Hierarchy {
     /// Always inlined: a caller's loop over touches runs it once per
     /// touch, and when LLVM outlined it (once the library had a second
     /// caller) case 2 took 9% more CPU time (3 paired runs).
+    ///
+    /// Tried in issue 35 (session 48) and not kept: a host prefetch of
+    /// every touch's L2 and LLC sets and line state before the touch list
+    /// is priced, so the host's misses on those arrays would overlap. Case
+    /// 2 at full scale, `--jobs 1`, two alternating pairs: 43.3 and 43.5 s
+    /// user against 42.1 and 42.4 without (byte-identical outputs). With
+    /// transparent huge pages forced on for the whole run (`always`; the
+    /// host's setting is `madvise`) it took 43.4 s: neither the TLB nor
+    /// the order of the misses is what the accesses wait on.
     #[inline(always)]
     pub fn access(&mut self, core: usize, line: u64, is_write: bool) -> Outcome {
         if line >= self.high_line {
