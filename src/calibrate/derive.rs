@@ -7,9 +7,9 @@
 //! four times the LLC up for DRAM. The knees the chase finds on its own
 //! ([`super::plateau`]) are printed beside the sysfs sizes.
 //!
-//! A level whose latency jumps (more than doubles between neighbouring
-//! sizes) past its window's start, at most an eighth of the way to its
-//! sysfs size, is taken at the size before the jump (the knee,
+//! A level whose latency jumps (more than doubles within a factor of 4 in
+//! size) past its window's start, at most an eighth of the way to its
+//! sysfs size, is taken at the last size before the rise (the knee,
 //! [`LevelFit::effective_bytes`]): its latency pooled from past the level
 //! below up to the knee, the next level's window from twice the knee and
 //! DRAM's from four times it. A virtual machine may list its host's whole
@@ -47,15 +47,35 @@ pub struct LevelFit {
 }
 
 /// The effective window of a level sysfs sizes `size`, the level below
-/// being `below`: when the chase's latency more than doubles between two
-/// neighbouring sizes past `lo` and the size before that jump (the knee)
-/// is at most an eighth of `size`, the sizes past `below` up to the knee.
-/// (A jump, not a plateau's end: a VM's noise breaks plateaus.)
+/// being `below`: when the chase's latency more than doubles within a
+/// factor of [`JUMP_SPAN`] in size from some size past `lo`, and the knee
+/// (the last size before that rise that is still within [`LEVEL_RISE`]
+/// of where it started) is at most an eighth of `size`, the sizes past
+/// `below` up to the knee. (A jump, not a plateau's end: a VM's noise
+/// breaks plateaus. And the jump may be spread over two or three chase
+/// sizes: on a Xeon 6 VM the LLC's 40 ns became DRAM's 134 ns from 4 to
+/// 12 MiB without doubling between any two neighbours.)
 fn effective_window(curve: &[(usize, f64)], below: usize, lo: usize, size: usize) -> Option<(usize, usize)> {
-    let knee = curve.windows(2).find(|w| w[0].0 >= lo && w[1].1 > 2.0 * w[0].1).map(|w| w[0].0)?;
+    let knee = curve.iter().enumerate().filter(|(_, p)| p.0 >= lo).find_map(|(i, &(s, ns))| {
+        let after = &curve[i + 1..];
+        let jump = after
+            .iter()
+            .take_while(|p| p.0 <= s.saturating_mul(JUMP_SPAN))
+            .position(|p| p.1 > 2.0 * ns)?;
+        let level = after[..jump].iter().take_while(|p| p.1 <= LEVEL_RISE * ns).last();
+        Some(level.map_or(s, |p| p.0))
+    })?;
     let first = curve.iter().find(|p| p.0 > below)?.0;
     (knee.saturating_mul(8) <= size && first <= knee).then_some((first, knee))
 }
+
+/// How far in size ([`effective_window`]) a level's latency may take to
+/// more than double: a factor of 4.
+const JUMP_SPAN: usize = 4;
+
+/// A chase size still on a level's plateau ([`effective_window`]): at
+/// most 25% above the latency the rise started from.
+const LEVEL_RISE: f64 = 1.25;
 
 /// Each cache level of `cpu` and DRAM with its chase latency.
 pub fn fit_levels(cal: &Calibration, cpu: &Cpu) -> Result<Vec<LevelFit>, CalibrateError> {

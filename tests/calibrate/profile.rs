@@ -173,6 +173,31 @@ fn an_llc_whose_plateau_ends_far_below_its_sysfs_size_is_taken_at_the_knee() {
 }
 
 #[test]
+fn a_rise_spread_over_three_chase_sizes_still_ends_the_level_where_it_starts() {
+    // As a Xeon 6 VM measured it (2026-12-03): the LLC's latency holds to
+    // 4 MiB, then rises over 6 and 8 MiB (no two neighbours double) to
+    // DRAM's by 12 MiB. The knee is 4 MiB, the last size on the plateau,
+    // not 8 MiB where a neighbour finally doubles: 6 and 8 MiB are partly
+    // DRAM, and the LLC's pooled latency must not include them.
+    let mut cal = calibration("sysfs-epyc-2vcpu.txt", 256 * MIB, &[(Distance::SameLlc, 52.0)]);
+    for p in cal.chase.iter_mut().filter(|p| p.bytes > 4 * MIB) {
+        let ns = match p.bytes {
+            b if b <= 6 * MIB => 22.0,
+            b if b <= 8 * MIB => 26.0,
+            _ => 110.0,
+        };
+        p.ns = spread(ns);
+        p.samples = vec![ns * 0.95, ns, ns * 1.05];
+    }
+    let d = derive(&cal, "vm", "test").unwrap();
+    let llc = d.levels.iter().find(|f| f.name == "L3").unwrap();
+    assert_eq!((llc.effective_bytes, llc.window), (Some(4 * MIB), (3 * MIB / 2, 4 * MIB)));
+    assert_eq!(d.levels.last().unwrap().window.0, 16 * MIB, "DRAM from 4x the knee");
+    let l = d.profile.levels.as_ref().unwrap();
+    assert_eq!((l.llc_hit_ns, d.profile.memory_ns), (14.0, 110.0));
+}
+
+#[test]
 fn a_measured_tracepoint_cost_is_written_and_loaded_and_a_missing_one_says_why() {
     use fsmeta::calibrate::tracepoint::TracepointCost;
     let mut cal = calibration("sysfs-epyc-2vcpu.txt", 256 * MIB, &[(Distance::SameLlc, 52.0)]);
