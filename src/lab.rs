@@ -182,6 +182,15 @@ pub struct LabRun {
     /// `/proc/loadavg` when the run started (times measured on a busy host
     /// are not this machine's quiet times).
     pub load: String,
+    /// A cache line's one-way transfer between CPUs 0 and 1 in ns, as
+    /// measured just before and just after the runs (the caller measures
+    /// it: `fsmeta calibrate`'s CAS ping-pong), or why not. On a virtual
+    /// machine the two vCPUs may be SMT siblings in one run and further
+    /// apart in the next (8 against 60-77 ns on the Xeon 6 lab host), and
+    /// every time with a transfer in it follows; `lab.txt` keeps it, and
+    /// the twin's table warns when its profile priced another placement
+    /// ([`twin::transfer_mismatch`]).
+    pub transfer: Option<Result<(f64, f64), String>>,
 }
 
 /// One experiment: its name, what it does, its parameters, how it runs.
@@ -239,6 +248,7 @@ pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
         files: Vec::new(),
         wall_s: 0.0,
         load: std::fs::read_to_string("/proc/loadavg").unwrap_or_default(),
+        transfer: None,
     };
     // Other work on the CPUs, over half a second in which the lab sleeps.
     let stat = || std::fs::read_to_string("/proc/stat").unwrap_or_default();

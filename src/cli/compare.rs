@@ -118,7 +118,11 @@ fn compare_dirs(live: &std::path::Path, twin: &std::path::Path) -> Result<Status
             twin.display()
         )));
     }
-    if let Some(why) = fsmeta::lab::twin::host_mismatch(&l, &t) {
+    let warnings = [
+        fsmeta::lab::twin::host_mismatch(&l, &t),
+        fsmeta::lab::twin::transfer_mismatch(&l, &t),
+    ];
+    for why in warnings.iter().flatten() {
         errln!("fsmeta compare: warning: {why}");
     }
     out!("{}", text_table(&l, &t, &rows));

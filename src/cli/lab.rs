@@ -65,7 +65,9 @@ pub(super) fn lab(a: &LabArgs<'_>) -> Result<Status, CliError> {
         params: map,
         verbose: !silent,
     };
-    let run = lab::run(e, &opts)?;
+    let before = line_transfer();
+    let mut run = lab::run(e, &opts)?;
+    run.transfer = Some(before.and_then(|b| line_transfer().map(|a| (b, a))));
     let (dir, text) = lab::output::write(&run, out)?;
     if !silent {
         outln!("{text}");
@@ -75,6 +77,18 @@ pub(super) fn lab(a: &LabArgs<'_>) -> Result<Status, CliError> {
         beside_twin(e, &opts, &run.twin, &dir, out, silent)?;
     }
     Ok(Status::Ok)
+}
+
+/// A cache line's one-way transfer between CPUs 0 and 1, ns: the median
+/// of `fsmeta calibrate`'s CAS ping-pong (15 samples of 2000 round trips,
+/// about 5 ms), or why not ([`fsmeta::lab::LabRun::transfer`]).
+fn line_transfer() -> Result<f64, String> {
+    use fsmeta::calibrate::transfer::{Protocol, ping_pong};
+    let samples = ping_pong(0, 1, Protocol::Cas, 2000, 15).map_err(|e| e.to_string())?;
+    if samples.is_empty() {
+        return Err("no samples".to_string());
+    }
+    Ok(fsmeta::report::stats::median(&samples))
 }
 
 /// The twin of a lab run that wrote `dir`, run into `out` and printed
@@ -111,7 +125,7 @@ fn beside_twin(
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     let t = super::twin::run_twin(&live, &scenario, out, &[], jobs, Limits::default())?;
     errln!("fsmeta lab: {}", t.pricing);
-    if let Some(why) = &t.mismatch {
+    for why in t.mismatch.iter().chain(&t.transfer) {
         errln!("fsmeta lab: warning: {why}");
     }
     if !silent {

@@ -17,6 +17,9 @@ pub(super) struct Twin {
     /// Why the twin's times are not predictions for the lab's host, when
     /// they are not (a warning).
     pub mismatch: Option<String>,
+    /// When the lab measured another line transfer between its CPUs than
+    /// the twin's profile prices (a warning).
+    pub transfer: Option<String>,
 }
 
 /// Runs the twin `scenario` of the lab run `live` into `out`. A twin
@@ -74,9 +77,11 @@ pub(super) fn run_twin(
     let outcome = study.write(&results, out)?;
     let outputs = Outputs::read(&outcome.dir)?;
     let mismatch = twin::host_mismatch(live, &outputs);
+    let transfer = twin::transfer_mismatch(live, &outputs);
     Ok(Twin {
         outputs,
         pricing,
         mismatch,
+        transfer,
     })
 }

@@ -13,6 +13,10 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+/// The `lab.txt` line of [`LabRun::transfer`]: the key, then the ns
+/// before and after the runs.
+pub const TRANSFER_KEY: &str = "line transfer:";
+
 /// The kernel, CPU, tools and setup, for `lab.txt` and the report head.
 pub fn header(run: &LabRun) -> String {
     let mut s = String::new();
@@ -41,6 +45,18 @@ pub fn header(run: &LabRun) -> String {
     let _ = writeln!(s, "runs: {} (each on a fresh filesystem)", run.runs.first().map_or(0, Vec::len));
     let _ = writeln!(s, "wall time: {:.1} s", run.wall_s);
     let _ = writeln!(s, "load average at the start: {}", run.load.trim());
+    match &run.transfer {
+        Some(Ok((before, after))) => {
+            let _ = writeln!(
+                s,
+                "{TRANSFER_KEY} {before:.2} {after:.2} (CPU 0 <-> CPU 1, one way, ns, just before and after the runs: CAS ping-pong as fsmeta calibrate's, median of 15 samples of 2000 round trips)"
+            );
+        }
+        Some(Err(why)) => {
+            let _ = writeln!(s, "{TRANSFER_KEY} not measured: {why}");
+        }
+        None => {}
+    }
     for l in &run.setup {
         let _ = writeln!(s, "setup: {l}");
     }

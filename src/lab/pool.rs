@@ -131,6 +131,7 @@ pub fn pool(dirs: &[PathBuf], out: &Path) -> Result<(LabRun, String), LabError> 
         files: last_files(&sets[sets.len() - 1].dir)?,
         wall_s: 0.0,
         load: String::new(),
+        transfer: None,
     };
     let counts: Vec<usize> = sets.iter().map(|s| join_runs(&mut run, &s.runs)).collect();
     Ok((run, header(&sets, &counts)))

@@ -252,6 +252,39 @@ fn a_twin_priced_for_another_cpu_is_named_in_a_warning() {
 }
 
 #[test]
+fn a_line_transfer_the_profile_did_not_price_is_named_in_a_warning() {
+    use fsmeta::lab::output::TRANSFER_KEY;
+    use fsmeta::lab::twin::{Outputs, transfer_mismatch};
+    let dir = std::env::temp_dir().join(format!("fsmeta-transfer-mismatch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("scenario.resolved.toml"),
+        "[machine]\nprofile = \"../machines/lab-host.toml\"\n",
+    )
+    .unwrap();
+    let twin = Outputs {
+        dir: dir.clone(),
+        ..Outputs::default()
+    };
+    // lab-host.toml prices the pair (one thread per core) at 26.93 ns.
+    let live = |line: &str| Outputs {
+        lab_txt: Some(format!(
+            "experiment: btrfs-delayed\ntwin: scenarios/lab/btrfs-delayed.toml\ncpu model: family 25 model 17\n{TRANSFER_KEY} {line}\n"
+        )),
+        ..Outputs::default()
+    };
+    let why = transfer_mismatch(&live("70.10 66.00 (CPU 0 <-> CPU 1, ...)"), &twin).expect("70 ns is over twice 26.93");
+    assert!(why.contains("26.9 ns") && why.contains("70.1 ns before"), "{why}");
+    assert!(
+        transfer_mismatch(&live("12.00 30.00 (...)"), &twin).is_some(),
+        "12 ns is under half of 26.93"
+    );
+    assert_eq!(transfer_mismatch(&live("25.00 40.00 (...)"), &twin), None);
+    assert_eq!(transfer_mismatch(&live("not measured: CPU 1 is offline"), &twin), None);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn the_lab_tables_give_the_fast_runs_figure_beside_the_median() {
     use fsmeta::lab::twin::{Outputs, fast_end, join, markdown_table, p10};
     // Nearest rank: the minimum under 10 runs, the 2nd lowest of 11-20.

@@ -48,6 +48,19 @@ fn btrfs_leaves_after_1000_creates_are_within_2_of_the_twin() {
     if !v2.trim().is_empty() {
         assert!(head.contains(&format!("mitigations: spectre_v2: {}", v2.trim())), "{head}");
     }
+    // And the line transfer between CPUs 0 and 1 around the runs: two
+    // figures where the host has both CPUs, else why not.
+    let transfer = head
+        .lines()
+        .find_map(|l| l.strip_prefix("line transfer: "))
+        .expect("a line transfer line");
+    let two = std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2;
+    let ns: Vec<f64> = transfer.split_whitespace().take(2).filter_map(|x| x.parse().ok()).collect();
+    if two {
+        assert!(ns.len() == 2 && ns.iter().all(|&x| x > 0.0 && x < 10_000.0), "{transfer}");
+    } else {
+        assert!(transfer.starts_with("not measured: "), "{transfer}");
+    }
 }
 
 /// The async flush worker races the syscalls: over 15 runs on the
