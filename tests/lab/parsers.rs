@@ -216,20 +216,27 @@ fn the_sync_phase_of_a_real_trace_gives_its_batch_windows() {
     assert_eq!(m["phase.sync.cow_blocks"], 1.0);
 }
 
-#[test]
-fn a_twin_priced_for_another_cpu_is_named_in_a_warning() {
-    use fsmeta::lab::twin::{Outputs, host_mismatch};
-    let dir = std::env::temp_dir().join(format!("fsmeta-host-mismatch-{}", std::process::id()));
+/// A twin's outputs folder (in a fresh temporary folder named by `tag`)
+/// whose resolved scenario names the AMD lab host's shipped profile.
+fn twin_on_the_lab_host_profile(tag: &str) -> (std::path::PathBuf, fsmeta::lab::twin::Outputs) {
+    let dir = std::env::temp_dir().join(format!("fsmeta-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
         dir.join("scenario.resolved.toml"),
         "[machine]\nprofile = \"../machines/lab-host.toml\"\n",
     )
     .unwrap();
-    let twin = Outputs {
+    let twin = fsmeta::lab::twin::Outputs {
         dir: dir.clone(),
-        ..Outputs::default()
+        ..Default::default()
     };
+    (dir, twin)
+}
+
+#[test]
+fn a_twin_priced_for_another_cpu_is_named_in_a_warning() {
+    use fsmeta::lab::twin::{Outputs, host_mismatch};
+    let (dir, twin) = twin_on_the_lab_host_profile("host-mismatch");
     let live = |model: &str| Outputs {
         lab_txt: Some(format!(
             "experiment: xfs-alloc\ntwin: scenarios/lab/xfs-alloc.toml\ncpu: Some CPU (2 CPUs online)\ncpu model: {model}\n"
@@ -255,17 +262,7 @@ fn a_twin_priced_for_another_cpu_is_named_in_a_warning() {
 fn a_line_transfer_the_profile_did_not_price_is_named_in_a_warning() {
     use fsmeta::lab::output::TRANSFER_KEY;
     use fsmeta::lab::twin::{Outputs, transfer_mismatch};
-    let dir = std::env::temp_dir().join(format!("fsmeta-transfer-mismatch-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("scenario.resolved.toml"),
-        "[machine]\nprofile = \"../machines/lab-host.toml\"\n",
-    )
-    .unwrap();
-    let twin = Outputs {
-        dir: dir.clone(),
-        ..Outputs::default()
-    };
+    let (dir, twin) = twin_on_the_lab_host_profile("transfer-mismatch");
     // lab-host.toml prices the pair (one thread per core) at 26.93 ns.
     let live = |line: &str| Outputs {
         lab_txt: Some(format!(
