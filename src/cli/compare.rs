@@ -7,7 +7,7 @@ use fsmeta::Study;
 use fsmeta::report::compare::{Pair, file_pairs, patch_text, variant_pairs};
 use fsmeta::report::compare_out::write_compare;
 use fsmeta::scenario::LoadOptions;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What `fsmeta compare` was asked.
 #[derive(Debug, Clone)]
@@ -34,14 +34,64 @@ fn other(msg: String) -> CliError {
     CliError::msg(msg)
 }
 
+/// What to say when one of two paths is an output folder and `missing`
+/// does not exist: it was meant as the other output folder (a lab run's
+/// `lab-NAME` or its twin's `NAME`), so name the folders beside it that
+/// it may have meant: those whose name starts with it, else the closest.
+fn missing_folder(missing: &Path) -> String {
+    let parent = match missing.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = missing.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let mut folders: Vec<String> = std::fs::read_dir(parent)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.path().is_dir())
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .filter(|n| !n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default();
+    folders.sort();
+    let mut like: Vec<&str> = folders
+        .iter()
+        .map(String::as_str)
+        .filter(|f| !name.is_empty() && f.starts_with(name))
+        .collect();
+    if like.is_empty() {
+        like.extend(
+            fsmeta::text::closest(name, folders.iter().map(String::as_str))
+                .and_then(|c| folders.iter().find(|f| **f == c))
+                .map(String::as_str),
+        );
+    }
+    let hint = match like.as_slice() {
+        [] => String::new(),
+        names => format!(
+            "; in {} there is {}",
+            parent.display(),
+            names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    format!(
+        "{}: no such file or folder (the other path is an output folder, so this one was read as an output folder too: a lab run's OUT/lab-NAME or its twin's OUT/NAME/NAME){hint}",
+        missing.display()
+    )
+}
+
 /// Runs the comparison and prints it. Two output folders (a lab run and
 /// its twin's run) are read back and printed side by side instead.
 pub fn compare(a: &CompareArgs) -> Result<Status, CliError> {
-    if let [x, y] = a.files.as_slice()
-        && x.is_dir()
-        && y.is_dir()
-    {
-        return compare_dirs(x, y);
+    if let [x, y] = a.files.as_slice() {
+        if x.is_dir() && y.is_dir() {
+            return compare_dirs(x, y);
+        }
+        if let Some(missing) = [x, y].into_iter().find(|p| !p.exists())
+            && (x.is_dir() || y.is_dir())
+        {
+            return Err(other(missing_folder(missing)));
+        }
     }
     let opts = LoadOptions {
         quick: a.quick,

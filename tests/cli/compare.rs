@@ -121,3 +121,28 @@ fn different_points_are_named_in_the_error() {
     );
     assert!(!err.contains("has 2, "), "not a count of points: {err}");
 }
+
+#[test]
+fn a_missing_output_folder_beside_an_existing_one_names_the_folders_it_may_mean() {
+    // `fsmeta compare OUT/lab-xfs-alloc OUT/xfs-alloc-1000000`: the lab
+    // folder of a run at 10^6 extents is `lab-xfs-alloc-1000000`.
+    let dir = temp_dir("compare-missing-folder");
+    for f in ["lab-xfs-alloc-1000000", "twin"] {
+        std::fs::create_dir_all(dir.join(f)).expect("mkdir");
+    }
+    let (missing, twin) = (dir.join("lab-xfs-alloc"), dir.join("twin"));
+    let o = fsmeta(&["compare", missing.to_str().expect("utf8"), twin.to_str().expect("utf8")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no such file or folder") && err.contains("`lab-xfs-alloc-1000000`"),
+        "{err}"
+    );
+    assert!(!err.contains("scenario file"), "not read as a scenario: {err}");
+    // Nothing alike beside it: the message says what was expected, no name.
+    let far = dir.join("zzz");
+    let o = fsmeta(&["compare", twin.to_str().expect("utf8"), far.to_str().expect("utf8")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("read as an output folder") && !err.contains("there is"), "{err}");
+}
