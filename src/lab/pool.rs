@@ -12,6 +12,7 @@
 //! the folder the pool would replace are refused, so no run is counted
 //! twice.
 
+use super::output::TRANSFER_KEY;
 use super::twin::{Outputs, lab_field as field, read_text};
 use super::{LabError, LabRun, Metrics};
 use crate::report::model::RunsTable;
@@ -182,6 +183,48 @@ fn last_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, LabError> {
 
 /// The first set's `lab.txt` with its `runs:`, `wall time:` and `load
 /// average` lines given for every set.
+/// The pool's `line transfer:` line: the lowest and the highest of every
+/// set's figures (before and after its runs) as the two figures, so that
+/// the twin's table warns when any set ran in a placement its profile did
+/// not price ([`super::twin::transfer_mismatch`]); each set's pair after
+/// them. Where a set did not measure it, the line says so (no figures).
+fn transfer_range(sets: &[Set]) -> String {
+    let pairs: Vec<Option<(f64, f64)>> = sets
+        .iter()
+        .map(|s| {
+            let mut ns = field(&s.lab_txt, TRANSFER_KEY)?.split_whitespace().map(str::parse::<f64>);
+            match (ns.next(), ns.next()) {
+                (Some(Ok(b)), Some(Ok(a))) => Some((b, a)),
+                _ => None,
+            }
+        })
+        .collect();
+    let each: Vec<String> = pairs
+        .iter()
+        .map(|p| p.map_or("?".to_string(), |(b, a)| format!("{b:.2} / {a:.2}")))
+        .collect();
+    let figures: Option<Vec<f64>> = pairs
+        .iter()
+        .map(|p| p.map(|(b, a)| [b, a]))
+        .collect::<Option<Vec<_>>>()
+        .map(|v| v.concat());
+    match figures {
+        Some(f) => {
+            let (lo, hi) = f
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+            format!(
+                "{TRANSFER_KEY} {lo:.2} {hi:.2} (CPU 0 <-> CPU 1, one way, ns: the lowest and highest of the sets' figures; each set before / after its runs: {})",
+                each.join(", ")
+            )
+        }
+        None => format!(
+            "{TRANSFER_KEY} not measured in every set (each set before / after its runs: {})",
+            each.join(", ")
+        ),
+    }
+}
+
 fn header(sets: &[Set], counts: &[usize]) -> String {
     // Each set's value (for the load, its first word: the 1-minute load).
     let per_set = |key: &str| -> String {
@@ -211,6 +254,8 @@ fn header(sets: &[Set], counts: &[usize]) -> String {
             );
         } else if l.starts_with("wall time:") {
             let _ = writeln!(s, "wall time: {} (the sets)", per_set("wall time:"));
+        } else if l.starts_with(TRANSFER_KEY) {
+            // Below, over every set.
         } else if l.starts_with("load average at the start:") {
             let _ = writeln!(
                 s,
@@ -220,6 +265,9 @@ fn header(sets: &[Set], counts: &[usize]) -> String {
         } else {
             let _ = writeln!(s, "{l}");
         }
+    }
+    if sets.iter().any(|x| field(&x.lab_txt, TRANSFER_KEY).is_some()) {
+        let _ = writeln!(s, "{}", transfer_range(sets));
     }
     s
 }

@@ -43,6 +43,8 @@ fn sets_of_one_setup_pool_into_one_and_others_are_refused() {
     assert!(head.contains("wall time: 3.0 s / 3.0 s (the sets)"), "{head}");
     assert!(head.contains("load average at the start: 0.50 / 0.50"), "{head}");
     assert!(head.contains("setup: mount"), "{head}");
+    // Sets without a line transfer (older runs) give the pool none.
+    assert!(!head.contains("line transfer:"), "{head}");
     // The last set's own files come along; the CSVs are remade.
     assert_eq!(run.files, [("trace.txt".to_string(), b"second".to_vec())]);
     // Written, its summary is over all five runs.
@@ -79,5 +81,32 @@ fn sets_of_one_setup_pool_into_one_and_others_are_refused() {
     std::fs::write(k.join("lab.txt"), txt + "kernel: Linux 6.1\n").unwrap();
     let err = pool(&[a.clone(), k], &out).expect_err("other kernel").to_string();
     assert!(err.contains("kernel:"), "{err}");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_pool_gives_the_lowest_and_highest_line_transfer_of_its_sets() {
+    let root = std::env::temp_dir().join(format!("fsmeta-pool-transfer-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let with = |name: &str, line: &str| {
+        let dir = set(&root, name, "extents=10000", &[7.0, 8.0], name);
+        let txt = std::fs::read_to_string(dir.join("lab.txt")).unwrap();
+        std::fs::write(dir.join("lab.txt"), format!("{txt}{line}")).unwrap();
+        dir
+    };
+    // The first set's vCPUs were apart, the second's were SMT siblings at
+    // the start: the pool's two figures are 7.85 and 70.10, so a profile
+    // that priced either placement alone is warned about.
+    let a = with("a", "line transfer: 66.00 70.10 (CPU 0 <-> CPU 1, ...)\n");
+    let b = with("b", "line transfer: 7.85 63.57 (CPU 0 <-> CPU 1, ...)\n");
+    let (_, head) = pool(&[a.clone(), b], &root.join("out")).expect("pooled");
+    let line = head.lines().find(|l| l.starts_with("line transfer:")).expect("a transfer line");
+    assert!(line.starts_with("line transfer: 7.85 70.10 ("), "{line}");
+    assert!(line.contains("66.00 / 70.10, 7.85 / 63.57"), "{line}");
+    // A set that did not measure it: the pool says so, with no figures.
+    let c = with("c", "line transfer: not measured: CPU 1 is offline\n");
+    let (_, head) = pool(&[a, c], &root.join("out2")).expect("pooled");
+    let line = head.lines().find(|l| l.starts_with("line transfer:")).expect("a transfer line");
+    assert!(line.starts_with("line transfer: not measured in every set"), "{line}");
     std::fs::remove_dir_all(&root).unwrap();
 }
