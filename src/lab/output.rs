@@ -17,6 +17,17 @@ use std::path::{Path, PathBuf};
 /// before and after the runs.
 pub const TRANSFER_KEY: &str = "line transfer:";
 
+/// The two figures (ns before and after the runs) of a `lab.txt` line
+/// [`TRANSFER_KEY`]'s value `text`; `None` when it gives none (`not
+/// measured: ...`).
+pub fn transfer_figures(text: &str) -> Option<(f64, f64)> {
+    let mut ns = text.split_whitespace().map(str::parse::<f64>);
+    match (ns.next(), ns.next()) {
+        (Some(Ok(before)), Some(Ok(after))) => Some((before, after)),
+        _ => None,
+    }
+}
+
 /// The kernel, CPU, tools and setup, for `lab.txt` and the report head.
 pub fn header(run: &LabRun) -> String {
     let mut s = String::new();

@@ -12,7 +12,7 @@
 //! the folder the pool would replace are refused, so no run is counted
 //! twice.
 
-use super::output::TRANSFER_KEY;
+use super::output::{TRANSFER_KEY, transfer_figures};
 use super::twin::{Outputs, lab_field as field, read_text};
 use super::{LabError, LabRun, Metrics};
 use crate::report::model::RunsTable;
@@ -191,13 +191,7 @@ fn last_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, LabError> {
 fn transfer_range(sets: &[Set]) -> String {
     let pairs: Vec<Option<(f64, f64)>> = sets
         .iter()
-        .map(|s| {
-            let mut ns = field(&s.lab_txt, TRANSFER_KEY)?.split_whitespace().map(str::parse::<f64>);
-            match (ns.next(), ns.next()) {
-                (Some(Ok(b)), Some(Ok(a))) => Some((b, a)),
-                _ => None,
-            }
-        })
+        .map(|s| field(&s.lab_txt, TRANSFER_KEY).and_then(transfer_figures))
         .collect();
     let each: Vec<String> = pairs
         .iter()

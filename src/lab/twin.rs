@@ -90,10 +90,7 @@ fn twin_profile(live: &Outputs, twin: &Outputs) -> Option<(PathBuf, crate::machi
 /// pair's distance depends on the numbering) nothing is said.
 pub fn transfer_mismatch(live: &Outputs, twin: &Outputs) -> Option<String> {
     let text = lab_field(live.lab_txt.as_deref()?, super::output::TRANSFER_KEY)?;
-    let mut ns = text.split_whitespace().map(str::parse::<f64>);
-    let (Some(Ok(before)), Some(Ok(after))) = (ns.next(), ns.next()) else {
-        return None;
-    };
+    let (before, after) = super::output::transfer_figures(text)?;
     let (path, p) = twin_profile(live, twin)?;
     if p.topology.smt != 1 {
         return None;
