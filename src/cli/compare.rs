@@ -54,17 +54,13 @@ fn missing_folder(missing: &Path) -> String {
         })
         .unwrap_or_default();
     folders.sort();
-    let mut like: Vec<&str> = folders
+    let mut like: Vec<String> = folders
         .iter()
-        .map(String::as_str)
         .filter(|f| !name.is_empty() && f.starts_with(name))
+        .cloned()
         .collect();
     if like.is_empty() {
-        like.extend(
-            fsmeta::text::closest(name, folders.iter().map(String::as_str))
-                .and_then(|c| folders.iter().find(|f| **f == c))
-                .map(String::as_str),
-        );
+        like.extend(fsmeta::text::closest(name, folders.iter().map(String::as_str)));
     }
     let hint = match like.as_slice() {
         [] => String::new(),

@@ -80,11 +80,12 @@ pub(super) fn lab(a: &LabArgs<'_>) -> Result<Status, CliError> {
 }
 
 /// A cache line's one-way transfer between CPUs 0 and 1, ns: the median
-/// of `fsmeta calibrate`'s CAS ping-pong (15 samples of 2000 round trips,
-/// about 5 ms), or why not ([`fsmeta::lab::LabRun::transfer`]).
+/// of `fsmeta calibrate`'s CAS ping-pong (about 5 ms), or why not
+/// ([`fsmeta::lab::LabRun::transfer`]).
 fn line_transfer() -> Result<f64, String> {
     use fsmeta::calibrate::transfer::{Protocol, ping_pong};
-    let samples = ping_pong(0, 1, Protocol::Cas, 2000, 15).map_err(|e| e.to_string())?;
+    use fsmeta::lab::output::{TRANSFER_ROUND_TRIPS, TRANSFER_SAMPLES};
+    let samples = ping_pong(0, 1, Protocol::Cas, TRANSFER_ROUND_TRIPS, TRANSFER_SAMPLES).map_err(|e| e.to_string())?;
     if samples.is_empty() {
         return Err("no samples".to_string());
     }

@@ -17,6 +17,12 @@ use std::path::{Path, PathBuf};
 /// before and after the runs.
 pub const TRANSFER_KEY: &str = "line transfer:";
 
+/// Samples of [`LabRun::transfer`]'s ping-pong (its median is the figure).
+pub const TRANSFER_SAMPLES: usize = 15;
+
+/// Round trips per sample of [`LabRun::transfer`]'s ping-pong.
+pub const TRANSFER_ROUND_TRIPS: u64 = 2000;
+
 /// The two figures (ns before and after the runs) of a `lab.txt` line
 /// [`TRANSFER_KEY`]'s value `text`; `None` when it gives none (`not
 /// measured: ...`).
@@ -60,7 +66,7 @@ pub fn header(run: &LabRun) -> String {
         Some(Ok((before, after))) => {
             let _ = writeln!(
                 s,
-                "{TRANSFER_KEY} {before:.2} {after:.2} (CPU 0 <-> CPU 1, one way, ns, just before and after the runs: CAS ping-pong as fsmeta calibrate's, median of 15 samples of 2000 round trips)"
+                "{TRANSFER_KEY} {before:.2} {after:.2} (CPU 0 <-> CPU 1, one way, ns, just before and after the runs: CAS ping-pong as fsmeta calibrate's, median of {TRANSFER_SAMPLES} samples of {TRANSFER_ROUND_TRIPS} round trips)"
             );
         }
         Some(Err(why)) => {
