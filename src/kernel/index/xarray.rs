@@ -122,6 +122,10 @@ pub struct XArray {
     failures: u64,
     preloaded: Vec<u64>,
     values: usize,
+    /// The leaf the last [`XArray::append_unrecorded`] wrote into, as
+    /// (`index >> 6`, node): `None` once an erase ran (which may free
+    /// that node and hand its arena slot to another).
+    append_leaf: Option<(u64, u32)>,
 }
 
 impl XArray {
@@ -147,6 +151,7 @@ impl XArray {
             failures: 0,
             preloaded: Vec::new(),
             values: 0,
+            append_leaf: None,
         })
     }
 

@@ -149,6 +149,16 @@ impl InodeIndex {
         }
     }
 
+    /// `xa_reserve()` then `xa_store()` (xarray) for an untimed prefill of
+    /// rising inode numbers: the same index, nothing recorded
+    /// ([`XArray::append_unrecorded`]).
+    pub fn xa_append_unrecorded(&mut self, ino: u64, obj: u64, scratch: &mut Vec<Touch>) -> Result<(), XaError> {
+        match self {
+            InodeIndex::Xa(x) => x.append_unrecorded(ino, obj, scratch),
+            InodeIndex::Rb(_) => Ok(()),
+        }
+    }
+
     /// `xa_reserve()` (xarray).
     pub fn xa_reserve(&mut self, ino: u64, t: &mut Vec<Touch>) -> Result<(), XaError> {
         match self {

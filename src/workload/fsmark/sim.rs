@@ -283,10 +283,9 @@ impl<'a> Sim<'a> {
                 IndexKind::Rbtree => self.index.rb_append_unrecorded(ino, obj, &mut self.touches),
                 IndexKind::Xarray => {
                     // Prefill allocations do not count against the ENOMEM plan's purpose,
-                    // but they are node allocations like any other.
-                    if self.index.xa_reserve(ino, &mut self.touches).is_ok() {
-                        self.index.xa_store(ino, obj, &mut self.touches);
-                    }
+                    // but they are node allocations like any other: a failed
+                    // reserve leaves the inode out of the index, as before.
+                    let _ = self.index.xa_append_unrecorded(ino, obj, &mut self.touches);
                     None
                 }
             };

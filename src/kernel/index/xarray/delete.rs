@@ -8,6 +8,7 @@ impl XArray {
     /// `xa_erase()`: remove the entry or reservation at `index`. Returns the
     /// removed entry (`None` if it was empty or only reserved).
     pub fn erase(&mut self, index: u64, t: &mut Vec<Touch>) -> Option<u64> {
+        self.append_leaf = None;
         let pos = self.walk(index, t);
         if pos.bounds || pos.entry == Slot::Empty {
             return None; // first == entry: nothing to do

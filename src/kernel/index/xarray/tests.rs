@@ -194,3 +194,58 @@ fn invariant_check_catches_a_bad_count() {
     x.nodes[r as usize].count = 2;
     assert!(x.check_invariants().is_err());
 }
+
+/// The same observable state: entries, shape, node allocations and the
+/// node addresses a later recorded operation touches.
+fn assert_same_xarray(a: &mut XArray, b: &mut XArray, what: &str) {
+    assert_eq!(a.entries(), b.entries(), "{what}: entries");
+    assert_eq!(
+        (a.len(), a.height(), a.node_count()),
+        (b.len(), b.height(), b.node_count()),
+        "{what}: shape"
+    );
+    assert_eq!(
+        (a.alloc_attempts(), a.alloc_failures()),
+        (b.alloc_attempts(), b.alloc_failures()),
+        "{what}: allocations"
+    );
+    assert_eq!(a.slab().objects_live(), b.slab().objects_live(), "{what}: live nodes");
+    assert!(a.check_invariants().is_ok() && b.check_invariants().is_ok(), "{what}: invariants");
+    let probe = a.entries().last().map_or(70, |&(i, _)| i + 70);
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    assert_eq!(a.store(probe, 1, &mut ta), b.store(probe, 1, &mut tb), "{what}: a later store");
+    assert_eq!(ta, tb, "{what}: the later store's touches");
+}
+
+#[test]
+fn an_unrecorded_append_leaves_the_tree_reserve_and_store_leave() {
+    // Rising indices from 0 with gaps that cross leaves and add levels,
+    // with allocations failing now and then, and erases in between
+    // (after which the remembered leaf may be freed and its arena slot
+    // reused).
+    let indices: Vec<u64> = (0..9000u64).map(|k| k + (k / 700) * 3000).collect();
+    for fail_every in [0, 7] {
+        let (mut a, mut b) = (xa(), xa());
+        if fail_every > 0 {
+            a.set_fail_plan(FailPlan::EveryNth(fail_every));
+            b.set_fail_plan(FailPlan::EveryNth(fail_every));
+        }
+        let mut scratch = Vec::new();
+        for (k, &i) in indices.iter().enumerate() {
+            if a.reserve(i, &mut Vec::new()).is_ok() {
+                a.store(i, i * 16, &mut Vec::new()).unwrap();
+            }
+            let _ = b.append_unrecorded(i, i * 16, &mut scratch);
+            assert!(scratch.is_empty(), "nothing recorded");
+            if k % 1000 == 999 {
+                // Empty a whole leaf, so the next appends' leaf is new.
+                for j in i.saturating_sub(80)..=i {
+                    a.erase(j, &mut Vec::new());
+                    b.erase(j, &mut Vec::new());
+                }
+            }
+        }
+        assert!(a.len() > 7000, "most appends stored ({})", a.len());
+        assert_same_xarray(&mut a, &mut b, &format!("fail every {fail_every}"));
+    }
+}
