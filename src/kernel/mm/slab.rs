@@ -95,6 +95,9 @@ impl SlabConfig {
                 slab: self.slab_bytes(),
             });
         }
+        if self.objects_per_slab() > MAX_OBJECTS_PER_SLAB {
+            return Err(SlabError::TooManyObjects(self.objects_per_slab()));
+        }
         Ok(())
     }
 }
@@ -121,6 +124,8 @@ pub enum SlabError {
     },
     /// `free` of an address that is not a live object of this cache.
     NotLive(u64),
+    /// More objects per slab than [`MAX_OBJECTS_PER_SLAB`].
+    TooManyObjects(u64),
 }
 
 impl std::fmt::Display for SlabError {
@@ -130,6 +135,7 @@ impl std::fmt::Display for SlabError {
             Self::NotPowerOfTwo { what, value } => write!(f, "{what} = {value} is not a power of two"),
             Self::ObjectTooLarge { stride, slab } => write!(f, "object stride {stride} B does not fit a {slab} B slab"),
             Self::NotLive(addr) => write!(f, "address {addr:#x} is not a live object of this cache"),
+            Self::TooManyObjects(n) => write!(f, "{n} objects per slab: at most {MAX_OBJECTS_PER_SLAB}"),
         }
     }
 }
@@ -139,12 +145,17 @@ impl std::error::Error for SlabError {}
 /// One slab's counts; its bitmap of free slots (bit set = free) is its
 /// stretch of the cache's flat `bits`, so that a new slab costs no
 /// allocation of its own (a run of millions of inodes makes millions of
-/// slabs).
+/// slabs: 8 bytes each, so the counts of 10^7 inodes' 3.3M slabs take
+/// 27 MB).
 #[derive(Clone, Debug)]
 struct Slab {
-    free_count: u64,
+    /// Free slots (at most [`MAX_OBJECTS_PER_SLAB`]).
+    free_count: u32,
     on_partial: bool,
 }
+
+/// Most objects a slab may hold (a slab's free count is kept in 32 bits).
+pub const MAX_OBJECTS_PER_SLAB: u64 = u32::MAX as u64;
 
 /// Takes the lowest free slot of a slab's bitmap `bits`.
 fn take_lowest(bits: &mut [u64]) -> Option<u64> {
@@ -259,7 +270,7 @@ impl SlabCache {
     /// Slabs holding at least one live object.
     pub fn slabs_in_use(&self) -> usize {
         let per = self.objects_per_slab();
-        self.slabs.iter().filter(|s| s.free_count < per).count()
+        self.slabs.iter().filter(|s| u64::from(s.free_count) < per).count()
     }
 
     /// Live objects.
@@ -290,7 +301,8 @@ impl SlabCache {
             self.bits[start + self.words - 1] = (1u64 << tail) - 1;
         }
         self.slabs.push(Slab {
-            free_count: objects,
+            // At most MAX_OBJECTS_PER_SLAB: the config was validated.
+            free_count: objects as u32,
             on_partial: false,
         });
         self.slabs.len() - 1
@@ -375,6 +387,12 @@ mod tests {
             SlabCache::new(SlabConfig::new(5000), 0),
             Err(SlabError::ObjectTooLarge { .. })
         ));
+        // 2^33 eight-byte objects in a 64 GiB slab: more than a free count
+        // of 32 bits holds; 2^32 - 1 of them is the most allowed.
+        let huge = SlabConfig::new(8).with_pages_per_slab(1 << 24);
+        assert_eq!(SlabCache::new(huge, 0).unwrap_err(), SlabError::TooManyObjects(1 << 33));
+        let most = SlabConfig::new(8).with_pages_per_slab((1 << 23) - 1);
+        assert!(SlabCache::new(most, 0).is_ok(), "{} objects", most.objects_per_slab());
     }
 
     #[test]
