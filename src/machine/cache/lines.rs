@@ -7,12 +7,13 @@
 //! in host memory, and untouched ranges cost nothing. Lines beyond the
 //! dense range fall back to a hash map.
 //!
-//! On a machine of at most [`NARROW_CORES`] cores a state is kept in two
-//! bytes ([`Narrow`]: the sharer bits fit a byte and the owner's number
-//! another), beyond in four (the [`LineState`] itself). A run holds one
-//! state per line it has written (case 2: 17 per inode, 10^8 lines), so
-//! this halves most of its memory; both forms answer alike (a test runs
-//! the same accesses on both).
+//! A state is kept in the fewest bytes the machine's core count allows:
+//! two ([`Narrow`]) up to [`NARROW_CORES`] cores (the sharer bits fit a
+//! byte and the owner's number another), four ([`Wide`]) up to
+//! [`WIDE_CORES`], ten ([`Broad`]: 64 sharer bits and the owner) beyond.
+//! A run holds one state per line it has written (case 2: 17 per inode,
+//! 10^8 lines), so the small forms halve most of its memory; every form
+//! answers alike (a test runs the same accesses on each).
 
 use super::LineState;
 use crate::machine::linemap::LineMap;
@@ -26,6 +27,22 @@ const CHUNK_LINES: usize = 1 << CHUNK_BITS;
 /// Most cores whose line states are kept in two bytes: each core's sharer
 /// bit is its own (`1 << core`) and fits a byte, and so does its number.
 pub(super) const NARROW_CORES: usize = 8;
+
+/// Most cores whose line states are kept in four bytes: each core's
+/// sharer bit fits 16 bits, its number the other 16.
+pub(super) const WIDE_CORES: usize = 16;
+
+/// The forms a line's state is kept in.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// [`Narrow`].
+    Narrow,
+    /// [`Wide`].
+    Wide,
+    /// [`Broad`].
+    Broad,
+}
 
 /// A [`LineState`] of a machine of at most [`NARROW_CORES`] cores in two
 /// bytes: the sharer bits in the low byte, the owner in the high byte
@@ -50,7 +67,7 @@ impl Narrow {
         debug_assert!(s.sharers >> NARROW_CORES == 0, "sharers {:#x}", s.sharers);
         let owner = if s.owner == super::NO_OWNER { NARROW_NO_OWNER } else { s.owner };
         debug_assert!(owner <= NARROW_NO_OWNER);
-        Narrow(s.sharers | owner << 8)
+        Narrow(s.sharers as u16 | owner << 8)
     }
 
     /// The state packed in `self`.
@@ -58,9 +75,35 @@ impl Narrow {
     fn unpack(self) -> LineState {
         let owner = self.0 >> 8;
         LineState {
-            sharers: self.0 & 0xFF,
+            sharers: u64::from(self.0 & 0xFF),
             owner: if owner == NARROW_NO_OWNER { super::NO_OWNER } else { owner },
         }
+    }
+}
+
+/// A [`LineState`] of a machine of at most [`WIDE_CORES`] cores in four
+/// bytes: the sharer bits in the low half, the owner in the high half.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Wide(u32);
+
+impl Default for Wide {
+    fn default() -> Self {
+        Wide::put(LineState::default())
+    }
+}
+
+/// A [`LineState`] of any machine in ten bytes (no padding: a chunk of
+/// 4096 lines takes 40 KiB).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, packed(2))]
+pub(super) struct Broad {
+    sharers: u64,
+    owner: u16,
+}
+
+impl Default for Broad {
+    fn default() -> Self {
+        Broad::put(LineState::default())
     }
 }
 
@@ -80,13 +123,15 @@ pub(super) struct Cells<S: Copy + Default> {
 pub(super) enum LineStates {
     /// At most [`NARROW_CORES`] cores: two bytes a line.
     Narrow(Cells<Narrow>),
-    /// More cores: four bytes a line.
-    Wide(Cells<LineState>),
+    /// At most [`WIDE_CORES`] cores: four bytes a line.
+    Wide(Cells<Wide>),
+    /// More cores: ten bytes a line.
+    Broad(Cells<Broad>),
 }
 
-/// A form a line's state is kept in ([`LineState`] itself, or
-/// [`Narrow`]): an access reads it once and writes it back once, and each
-/// form's access path is compiled apart (no choice per field).
+/// A form a line's state is kept in ([`Narrow`], [`Wide`], [`Broad`]): an
+/// access reads it once and writes it back once, and each form's access
+/// path is compiled apart (no choice per field).
 pub(super) trait Cell: Copy + Default {
     /// The state.
     fn get(self) -> LineState;
@@ -94,14 +139,35 @@ pub(super) trait Cell: Copy + Default {
     fn put(s: LineState) -> Self;
 }
 
-impl Cell for LineState {
+impl Cell for Wide {
     #[inline(always)]
     fn get(self) -> LineState {
-        self
+        LineState {
+            sharers: u64::from(self.0 as u16),
+            owner: (self.0 >> 16) as u16,
+        }
     }
     #[inline(always)]
     fn put(s: LineState) -> Self {
-        s
+        debug_assert!(s.sharers >> WIDE_CORES == 0, "sharers {:#x}", s.sharers);
+        Wide(s.sharers as u32 | u32::from(s.owner) << 16)
+    }
+}
+
+impl Cell for Broad {
+    #[inline(always)]
+    fn get(self) -> LineState {
+        LineState {
+            sharers: self.sharers,
+            owner: self.owner,
+        }
+    }
+    #[inline(always)]
+    fn put(s: LineState) -> Self {
+        Broad {
+            sharers: s.sharers,
+            owner: s.owner,
+        }
     }
 }
 
@@ -117,13 +183,27 @@ impl Cell for Narrow {
 }
 
 impl LineStates {
-    /// Empty states for a machine of `cores` cores: two bytes a line when
-    /// `cores` is at most [`NARROW_CORES`], unless `wide` asks for four.
-    pub(super) fn new(cores: usize, wide: bool) -> Self {
-        if cores <= NARROW_CORES && !wide {
+    /// Empty states in `form`, which must hold `cores` cores (tests hold
+    /// the forms to each other).
+    #[cfg(test)]
+    pub(super) fn with_form(cores: usize, form: Form) -> Self {
+        match form {
+            Form::Narrow if cores <= NARROW_CORES => LineStates::Narrow(Cells::default()),
+            Form::Wide if cores <= WIDE_CORES => LineStates::Wide(Cells::default()),
+            Form::Broad => LineStates::Broad(Cells::default()),
+            f => panic!("{f:?} line states do not hold {cores} cores"),
+        }
+    }
+
+    /// Empty states for a machine of `cores` cores, in the smallest form
+    /// that holds them.
+    pub(super) fn new(cores: usize) -> Self {
+        if cores <= NARROW_CORES {
             LineStates::Narrow(Cells::default())
-        } else {
+        } else if cores <= WIDE_CORES {
             LineStates::Wide(Cells::default())
+        } else {
+            LineStates::Broad(Cells::default())
         }
     }
 }
@@ -184,7 +264,7 @@ mod tests {
 
     #[test]
     fn a_narrow_state_keeps_every_sharer_set_and_owner() {
-        for sharers in 0..=0xFFu16 {
+        for sharers in 0..=0xFFu64 {
             for owner in (0..NARROW_CORES as u16).chain([super::super::NO_OWNER]) {
                 let s = LineState { sharers, owner };
                 assert_eq!(Narrow::pack(s).unpack(), s);
@@ -194,9 +274,31 @@ mod tests {
     }
 
     #[test]
+    fn wide_and_broad_states_keep_their_cores_sharer_sets_and_owners() {
+        let owners = |n: usize| (0..n as u16).chain([super::super::NO_OWNER]);
+        for sharers in [0, 1, 0x8001, 0xFFFF, 0x5A5A] {
+            for owner in owners(WIDE_CORES) {
+                let s = LineState { sharers, owner };
+                assert_eq!(Wide::put(s).get(), s);
+            }
+        }
+        for sharers in [0, 1 << 63, u64::MAX, 0x8000_0001_0000_FFFF] {
+            for owner in owners(300) {
+                let s = LineState { sharers, owner };
+                assert_eq!(Broad::put(s).get(), s);
+            }
+        }
+        assert_eq!(Wide::default().get(), LineState::default());
+        assert_eq!(Broad::default().get(), LineState::default());
+        assert_eq!(std::mem::size_of::<Broad>(), 10);
+    }
+
+    #[test]
     fn the_form_follows_the_core_count() {
-        assert!(matches!(LineStates::new(NARROW_CORES, false), LineStates::Narrow(_)));
-        assert!(matches!(LineStates::new(NARROW_CORES + 1, false), LineStates::Wide(_)));
-        assert!(matches!(LineStates::new(1, true), LineStates::Wide(_)));
+        assert!(matches!(LineStates::new(NARROW_CORES), LineStates::Narrow(_)));
+        assert!(matches!(LineStates::new(NARROW_CORES + 1), LineStates::Wide(_)));
+        assert!(matches!(LineStates::new(WIDE_CORES), LineStates::Wide(_)));
+        assert!(matches!(LineStates::new(WIDE_CORES + 1), LineStates::Broad(_)));
+        assert!(matches!(LineStates::with_form(1, Form::Broad), LineStates::Broad(_)));
     }
 }

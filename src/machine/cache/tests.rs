@@ -183,16 +183,16 @@ fn fresh_stream_pushes_lines_down_their_sets_exactly() {
 
 #[test]
 fn a_write_invalidates_every_sharer_beyond_the_filter_width() {
-    // 20 cores on one socket (four-byte states): cores 1 and 17 share
-    // the filter's bit 1.
+    // 70 cores on one socket (ten-byte states, a 64-bit filter): cores 1
+    // and 65 share the filter's bit 1.
     let l = level(32 * 1024, 8);
-    let mut h = hier(l, l, level(1 << 20, 16), vec![0; 20]);
-    for c in [1, 9, 17, 3] {
+    let mut h = hier(l, l, level(1 << 20, 16), vec![0; 70]);
+    for c in [1, 9, 65, 3] {
         h.access(c, 42, false);
     }
-    // Core 9 writes: 1, 17 and 3 lose their copies, 9 keeps its own.
+    // Core 9 writes: 1, 65 and 3 lose their copies, 9 keeps its own.
     assert_eq!(h.access(9, 42, true).invalidated_cores, 3);
-    for c in [1, 17, 3] {
+    for c in [1, 65, 3] {
         assert_eq!(h.private_holds(c, 42), (false, false), "core {c}");
     }
     assert_eq!(h.private_holds(9, 42), (true, true));
@@ -200,10 +200,28 @@ fn a_write_invalidates_every_sharer_beyond_the_filter_width() {
         from_core,
         cross_socket: false,
     };
-    assert_eq!(h.access(17, 42, false).served, peer(9));
-    // Core 1 writes: 17 (its residue) and 9 hold copies.
+    assert_eq!(h.access(65, 42, false).served, peer(9));
+    // Core 1 writes: 65 (its residue) and 9 hold copies.
     assert_eq!(h.access(1, 42, true).invalidated_cores, 2);
     assert_eq!(h.access(9, 42, false).served, peer(1));
+    // Core 65 writes: 1 holds the line modified and 9 a copy; both lose
+    // them, and 65's own bit is its residue's (1's).
+    assert_eq!(h.access(65, 42, true).invalidated_cores, 2);
+    assert_eq!(h.access(1, 42, false).served, peer(65));
+}
+
+#[test]
+fn every_sharer_of_a_machine_within_the_filter_is_invalidated() {
+    // 40 cores (ten-byte states, one bit a core): a write by core 39
+    // invalidates the 38 others that read the line, and no more.
+    let l = level(32 * 1024, 8);
+    let mut h = hier(l, l, level(1 << 20, 16), vec![0; 40]);
+    for c in 1..40 {
+        h.access(c, 7, false);
+    }
+    assert_eq!(h.access(39, 7, true).invalidated_cores, 38);
+    assert_eq!(h.totals().invalidations, 38);
+    assert!((1..39).all(|c| h.private_holds(c, 7) == (false, false)));
 }
 
 #[test]
@@ -233,12 +251,13 @@ fn the_last_core_of_the_largest_hierarchy_can_own_a_line() {
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
 
-    /// Two-byte line states (machines of up to 8 cores) answer exactly as
-    /// four-byte ones: outcomes, counters and what each core holds.
+    /// Every form of line state that holds the core count answers alike:
+    /// two-byte states (up to 8 cores), four-byte (up to 16) and ten-byte
+    /// ones give the same outcomes, counters and private contents.
     #[test]
-    fn narrow_line_states_answer_as_wide_ones(
-        cores in 1usize..=8,
-        ops in proptest::collection::vec((0usize..8, 0u64..48, proptest::prelude::any::<bool>(), 0u64..4), 0..400),
+    fn every_form_of_line_state_answers_alike(
+        cores in 1usize..=16,
+        ops in proptest::collection::vec((0usize..16, 0u64..48, proptest::prelude::any::<bool>(), 0u64..4), 0..400),
     ) {
         let cfg = CacheConfig {
             l1d: level(256, 2),
@@ -246,21 +265,26 @@ proptest::proptest! {
             llc: level(1024, 4),
             core_socket: (0..cores as u32).map(|c| c / 4).collect(),
         };
-        let mut narrow = Hierarchy::new(&cfg).unwrap();
-        let mut wide = Hierarchy::new_wide(&cfg).unwrap();
+        let forms: Vec<Form> = [Form::Narrow, Form::Wide, Form::Broad]
+            .into_iter()
+            .filter(|f| *f != Form::Narrow || cores <= 8)
+            .collect();
+        let mut hs: Vec<Hierarchy> = forms.iter().map(|&f| Hierarchy::with_form(&cfg, f).unwrap()).collect();
         for (c, line, w, stream) in ops {
             let c = c % cores;
             if stream == 0 {
-                narrow.stream_fresh(c, line % 5);
-                wide.stream_fresh(c, line % 5);
+                hs.iter_mut().for_each(|h| h.stream_fresh(c, line % 5));
                 continue;
             }
-            proptest::prop_assert_eq!(narrow.access(c, line, w), wide.access(c, line, w));
+            let outcomes: Vec<Outcome> = hs.iter_mut().map(|h| h.access(c, line, w)).collect();
+            proptest::prop_assert!(outcomes.windows(2).all(|p| p[0] == p[1]), "{:?}", outcomes);
         }
         for c in 0..cores {
-            proptest::prop_assert_eq!(narrow.counters(c), wide.counters(c));
-            for line in 0..48 {
-                proptest::prop_assert_eq!(narrow.private_holds(c, line), wide.private_holds(c, line));
+            for h in &hs[1..] {
+                proptest::prop_assert_eq!(hs[0].counters(c), h.counters(c));
+                for line in 0..48 {
+                    proptest::prop_assert_eq!(hs[0].private_holds(c, line), h.private_holds(c, line));
+                }
             }
         }
     }
