@@ -95,9 +95,6 @@ impl SlabConfig {
                 slab: self.slab_bytes(),
             });
         }
-        if self.objects_per_slab() > MAX_OBJECTS_PER_SLAB {
-            return Err(SlabError::TooManyObjects(self.objects_per_slab()));
-        }
         Ok(())
     }
 }
@@ -124,8 +121,6 @@ pub enum SlabError {
     },
     /// `free` of an address that is not a live object of this cache.
     NotLive(u64),
-    /// More objects per slab than [`MAX_OBJECTS_PER_SLAB`].
-    TooManyObjects(u64),
 }
 
 impl std::fmt::Display for SlabError {
@@ -135,27 +130,11 @@ impl std::fmt::Display for SlabError {
             Self::NotPowerOfTwo { what, value } => write!(f, "{what} = {value} is not a power of two"),
             Self::ObjectTooLarge { stride, slab } => write!(f, "object stride {stride} B does not fit a {slab} B slab"),
             Self::NotLive(addr) => write!(f, "address {addr:#x} is not a live object of this cache"),
-            Self::TooManyObjects(n) => write!(f, "{n} objects per slab: at most {MAX_OBJECTS_PER_SLAB}"),
         }
     }
 }
 
 impl std::error::Error for SlabError {}
-
-/// One slab's counts; its bitmap of free slots (bit set = free) is its
-/// stretch of the cache's flat `bits`, so that a new slab costs no
-/// allocation of its own (a run of millions of inodes makes millions of
-/// slabs: 8 bytes each, so the counts of 10^7 inodes' 3.3M slabs take
-/// 27 MB).
-#[derive(Clone, Debug)]
-struct Slab {
-    /// Free slots (at most [`MAX_OBJECTS_PER_SLAB`]).
-    free_count: u32,
-    on_partial: bool,
-}
-
-/// Most objects a slab may hold (a slab's free count is kept in 32 bits).
-pub const MAX_OBJECTS_PER_SLAB: u64 = u32::MAX as u64;
 
 /// Takes the lowest free slot of a slab's bitmap `bits`.
 fn take_lowest(bits: &mut [u64]) -> Option<u64> {
@@ -185,8 +164,12 @@ fn put(bits: &mut [u64], slot: u64) -> bool {
 pub struct SlabCache {
     config: SlabConfig,
     base: u64,
-    slabs: Vec<Slab>,
-    /// Every slab's free-slot bitmap, `words` words each, in slab order.
+    /// Whether each slab (by index) is on the partial list. A slab's free
+    /// count is its bitmap's: no count is kept apart, so a slab costs its
+    /// bitmap words and this byte (10^7 inodes make 3.3M slabs).
+    on_partial: Vec<bool>,
+    /// Every slab's free-slot bitmap (bit set = free), `words` words each,
+    /// in slab order: a new slab costs no allocation of its own.
     bits: Vec<u64>,
     /// Bitmap words per slab.
     words: usize,
@@ -204,7 +187,7 @@ impl SlabCache {
         Ok(Self {
             config,
             base,
-            slabs: Vec::new(),
+            on_partial: Vec::new(),
             bits: Vec::new(),
             words: config.objects_per_slab().div_ceil(64) as usize,
             current: None,
@@ -225,7 +208,7 @@ impl SlabCache {
 
     /// One past the last byte of the last slab made so far.
     pub fn end(&self) -> u64 {
-        self.base + self.slabs.len() as u64 * self.config.slab_bytes()
+        self.base + self.on_partial.len() as u64 * self.config.slab_bytes()
     }
 
     /// Allocates one object and returns its byte address (`kmem_cache_alloc`).
@@ -234,7 +217,6 @@ impl SlabCache {
     pub fn alloc(&mut self) -> u64 {
         let slab = self.slab_with_room();
         let slot = take_lowest(self.bits_of(slab)).expect("slab_with_room returns a slab with a free slot");
-        self.slabs[slab].free_count -= 1;
         self.live += 1;
         self.addr_of(slab, slot)
     }
@@ -243,14 +225,13 @@ impl SlabCache {
     /// regains a slot goes on top of the partial list.
     pub fn free(&mut self, addr: u64) -> Result<(), SlabError> {
         let (slab, slot) = self.locate(addr).ok_or(SlabError::NotLive(addr))?;
-        let was_full = self.slabs[slab].free_count == 0;
+        let was_full = !self.has_room(slab);
         if !put(self.bits_of(slab), slot) {
             return Err(SlabError::NotLive(addr));
         }
-        self.slabs[slab].free_count += 1;
         self.live -= 1;
-        if was_full && self.current != Some(slab) && !self.slabs[slab].on_partial {
-            self.slabs[slab].on_partial = true;
+        if was_full && self.current != Some(slab) && !self.on_partial[slab] {
+            self.on_partial[slab] = true;
             self.partial.push(slab);
         }
         Ok(())
@@ -264,13 +245,14 @@ impl SlabCache {
     /// Slabs made so far (memory held by the cache, including empty slabs,
     /// which this model keeps, like SLUB below `min_partial`).
     pub fn slabs_total(&self) -> usize {
-        self.slabs.len()
+        self.on_partial.len()
     }
 
     /// Slabs holding at least one live object.
     pub fn slabs_in_use(&self) -> usize {
         let per = self.objects_per_slab();
-        self.slabs.iter().filter(|s| u64::from(s.free_count) < per).count()
+        let free = |words: &[u64]| words.iter().map(|w| u64::from(w.count_ones())).sum::<u64>();
+        self.bits.chunks(self.words).filter(|words| free(words) < per).count()
     }
 
     /// Live objects.
@@ -284,6 +266,12 @@ impl SlabCache {
             Some((slab, slot)) => self.bits[slab * self.words + (slot / 64) as usize] & (1u64 << (slot % 64)) == 0,
             None => false,
         }
+    }
+
+    /// Whether slab `slab` has a free slot.
+    #[inline]
+    fn has_room(&self, slab: usize) -> bool {
+        self.bits[slab * self.words..(slab + 1) * self.words].iter().any(|&w| w != 0)
     }
 
     /// Slab `slab`'s free-slot bitmap.
@@ -300,23 +288,19 @@ impl SlabCache {
         if tail != 0 {
             self.bits[start + self.words - 1] = (1u64 << tail) - 1;
         }
-        self.slabs.push(Slab {
-            // At most MAX_OBJECTS_PER_SLAB: the config was validated.
-            free_count: objects as u32,
-            on_partial: false,
-        });
-        self.slabs.len() - 1
+        self.on_partial.push(false);
+        self.on_partial.len() - 1
     }
 
     fn slab_with_room(&mut self) -> usize {
         if let Some(cur) = self.current
-            && self.slabs[cur].free_count > 0
+            && self.has_room(cur)
         {
             return cur;
         }
         let next = match self.partial.pop() {
             Some(p) => {
-                self.slabs[p].on_partial = false;
+                self.on_partial[p] = false;
                 p
             }
             None => self.new_slab(),
@@ -335,7 +319,7 @@ impl SlabCache {
         let slab = (off / self.config.slab_bytes()) as usize;
         let within = off % self.config.slab_bytes();
         let stride = self.config.stride_bytes();
-        let ok = slab < self.slabs.len() && within.is_multiple_of(stride) && within / stride < self.objects_per_slab();
+        let ok = slab < self.on_partial.len() && within.is_multiple_of(stride) && within / stride < self.objects_per_slab();
         ok.then_some((slab, within / stride))
     }
 }
@@ -387,12 +371,6 @@ mod tests {
             SlabCache::new(SlabConfig::new(5000), 0),
             Err(SlabError::ObjectTooLarge { .. })
         ));
-        // 2^33 eight-byte objects in a 64 GiB slab: more than a free count
-        // of 32 bits holds; 2^32 - 1 of them is the most allowed.
-        let huge = SlabConfig::new(8).with_pages_per_slab(1 << 24);
-        assert_eq!(SlabCache::new(huge, 0).unwrap_err(), SlabError::TooManyObjects(1 << 33));
-        let most = SlabConfig::new(8).with_pages_per_slab((1 << 23) - 1);
-        assert!(SlabCache::new(most, 0).is_ok(), "{} objects", most.objects_per_slab());
     }
 
     #[test]
