@@ -194,8 +194,10 @@ impl Prepared for PreparedFsmark {
     /// share of an xarray node (about 1 KiB per 64 inodes) and its queue
     /// entry (16 B), reserved up front for a prefill; the slab bitmaps;
     /// plus the caches' tags and line states (a few MiB per core).
-    /// Measured (`/usr/bin/time -v`, 10^7 prefilled, 12 threads): 502 MB
-    /// rb-tree, 471 MB xarray, against 624 MB estimated.
+    /// Measured (`/usr/bin/time -v`, 10^7 prefilled, 12 threads): 404 MB
+    /// rb-tree, 370 MB xarray (session 49; 452 and 419 MB before a slab
+    /// kept no count apart from its bitmap), against 624 MB estimated; at
+    /// 64 threads (ten-byte line states) 477 and 442 MB.
     fn memory_bytes(&self) -> u64 {
         let files = self.params.total_files(self.machine.cpus.len() as u64);
         let open = if self.params.open_inodes == 0 {
