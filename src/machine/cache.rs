@@ -230,7 +230,7 @@ struct LineState {
 /// 64-core machine a write probed the private caches of every core of
 /// its bit's residue (four per bit): 45.6M probes for 12.2M copies
 /// invalidated over 960K creates at 10^5 open inodes, each probe two
-/// set lookups. With one bit a core those three runs took 5.41 s user
+/// set lookups. With one bit a core those three runs took 4.55 s user
 /// against 6.44, outputs byte-identical; the states of machines over 16
 /// cores take ten bytes instead of four.
 const FILTER_BITS: usize = 64;

@@ -374,6 +374,28 @@ mod tests {
     }
 
     #[test]
+    fn a_slab_of_several_bitmap_words_fills_frees_and_refills() {
+        // 24-byte objects: 170 to a page, a bitmap of 64 + 64 + 42 bits.
+        let mut c = SlabCache::new(SlabConfig::new(24), 0).unwrap();
+        assert_eq!(c.objects_per_slab(), 170);
+        let first: Vec<u64> = (0..170).map(|_| c.alloc()).collect();
+        assert_eq!(first.last(), Some(&(169 * 24)), "the last slot of the partial word");
+        assert_eq!((c.slabs_total(), c.slabs_in_use()), (1, 1));
+        assert_eq!(c.alloc(), 4096, "a full slab opens the next");
+        // Freeing a slot of the full first slab puts it on the partial
+        // list; the current slab still has room, so it serves first.
+        c.free(100 * 24).unwrap();
+        assert_eq!(c.alloc(), 4096 + 24);
+        for k in 2..170 {
+            assert_eq!(c.alloc(), 4096 + k * 24);
+        }
+        assert_eq!(c.alloc(), 100 * 24, "then the partial slab's free slot");
+        assert_eq!(c.alloc(), 2 * 4096);
+        assert_eq!((c.slabs_total(), c.slabs_in_use(), c.objects_live()), (3, 3, 341));
+        assert_eq!(c.free(100 * 24 + 8), Err(SlabError::NotLive(100 * 24 + 8)));
+    }
+
+    #[test]
     fn addresses_fill_a_slab_then_open_the_next() {
         let mut c = SlabCache::new(SlabConfig::new(1064), 0x10_0000).unwrap();
         let a: Vec<u64> = (0..4).map(|_| c.alloc()).collect();

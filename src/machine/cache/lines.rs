@@ -67,7 +67,7 @@ impl Narrow {
         debug_assert!(s.sharers >> NARROW_CORES == 0, "sharers {:#x}", s.sharers);
         let owner = if s.owner == super::NO_OWNER { NARROW_NO_OWNER } else { s.owner };
         debug_assert!(owner <= NARROW_NO_OWNER);
-        Narrow(s.sharers as u16 | owner << 8)
+        Narrow((s.sharers & 0xFF) as u16 | owner << 8)
     }
 
     /// The state packed in `self`.
@@ -150,7 +150,7 @@ impl Cell for Wide {
     #[inline(always)]
     fn put(s: LineState) -> Self {
         debug_assert!(s.sharers >> WIDE_CORES == 0, "sharers {:#x}", s.sharers);
-        Wide(s.sharers as u32 | u32::from(s.owner) << 16)
+        Wide(u32::from(s.sharers as u16) | u32::from(s.owner) << 16)
     }
 }
 

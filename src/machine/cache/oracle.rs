@@ -167,10 +167,10 @@ impl RefHierarchy {
             let n = self.core_socket.len();
             let may_hold = self.state(line).0.clone();
             for other in (0..n).filter(|&o| o != core) {
-                // The fast model's sharer filter is by core mod 16: every
-                // core of a residue that may hold the line is looked at.
-                let looked_at = (0..n).any(|k| k % 16 == other % 16 && may_hold[k]);
-                if looked_at {
+                // Every core that may hold the line is looked at (the fast
+                // model's filter may look at more, beyond 64 cores: a core
+                // without the line loses nothing).
+                if may_hold[other] {
                     let (a, c) = (self.l1[other].remove(line), self.l2[other].remove(line));
                     invalidated_cores += u32::from(a || c);
                 }

@@ -211,6 +211,24 @@ fn a_write_invalidates_every_sharer_beyond_the_filter_width() {
 }
 
 #[test]
+fn the_filter_is_exact_through_core_63_and_shared_from_core_64() {
+    let l = level(32 * 1024, 8);
+    // 64 cores: core 63 has bit 63 to itself.
+    let mut h = hier(l, l, level(1 << 20, 16), vec![0; 64]);
+    h.access(63, 5, false);
+    assert_eq!(h.access(0, 5, true).invalidated_cores, 1);
+    assert_eq!(h.private_holds(63, 5), (false, false));
+    // 65 cores: core 64 shares bit 0 with core 0, whose write must still
+    // reach 64's copy, and whose own copy 64's write must reach.
+    let mut h = hier(l, l, level(1 << 20, 16), vec![0; 65]);
+    h.access(64, 5, false);
+    assert_eq!(h.access(0, 5, true).invalidated_cores, 1);
+    assert_eq!(h.private_holds(64, 5), (false, false));
+    assert_eq!(h.access(64, 5, true).invalidated_cores, 1);
+    assert_eq!(h.private_holds(0, 5), (false, false));
+}
+
+#[test]
 fn every_sharer_of_a_machine_within_the_filter_is_invalidated() {
     // 40 cores (ten-byte states, one bit a core): a write by core 39
     // invalidates the 38 others that read the line, and no more.
@@ -267,7 +285,7 @@ proptest::proptest! {
         };
         let forms: Vec<Form> = [Form::Narrow, Form::Wide, Form::Broad]
             .into_iter()
-            .filter(|f| *f != Form::Narrow || cores <= 8)
+            .filter(|f| *f != Form::Narrow || cores <= super::lines::NARROW_CORES)
             .collect();
         let mut hs: Vec<Hierarchy> = forms.iter().map(|&f| Hierarchy::with_form(&cfg, f).unwrap()).collect();
         for (c, line, w, stream) in ops {

@@ -54,9 +54,10 @@ impl XArray {
     /// directly: the slot takes `value`, the leaf's `count` and the entry
     /// count go up by one; reserve's `nodes_needed` is 0 there, so no
     /// allocation is attempted and the fail plan does not move. Otherwise
-    /// the two calls run (their touches discarded) and the leaf is
-    /// remembered. (At 10^7 prefilled inodes the two calls were about half
-    /// of a one-thread run of `index-scaling.toml`.)
+    /// the two calls run (their touches discarded) and, when they
+    /// succeed, the leaf is remembered (a failed call changes nothing,
+    /// the remembered leaf included). (At 10^7 prefilled inodes the two
+    /// calls were about half of a one-thread run of `index-scaling.toml`.)
     pub fn append_unrecorded(&mut self, index: u64, value: u64, scratch: &mut Vec<Touch>) -> Result<(), XaError> {
         let offset = (index & MASK) as usize;
         if let Some((base, n)) = self.append_leaf
@@ -73,7 +74,9 @@ impl XArray {
         let reserved = self.reserve(index, scratch);
         scratch.clear();
         reserved?;
-        self.store(index, value, scratch)?;
+        let stored = self.store(index, value, scratch);
+        scratch.clear();
+        stored?;
         let pos = self.walk(index, scratch);
         scratch.clear();
         self.append_leaf = (pos.node != NIL && self.nodes[pos.node as usize].shift == 0).then_some((index >> XA_CHUNK_SHIFT, pos.node));
