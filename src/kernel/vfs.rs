@@ -33,14 +33,31 @@ pub const GETNAME: Work = Work::straight(55.0, 3.0);
 /// hook), `lookup_fast` -> `__d_lookup_rcu` (hash bucket, the dentry's
 /// `d_name` and `d_seq`), `step_into` (mount and link checks), about 75
 /// loads each under RCU; plus `self`'s link (`proc_self_get_link`: the
-/// pid formatted) and `N`'s magic link (`tid_fd_revalidate` takes the
-/// task's `files` and looks the descriptor up, `proc_fd_link` ->
-/// `nd_jump_link`: path_get/path_put, two locked operations each), about
-/// 220 loads more; `complete_walk` / `terminate_walk` (legitimize,
-/// `rcu_read_unlock`): 30. About 625 loads, 6 locked operations (an
-/// undercount: `tid_fd_revalidate` refuses RCU walk with `-ECHILD`, so
-/// from `N` on the walk is ref-walk, with `dget`/`dput` and task
-/// references).
+/// pid formatted) and `N`'s magic link, about 220 loads more;
+/// `complete_walk` / `terminate_walk`: 30. About 625 loads.
+///
+/// 24 locked operations. Under RCU only `self`'s link body takes any: its
+/// `kmalloc` and the delayed `kfree_link` (2, one each as every slab fast
+/// path here). `tid_fd_revalidate` (`fs/proc/fd.c`) refuses RCU walk with
+/// `-ECHILD`, so from `N` on the walk takes references (`fs/namei.c`):
+/// - `try_to_unlazy_next`: `legitimize_mnt`'s `smp_mb()` (a locked add on
+///   x86-64), `lockref_get_not_dead` on the parent and on `N`, and
+///   `legitimize_root` (`smp_mb()` and a lockref): 5;
+/// - `tid_fd_revalidate` again, in ref-walk: `get_proc_task` and
+///   `put_task_struct`: 2;
+/// - `proc_pid_get_link` (`fs/proc/base.c`): `proc_fd_access_allowed`
+///   (`get_proc_task`, `ptrace_may_access`'s `task_lock`,
+///   `put_task_struct`) 3; `proc_fd_link`: `get_proc_task`, `fget_task`
+///   (`task_lock`, the file's reference), `path_get`'s `dget` (`mntget`
+///   is a per-CPU add), `fput`, `put_task_struct` 6; `nd_jump_link`'s
+///   `path_put` of the old path (a `dput`; `mntput` per-CPU) 1: 10;
+/// - the link's saved path put after the jump: 1;
+/// - `dT` in ref-walk: `__d_lookup`'s `d_lock`, `step_into`'s `dput` of
+///   the parent: 2;
+/// - the walk's end: `path_put` of the path and of the grabbed root: 2.
+///
+/// Until session 49 this counted 6 (the link's `path_get` / `path_put`
+/// and two more), short of the ref-walk.
 ///
 /// Ten indirect calls, all in `proc`: `i_op->permission` twice
 /// (`proc_pid_permission` on `<pid>`, `proc_fd_permission` on `fd`),
@@ -49,7 +66,7 @@ pub const GETNAME: Work = Work::straight(55.0, 3.0);
 /// `i_op->get_link` twice (`proc_self_get_link`, `proc_pid_get_link`) and
 /// its `proc_get_link` (`proc_fd_link`), and the delayed `kfree_link` of
 /// `self`'s body (`do_delayed_call`).
-pub const LAB_PREFIX_WALK: Work = Work::straight(625.0, 6.0).indirect(10.0);
+pub const LAB_PREFIX_WALK: Work = Work::straight(625.0, 24.0).indirect(10.0);
 
 /// `path_openat` for `O_CREAT|O_EXCL` up to the filesystem's create:
 /// `alloc_empty_file` -> `init_file` (a `filp` slab object, the
