@@ -263,7 +263,7 @@ impl SlabCache {
     /// True if `addr` is the start of a live object of this cache.
     pub fn is_live(&self, addr: u64) -> bool {
         match self.locate(addr) {
-            Some((slab, slot)) => self.bits[slab * self.words + (slot / 64) as usize] & (1u64 << (slot % 64)) == 0,
+            Some((slab, slot)) => self.words_of(slab)[(slot / 64) as usize] & (1u64 << (slot % 64)) == 0,
             None => false,
         }
     }
@@ -271,7 +271,12 @@ impl SlabCache {
     /// Whether slab `slab` has a free slot.
     #[inline]
     fn has_room(&self, slab: usize) -> bool {
-        self.bits[slab * self.words..(slab + 1) * self.words].iter().any(|&w| w != 0)
+        self.words_of(slab).iter().any(|&w| w != 0)
+    }
+
+    /// Slab `slab`'s free-slot bitmap, to read.
+    fn words_of(&self, slab: usize) -> &[u64] {
+        &self.bits[slab * self.words..(slab + 1) * self.words]
     }
 
     /// Slab `slab`'s free-slot bitmap.
