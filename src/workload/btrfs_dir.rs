@@ -54,6 +54,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     let cost = delayed_cost(p, machine);
     let mut fs = Fs::new(p.nodesize, p.thresholds(), p.rules());
     fs.evict_kills_pending = p.evict_kills_pending;
+    fs.writeback_on_sync = p.writeback_on_sync;
     let testdir = fs
         .mkdir(ROOT_DIR_INO, b"testdir")
         .ok_or_else(|| ParamError::new("files", "mkdir failed"))?;

@@ -308,6 +308,23 @@ impl Tree {
         self.transid += 1;
     }
 
+    /// Writes back every block dirtied in the running transaction, as
+    /// `btree_writepages` does for any writeback of the btree inode (no
+    /// 32 MiB threshold since upstream 4e159150a9a5, in 6.18 and its stable
+    /// backports; `lock_extent_buffer_for_io` sets
+    /// `BTRFS_HEADER_FLAG_WRITTEN` on each). Each is copied again at its next
+    /// change in this transaction. Returns the blocks written.
+    pub fn write_back_dirty(&mut self) -> u64 {
+        let mut written = 0;
+        for b in &mut self.blocks {
+            if b.generation == self.transid && !b.written && !matches!(b.content, block::Content::Free) {
+                b.written = true;
+                written += 1;
+            }
+        }
+        written
+    }
+
     /// Tree height in levels (1 = the root is a leaf).
     pub fn height(&self) -> usize {
         self.blocks[self.root].level() + 1
@@ -536,10 +553,15 @@ impl Tree {
     }
 
     /// `btrfs_cow_block` as seen by the counts: the first touch of a block in
-    /// a transaction copies it.
+    /// a transaction copies it, and so does the first touch after the block
+    /// was written back in this transaction (`should_cow_block` in
+    /// fs/btrfs/ctree.c: `BTRFS_HEADER_FLAG_WRITTEN`). The copy is dirty and
+    /// not yet written.
     fn cow(&mut self, id: usize) {
-        if self.blocks[id].generation != self.transid {
-            self.blocks[id].generation = self.transid;
+        let b = &mut self.blocks[id];
+        if b.generation != self.transid || b.written {
+            b.generation = self.transid;
+            b.written = false;
             self.stats.cow_blocks += 1;
         }
     }

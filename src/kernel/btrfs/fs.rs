@@ -77,6 +77,17 @@ pub struct Fs {
     /// `btrfs_kill_delayed_inode_items`, since 5.17) instead of leaving
     /// them for the next commit. Default true.
     pub evict_kills_pending: bool,
+    /// `sync` and the unmount write the dirty tree blocks back before they
+    /// commit ([`Tree::write_back_dirty`]): `sync_filesystem`
+    /// (fs/sync.c) starts with `writeback_inodes_sb`, which reaches the
+    /// btree inode, and `btree_writepages` writes whatever it is asked to
+    /// since upstream 4e159150a9a5 (6.18 and its stable backports; before
+    /// it, nothing under 32 MiB of dirty metadata). The commit's delayed
+    /// items then copy every block they change again. Default false (the
+    /// kernels before that change).
+    pub writeback_on_sync: bool,
+    /// Tree blocks written back by syncs and unmounts so far.
+    pub blocks_written_back: u64,
     /// Dir-index items dropped by evictions so far (never reached the
     /// delayed-item functions; the truncate removed their tree items).
     pub killed_at_evict: u64,
@@ -130,6 +141,8 @@ impl Fs {
             delayed,
             dirs,
             evict_kills_pending: true,
+            writeback_on_sync: false,
+            blocks_written_back: 0,
             killed_at_evict: 0,
             last_unlink_check: BalanceCheck::default(),
             last_unlink: TreeStats::default(),
@@ -224,9 +237,14 @@ impl Fs {
         true
     }
 
-    /// `sync`: commit the transaction, running all delayed items first;
+    /// `sync` (`syncfs`, and the unmount's `sync_filesystem`): with
+    /// `writeback_on_sync` the dirty tree blocks are written back first;
+    /// then commit the transaction, running all delayed items first;
     /// deferred evictions happen once their delayed work has run.
     pub fn sync(&mut self) {
+        if self.writeback_on_sync {
+            self.blocks_written_back += self.tree.write_back_dirty();
+        }
         self.delayed.run_all(&mut self.tree);
         for ino in std::mem::take(&mut self.deferred_evictions) {
             self.truncate_inode_items(ino);

@@ -54,6 +54,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "evicting an inode drops its pending dir-index items (kernel since 5.17)",
     ),
     p(
+        "btrfs_dir.writeback_on_sync",
+        "true or false",
+        "true, false",
+        "sync and unmount write dirty tree blocks back before the commit (6.18 and its backports)",
+    ),
+    p(
         "btrfs_dir.rm_rf",
         "true or false",
         "true, false",

@@ -38,6 +38,13 @@ pub struct BtrfsDirParams {
     /// the next commit. Default true, as the kernel does; false is a
     /// what-if.
     pub evict_kills_pending: bool,
+    /// Whether `sync` and the unmount write the dirty tree blocks back
+    /// before they commit, so the commit's delayed items copy the blocks
+    /// they change once more (`btree_writepages` without its 32 MiB
+    /// threshold: upstream 4e159150a9a5, 6.18 and its stable backports;
+    /// [`crate::kernel::btrfs::fs::Fs::writeback_on_sync`]). Default false,
+    /// as the kernels before it (case 3's).
+    pub writeback_on_sync: bool,
     /// Whether the script ends with `rm -fr testdir` and unmount after the
     /// `sync` (case 3). Default true; false stops after the `sync`, as
     /// the insertion-batching script does.
@@ -132,6 +139,7 @@ impl Default for BtrfsDirParams {
             strategy: BatchStrategy::LeafMatch,
             insert_strategy: InsertStrategy::LeafFit,
             evict_kills_pending: true,
+            writeback_on_sync: false,
             rm_rf: true,
             delayed_background: 128,
             delayed_writeback: 512,

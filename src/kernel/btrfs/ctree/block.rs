@@ -39,6 +39,10 @@ pub(crate) enum Content {
 #[derive(Debug, Clone)]
 pub(crate) struct Block {
     pub(crate) generation: u64,
+    /// Written back in its own transaction (`BTRFS_HEADER_FLAG_WRITTEN`,
+    /// set by `lock_extent_buffer_for_io`): its next change copies it even
+    /// though its generation is the running one (`should_cow_block`).
+    pub(crate) written: bool,
     pub(crate) level: usize,
     pub(crate) content: Content,
 }
@@ -55,6 +59,7 @@ impl Block {
     pub(crate) fn new_leaf(generation: u64) -> Self {
         Block {
             generation,
+            written: false,
             level: 0,
             content: Content::Leaf(Vec::new()),
         }
@@ -62,6 +67,7 @@ impl Block {
     pub(crate) fn new_node(level: usize, ptrs: Vec<KeyPtr>) -> Self {
         Block {
             generation: 0,
+            written: false,
             level,
             content: Content::Node(ptrs),
         }
@@ -69,6 +75,7 @@ impl Block {
     pub(crate) fn leaf_with(items: Vec<Item>) -> Self {
         Block {
             generation: 0,
+            written: false,
             level: 0,
             content: Content::Leaf(items),
         }
@@ -76,6 +83,7 @@ impl Block {
     pub(crate) fn free() -> Self {
         Block {
             generation: 0,
+            written: false,
             level: 0,
             content: Content::Free,
         }
