@@ -15,5 +15,5 @@ mod delayed_props;
 mod hostile;
 mod insert;
 mod syscall;
-mod writeback;
 mod window;
+mod writeback;

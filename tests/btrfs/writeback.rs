@@ -88,7 +88,7 @@ fn syncfs_writes_the_tree_back_and_the_commit_copies_what_it_changes() {
     // The commit's deletions copy the root node and each leaf they change
     // once, and the delayed inode update testdir's inode item leaf (the
     // first leaf, which holds inode 257's items).
-    let inode_leaf = usize::from(!leaves.contains(&0));
-    assert_eq!(cows(&fs.tree) - c0, 1 + leaves.len() as u64 + inode_leaf as u64, "leaves {leaves:?}");
+    let inode_leaf = u64::from(!leaves.contains(&0));
+    assert_eq!(cows(&fs.tree) - c0, 1 + leaves.len() as u64 + inode_leaf, "leaves {leaves:?}");
     fs.tree.check().expect("invariants");
 }

@@ -81,7 +81,7 @@ pub struct Fs {
     /// commit ([`Tree::write_back_dirty`]): `sync_filesystem`
     /// (fs/sync.c) starts with `writeback_inodes_sb`, which reaches the
     /// btree inode, and `btree_writepages` writes whatever it is asked to
-    /// since upstream 4e159150a9a5 (6.18 and its stable backports; before
+    /// since upstream 4e159150a9a5 (6.18-stable since February 2026; before
     /// it, nothing under 32 MiB of dirty metadata). The commit's delayed
     /// items then copy every block they change again. Default false (the
     /// kernels before that change).

@@ -57,7 +57,7 @@ pub const PARAMS: &[ParamSpec] = &[
         "btrfs_dir.writeback_on_sync",
         "true or false",
         "true, false",
-        "sync and unmount write dirty tree blocks back before the commit (6.18 and its backports)",
+        "sync and unmount write dirty tree blocks back before the commit (6.18-stable since Feb 2026)",
     ),
     p(
         "btrfs_dir.rm_rf",

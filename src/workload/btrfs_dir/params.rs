@@ -41,7 +41,7 @@ pub struct BtrfsDirParams {
     /// Whether `sync` and the unmount write the dirty tree blocks back
     /// before they commit, so the commit's delayed items copy the blocks
     /// they change once more (`btree_writepages` without its 32 MiB
-    /// threshold: upstream 4e159150a9a5, 6.18 and its stable backports;
+    /// threshold: upstream 4e159150a9a5, 6.18-stable since February 2026;
     /// [`crate::kernel::btrfs::fs::Fs::writeback_on_sync`]). Default false,
     /// as the kernels before it (case 3's).
     pub writeback_on_sync: bool,
