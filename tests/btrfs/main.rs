@@ -6,7 +6,8 @@
 //! `case3` (the case-3 script's exact counts, eviction, parameter
 //! validation, deep trees), `insert` (issue 16's script), `hostile`
 //! (conflicting keys, cost overflow, the memory estimate), `syscall` (an
-//! unlink's own tree work and its price).
+//! unlink's own tree work and its price), `writeback` (a block written
+//! back in its transaction is copied again; 6.18's syncfs).
 
 mod accounting;
 mod case3;

@@ -266,4 +266,51 @@ proptest! {
             }
         }
     }
+
+    /// Beyond 64 cores the sharer filter's bit `c % 64` is shared (cores
+    /// `c` and `c + 64`), and the ten-byte states hold the sharers: the
+    /// same exact answers, with the accesses drawn from cores that share
+    /// filter bits so the superset is exercised.
+    #[test]
+    fn fast_model_answers_exactly_as_the_reference_beyond_64_cores(
+        cores in 65usize..=80,
+        split in 1usize..=80,
+        (g, seq) in geometry().prop_flat_map(|g| (Just(g), aliased_ops()))
+    ) {
+        let core_socket: Vec<u32> = (0..cores).map(|c| u32::from(c >= split.min(cores))).collect();
+        let cfg = CacheConfig { l1d: g.0, l2: g.1, llc: g.2, core_socket };
+        let mut fast = Hierarchy::new(&cfg).unwrap();
+        let mut slow = RefHierarchy::new(&cfg);
+        for (step, op) in seq.iter().enumerate() {
+            match *op {
+                Op::Access(c, l, w) => {
+                    let c = c % cores;
+                    prop_assert_eq!(fast.access(c, l, w), slow.access(c, l, w), "step {} {:?}", step, op);
+                }
+                Op::Stream(c, n) => {
+                    fast.stream_fresh(c % cores, n);
+                    slow.stream(c % cores, n);
+                }
+            }
+        }
+        for c in 0..cores {
+            prop_assert_eq!(fast.counters(c), slow.counters[c]);
+            for l in [0u64, 1, 5, 7, 16, 1 << 38] {
+                let want = (slow.l1[c].contains(l), slow.l2[c].contains(l));
+                prop_assert_eq!(fast.private_holds(c, l), want, "core {} line {}", c, l);
+            }
+        }
+    }
+}
+
+/// Operations on cores 0..4 and 64..80, which share the filter's bits
+/// pairwise (`c` and `c + 64`), and on a few cores between.
+fn aliased_ops() -> impl Strategy<Value = Vec<Op>> {
+    let core = prop_oneof![4 => 0usize..4, 4 => 64usize..80, 1 => 4usize..64];
+    let line = prop_oneof![8 => 0u64..24, 1 => (0u64..4).prop_map(|k| (1 << 38) + k)];
+    let op = prop_oneof![
+        8 => (core.clone(), line, any::<bool>()).prop_map(|(c, l, w)| Op::Access(c, l, w)),
+        1 => (core, 0u64..40).prop_map(|(c, n)| Op::Stream(c, n)),
+    ];
+    proptest::collection::vec(op, 0..300)
 }
