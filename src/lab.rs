@@ -257,6 +257,10 @@ pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
     if let Some(w) = busy_share(&before, &stat()).and_then(|b| load_warning(b, &out.load)) {
         host.warn(&w);
     }
+    let allowed = crate::calibrate::allowed_cpus().map_or(0, |c| c.len());
+    if let Some(w) = mask_warning(allowed, online_cpus()) {
+        host.warn(&w);
+    }
     for r in 0..opts.runs {
         host.progress(&format!("{}: run {}/{}", e.name, r + 1, opts.runs));
         let t = (e.run)(&host, &params, r)?;
@@ -439,6 +443,26 @@ pub fn load_warning(busy: f64, load: &str) -> Option<String> {
         format!(
             "other work kept {:.0}% of the CPUs busy just before the run (load average {one}): live times will be slower and spread wider than on a quiet host (compare with care, or rerun when it is quiet)",
             busy * 100.0
+        )
+    })
+}
+
+/// CPUs online (`sysconf(_SC_NPROCESSORS_ONLN)`), 0 when unknown.
+fn online_cpus() -> usize {
+    // SAFETY: sysconf reads a system value and has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    usize::try_from(n).unwrap_or(0)
+}
+
+/// What to say when this process may run on fewer CPUs than are online
+/// (`allowed` from `sched_getaffinity`): the lab's threads and the tools
+/// it starts inherit the mask, so a multi-thread figure would measure
+/// fewer CPUs than the twin prices. `None` when they agree or either is
+/// unknown (0).
+pub fn mask_warning(allowed: usize, online: usize) -> Option<String> {
+    (allowed > 0 && online > 0 && allowed < online).then(|| {
+        format!(
+            "this process may run on {allowed} of the {online} online CPUs (its CPU mask: taskset, a cgroup's cpuset): every thread and tool the lab starts inherits it, so multi-thread figures measure {allowed} CPU(s); run it unconfined to test the twin"
         )
     })
 }

@@ -56,12 +56,22 @@ impl Rendezvous {
 
 /// Runs `initiator` on CPU `a` and `responder` on CPU `b`, both pinned and
 /// started together; returns the initiator's samples.
+///
+/// Both run on threads of their own: the caller's CPU mask is left as it
+/// was. (Until session 50 the initiator was the calling thread, so `fsmeta
+/// lab`, which measures the transfer before its runs, confined itself to
+/// CPU 0, and every thread and process it started after inherited that
+/// mask: the 2-thread rates of `xfs-create-scaling` ran on one CPU.)
 fn on_pair<I, R>(a: u32, b: u32, initiator: I, responder: R) -> Result<Vec<f64>, CalibrateError>
 where
     I: FnOnce(&Rendezvous) -> Vec<f64> + Send,
     R: FnOnce(&Rendezvous) + Send,
 {
     let meet = Rendezvous::default();
+    let panicked = |cpu: u32| CalibrateError::Affinity {
+        cpu: Some(cpu),
+        detail: "the measuring thread panicked".to_string(),
+    };
     std::thread::scope(|s| {
         let resp = s.spawn(|| {
             let pinned = pin_to(b);
@@ -70,17 +80,18 @@ where
             }
             pinned
         });
-        let pinned = pin_to(a);
-        let out = if meet.meet(1, pinned.is_ok()) {
-            initiator(&meet)
-        } else {
-            Vec::new()
-        };
-        let resp = resp.join().map_err(|_| CalibrateError::Affinity {
-            cpu: Some(b),
-            detail: "the measuring thread panicked".to_string(),
-        })?;
-        pinned?;
+        let init = s.spawn(|| {
+            let pinned = pin_to(a);
+            let out = if meet.meet(1, pinned.is_ok()) {
+                initiator(&meet)
+            } else {
+                Vec::new()
+            };
+            pinned.map(|()| out)
+        });
+        let out = init.join().map_err(|_| panicked(a))?;
+        let resp = resp.join().map_err(|_| panicked(b))?;
+        let out = out?;
         resp?;
         Ok(out)
     })

@@ -8,7 +8,9 @@
 //! - `plateau`: step curves with smooth knees and noise.
 //! - `profile`: derive + render -> a file `load_profile` accepts.
 //! - `chase`: the real chase at L1d/4, 4x L1d and 4x L2.
+//! - `affinity`: a ping-pong leaves the caller's CPU mask as it was.
 
+mod affinity;
 mod chase;
 mod plateau;
 mod profile;

@@ -1,7 +1,7 @@
 //! `docs/lab.md` as `validate --lab` rewrites it, and the lab's busy-host
 //! warning.
 
-use fsmeta::lab::{busy_share, load_warning, merge_markdown};
+use fsmeta::lab::{busy_share, load_warning, mask_warning, merge_markdown};
 
 const OLD: &str = "# The lab\n\nold head\n\n## `a`: A\n\nold a\n\n## `b`: B\n\nold b\n\n## `d`: D\n\nold d\n";
 const FRESH: &str = "# The lab\n\nnew head\n\n## `b`: B\n\nnew b\n\n## `c`: C\n\nnew c\n";
@@ -16,6 +16,15 @@ fn validating_some_experiments_keeps_the_other_sections() {
     // No old document, or one without sections: the fresh text.
     assert_eq!(merge_markdown("", FRESH), FRESH);
     assert_eq!(merge_markdown("# just a head\n", FRESH), FRESH);
+}
+
+#[test]
+fn a_process_confined_to_fewer_cpus_is_warned_about() {
+    let w = mask_warning(1, 2);
+    assert!(w.is_some_and(|w| w.contains("1 of the 2 online CPUs") && w.contains("multi-thread")));
+    assert_eq!(mask_warning(2, 2), None);
+    assert_eq!(mask_warning(0, 2), None, "the mask unknown");
+    assert_eq!(mask_warning(2, 0), None, "the online count unknown");
 }
 
 #[test]
