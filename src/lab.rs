@@ -33,6 +33,7 @@ pub mod host;
 pub mod ledger;
 pub mod output;
 pub mod pool;
+pub mod probe;
 pub mod trace;
 pub mod twin;
 pub mod xfs_alloc;
@@ -261,16 +262,26 @@ pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
     if let Some(w) = mask_warning(allowed, online_cpus()) {
         host.warn(&w);
     }
+    let probe = probe::Probe::new();
     for r in 0..opts.runs {
         host.progress(&format!("{}: run {}/{}", e.name, r + 1, opts.runs));
+        let speed = probe.measure();
         let t = (e.run)(&host, &params, r)?;
         if r == 0 {
             out.variants = t.variants.iter().map(|v| v.0.clone()).collect();
             out.runs = vec![Vec::new(); t.variants.len()];
             out.setup = t.setup;
+            out.setup.push(format!(
+                "host speed before every run, live only: {} (a dependent load chase over {} MiB) and {} (a chain of uncontended lock xadd), each the median of {} samples",
+                probe::DRAM_KEY,
+                probe::PROBE_BYTES >> 20,
+                probe::XADD_KEY,
+                probe::SAMPLES
+            ));
             out.files = t.files;
         }
-        for (i, (name, m)) in t.variants.into_iter().enumerate() {
+        for (i, (name, mut m)) in t.variants.into_iter().enumerate() {
+            m.extend(speed.iter().map(|&(k, v)| (k.to_string(), v)));
             match out.variants.get(i) {
                 Some(n) if *n == name => out.runs[i].push(m),
                 _ => return Err(LabError::step("collect", format!("run {r} gave variant `{name}` out of order"))),

@@ -1,0 +1,64 @@
+//! How fast the host ran around each lab run: a dependent load chase over
+//! a working set no cache holds, and a chain of uncontended `lock xadd`s
+//! (`fsmeta calibrate`'s microbenchmarks, [`crate::calibrate::chase`]),
+//! timed just before every run on the lab's own thread.
+//!
+//! A virtual machine runs at different speeds from one quarter hour to
+//! the next (docs/lab-hosts.md: the untraced btrfs unlink at 19.9 and
+//! 13.8 us in two sets ten minutes apart). The probes go into every
+//! variant's metrics of the run ([`DRAM_KEY`], [`XADD_KEY`]), so a set's
+//! times can be read beside the speed the host had: they are live only
+//! (no twin metric has their names) and never enter a twin.
+
+use crate::calibrate::chase::{Chase, xadd_chain};
+use crate::report::stats::median;
+
+/// Metric: ns per dependent load over [`PROBE_BYTES`] (DRAM on the lab
+/// hosts), the median of [`SAMPLES`] samples of [`LOADS`] loads.
+pub const DRAM_KEY: &str = "host.dram_load_ns";
+
+/// Metric: ns per uncontended `lock xadd` in a dependent chain, the median
+/// of [`SAMPLES`] samples of [`XADD_OPS`].
+pub const XADD_KEY: &str = "host.xadd_ns";
+
+/// The chase's working set, bytes: beyond the last-level cache of every
+/// lab host so far (4-32 MiB).
+pub const PROBE_BYTES: usize = 128 << 20;
+
+/// Loads per chase sample (about 20 ms at 150 ns).
+pub const LOADS: u64 = 1 << 17;
+
+/// `lock xadd`s per sample (about 2 ms at 10 ns).
+pub const XADD_OPS: u64 = 200_000;
+
+/// Samples of each probe per run.
+pub const SAMPLES: usize = 3;
+
+/// The chase's buffer, built once for a lab run's probes.
+#[derive(Debug)]
+pub struct Probe {
+    chase: Chase,
+}
+
+impl Default for Probe {
+    fn default() -> Self {
+        Probe::new()
+    }
+}
+
+impl Probe {
+    /// Builds the chase (a random cycle over [`PROBE_BYTES`]).
+    pub fn new() -> Probe {
+        Probe {
+            chase: Chase::new(PROBE_BYTES),
+        }
+    }
+
+    /// Both probes now, as `(metric, ns)`.
+    pub fn measure(&self) -> [(&'static str, f64); 2] {
+        [
+            (DRAM_KEY, median(&self.chase.time(LOADS, SAMPLES))),
+            (XADD_KEY, median(&xadd_chain(XADD_OPS, SAMPLES))),
+        ]
+    }
+}
