@@ -1,7 +1,8 @@
 //! How fast the host ran around each lab run: a dependent load chase over
 //! a working set no cache holds, and a chain of uncontended `lock xadd`s
 //! (`fsmeta calibrate`'s microbenchmarks, [`crate::calibrate::chase`]),
-//! timed just before every run on the lab's own thread.
+//! timed just before every run on the lab's own thread, and the line
+//! transfer between CPUs 0 and 1 (where the two vCPUs sit).
 //!
 //! A virtual machine runs at different speeds from one quarter hour to
 //! the next (docs/lab-hosts.md: the untraced btrfs unlink at 19.9 and
@@ -11,6 +12,7 @@
 //! (no twin metric has their names) and never enter a twin.
 
 use crate::calibrate::chase::{Chase, xadd_chain};
+use crate::calibrate::transfer::{Protocol, ping_pong};
 use crate::report::stats::median;
 
 /// Metric: ns per dependent load over [`PROBE_BYTES`] (DRAM on the lab
@@ -20,6 +22,19 @@ pub const DRAM_KEY: &str = "host.dram_load_ns";
 /// Metric: ns per uncontended `lock xadd` in a dependent chain, the median
 /// of [`SAMPLES`] samples of [`XADD_OPS`].
 pub const XADD_KEY: &str = "host.xadd_ns";
+
+/// Metric: a cache line's one-way transfer between CPUs 0 and 1, ns
+/// (calibrate's CAS ping-pong, the median of [`TRANSFER_SAMPLES`] samples
+/// of [`TRANSFER_ROUND_TRIPS`]): where the two vCPUs sit for this run
+/// (SMT siblings about 8 ns, apart 60-90 on the Xeon 6 VM). Absent on a
+/// host with one CPU.
+pub const TRANSFER_KEY: &str = "host.transfer_ns";
+
+/// Samples of the per-run transfer probe.
+pub const TRANSFER_SAMPLES: usize = 5;
+
+/// Round trips per sample of the per-run transfer probe.
+pub const TRANSFER_ROUND_TRIPS: u64 = 2000;
 
 /// The chase's working set, bytes: beyond the last-level cache of every
 /// lab host so far (4-32 MiB).
@@ -54,11 +69,18 @@ impl Probe {
         }
     }
 
-    /// Both probes now, as `(metric, ns)`.
-    pub fn measure(&self) -> [(&'static str, f64); 2] {
-        [
+    /// The probes now, as `(metric, ns)`; the transfer only where CPUs 0
+    /// and 1 can be pinned.
+    pub fn measure(&self) -> Vec<(&'static str, f64)> {
+        let mut out = vec![
             (DRAM_KEY, median(&self.chase.time(LOADS, SAMPLES))),
             (XADD_KEY, median(&xadd_chain(XADD_OPS, SAMPLES))),
-        ]
+        ];
+        if let Ok(t) = ping_pong(0, 1, Protocol::Cas, TRANSFER_ROUND_TRIPS, TRANSFER_SAMPLES)
+            && !t.is_empty()
+        {
+            out.push((TRANSFER_KEY, median(&t)));
+        }
+        out
     }
 }
