@@ -62,11 +62,12 @@ fn case3_times_fit_the_old_rule_and_predict_the_new() {
         "sequential us {}",
         seq["delete_delayed_us"]
     );
-    // The new-rule time is a prediction: 5396 us against 7328 published
-    // (-26%, a known gap in the scenario). Pinned to the model's value.
+    // The new-rule time is a prediction: 5414 us against 7328 published
+    // (-26%, a known gap in the scenario). Pinned to the model's value
+    // (5396 before the sync and the unmount wrote the tree back first).
     let new = run(&case3(BatchStrategy::LeafMatch));
     assert!(
-        (new["delete_delayed_us"] - 5396.1).abs() < 1.0,
+        (new["delete_delayed_us"] - 5414.0).abs() < 1.0,
         "leaf-match us {}",
         new["delete_delayed_us"]
     );
@@ -76,7 +77,7 @@ fn case3_times_fit_the_old_rule_and_predict_the_new() {
         ..case3(BatchStrategy::Sequential)
     });
     assert!(
-        (physical["delete_delayed_us"] - 3690.6).abs() < 1.0,
+        (physical["delete_delayed_us"] - 3708.5).abs() < 1.0,
         "{}",
         physical["delete_delayed_us"]
     );

@@ -308,12 +308,11 @@ impl Tree {
         self.transid += 1;
     }
 
-    /// Writes back every block dirtied in the running transaction, as
-    /// `btree_writepages` does for any writeback of the btree inode (no
-    /// 32 MiB threshold since upstream 4e159150a9a5, 6.18-stable since
-    /// February 2026; `lock_extent_buffer_for_io` sets
-    /// `BTRFS_HEADER_FLAG_WRITTEN` on each). Each is copied again at its next
-    /// change in this transaction. Returns the blocks written.
+    /// Writes back every block dirtied in the running transaction, as a
+    /// writeback of the btree inode does (`btree_writepages`;
+    /// `lock_extent_buffer_for_io` sets `BTRFS_HEADER_FLAG_WRITTEN` on
+    /// each). Each is copied again at its next change in this transaction.
+    /// Returns the blocks written.
     pub fn write_back_dirty(&mut self) -> u64 {
         let mut written = 0;
         for b in &mut self.blocks {

@@ -78,13 +78,17 @@ pub struct Fs {
     /// them for the next commit. Default true.
     pub evict_kills_pending: bool,
     /// `sync` and the unmount write the dirty tree blocks back before they
-    /// commit ([`Tree::write_back_dirty`]): `sync_filesystem`
-    /// (fs/sync.c) starts with `writeback_inodes_sb`, which reaches the
-    /// btree inode, and `btree_writepages` writes whatever it is asked to
-    /// since upstream 4e159150a9a5 (6.18-stable since February 2026; before
-    /// it, nothing under 32 MiB of dirty metadata). The commit's delayed
-    /// items then copy every block they change again. Default false (the
-    /// kernels before that change).
+    /// commit ([`Tree::write_back_dirty`]), and the commit's delayed items
+    /// then copy every block they change again. `sync_filesystem`
+    /// (fs/sync.c; `syncfs(2)` and the unmount) runs `writeback_inodes_sb`
+    /// (WB_SYNC_NONE) and `sync_inodes_sb` (WB_SYNC_ALL) before
+    /// `sync_fs(sb, 1)`, the commit, and `sync(2)` runs
+    /// `sync_inodes_one_sb` before it; both reach the btree inode.
+    /// `btree_writepages` skipped a WB_SYNC_NONE pass under 32 MiB of
+    /// dirty metadata until upstream 4e159150a9a5 (6.18-stable since
+    /// February 2026), never a WB_SYNC_ALL one, so the blocks are written
+    /// before the commit on every kernel, only by an earlier pass since.
+    /// Default true.
     pub writeback_on_sync: bool,
     /// Tree blocks written back by syncs and unmounts so far.
     pub blocks_written_back: u64,
@@ -141,7 +145,7 @@ impl Fs {
             delayed,
             dirs,
             evict_kills_pending: true,
-            writeback_on_sync: false,
+            writeback_on_sync: true,
             blocks_written_back: 0,
             killed_at_evict: 0,
             last_unlink_check: BalanceCheck::default(),

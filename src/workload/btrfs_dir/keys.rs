@@ -57,7 +57,7 @@ pub const PARAMS: &[ParamSpec] = &[
         "btrfs_dir.writeback_on_sync",
         "true or false",
         "true, false",
-        "sync and unmount write dirty tree blocks back before the commit (6.18-stable since Feb 2026)",
+        "sync and unmount write dirty tree blocks back before the commit (every kernel; false is a what-if)",
     ),
     p(
         "btrfs_dir.rm_rf",

@@ -40,10 +40,10 @@ pub struct BtrfsDirParams {
     pub evict_kills_pending: bool,
     /// Whether `sync` and the unmount write the dirty tree blocks back
     /// before they commit, so the commit's delayed items copy the blocks
-    /// they change once more (`btree_writepages` without its 32 MiB
-    /// threshold: upstream 4e159150a9a5, 6.18-stable since February 2026;
-    /// [`crate::kernel::btrfs::fs::Fs::writeback_on_sync`]). Default false,
-    /// as the kernels before it (case 3's).
+    /// they change once more ([`crate::kernel::btrfs::fs::Fs::writeback_on_sync`]:
+    /// `sync_filesystem` and `sync(2)` write the inodes back, the btree
+    /// inode among them, before `sync_fs(sb, 1)` commits). Default true,
+    /// as every kernel does; false is a what-if.
     pub writeback_on_sync: bool,
     /// Whether the script ends with `rm -fr testdir` and unmount after the
     /// `sync` (case 3). Default true; false stops after the `sync`, as
@@ -139,7 +139,7 @@ impl Default for BtrfsDirParams {
             strategy: BatchStrategy::LeafMatch,
             insert_strategy: InsertStrategy::LeafFit,
             evict_kills_pending: true,
-            writeback_on_sync: false,
+            writeback_on_sync: true,
             rm_rf: true,
             delayed_background: 128,
             delayed_writeback: 512,
