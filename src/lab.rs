@@ -272,7 +272,7 @@ pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
             out.runs = vec![Vec::new(); t.variants.len()];
             out.setup = t.setup;
             out.setup.push(format!(
-                "host speed before every run, live only: {} (a dependent load chase over {} MiB) and {} (a chain of uncontended lock xadd), each the median of {} samples; {} (CPU 0 <-> CPU 1, CAS ping-pong, the median of {} samples)",
+                "host speed before every run, live only: {} (a dependent load chase going on along a random cycle over {} MiB) and {} (a chain of uncontended lock xadd), each the median of {} samples; {} where CPUs 0 and 1 can be pinned (CAS ping-pong, the median of {} samples)",
                 probe::DRAM_KEY,
                 probe::PROBE_BYTES >> 20,
                 probe::XADD_KEY,

@@ -79,11 +79,37 @@ impl Chase {
 
     /// Follows `loads` links from the first line; returns where it ended.
     fn run(&self, loads: u64) -> usize {
-        let mut i = self.base;
+        self.run_from(self.base, loads)
+    }
+
+    /// Follows `loads` links from word `i` (a line of the cycle); returns
+    /// where it ended.
+    fn run_from(&self, mut i: usize, loads: u64) -> usize {
         for _ in 0..loads {
             i = self.words[i] as usize;
         }
         i
+    }
+
+    /// Where a walk starts: the first line (for [`Chase::time_from`]).
+    pub fn start(&self) -> usize {
+        self.base
+    }
+
+    /// `samples` timings of `loads` dependent loads each, with no warm-up
+    /// pass, starting at `*at` (from [`Chase::start`] or an earlier call)
+    /// and leaving `*at` where the walk stopped: successive samples and
+    /// calls go on along the cycle, so they meet lines no recent walk
+    /// touched, where [`Chase::time`] times the same first lines again.
+    /// ns per load.
+    pub fn time_from(&self, at: &mut usize, loads: u64, samples: usize) -> Vec<f64> {
+        (0..samples)
+            .map(|_| {
+                let t0 = Instant::now();
+                *at = black_box(self.run_from(*at, loads));
+                t0.elapsed().as_nanos() as f64 / loads as f64
+            })
+            .collect()
     }
 
     /// `samples` timings of `loads` dependent loads each, after one

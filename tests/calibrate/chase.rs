@@ -1,3 +1,4 @@
+use fsmeta::calibrate::chase::Chase;
 use fsmeta::calibrate::sysfs::{HostTopology, SYSFS_CPU_ROOT, Snapshot};
 use fsmeta::calibrate::{allowed_cpus, chase_curve, pin_to};
 
@@ -48,4 +49,20 @@ fn the_default_chase_reaches_dram_past_a_large_llc() {
         let reach = fsmeta::calibrate::chase::sizes(max).into_iter().max().unwrap_or(0);
         assert!(reach as u64 >= 4 * llc, "LLC {llc_mib} MiB: the chase stops at {reach} B");
     }
+}
+
+#[test]
+fn a_timed_walk_goes_on_from_where_the_last_stopped() {
+    // 64 lines: one cycle through all of them.
+    let c = Chase::new(64 * 64);
+    assert_eq!(c.cycle_length(), 64);
+    let (mut one, mut two) = (c.start(), c.start());
+    assert_eq!(c.time_from(&mut one, 1, 3).len(), 3);
+    c.time_from(&mut two, 3, 1);
+    assert_eq!(one, two, "three walks of one load end where one walk of three does");
+    assert_ne!(one, c.start());
+    // A whole cycle comes back to the start.
+    let mut round = c.start();
+    c.time_from(&mut round, 64, 2);
+    assert_eq!(round, c.start());
 }
