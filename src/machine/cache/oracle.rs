@@ -300,6 +300,11 @@ proptest! {
                 prop_assert_eq!(fast.private_holds(c, l), want, "core {} line {}", c, l);
             }
         }
+        for (s, llc) in slow.llc.iter().enumerate() {
+            for l in [0u64, 3, 8, 1 << 38] {
+                prop_assert_eq!(fast.llc_holds(s, l), llc.contains(l));
+            }
+        }
     }
 }
 
