@@ -1,8 +1,9 @@
 //! Tree blocks written back inside their transaction are copied again at
 //! their next change (`should_cow_block`: `BTRFS_HEADER_FLAG_WRITTEN`), and
-//! 6.18's `syncfs` writes every dirty block back before its commit
-//! (`sync_filesystem` -> `writeback_inodes_sb` -> `btree_writepages`, no
-//! 32 MiB threshold since upstream 4e159150a9a5).
+//! `syncfs` writes every dirty block back before its commit
+//! (`sync_filesystem`: `writeback_inodes_sb` on 6.18, whose
+//! `btree_writepages` lost its 32 MiB threshold in upstream 4e159150a9a5,
+//! and `sync_inodes_sb` on every kernel).
 
 use fsmeta::kernel::btrfs::ctree::{DIR_INDEX_KEY, Item, Key, Tree};
 use fsmeta::kernel::btrfs::delayed::{Rules, Thresholds};
