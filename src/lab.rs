@@ -262,7 +262,7 @@ pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
     if let Some(w) = mask_warning(allowed, online_cpus()) {
         host.warn(&w);
     }
-    let probe = probe::Probe::new();
+    let mut probe = probe::Probe::new();
     for r in 0..opts.runs {
         host.progress(&format!("{}: run {}/{}", e.name, r + 1, opts.runs));
         let speed = probe.measure();

@@ -65,6 +65,7 @@ pub(super) fn lab(a: &LabArgs<'_>) -> Result<Status, CliError> {
         params: map,
         verbose: !silent,
     };
+    let line_transfer = || fsmeta::lab::probe::line_transfer(fsmeta::lab::output::TRANSFER_SAMPLES);
     let before = line_transfer();
     let mut run = lab::run(e, &opts)?;
     run.transfer = Some(before.and_then(|b| line_transfer().map(|a| (b, a))));
@@ -77,19 +78,6 @@ pub(super) fn lab(a: &LabArgs<'_>) -> Result<Status, CliError> {
         beside_twin(e, &opts, &run.twin, &dir, out, silent)?;
     }
     Ok(Status::Ok)
-}
-
-/// A cache line's one-way transfer between CPUs 0 and 1, ns: the median
-/// of `fsmeta calibrate`'s CAS ping-pong (about 5 ms), or why not
-/// ([`fsmeta::lab::LabRun::transfer`]).
-fn line_transfer() -> Result<f64, String> {
-    use fsmeta::calibrate::transfer::{Protocol, ping_pong};
-    use fsmeta::lab::output::{TRANSFER_ROUND_TRIPS, TRANSFER_SAMPLES};
-    let samples = ping_pong(0, 1, Protocol::Cas, TRANSFER_ROUND_TRIPS, TRANSFER_SAMPLES).map_err(|e| e.to_string())?;
-    if samples.is_empty() {
-        return Err("no samples".to_string());
-    }
-    Ok(fsmeta::report::stats::median(&samples))
 }
 
 /// The twin of a lab run that wrote `dir`, run into `out` and printed

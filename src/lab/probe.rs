@@ -34,11 +34,21 @@ pub const XADD_KEY: &str = "host.xadd_ns";
 /// host with one CPU.
 pub const TRANSFER_KEY: &str = "host.transfer_ns";
 
-/// Samples of the per-run transfer probe.
+/// Samples of the per-run transfer probe (round trips per sample:
+/// [`crate::lab::output::TRANSFER_ROUND_TRIPS`], as around the runs).
 pub const TRANSFER_SAMPLES: usize = 5;
 
-/// Round trips per sample of the per-run transfer probe.
-pub const TRANSFER_ROUND_TRIPS: u64 = 2000;
+/// A cache line's one-way transfer between CPUs 0 and 1, ns: the median of
+/// `samples` samples of calibrate's CAS ping-pong, or why not. The lab
+/// measures it around its runs ([`crate::lab::LabRun::transfer`], 15
+/// samples) and before each run ([`TRANSFER_KEY`]).
+pub fn line_transfer(samples: usize) -> Result<f64, String> {
+    let t = ping_pong(0, 1, Protocol::Cas, crate::lab::output::TRANSFER_ROUND_TRIPS, samples).map_err(|e| e.to_string())?;
+    if t.is_empty() {
+        return Err("no samples".to_string());
+    }
+    Ok(median(&t))
+}
 
 /// The chase's cycle, bytes.
 pub const PROBE_BYTES: usize = 128 << 20;
@@ -57,7 +67,8 @@ pub const SAMPLES: usize = 3;
 #[derive(Debug)]
 pub struct Probe {
     chase: Chase,
-    at: std::cell::Cell<usize>,
+    /// Where the chase's walk stands ([`Chase::time_from`]).
+    at: usize,
 }
 
 impl Default for Probe {
@@ -70,27 +81,19 @@ impl Probe {
     /// Builds the chase (a random cycle over [`PROBE_BYTES`]).
     pub fn new() -> Probe {
         let chase = Chase::new(PROBE_BYTES);
-        let at = std::cell::Cell::new(chase.start());
+        let at = chase.start();
         Probe { chase, at }
     }
 
     /// The probes now, as `(metric, ns)`; the transfer only where CPUs 0
-    /// and 1 can be pinned.
-    pub fn measure(&self) -> Vec<(&'static str, f64)> {
-        let mut out = vec![(DRAM_KEY, self.dram_load_ns()), (XADD_KEY, median(&xadd_chain(XADD_OPS, SAMPLES)))];
-        if let Ok(t) = ping_pong(0, 1, Protocol::Cas, TRANSFER_ROUND_TRIPS, TRANSFER_SAMPLES)
-            && !t.is_empty()
-        {
-            out.push((TRANSFER_KEY, median(&t)));
+    /// and 1 can be pinned. The chase goes on from where the last call
+    /// stopped.
+    pub fn measure(&mut self) -> Vec<(&'static str, f64)> {
+        let dram = median(&self.chase.time_from(&mut self.at, LOADS, SAMPLES));
+        let mut out = vec![(DRAM_KEY, dram), (XADD_KEY, median(&xadd_chain(XADD_OPS, SAMPLES)))];
+        if let Ok(t) = line_transfer(TRANSFER_SAMPLES) {
+            out.push((TRANSFER_KEY, t));
         }
         out
-    }
-
-    /// The chase's samples, going on from where the last call stopped.
-    fn dram_load_ns(&self) -> f64 {
-        let mut at = self.at.get();
-        let ns = median(&self.chase.time_from(&mut at, LOADS, SAMPLES));
-        self.at.set(at);
-        ns
     }
 }
