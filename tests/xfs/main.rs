@@ -5,7 +5,9 @@
 //! round trip and malformed text), `freespace_props` (proptest: the two
 //! free-space btrees against a `BTreeSet`), `workload` (the `xfs-alloc`
 //! workload's parameters, sources and streams), `hostile` (counts beyond
-//! the AG, cost overflow, bad data files, the memory estimate).
+//! the AG, cost overflow, bad data files, the memory estimate), `shape`
+//! (block fill after inserts and deletes, as the kernel shifts, splits
+//! and joins).
 
 mod alloc_walk;
 mod busy;
@@ -15,4 +17,5 @@ mod freesp_text;
 mod freespace_props;
 mod hostile;
 mod indirect;
+mod shape;
 mod workload;

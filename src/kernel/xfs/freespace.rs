@@ -13,6 +13,7 @@ pub mod cursor;
 pub mod freesp;
 pub mod modify;
 pub mod source;
+pub(crate) mod unfull;
 
 pub use btree::{AllocBtree, AllocRec, BtreeGeometry, BtreeKind, BtreeStats};
 pub use busy::BusyExtents;
@@ -37,6 +38,24 @@ pub struct FreeSpace {
     small_blocks: u64,
 }
 
+/// Checks free extents sorted by startblock: none empty, past `agblocks`,
+/// overlapping or touching its left neighbour (errors on field
+/// `agblocks`).
+fn check_extents(agblocks: u32, extents: &[AllocRec]) -> Result<(), ModelError> {
+    let bad = |message: String| ModelError::InvalidParam(crate::param::ParamError::new("agblocks", message));
+    let mut prev_end = None;
+    for r in extents {
+        if r.blockcount == 0 || r.end() > u64::from(agblocks) {
+            return Err(bad(format!("extent {r:?} is empty or past the AG end")));
+        }
+        if prev_end.is_some_and(|e| u64::from(r.startblock) <= e) {
+            return Err(bad(format!("extent {r:?} overlaps or touches its left neighbour")));
+        }
+        prev_end = Some(r.end());
+    }
+    Ok(())
+}
+
 impl FreeSpace {
     /// An AG with no free space at all.
     pub fn new(agblocks: u32, geo: BtreeGeometry) -> Self {
@@ -56,17 +75,7 @@ impl FreeSpace {
     /// Fails (field `agblocks`) if extents overlap, touch, are empty or
     /// run past the AG.
     pub fn from_extents(agblocks: u32, geo: BtreeGeometry, extents: &[AllocRec], fill: f64) -> Result<Self, ModelError> {
-        let bad = |message: String| ModelError::InvalidParam(crate::param::ParamError::new("agblocks", message));
-        let mut prev_end = None;
-        for r in extents {
-            if r.blockcount == 0 || r.end() > u64::from(agblocks) {
-                return Err(bad(format!("extent {r:?} is empty or past the AG end")));
-            }
-            if prev_end.is_some_and(|e| u64::from(r.startblock) <= e) {
-                return Err(bad(format!("extent {r:?} overlaps or touches its left neighbour")));
-            }
-            prev_end = Some(r.end());
-        }
+        check_extents(agblocks, extents)?;
         let mut by_cnt = extents.to_vec();
         by_cnt.sort_unstable_by_key(|r| BtreeKind::Cnt.key(*r));
         Ok(Self {
@@ -78,6 +87,25 @@ impl FreeSpace {
             small_below: 0,
             small_blocks: 0,
         })
+    }
+
+    /// Builds both trees from free extents sorted by startblock by
+    /// inserting them one by one in that order into empty trees, as
+    /// `xfs_free_ag_extent` grows them when the extents are freed in
+    /// block order (the lab punches its holes so): the blocks are as full
+    /// as the kernel's shifts and splits leave them
+    /// ([`AllocBtree::insert`]), not as a bulk load fills them. Fails as
+    /// [`FreeSpace::from_extents`] does; the trees' counters start at 0.
+    pub fn grown(agblocks: u32, geo: BtreeGeometry, extents: &[AllocRec]) -> Result<Self, ModelError> {
+        check_extents(agblocks, extents)?;
+        let mut fs = Self::new(agblocks, geo);
+        for r in extents {
+            fs.bno.insert(*r);
+            fs.cnt.insert(*r);
+        }
+        fs.free_blocks = extents.iter().map(|r| u64::from(r.blockcount)).sum();
+        fs.reset_stats();
+        Ok(fs)
     }
 
     /// Free blocks in the AG (`agf_freeblks`).

@@ -431,6 +431,23 @@ impl AllocBtree {
         out
     }
 
+    /// The entries of each block at `level` (0 = leaves), left to right
+    /// (not counted in `stats`): the tree's shape, as `xfs_db` prints
+    /// `numrecs` block by block.
+    pub fn level_sizes(&self, level: usize) -> Vec<usize> {
+        let mut row = vec![self.root];
+        for _ in level + 1..self.height {
+            row = row
+                .iter()
+                .flat_map(|&b| match &self.blocks[b as usize] {
+                    Block::Node(n) => n.ptrs.clone(),
+                    _ => Vec::new(),
+                })
+                .collect();
+        }
+        row.iter().map(|&b| self.numrecs(b)).collect()
+    }
+
     pub(crate) fn leaf(&self, b: u32) -> &Leaf {
         match &self.blocks[b as usize] {
             Block::Leaf(l) => l,

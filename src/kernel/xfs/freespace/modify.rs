@@ -2,17 +2,19 @@
 //! shifts and joins.
 //!
 //! Follows `xfs_btree_insert` (insert at the looked-up slot; a full block
-//! splits in half, `xfs_btree_split`, and the new block's key goes into the
-//! parent; a full root grows a new root, `xfs_btree_new_root`),
+//! is first made unfull by a shift into a sibling or a split,
+//! [`super::unfull`], and a split's new block goes into the parent; a full
+//! root grows a new root, `xfs_btree_new_root`),
 //! `xfs_btree_delete` / `xfs_btree_delrec` (a block falling under the
 //! minimum first borrows one entry from a sibling with spare entries,
 //! `xfs_btree_lshift`/`rshift`, else joins with it; a root node left with
 //! one child is removed, `xfs_btree_kill_root`) and `xfs_btree_update`
 //! (keys in the parents follow a changed first record, `xfs_btree_updkeys`).
-//! Siblings are taken under the same parent.
+//! A deletion's siblings are taken under the same parent.
 
-use super::btree::{AllocBtree, AllocRec, Block, Leaf, NULLBLOCK, Node};
+use super::btree::{AllocBtree, AllocRec, Block, NULLBLOCK, Node};
 use super::cursor::{BtreeCursor, LookupDir};
+use super::unfull::Side;
 
 impl AllocBtree {
     /// `lookup_eq` + `xfs_btree_insert`: inserts `rec`; false if a record
@@ -30,23 +32,71 @@ impl AllocBtree {
         self.descend(&mut cur, key);
         let (leaf, slot) = cur.path[0];
         let kind = self.kind;
-        let l = self.leaf_mut(leaf);
-        if l.recs.get(slot as usize).is_some_and(|r| kind.key(*r) == key) {
+        if self.leaf(leaf).recs.get(slot as usize).is_some_and(|r| kind.key(*r) == key) {
             return false;
         }
-        l.recs.insert(slot as usize, rec);
         self.nrecs += 1;
         self.stats.updates += 1;
         // xfs_btree_insrec: bc_ops->init_rec_from_cur, init_key_from_rec,
         // get_maxrecs.
         self.stats.indirect_calls += 3;
-        if slot == 0 {
-            self.fix_keys(&cur, 0);
-        }
-        if self.numrecs(leaf) > self.geo.leaf_maxrecs {
-            self.split(&cur, 0);
-        }
+        self.insrec(&mut cur, 0, Entry::Rec(rec));
         true
+    }
+
+    /// `xfs_btree_insrec` of `entry` at the cursor's slot at `level`, and
+    /// up the tree while blocks split (`xfs_btree_insert`'s loop): a full
+    /// block is first made unfull ([`AllocBtree::make_block_unfull`]); a
+    /// split's new block goes into the parent after the old one, keyed by
+    /// its first entry once the insert is done; a split root grows a new
+    /// root (`xfs_btree_new_root`). The cursor is invalid afterwards.
+    fn insrec(&mut self, cur: &mut BtreeCursor, mut level: usize, mut entry: Entry) {
+        loop {
+            let (old, _) = cur.path[level];
+            let new = if self.numrecs(old) >= self.maxrecs(level) {
+                self.make_block_unfull(cur, level)
+            } else {
+                None
+            };
+            let (b, slot) = cur.path[level];
+            self.put_entry(b, slot as usize, entry);
+            if slot == 0 && new != Some(b) {
+                self.fix_keys(cur, level);
+            }
+            let Some(nb) = new else {
+                return;
+            };
+            let Some(nkey) = self.first_key(nb) else {
+                return;
+            };
+            if level + 1 == self.height {
+                let Some(okey) = self.first_key(old) else {
+                    return;
+                };
+                let root = self.alloc_block(Block::Node(Node {
+                    keys: vec![okey, nkey],
+                    ptrs: vec![old, nb],
+                }));
+                self.root = root;
+                self.height += 1;
+                return;
+            }
+            cur.path[level + 1].1 += 1;
+            entry = Entry::Ptr(nkey, nb);
+            level += 1;
+        }
+    }
+
+    /// Puts `entry` into block `b` before slot `slot`.
+    fn put_entry(&mut self, b: u32, slot: usize, entry: Entry) {
+        match entry {
+            Entry::Rec(r) => self.leaf_mut(b).recs.insert(slot, r),
+            Entry::Ptr(k, c) => {
+                let n = self.node_mut(b);
+                n.keys.insert(slot, k);
+                n.ptrs.insert(slot, c);
+            }
+        }
     }
 
     /// `lookup_eq` + `xfs_btree_delete`: removes `rec`; false if absent.
@@ -68,17 +118,11 @@ impl AllocBtree {
         if slot < 0 || slot as usize >= self.numrecs(leaf) {
             return false;
         }
-        self.leaf_mut(leaf).recs.remove(slot as usize);
         self.nrecs -= 1;
         self.stats.updates += 1;
         // xfs_btree_delrec: bc_ops->get_minrecs, past the root-leaf return.
         self.stats.indirect_calls += u64::from(self.height > 1);
-        if slot == 0 && self.numrecs(leaf) > 0 {
-            self.fix_keys(cur, 0);
-        }
-        if self.height > 1 && self.numrecs(leaf) < self.geo.leaf_minrecs {
-            self.rebalance(cur, 0);
-        }
+        self.delrec(cur, 0);
         true
     }
 
@@ -131,163 +175,108 @@ impl AllocBtree {
         }
     }
 
-    /// Splits the over-full block at `level` in half and inserts the new
-    /// right half into the parent, recursing (or growing a root).
-    fn split(&mut self, cur: &BtreeCursor, level: usize) {
-        let (b, _) = cur.path[level];
-        self.stats.splits += 1;
-        self.stats.blocks_visited += 1;
-        self.stats.buffer_reads += 1;
-        let right = match &mut self.blocks[b as usize] {
+    /// `xfs_btree_delrec`: removes the entry at `cur.path[level]`. A root
+    /// node left with one child is removed (`xfs_btree_kill_root`);
+    /// elsewhere the parents' keys follow a removed first entry, and a
+    /// block left under its minimum is rebalanced.
+    fn delrec(&mut self, cur: &BtreeCursor, level: usize) {
+        let (b, slot) = cur.path[level];
+        match &mut self.blocks[b as usize] {
             Block::Leaf(l) => {
-                let half = l.recs.len() / 2;
-                let recs = l.recs.split_off(half);
-                Block::Leaf(Leaf {
-                    recs,
-                    left: b,
-                    right: l.right,
-                })
+                l.recs.remove(slot as usize);
             }
             Block::Node(n) => {
-                let half = n.ptrs.len() / 2;
-                Block::Node(Node {
-                    keys: n.keys.split_off(half),
-                    ptrs: n.ptrs.split_off(half),
-                })
+                n.keys.remove(slot as usize);
+                n.ptrs.remove(slot as usize);
             }
             Block::Free => return,
-        };
-        let nb = self.alloc_block(right);
-        if level == 0 {
-            let old_right = self.leaf(nb).right;
-            self.leaf_mut(b).right = nb;
-            if old_right != NULLBLOCK {
-                self.leaf_mut(old_right).left = nb;
-                self.stats.blocks_visited += 1;
-                self.stats.buffer_reads += 1;
-            }
         }
-        let Some(nkey) = self.first_key(nb) else {
-            return;
-        };
+        let n = self.numrecs(b);
         if level + 1 == self.height {
-            let Some(okey) = self.first_key(b) else {
-                return;
-            };
-            let root = self.alloc_block(Block::Node(Node {
-                keys: vec![okey, nkey],
-                ptrs: vec![b, nb],
-            }));
-            self.root = root;
-            self.height += 1;
-            return;
-        }
-        let (p, ps) = cur.path[level + 1];
-        let node = self.node_mut(p);
-        node.keys.insert(ps as usize + 1, nkey);
-        node.ptrs.insert(ps as usize + 1, nb);
-        if node.ptrs.len() > self.geo.node_maxrecs {
-            self.split(cur, level + 1);
-        }
-    }
-
-    /// The block at `level` has fallen under its minimum: borrow from a
-    /// sibling with spare entries, else join with one, then fix the parent.
-    fn rebalance(&mut self, cur: &BtreeCursor, level: usize) {
-        let (b, _) = cur.path[level];
-        let (p, ps) = cur.path[level + 1];
-        let ps = ps as usize;
-        let min = if level == 0 { self.geo.leaf_minrecs } else { self.geo.node_minrecs };
-        let nptrs = self.node(p).ptrs.len();
-        let right = (ps + 1 < nptrs).then(|| self.node(p).ptrs[ps + 1]);
-        let left = (ps > 0).then(|| self.node(p).ptrs[ps - 1]);
-        self.stats.blocks_visited += 1;
-        self.stats.buffer_reads += 1;
-        self.stats.joins += 1;
-        if let Some(r) = right.filter(|&r| self.numrecs(r) > min) {
-            self.shift_first(r, b);
-            self.refresh_key(p, ps + 1);
-            self.refresh_key(p, ps);
-        } else if let Some(l) = left.filter(|&l| self.numrecs(l) > min) {
-            self.shift_last(l, b);
-            self.refresh_key(p, ps);
-        } else if let Some(r) = right {
-            self.join(b, r);
-            self.remove_ptr(p, ps + 1);
-            self.refresh_key(p, ps);
-        } else if let Some(l) = left {
-            self.join(l, b);
-            self.remove_ptr(p, ps);
-        }
-        if ps == 0 {
-            self.fix_keys(cur, level + 1);
-        }
-        self.after_parent_shrank(cur, level + 1);
-    }
-
-    /// Collapses a one-child root, or rebalances an under-full parent.
-    fn after_parent_shrank(&mut self, cur: &BtreeCursor, level: usize) {
-        let (p, _) = cur.path[level];
-        let n = self.node(p).ptrs.len();
-        if level + 1 == self.height {
-            if n == 1 {
-                self.root = self.node(p).ptrs[0];
-                self.free_block(p);
+            if level > 0 && n == 1 {
+                self.root = self.node(b).ptrs[0];
+                self.free_block(b);
                 self.height -= 1;
             }
-        } else if n < self.geo.node_minrecs {
+            return;
+        }
+        if slot == 0 && n > 0 {
+            self.fix_keys(cur, level);
+        }
+        if n < self.minrecs(level) {
             self.rebalance(cur, level);
         }
     }
 
-    /// Sets the parent's key at `slot` to its child's first key.
-    fn refresh_key(&mut self, p: u32, slot: usize) {
-        let child = self.node(p).ptrs[slot];
-        if let Some(k) = self.first_key(child) {
-            self.node_mut(p).keys[slot] = k;
-        }
-    }
-
-    /// Moves the first entry of `from` to the end of its left sibling `to`.
-    fn shift_first(&mut self, from: u32, to: u32) {
-        match self.blocks[from as usize].clone_first() {
-            Entry::Rec(r) => {
-                self.leaf_mut(from).recs.remove(0);
-                self.leaf_mut(to).recs.push(r);
-            }
-            Entry::Ptr(k, c) => {
-                let n = self.node_mut(from);
-                n.keys.remove(0);
-                n.ptrs.remove(0);
-                let t = self.node_mut(to);
-                t.keys.push(k);
-                t.ptrs.push(c);
-            }
-            Entry::None => {}
-        }
-    }
-
-    /// Moves the last entry of `from` to the front of its right sibling `to`.
-    fn shift_last(&mut self, from: u32, to: u32) {
-        match &mut self.blocks[from as usize] {
-            Block::Leaf(l) => {
-                if let Some(r) = l.recs.pop() {
-                    self.leaf_mut(to).recs.insert(0, r);
+    /// The rest of `xfs_btree_delrec` for a block left under its minimum,
+    /// in the kernel's order: take the right sibling's first entry if it
+    /// can spare one (`xfs_btree_lshift` on a cursor moved right), else
+    /// the left sibling's last (`xfs_btree_rshift`), else join into the
+    /// left sibling if the two fit one block, else join the right sibling
+    /// in; a join removes the emptied block's pointer from its parent
+    /// (`delrec` one level up). Siblings are the blocks beside it at its
+    /// level, under the same parent or not; each is read through a
+    /// cursor walked from the ancestor the two share.
+    fn rebalance(&mut self, cur: &BtreeCursor, level: usize) {
+        let (b, _) = cur.path[level];
+        let (min, max) = (self.minrecs(level), self.maxrecs(level));
+        let right = self.sibling(cur, level, Side::Right);
+        let left = self.sibling(cur, level, Side::Left);
+        self.stats.joins += 1;
+        let was_empty = self.numrecs(b) == 0;
+        if let Some((rs, top)) = &right {
+            self.read_path(level, *top);
+            let r = rs.path[level].0;
+            if self.numrecs(r) > min {
+                self.move_first_to_end(r, b);
+                self.fix_keys(rs, level);
+                if was_empty {
+                    self.fix_keys(cur, level);
                 }
+                return;
             }
-            Block::Node(n) => {
-                if let (Some(k), Some(c)) = (n.keys.pop(), n.ptrs.pop()) {
-                    let t = self.node_mut(to);
-                    t.keys.insert(0, k);
-                    t.ptrs.insert(0, c);
-                }
+        }
+        if let Some((ls, top)) = &left {
+            self.read_path(level, *top);
+            let l = ls.path[level].0;
+            if self.numrecs(l) > min {
+                self.move_last_to_front(l, b);
+                self.fix_keys(cur, level);
+                return;
             }
-            Block::Free => {}
+        }
+        let n = self.numrecs(b);
+        if let Some((ls, _)) = left.filter(|(ls, _)| self.numrecs(ls.path[level].0) + n <= max) {
+            self.join(ls.path[level].0, b, cur, level);
+            self.delrec(cur, level + 1);
+        } else if let Some((rs, _)) = right.filter(|(rs, _)| self.numrecs(rs.path[level].0) + n <= max) {
+            self.join(b, rs.path[level].0, &rs, level);
+            self.delrec(&rs, level + 1);
         }
     }
 
-    /// Appends all of `right` to its left sibling `left` and frees `right`.
-    fn join(&mut self, left: u32, right: u32) {
+    /// The reads of a cursor walked from the shared ancestor at `top` down
+    /// to a sibling at `level` (`xfs_btree_increment`/`decrement`).
+    fn read_path(&mut self, level: usize, top: usize) {
+        for _ in level..top {
+            self.stats.blocks_visited += 1;
+            self.stats.buffer_reads += 1;
+        }
+    }
+
+    /// Entries a non-root block at `level` holds at least.
+    pub(crate) fn minrecs(&self, level: usize) -> usize {
+        if level == 0 { self.geo.leaf_minrecs } else { self.geo.node_minrecs }
+    }
+
+    /// Appends all of `right` to its left sibling `left` and frees `right`;
+    /// the block after `right` (from `at_right`, a cursor on `right` at
+    /// `level`) is read to fix its left pointer, as the kernel's join does.
+    fn join(&mut self, left: u32, right: u32, at_right: &BtreeCursor, level: usize) {
+        if self.sibling(at_right, level, Side::Right).is_some() {
+            self.stats.blocks_visited += 1;
+            self.stats.buffer_reads += 1;
+        }
         let blk = std::mem::replace(&mut self.blocks[right as usize], Block::Free);
         match blk {
             Block::Leaf(r) => {
@@ -307,31 +296,11 @@ impl AllocBtree {
         }
         self.free_list.push(right);
     }
-
-    /// Removes key/pointer `slot` from node `p`.
-    fn remove_ptr(&mut self, p: u32, slot: usize) {
-        let n = self.node_mut(p);
-        n.keys.remove(slot);
-        n.ptrs.remove(slot);
-    }
 }
 
-/// The first entry of a block, copied out.
+/// An entry to insert: a record into a leaf, a key and child pointer
+/// into a node.
 enum Entry {
     Rec(AllocRec),
     Ptr(u64, u32),
-    None,
-}
-
-impl Block {
-    fn clone_first(&self) -> Entry {
-        match self {
-            Block::Leaf(l) => l.recs.first().map_or(Entry::None, |r| Entry::Rec(*r)),
-            Block::Node(n) => match (n.keys.first(), n.ptrs.first()) {
-                (Some(k), Some(c)) => Entry::Ptr(*k, *c),
-                _ => Entry::None,
-            },
-            Block::Free => Entry::None,
-        }
-    }
 }
