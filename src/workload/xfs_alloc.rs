@@ -64,6 +64,33 @@ impl<'de> Deserialize<'de> for RecordNs {
     }
 }
 
+/// How the two free-space btrees are built from the source's extents.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BtreeFill {
+    /// Bulk-loaded with each block this share of its maximum
+    /// (`xfs_btree_bload`, as `xfs_repair` rebuilds the trees).
+    BulkLoad(f64),
+    /// Grown by inserting the extents one by one in block order
+    /// ([`FreeSpace::grown`]): the shape the lab's hole punching leaves.
+    Inserted,
+}
+
+impl Serialize for BtreeFill {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            BtreeFill::BulkLoad(f) => s.serialize_f64(*f),
+            BtreeFill::Inserted => s.serialize_str("inserted"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for BtreeFill {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = crate::param::number_or_word(d, "inserted", "a fill in [0.5, 1] or \"inserted\"")?;
+        Ok(v.map_or(BtreeFill::Inserted, BtreeFill::BulkLoad))
+    }
+}
+
 /// Where the AG's free space comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -110,8 +137,12 @@ pub struct XfsAllocParams {
     pub btree_header_bytes: u32,
     /// Fill of the bulk-loaded btree blocks, as a share of the maximum
     /// (clamped to keep the minimum, half). Default 0.75: between the
-    /// half-full blocks that splits leave and full blocks.
-    pub btree_fill: f64,
+    /// half-full blocks that random inserts' splits leave and full blocks.
+    /// `"inserted"`: the trees grown by inserting the extents in block
+    /// order (`xfs_free_ag_extent` as the lab punches holes): every block
+    /// full but the last two of each level, as `xfs_btree_lshift` leaves
+    /// them (the live trees' shape, `xfs_db`).
+    pub btree_fill: BtreeFill,
     /// Free-space source: `freesp_file`, `histogram`, `fragmentation` or
     /// `aging`. Default `fragmentation`.
     pub source: FreeSpaceSource,
@@ -186,7 +217,7 @@ impl Default for XfsAllocParams {
             agblocks: 16_777_216,
             block_size: 4096,
             btree_header_bytes: BtreeGeometry::V5_HEADER_LEN,
-            btree_fill: 0.75,
+            btree_fill: BtreeFill::BulkLoad(0.75),
             source: FreeSpaceSource::Fragmentation,
             freesp_file: String::new(),
             histogram: Vec::new(),
@@ -262,8 +293,10 @@ impl XfsAllocParams {
         if self.agblocks < 2 {
             return Err(invalid("agblocks", "must be >= 2"));
         }
-        if !(0.5..=1.0).contains(&self.btree_fill) {
-            return Err(invalid("btree_fill", "must be in [0.5, 1]"));
+        if let BtreeFill::BulkLoad(f) = self.btree_fill
+            && !(0.5..=1.0).contains(&f)
+        {
+            return Err(invalid("btree_fill", "must be in [0.5, 1] or \"inserted\""));
         }
         self.validate_source()?;
         if self.minlen == 0 || self.maxlen < self.minlen {
@@ -373,13 +406,22 @@ impl XfsAllocParams {
             }
             FreeSpaceSource::Aging => {
                 let whole = [AllocRec::new(0, self.agblocks)];
-                let mut fs = FreeSpace::from_extents(self.agblocks, geo, &whole, self.btree_fill)?;
+                let mut fs = self.trees(geo, &whole)?;
                 age(&mut fs, &self.aging, rng)?;
                 return Ok(fs);
             }
         };
         let extents = lay_out(lengths, self.agblocks, rng)?;
-        FreeSpace::from_extents(self.agblocks, geo, &extents, self.btree_fill)
+        self.trees(geo, &extents)
+    }
+
+    /// Both trees over `extents` (sorted by startblock), built as
+    /// `btree_fill` says.
+    fn trees(&self, geo: BtreeGeometry, extents: &[AllocRec]) -> Result<FreeSpace, ModelError> {
+        match self.btree_fill {
+            BtreeFill::BulkLoad(fill) => FreeSpace::from_extents(self.agblocks, geo, extents, fill),
+            BtreeFill::Inserted => FreeSpace::grown(self.agblocks, geo, extents),
+        }
     }
 
     /// Upper bound on the free extents of a run: those the source builds

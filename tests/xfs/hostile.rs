@@ -11,7 +11,7 @@ use fsmeta::kernel::xfs::freespace::FreespHistogram;
 use fsmeta::kernel::xfs::freespace::source::HistogramBucket;
 use fsmeta::param::{InputError, ParamError};
 use fsmeta::workload::Prepared;
-use fsmeta::workload::xfs_alloc::{FreeSpaceSource, PreparedXfsAlloc, XfsAllocParams};
+use fsmeta::workload::xfs_alloc::{BtreeFill, FreeSpaceSource, PreparedXfsAlloc, XfsAllocParams};
 use fsmeta::{LoadOptions, Study};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -169,7 +169,7 @@ fn the_memory_estimate_covers_the_measured_bytes_and_grows_with_the_run() {
     // Tiny blocks: 3 records per leaf measured 153 bytes per extent.
     let tiny = XfsAllocParams {
         block_size: 104,
-        btree_fill: 0.5,
+        btree_fill: BtreeFill::BulkLoad(0.5),
         ..case4.params().clone()
     };
     assert!(tiny.memory_bytes(case4.freesp()) >= 994_691 * 153);

@@ -5,7 +5,7 @@ use std::path::Path;
 use fsmeta::kernel::ModelError;
 use fsmeta::kernel::xfs::alloc::CutoffStrategy;
 use fsmeta::kernel::xfs::freespace::source::lengths_from_fragmentation;
-use fsmeta::workload::xfs_alloc::{FreeSpaceSource, XfsAllocParams, run_xfs_alloc};
+use fsmeta::workload::xfs_alloc::{BtreeFill, FreeSpaceSource, XfsAllocParams, run_xfs_alloc};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -141,4 +141,36 @@ fn aging_reaches_its_target() {
     })
     .unwrap();
     assert!(m["free_extents"] > 1000.0, "{m:?}");
+}
+
+#[test]
+fn trees_grown_by_inserts_are_fuller_than_a_bulk_load_at_three_quarters() {
+    // 10,000 two-block extents inserted in block order: every leaf of the
+    // by-size tree holds 505 records but the last two, so the lt walk
+    // over all of them steps through fewer leaves than in 379-record
+    // leaves (a bulk load at 0.75).
+    let p: XfsAllocParams = toml::from_str("btree_fill = \"inserted\"\n").unwrap();
+    assert_eq!(p.btree_fill, BtreeFill::Inserted);
+    let back: XfsAllocParams = toml::from_str(&toml::to_string(&p).unwrap()).unwrap();
+    assert_eq!(back, p);
+    assert!(toml::from_str::<XfsAllocParams>("btree_fill = \"inserts\"\n").is_err());
+    let base = XfsAllocParams {
+        free_blocks: 20_000,
+        agblocks: 100_000,
+        fragmentation: 1.0,
+        strategy: CutoffStrategy::Lt,
+        ..XfsAllocParams::default()
+    };
+    let bulk = run(&base).unwrap();
+    let grown = run(&XfsAllocParams {
+        btree_fill: BtreeFill::Inserted,
+        ..base
+    })
+    .unwrap();
+    assert_eq!(grown["records_walked"], bulk["records_walked"]);
+    let leaves = |recs_per_leaf: f64| (10_000.0 / recs_per_leaf).ceil();
+    // The lookups and the fix-up read as many blocks in both; the walk
+    // enters one leaf per leaf's worth of records.
+    let steps = bulk["blocks_visited"] - grown["blocks_visited"];
+    assert_eq!(steps, leaves(379.0) - leaves(505.0), "bulk {bulk:?} grown {grown:?}");
 }

@@ -23,7 +23,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "below block_size",
         "btree block header: 56 (v5, CRC) or 16 (v4)",
     ),
-    p("xfs_alloc.btree_fill", "a fraction", "0.5 to 1", "fill of bulk-loaded btree blocks"),
+    p(
+        "xfs_alloc.btree_fill",
+        "a fraction or \"inserted\"",
+        "0.5 to 1",
+        "fill of bulk-loaded btree blocks; \"inserted\": the trees grown by inserts in block order, as the lab's hole punching grows them",
+    ),
     p(
         "xfs_alloc.source",
         "a word",
