@@ -99,12 +99,9 @@ impl FreeSpace {
     pub fn grown(agblocks: u32, geo: BtreeGeometry, extents: &[AllocRec]) -> Result<Self, ModelError> {
         check_extents(agblocks, extents)?;
         let mut fs = Self::new(agblocks, geo);
-        for r in extents {
-            fs.bno.insert(*r);
-            fs.cnt.insert(*r);
-        }
+        fs.bno.insert_all_uncounted(extents.iter().copied());
+        fs.cnt.insert_all_uncounted(extents.iter().copied());
         fs.free_blocks = extents.iter().map(|r| u64::from(r.blockcount)).sum();
-        fs.reset_stats();
         Ok(fs)
     }
 

@@ -253,6 +253,8 @@ pub(crate) struct LineSet {
     touched: std::collections::BTreeSet<u64>,
     /// Lines touched by earlier calls (`None`: every call starts cold).
     earlier: Option<std::collections::BTreeSet<u64>>,
+    /// Touches are not recorded (a tree being built, not a call).
+    paused: bool,
 }
 
 impl LineSet {
@@ -275,6 +277,9 @@ impl LineSet {
     /// run (or in the call, when not kept warm), recent the first time in
     /// this call if an earlier call touched it, warm after.
     pub(crate) fn touch(&mut self, line: u64, stats: &mut BtreeStats) {
+        if self.paused {
+            return;
+        }
         if self.touched.insert(line) {
             if self.earlier.as_ref().is_some_and(|e| e.contains(&line)) {
                 stats.lines_recent += 1;
@@ -306,6 +311,18 @@ impl AllocBtree {
             stats: BtreeStats::default(),
             lines: LineSet::default(),
         }
+    }
+
+    /// Inserts `recs` one by one as [`AllocBtree::insert`] does, without
+    /// recording the lines they touch (building a tree, not a timed call),
+    /// then zeroes the counters.
+    pub fn insert_all_uncounted(&mut self, recs: impl IntoIterator<Item = AllocRec>) {
+        self.lines.paused = true;
+        for r in recs {
+            self.insert(r);
+        }
+        self.lines.paused = false;
+        self.reset_stats();
     }
 
     /// Lines an earlier call touched count as `lines_recent` instead of
