@@ -8,7 +8,9 @@
 //! out for K blocks: AG 1 then holds K one-block free extents. After a
 //! `syncfs` (so the freed extents are no longer busy) the image is
 //! unmounted and `xfs_db -r -c 'freesp -s -a 1'` saved (the twin reads the
-//! very same free space), then each call is `fallocate(16 KiB)` on one of
+//! very same free space) and the AGF's `btreeblks` read (`btree_blocks`:
+//! the two free-space btrees' blocks, the shape the hole punching grew
+//! them to), then each call is `fallocate(16 KiB)` on one of
 //! the empty files: AG 0 is full, so the first extent comes from AG 1
 //! through `xfs_alloc_ag_vextent_size` with maxlen 4.
 //!
@@ -143,6 +145,7 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     fs.unmount()?;
     let img = fs.image().to_string_lossy().into_owned();
     let freesp = host::cmd("read AG 1's free space", "xfs_db", &["-r", "-c", "freesp -s -a 1", &img])?;
+    let agf = host::cmd("read AG 1's AGF", "xfs_db", &["-r", "-c", "agf 1", "-c", "p btreeblks", &img])?;
     fs.mount("")?;
     let (_, dev) = fs.dev()?;
     let filter = Some(format!("dev == {dev}"));
@@ -172,6 +175,9 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     ));
     let mut m = analyse(&text)?;
     m.insert("freesp_extents".into(), freesp_extents(&freesp) as f64);
+    let btreeblks =
+        agf_field(&agf, "btreeblks").ok_or_else(|| LabError::step("read AG 1's AGF", format!("no btreeblks in `{}`", agf.trim())))?;
+    m.insert("btree_blocks".into(), btreeblks as f64);
     let mut variants = vec![("le".to_string(), m)];
     let mut files = [
         vec![("ag1.freesp".to_string(), freesp.into_bytes())],
@@ -303,6 +309,14 @@ pub fn freesp_extents(text: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Field `name` of `xfs_db`'s `p` output (`name = N`).
+pub fn agf_field(text: &str, name: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once('=')?;
+        (k.trim() == name).then(|| v.trim().parse().ok()).flatten()
+    })
+}
+
 /// Per-call figures from the trace: `buffer_reads`, `alloc_us`,
 /// `alloc_us_p50`, `alloc_len` (means over calls, the twin's names),
 /// `calls`, and the lab's `alloc_us_min` / `alloc_us_max`.
@@ -364,6 +378,15 @@ pub fn analyse(text: &str) -> Result<Metrics, LabError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn agf_fields_are_read() {
+        let t = "btreeblks = 3960\nflcount = 8\n";
+        assert_eq!(agf_field(t, "btreeblks"), Some(3960));
+        assert_eq!(agf_field(t, "flcount"), Some(8));
+        assert_eq!(agf_field(t, "freeblks"), None);
+        assert_eq!(agf_field("btreeblks = x", "btreeblks"), None);
+    }
 
     #[test]
     fn freesp_totals_are_read() {

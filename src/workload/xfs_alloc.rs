@@ -139,9 +139,11 @@ pub struct XfsAllocParams {
     /// (clamped to keep the minimum, half). Default 0.75: between the
     /// half-full blocks that random inserts' splits leave and full blocks.
     /// `"inserted"`: the trees grown by inserting the extents in block
-    /// order (`xfs_free_ag_extent` as the lab punches holes): every block
+    /// order (`xfs_free_ag_extent` as the lab punches holes). Extents of
+    /// one length arrive in both trees' key order, and every block ends
     /// full but the last two of each level, as `xfs_btree_lshift` leaves
-    /// them (the live trees' shape, `xfs_db`).
+    /// them (the live trees' shape, `xfs_db`); extents of mixed lengths
+    /// reach the by-size tree out of its order and fill it less.
     pub btree_fill: BtreeFill,
     /// Free-space source: `freesp_file`, `histogram`, `fragmentation` or
     /// `aging`. Default `fragmentation`.
@@ -521,6 +523,11 @@ pub const METRICS: &[(&str, &str, &str)] = &[
         "count",
         "calls that found no extent (the AG ran out of space); their time and length are averaged in",
     ),
+    (
+        "btree_blocks",
+        "count",
+        "blocks of the two free-space btrees when the calls start, as agf_btreeblks counts them (all but the two roots mkfs made)",
+    ),
     ("free_extents", "count", "free extents in the AG after the run"),
     ("largest_free", "blocks", "longest free extent after the run"),
     ("calls", "count", "allocation calls made"),
@@ -621,6 +628,7 @@ impl PreparedXfsAlloc {
         let mut fs = p.build_free_space(self.freesp.as_ref(), rng)?;
         fs.keep_warm(p.between_calls != BetweenCalls::Cold);
         fs.mark_busy_last(p.busy_extents);
+        let btree_blocks = fs.btree_blocks();
         let args = AllocArgs {
             alignment: p.alignment,
             ..AllocArgs::new(p.minlen, p.maxlen)
@@ -657,6 +665,7 @@ impl PreparedXfsAlloc {
         }
         let mut m = summarise(&mut times_ps, &total, len_sum, &fs);
         m.insert("failed_calls".into(), failed as f64);
+        m.insert("btree_blocks".into(), btree_blocks as f64);
         Ok(m)
     }
 }

@@ -35,14 +35,15 @@ fn appending_fills_every_leaf_but_the_last_two() {
     assert_eq!(appended(14).level_sizes(0), vec![5, 9]);
     assert_eq!(appended(18).level_sizes(0), vec![9, 9]);
     assert_eq!(appended(19).level_sizes(0), vec![9, 5, 5]);
-    let t = appended(100);
+    let t = appended(400);
     let leaves = t.level_sizes(0);
     let (full, last2) = leaves.split_at(leaves.len() - 2);
     assert!(full.iter().all(|&n| n == 9), "{leaves:?}");
     assert!(last2.iter().all(|&n| n >= 5), "{leaves:?}");
-    assert_eq!(leaves.iter().sum::<usize>(), 100);
+    assert_eq!(leaves.iter().sum::<usize>(), 400);
     // The same holds one level up: pointers are appended too.
     let nodes = t.level_sizes(1);
+    assert!(nodes.len() > 4, "{nodes:?}");
     assert!(nodes[..nodes.len() - 2].iter().all(|&n| n == 6), "{nodes:?}");
 }
 
@@ -139,22 +140,38 @@ fn a_leaf_under_its_minimum_joins_its_left_sibling_before_its_right() {
     assert!(t.delete(AllocRec::new(120, 1)));
     assert_eq!(t.level_sizes(0), vec![7, 4]);
     assert_eq!(t.check(), Ok(()));
-    // It read the right sibling (could it spare one?), the left, and the
-    // block after the emptied one (its left pointer), besides the lookup.
-    assert_eq!(t.stats.buffer_reads, 2 + 3);
+    // Besides the lookup (2): a second cursor into the right sibling
+    // (could it spare one?) and back, into the left one, the join's read
+    // of the left leaf, and the block after the emptied one (its left
+    // pointer).
+    assert_eq!(t.stats.buffer_reads, 2 + 5);
 }
 
 #[test]
 fn a_leaf_under_its_minimum_borrows_from_the_right_first() {
-    // 4 | 4 | 5: the middle leaf at 3 takes the right leaf's first record
-    // rather than join the left one.
-    let mut t2 = appended(19);
-    for k in [20, 30, 40, 50, 60, 110] {
-        assert!(t2.delete(AllocRec::new(k, 1)));
+    // 9 | 5 | 5: the middle leaf at 3 takes the right leaf's first record
+    // (150) although the left one could spare one too.
+    let mut t = appended(19);
+    assert!(t.delete(AllocRec::new(110, 1)));
+    assert!(t.delete(AllocRec::new(120, 1)));
+    assert_eq!(t.level_sizes(0), vec![9, 4, 4]);
+    assert_eq!(t.records()[12], AllocRec::new(150, 1));
+    assert_eq!(t.check(), Ok(()));
+}
+
+#[test]
+fn a_full_leaf_shifts_right_before_left_when_both_siblings_have_room() {
+    // 5 | 9 | 5: a record into the middle of the full middle leaf moves
+    // its last record right (rshift is tried first), not its first left.
+    let mut t = appended(19);
+    for k in [20, 30, 40, 50] {
+        assert!(t.delete(AllocRec::new(k, 1)));
     }
-    assert_eq!(t2.level_sizes(0), vec![4, 4, 5]);
-    assert!(t2.delete(AllocRec::new(120, 1)));
-    assert_eq!(t2.level_sizes(0), vec![4, 4, 4]);
-    assert_eq!(t2.records()[7], AllocRec::new(150, 1));
-    assert_eq!(t2.check(), Ok(()));
+    for k in [101, 102, 103, 104] {
+        assert!(t.insert(AllocRec::new(k, 1)));
+    }
+    assert_eq!(t.level_sizes(0), vec![5, 9, 5]);
+    assert!(t.insert(AllocRec::new(105, 1)));
+    assert_eq!(t.level_sizes(0), vec![5, 9, 6]);
+    assert_eq!(t.check(), Ok(()));
 }

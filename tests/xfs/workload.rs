@@ -172,5 +172,10 @@ fn trees_grown_by_inserts_are_fuller_than_a_bulk_load_at_three_quarters() {
     // The lookups and the fix-up read as many blocks in both; the walk
     // enters one leaf per leaf's worth of records.
     let steps = bulk["blocks_visited"] - grown["blocks_visited"];
-    assert_eq!(steps, leaves(379.0) - leaves(505.0), "bulk {bulk:?} grown {grown:?}");
+    // (The grown tree's last leaf may hold fewer: one leaf either way.)
+    let want = leaves(379.0) - leaves(505.0);
+    assert!(
+        (steps - want).abs() <= 1.0,
+        "{steps} leaves fewer, want {want}: bulk {bulk:?} grown {grown:?}"
+    );
 }

@@ -110,6 +110,15 @@ impl FreeSpace {
         self.free_blocks
     }
 
+    /// Blocks of the two trees as the AGF's `agf_btreeblks` counts them:
+    /// `xfs_alloc_get_freelist` with `btreeblk` set adds one for every
+    /// block `xfs_allocbt_alloc_block` takes from the AGFL (a split, a new
+    /// root), `xfs_alloc_put_freelist` takes one off for a freed block, and
+    /// the root block mkfs made for each tree is not counted.
+    pub fn btree_blocks(&self) -> u64 {
+        (self.bno.block_count() + self.cnt.block_count()).saturating_sub(2) as u64
+    }
+
     /// Number of free extents (records in either tree).
     pub fn extent_count(&self) -> u64 {
         self.cnt.len()

@@ -27,7 +27,7 @@ pub const PARAMS: &[ParamSpec] = &[
         "xfs_alloc.btree_fill",
         "a fraction or \"inserted\"",
         "0.5 to 1",
-        "fill of bulk-loaded btree blocks; \"inserted\": the trees grown by inserts in block order, as the lab's hole punching grows them",
+        "fill of bulk-loaded btree blocks; \"inserted\": the trees grown by inserts in block order, as the lab's hole punching grows them (full blocks for extents of one length)",
     ),
     p(
         "xfs_alloc.source",

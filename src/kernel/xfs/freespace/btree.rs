@@ -145,9 +145,10 @@ pub(crate) enum Block {
 /// Counts of what the btree code touched since the last reset.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BtreeStats {
-    /// Blocks read: one per level of a root-to-leaf lookup, one per block
-    /// descended into at a leaf-boundary increment/decrement, one per
-    /// sibling read or new block during a split or join.
+    /// Blocks read or made: one per level of a root-to-leaf lookup, one per
+    /// block descended into at a leaf-boundary increment/decrement, one per
+    /// sibling read (and per block a second cursor walks through) or new
+    /// block during a shift, split or join.
     pub blocks_visited: u64,
     /// Records read with `get_rec` (`xfs_alloc_get_rec`).
     pub records_examined: u64,
@@ -162,7 +163,8 @@ pub struct BtreeStats {
     /// Blocks a cursor had to get through the buffer cache
     /// (`xfs_btree_read_buf_block` -> `xfs_trans_read_buf`): every block
     /// visited except a lookup level whose block the cursor already holds
-    /// (`xfs_btree_lookup_get_block` reuses `bc_levels[level].bp`).
+    /// (`xfs_btree_lookup_get_block` reuses `bc_levels[level].bp`) and a
+    /// new block a split or a new root takes (`xfs_btree_get_buf_block`).
     pub buffer_reads: u64,
     /// 64-byte lines of btree blocks touched by lookups (header, binary
     /// search probes, the pointer followed) and by the descent of an

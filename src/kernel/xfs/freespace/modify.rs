@@ -10,7 +10,8 @@
 //! `xfs_btree_lshift`/`rshift`, else joins with it; a root node left with
 //! one child is removed, `xfs_btree_kill_root`) and `xfs_btree_update`
 //! (keys in the parents follow a changed first record, `xfs_btree_updkeys`).
-//! A deletion's siblings are taken under the same parent.
+//! Siblings are the blocks beside one at its level, under the same parent
+//! or not (the kernel's sibling pointers).
 
 use super::btree::{AllocBtree, AllocRec, Block, NULLBLOCK, Node};
 use super::cursor::{BtreeCursor, LookupDir};
@@ -73,6 +74,10 @@ impl AllocBtree {
                 let Some(okey) = self.first_key(old) else {
                     return;
                 };
+                // xfs_btree_new_root reads the old root's new sibling; the
+                // new root is got, not read.
+                self.read_sibling();
+                self.stats.blocks_visited += 1;
                 let root = self.alloc_block(Block::Node(Node {
                     keys: vec![okey, nkey],
                     ptrs: vec![old, nb],
@@ -223,33 +228,47 @@ impl AllocBtree {
         let right = self.sibling(cur, level, Side::Right);
         let left = self.sibling(cur, level, Side::Left);
         self.stats.joins += 1;
-        let was_empty = self.numrecs(b) == 0;
         if let Some((rs, top)) = &right {
+            // The second cursor: xfs_btree_lastrec + xfs_btree_increment
+            // into the right sibling.
             self.read_path(level, *top);
             let r = rs.path[level].0;
             if self.numrecs(r) > min {
+                // xfs_btree_lshift on that cursor reads its left sibling,
+                // this block.
+                self.read_path(level, level + 1);
                 self.move_first_to_end(r, b);
                 self.fix_keys(rs, level);
-                if was_empty {
-                    self.fix_keys(cur, level);
-                }
                 return;
+            }
+            if left.is_some() {
+                // Back to this block (xfs_btree_firstrec + decrement).
+                self.read_path(level, *top);
             }
         }
         if let Some((ls, top)) = &left {
+            // The second cursor into the left sibling.
             self.read_path(level, *top);
             let l = ls.path[level].0;
             if self.numrecs(l) > min {
+                // xfs_btree_rshift on that cursor: its right sibling (this
+                // block), then a third cursor walked back here to update
+                // this block's keys.
+                self.read_path(level, level + 1);
+                self.read_path(level, *top);
                 self.move_last_to_front(l, b);
                 self.fix_keys(cur, level);
                 return;
             }
         }
         let n = self.numrecs(b);
+        // The join reads the block it merges with.
         if let Some((ls, _)) = left.filter(|(ls, _)| self.numrecs(ls.path[level].0) + n <= max) {
+            self.read_path(level, level + 1);
             self.join(ls.path[level].0, b, cur, level);
             self.delrec(cur, level + 1);
         } else if let Some((rs, _)) = right.filter(|(rs, _)| self.numrecs(rs.path[level].0) + n <= max) {
+            self.read_path(level, level + 1);
             self.join(b, rs.path[level].0, &rs, level);
             self.delrec(&rs, level + 1);
         }

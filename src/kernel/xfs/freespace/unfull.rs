@@ -57,7 +57,7 @@ impl AllocBtree {
     }
 
     /// One sibling read (`xfs_btree_read_buf_block`): a buffer read.
-    fn read_sibling(&mut self) {
+    pub(crate) fn read_sibling(&mut self) {
         self.stats.blocks_visited += 1;
         self.stats.buffer_reads += 1;
     }
@@ -133,12 +133,13 @@ impl AllocBtree {
     /// goes into the left half), the new block is linked between the block
     /// and its right sibling (read to fix its left pointer), and the
     /// cursor follows the entry's slot into the new block if it lies
-    /// there. Returns the new block.
+    /// there. Returns the new block. The new block is visited but not read
+    /// (`xfs_btree_get_buf_block`).
     fn split_before_insert(&mut self, cur: &mut BtreeCursor, level: usize) -> u32 {
         let (b, slot) = cur.path[level];
         self.stats.splits += 1;
+        // The new block: got with xfs_btree_get_buf_block, not read.
         self.stats.blocks_visited += 1;
-        self.stats.buffer_reads += 1;
         let n = self.numrecs(b);
         // The kernel's ptr is 1-based: the entry goes before ptr.
         let ptr = slot as usize + 1;
