@@ -24,6 +24,20 @@ fn appended(n: u32) -> AllocBtree {
     t
 }
 
+/// Leaves 9 | 6: `appended(14)` (5 | 9), three records off the right leaf,
+/// four into the left one.
+fn full_then_six() -> AllocBtree {
+    let mut t = appended(14);
+    for k in [130, 140, 120] {
+        assert!(t.delete(AllocRec::new(k, 1)));
+    }
+    for k in [11, 12, 13, 14] {
+        assert!(t.insert(AllocRec::new(k, 1)));
+    }
+    assert_eq!(t.level_sizes(0), vec![9, 6]);
+    t
+}
+
 #[test]
 fn appending_fills_every_leaf_but_the_last_two() {
     // The 10th record splits the full root leaf 5 | 5 (9 entries, the
@@ -61,13 +75,7 @@ fn a_full_leaf_shifts_its_first_record_into_a_left_sibling_with_room() {
 
 #[test]
 fn a_full_leaf_shifts_its_last_record_into_a_right_sibling_with_room() {
-    let mut t = appended(14);
-    for k in [130, 140, 120] {
-        assert!(t.delete(AllocRec::new(k, 1)));
-    }
-    for k in [11, 12, 13, 14] {
-        assert!(t.insert(AllocRec::new(k, 1)));
-    }
+    let mut t = full_then_six();
     assert_eq!(t.level_sizes(0), vec![9, 6]);
     t.reset_stats();
     assert!(t.insert(AllocRec::new(15, 1)));
@@ -84,13 +92,7 @@ fn an_insert_past_the_last_record_splits_rather_than_shift_it_right() {
     // Leaves 9 | 6: a record after the left leaf's last one would be the
     // entry rshift moves, so rshift declines; there is no left sibling;
     // the leaf splits 5 | 4 and the record joins the right half (5).
-    let mut t = appended(14);
-    for k in [130, 140, 120] {
-        assert!(t.delete(AllocRec::new(k, 1)));
-    }
-    for k in [11, 12, 13, 14] {
-        assert!(t.insert(AllocRec::new(k, 1)));
-    }
+    let mut t = full_then_six();
     t.reset_stats();
     assert!(t.insert(AllocRec::new(55, 1)));
     assert_eq!(t.level_sizes(0), vec![5, 5, 6]);
