@@ -76,7 +76,7 @@ impl AllocBtree {
                 };
                 // xfs_btree_new_root reads the old root's new sibling; the
                 // new root is got, not read.
-                self.read_sibling();
+                self.read_blocks(1);
                 self.stats.blocks_visited += 1;
                 let root = self.alloc_block(Block::Node(Node {
                     keys: vec![okey, nkey],
@@ -231,31 +231,30 @@ impl AllocBtree {
         if let Some((rs, top)) = &right {
             // The second cursor: xfs_btree_lastrec + xfs_btree_increment
             // into the right sibling.
-            self.read_path(level, *top);
+            self.read_blocks(*top - level);
             let r = rs.path[level].0;
             if self.numrecs(r) > min {
                 // xfs_btree_lshift on that cursor reads its left sibling,
                 // this block.
-                self.read_path(level, level + 1);
+                self.read_blocks(1);
                 self.move_first_to_end(r, b);
                 self.fix_keys(rs, level);
                 return;
             }
             if left.is_some() {
                 // Back to this block (xfs_btree_firstrec + decrement).
-                self.read_path(level, *top);
+                self.read_blocks(*top - level);
             }
         }
         if let Some((ls, top)) = &left {
             // The second cursor into the left sibling.
-            self.read_path(level, *top);
+            self.read_blocks(*top - level);
             let l = ls.path[level].0;
             if self.numrecs(l) > min {
                 // xfs_btree_rshift on that cursor: its right sibling (this
                 // block), then a third cursor walked back here to update
                 // this block's keys.
-                self.read_path(level, level + 1);
-                self.read_path(level, *top);
+                self.read_blocks(1 + *top - level);
                 self.move_last_to_front(l, b);
                 self.fix_keys(cur, level);
                 return;
@@ -264,28 +263,14 @@ impl AllocBtree {
         let n = self.numrecs(b);
         // The join reads the block it merges with.
         if let Some((ls, _)) = left.filter(|(ls, _)| self.numrecs(ls.path[level].0) + n <= max) {
-            self.read_path(level, level + 1);
+            self.read_blocks(1);
             self.join(ls.path[level].0, b, cur, level);
             self.delrec(cur, level + 1);
         } else if let Some((rs, _)) = right.filter(|(rs, _)| self.numrecs(rs.path[level].0) + n <= max) {
-            self.read_path(level, level + 1);
+            self.read_blocks(1);
             self.join(b, rs.path[level].0, &rs, level);
             self.delrec(&rs, level + 1);
         }
-    }
-
-    /// The reads of a cursor walked from the shared ancestor at `top` down
-    /// to a sibling at `level` (`xfs_btree_increment`/`decrement`).
-    fn read_path(&mut self, level: usize, top: usize) {
-        for _ in level..top {
-            self.stats.blocks_visited += 1;
-            self.stats.buffer_reads += 1;
-        }
-    }
-
-    /// Entries a non-root block at `level` holds at least.
-    pub(crate) fn minrecs(&self, level: usize) -> usize {
-        if level == 0 { self.geo.leaf_minrecs } else { self.geo.node_minrecs }
     }
 
     /// Appends all of `right` to its left sibling `left` and frees `right`;
@@ -293,8 +278,7 @@ impl AllocBtree {
     /// `level`) is read to fix its left pointer, as the kernel's join does.
     fn join(&mut self, left: u32, right: u32, at_right: &BtreeCursor, level: usize) {
         if self.sibling(at_right, level, Side::Right).is_some() {
-            self.stats.blocks_visited += 1;
-            self.stats.buffer_reads += 1;
+            self.read_blocks(1);
         }
         let blk = std::mem::replace(&mut self.blocks[right as usize], Block::Free);
         match blk {

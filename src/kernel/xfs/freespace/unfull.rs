@@ -29,6 +29,11 @@ impl AllocBtree {
         if level == 0 { self.geo.leaf_maxrecs } else { self.geo.node_maxrecs }
     }
 
+    /// Entries a non-root block at `level` holds at least.
+    pub(crate) fn minrecs(&self, level: usize) -> usize {
+        if level == 0 { self.geo.leaf_minrecs } else { self.geo.node_minrecs }
+    }
+
     /// A copy of `cur` moved to the block beside `cur.path[level]` on
     /// `side` at the same level (its slot there 0 for the right sibling,
     /// the last entry for the left), with the parents above it; and the
@@ -56,10 +61,13 @@ impl AllocBtree {
         Some((sib, top))
     }
 
-    /// One sibling read (`xfs_btree_read_buf_block`): a buffer read.
-    pub(crate) fn read_sibling(&mut self) {
-        self.stats.blocks_visited += 1;
-        self.stats.buffer_reads += 1;
+    /// `n` blocks read through `xfs_btree_read_buf_block`: a sibling, or
+    /// the blocks a second cursor walks down from a shared ancestor at
+    /// `top` to `level` (`n = top - level`, `xfs_btree_increment` /
+    /// `decrement`).
+    pub(crate) fn read_blocks(&mut self, n: usize) {
+        self.stats.blocks_visited += n as u64;
+        self.stats.buffer_reads += n as u64;
     }
 
     /// `xfs_btree_make_block_unfull` for the full block at `cur.path[level]`
@@ -88,16 +96,14 @@ impl AllocBtree {
         if slot + 1 >= self.numrecs(b) as isize {
             return false;
         }
-        self.read_sibling();
+        self.read_blocks(1);
         let r = sib.path[level].0;
         if self.numrecs(r) >= self.maxrecs(level) {
             return false;
         }
         self.move_last_to_front(b, r);
         self.stats.joins += 1;
-        for _ in level..top {
-            self.read_sibling();
-        }
+        self.read_blocks(top - level);
         self.fix_keys(&sib, level);
         true
     }
@@ -115,7 +121,7 @@ impl AllocBtree {
         if slot <= 0 {
             return false;
         }
-        self.read_sibling();
+        self.read_blocks(1);
         let l = sib.path[level].0;
         if self.numrecs(l) >= self.maxrecs(level) {
             return false;
@@ -170,7 +176,7 @@ impl AllocBtree {
             }
         }
         if has_right {
-            self.read_sibling();
+            self.read_blocks(1);
         }
         if ptr > lrecs + 1 {
             cur.path[level] = (nb, slot - lrecs as isize);
