@@ -73,26 +73,29 @@ fn btrfs_deletion_batches_are_within_the_workers_spread_of_the_twin() {
     require_lab();
     let out = out_dir("btrfs-delayed");
     let o = out.to_str().expect("utf-8");
-    run_ok(&["lab", "btrfs-delayed", "--out", o, "--silent", "--runs", "3"]);
+    run_ok(&["lab", "btrfs-delayed", "--out", o, "--silent", "--runs", "5"]);
     run_ok(&["run", "scenarios/lab/btrfs-delayed.toml", "--out", o, "--silent"]);
     let (live, twin) = (out.join("lab-btrfs-delayed"), out.join("btrfs-delayed"));
     let (l, t) = (mean(&live, "leaf-match", "batches"), mean(&twin, "leaf-match", "batches"));
-    assert!((l - t).abs() <= 9.0, "live {l} batches (mean of 3), twin {t}");
+    assert!((l - t).abs() <= 9.0, "live {l} batches (mean of 5), twin {t}");
     assert_eq!(mean(&live, "leaf-match", "files_deleted"), 500.0);
     assert_eq!(mean(&live, "leaf-match", "releases_unclassified"), 0.0);
     // 6.18's syncfs and unmount write the tree back before they commit, so
     // the commits' deletions copy their blocks again: live 4 .. 7 over the
-    // script, the twin 6 (2 without writeback_on_sync). Write-back by
-    // anything else on the host during a run (the flusher threads) can
-    // only add copies (a CI run on 2026-12-03 saw a mean of 10 over 3
-    // runs, where runs on the quiet host gave 5 to 7), so the run with the
-    // fewest is held to the twin.
+    // script, the twin 6 (2 without writeback_on_sync). Single runs stray
+    // both ways: a copy falls inside a batch's window only when the batch
+    // changes its leaf before the syscall thread's own deletions
+    // (btrfs_unlink_inode's DIR_ITEM and INODE_REF) do, and write-back by
+    // anything else on the host adds copies. CI runs on 2026-12-03 saw a
+    // mean of 10 over 3 runs and, another time, [6, 1, 6]; 15 runs on the
+    // quiet host the same day gave 4 .. 6. So the median of 5 is held to
+    // the twin.
     let t = mean(&twin, "leaf-match", "phase.script.cow_blocks");
-    let runs = per_run(&live, "leaf-match", "phase.script.cow_blocks");
-    let fewest = runs.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut runs = per_run(&live, "leaf-match", "phase.script.cow_blocks");
+    runs.sort_by(f64::total_cmp);
     assert!(
-        runs.len() == 3 && (fewest - t).abs() <= 2.0,
-        "live {runs:?} copies on write, twin {t}"
+        runs.len() == 5 && (runs[2] - t).abs() <= 2.0,
+        "live {runs:?} copies on write (sorted), twin {t}"
     );
     // The host's speed probes, taken before every run, are live only.
     assert!(mean(&live, "leaf-match", "host.dram_load_ns") > 1.0);
