@@ -13,6 +13,7 @@
 
 pub mod cost;
 mod keys;
+pub mod request;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -25,7 +26,7 @@ use crate::engine::Metrics;
 use crate::engine::rng::RunKey;
 use crate::kernel::ModelError;
 use crate::kernel::xfs::aging::{AgingParams, age};
-use crate::kernel::xfs::alloc::{AllocArgs, CutoffStrategy, xfs_alloc_ag_vextent_size, xfs_free_ag_extent};
+use crate::kernel::xfs::alloc::{AllocArgs, CutoffStrategy, xfs_free_ag_extent};
 use crate::kernel::xfs::freespace::source::{
     FragmentationShape, HistogramBucket, buckets_footprint, freesp_footprint, lay_out, lengths_from_buckets, lengths_from_fragmentation,
     lengths_from_freesp,
@@ -38,6 +39,7 @@ use crate::workload::path::machine_param;
 use crate::workload::work_scale::WorkScale;
 use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, Workload};
 use cost::{BetweenCalls, EventPrices, Pricing, Probes, TimedFrom};
+use request::{Request, Step, make_call, replay};
 
 /// The per-record cost of the walk: fitted (ns) or counted from the code.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -211,6 +213,14 @@ pub struct XfsAllocParams {
     /// of the by-size tree, the first the walk meets
     /// (`xfs_extent_busy_trim` cuts them out). Default 0.
     pub busy_extents: u64,
+    /// What a call allocates: `one` by-size allocation (default) or
+    /// `fallocate` of maxlen blocks on an empty file, the by-size
+    /// allocation then near ones for the rest ([`request`]).
+    pub request: Request,
+    /// Steps replayed before the timed calls, in order: `calls:N`
+    /// (untimed calls) and `busy:N` (blocks taken by calls and freed at
+    /// once: busy); see [`request`]. Default none.
+    pub before: Vec<Step>,
 }
 
 impl Default for XfsAllocParams {
@@ -239,6 +249,8 @@ impl Default for XfsAllocParams {
             timed_from: TimedFrom::XfsAllocAgVextentSize,
             probes: Vec::new(),
             busy_extents: 0,
+            request: Request::One,
+            before: Vec::new(),
         }
     }
 }
@@ -285,6 +297,9 @@ pub const CALL_BYTES: u64 = 24;
 /// rb-tree node in the arena, its line in the touched sets).
 pub const BUSY_BYTES: u64 = 128;
 
+/// Most steps `before` accepts.
+pub const MAX_BEFORE_STEPS: usize = 16;
+
 /// Fixed bytes of one run besides extents and calls (structures, stats).
 pub const RUN_BASE_BYTES: u64 = 64 * 1024;
 
@@ -315,6 +330,12 @@ impl XfsAllocParams {
         }
         if !(0.0..=1.0).contains(&self.free_prob) {
             return Err(invalid("free_prob", "must be in [0, 1]"));
+        }
+        if self.before.len() > MAX_BEFORE_STEPS {
+            return Err(invalid(
+                "before",
+                format!("at most {MAX_BEFORE_STEPS} steps, found {}", self.before.len()),
+            ));
         }
         if let RecordNs::Fitted(ns) = self.record_ns
             && !(0.0..=MAX_COST_NS).contains(&ns)
@@ -445,7 +466,22 @@ impl XfsAllocParams {
         };
         let most = u64::from(self.agblocks) / 2 + 1;
         let per_call = u64::from(self.alignment > 1) + u64::from(self.free_prob > 0.0);
-        built.saturating_add(self.calls.saturating_mul(per_call)).min(most)
+        // Untimed calls before may leave remainders as the timed ones do;
+        // each block a busy step frees adds at most one extent, and so do
+        // each of its calls' remainders.
+        let (before_calls, busy) = self.before_totals();
+        built
+            .saturating_add(self.calls.saturating_add(before_calls).saturating_mul(per_call))
+            .saturating_add(busy.saturating_mul(2))
+            .min(most)
+    }
+
+    /// The untimed calls and the busy blocks of `before`.
+    fn before_totals(&self) -> (u64, u64) {
+        self.before.iter().fold((0u64, 0u64), |(c, b), s| match *s {
+            Step::Calls(n) => (c.saturating_add(n), b),
+            Step::Busy(n) => (c, b.saturating_add(n)),
+        })
     }
 
     /// Upper bound on one run's peak memory, bytes: [`RUN_BASE_BYTES`],
@@ -470,7 +506,8 @@ impl XfsAllocParams {
             total = total.saturating_add(blocks.saturating_mul(lines_per_block).saturating_mul(2 * 24));
         }
         // A busy extent: its range, its rb-tree node, its line in the set.
-        total = total.saturating_add(self.busy_extents.min(self.extents_bound(freesp)).saturating_mul(BUSY_BYTES));
+        let busy = self.busy_extents.saturating_add(self.before_totals().1);
+        total = total.saturating_add(busy.min(self.extents_bound(freesp)).saturating_mul(BUSY_BYTES));
         total
             .saturating_add(self.extents_bound(freesp).saturating_mul(per_extent))
             .saturating_add(freesp.map_or(0, FreespHistogram::memory_bytes))
@@ -633,6 +670,7 @@ impl PreparedXfsAlloc {
             alignment: p.alignment,
             ..AllocArgs::new(p.minlen, p.maxlen)
         };
+        replay(&mut fs, &p.before, &args, p.strategy, p.request);
         let mut times_ps: Vec<u64> = Vec::new();
         // Exactly `calls` times (counted in `memory_bytes`); an error, not
         // an abort, if even that cannot be reserved.
@@ -646,18 +684,14 @@ impl PreparedXfsAlloc {
         let (mut len_sum, mut failed) = (0u64, 0u64);
         let mut live: Vec<(u32, u32)> = Vec::new();
         for _ in 0..p.calls {
-            fs.reset_stats();
-            let got = xfs_alloc_ag_vextent_size(&mut fs, &args, p.strategy, None);
-            let s = fs.stats();
-            times_ps.push(call_time_ps(&s, &self.prices)?);
-            total = total.plus(s);
-            match got {
-                Some(r) => {
-                    len_sum = len_sum.saturating_add(u64::from(r.len));
-                    live.push((r.agbno, r.len));
-                }
+            let call = make_call(&mut fs, &args, p.strategy, p.request);
+            times_ps.push(call_time_ps(&call.stats, &self.prices)?);
+            total = total.plus(call.stats);
+            match call.first {
+                Some(r) => len_sum = len_sum.saturating_add(u64::from(r.len)),
                 None => failed += 1,
             }
+            live.extend(call.extents);
             if !live.is_empty() && rng.random_bool(p.free_prob) {
                 let (bno, len) = live.swap_remove(rng.random_range(0..live.len()));
                 xfs_free_ag_extent(&mut fs, bno, len);

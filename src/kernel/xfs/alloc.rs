@@ -1,11 +1,10 @@
 //! XFS extent allocation inside one allocation group, run on the
 //! [`FreeSpace`](crate::kernel::xfs::freespace::FreeSpace) btrees: the by-size
 //! allocator `xfs_alloc_ag_vextent_size` with its backward-walk cutoff as a
-//! strategy, a basic `xfs_alloc_ag_vextent_near`, `xfs_alloc_fixup_trees`
+//! strategy, 6.x's `xfs_alloc_ag_vextent_near`, `xfs_alloc_fixup_trees`
 //! and `xfs_free_ag_extent`. Busy extents are trimmed out of every
-//! candidate of the by-size allocator (`xfs_extent_busy_trim`, see
-//! [`crate::kernel::xfs::freespace::busy`]); the near allocator and the
-//! AGFL do not see them.
+//! candidate of both allocators (`xfs_extent_busy_trim`, see
+//! [`crate::kernel::xfs::freespace::busy`]); the AGFL does not see them.
 
 pub mod fixup;
 pub mod free;
@@ -93,6 +92,10 @@ pub struct AllocArgs {
     pub modulo: u32,
     /// Locality hint for `_near` (`agbno`).
     pub agbno: u32,
+    /// File data (`XFS_ALLOC_USERDATA` in `datatype`): `_near` then takes
+    /// the start of a free extent lying wholly before the hint
+    /// (`xfs_alloc_compute_diff`). False for metadata.
+    pub userdata: bool,
 }
 
 impl AllocArgs {
@@ -105,6 +108,7 @@ impl AllocArgs {
             prod: 1,
             modulo: 0,
             agbno: 0,
+            userdata: false,
         }
     }
 }

@@ -175,4 +175,16 @@ pub const PARAMS: &[ParamSpec] = &[
         "0 or more",
         "free extents still busy when the calls start: the last records of the by-size tree, which xfs_extent_busy_trim cuts out",
     ),
+    p(
+        "xfs_alloc.request",
+        "a word",
+        "one, fallocate",
+        "what a call allocates: one xfs_alloc_ag_vextent_size (default), or fallocate(maxlen blocks) on an empty file: the timed by-size allocation, then near allocations (xfs_alloc_ag_vextent_near) for the blocks still wanted, untimed",
+    ),
+    p(
+        "xfs_alloc.before",
+        "a list of steps",
+        "up to 16 of \"calls:N\" and \"busy:N\", N in 1..=1,000,000",
+        "replayed in order before the timed calls: calls:N makes N untimed calls as the timed ones; busy:N takes N blocks by such calls and frees each call's blocks at once (busy: no log checkpoint)",
+    ),
 ];

@@ -238,6 +238,14 @@ impl AllocBtree {
         usize::try_from(slot).ok().and_then(|s| l.recs.get(s).copied())
     }
 
+    /// `bc_levels[0].ptr = 1`: the first record of the cursor's leaf (the
+    /// leaf is held: no block is read).
+    pub fn to_leaf_start(&self, cur: &mut BtreeCursor) {
+        if let Some(p) = cur.path.first_mut() {
+            p.1 = 0;
+        }
+    }
+
     /// `xfs_btree_islastblock`: is the cursor's leaf the rightmost one?
     pub fn is_last_block(&self, cur: &BtreeCursor) -> bool {
         cur.path.first().is_some_and(|&(leaf, _)| self.leaf(leaf).right == NULLBLOCK)
