@@ -104,33 +104,43 @@ pub fn number_or_word<'de, D: serde::Deserializer<'de>>(
     word: &'static str,
     expecting: &'static str,
 ) -> Result<Option<f64>, D::Error> {
-    struct V {
-        word: &'static str,
+    Ok(number_or_words(d, &[word], expecting)?.ok())
+}
+
+/// As [`number_or_word`] with several keywords: `Ok(x)` for a number,
+/// `Err(word)` for one of `words`.
+pub fn number_or_words<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    words: &[&'static str],
+    expecting: &'static str,
+) -> Result<Result<f64, &'static str>, D::Error> {
+    struct V<'w> {
+        words: &'w [&'static str],
         expecting: &'static str,
     }
-    impl serde::de::Visitor<'_> for V {
-        type Value = Option<f64>;
+    impl serde::de::Visitor<'_> for V<'_> {
+        type Value = Result<f64, &'static str>;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str(self.expecting)
         }
-        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Option<f64>, E> {
-            Ok(Some(v))
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+            Ok(Ok(v))
         }
-        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Option<f64>, E> {
-            Ok(Some(v as f64))
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+            Ok(Ok(v as f64))
         }
-        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Option<f64>, E> {
-            Ok(Some(v as f64))
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+            Ok(Ok(v as f64))
         }
-        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Option<f64>, E> {
-            if v == self.word {
-                Ok(None)
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            if let Some(w) = self.words.iter().find(|w| **w == v) {
+                Ok(Err(w))
             } else {
                 Err(E::invalid_value(serde::de::Unexpected::Str(v), &self))
             }
         }
     }
-    d.deserialize_any(V { word, expecting })
+    d.deserialize_any(V { words, expecting })
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@
 //! unmounted and `xfs_db -r -c 'freesp -s -a 1'` saved (the twin reads the
 //! very same free space) and the AGF's `btreeblks` read (`btree_blocks`:
 //! the two free-space btrees' blocks, the shape the hole punching grew
-//! them to), then each call is `fallocate(16 KiB)` on one of
+//! them to) and both trees dumped block by block (`ag1.layout`: entries
+//! per block, the twin's `btree_layout_file`), then each call is `fallocate(16 KiB)` on one of
 //! the empty files: AG 0 is full, so the first extent comes from AG 1
 //! through `xfs_alloc_ag_vextent_size` with maxlen 4.
 //!
@@ -43,6 +44,7 @@
 use super::host::{self, Fs, FsType, Host, check_interrupt};
 use super::trace::{self, EventSpec, Instance};
 use super::{Experiment, LabError, Metrics, Params, Trial};
+use crate::kernel::xfs::freespace::layout::{BtreeLayout, levels_from_btdump};
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd as _;
 
@@ -146,6 +148,7 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     let img = fs.image().to_string_lossy().into_owned();
     let freesp = host::cmd("read AG 1's free space", "xfs_db", &["-r", "-c", "freesp -s -a 1", &img])?;
     let agf = host::cmd("read AG 1's AGF", "xfs_db", &["-r", "-c", "agf 1", "-c", "p btreeblks", &img])?;
+    let layout = btree_layout(&img)?;
     fs.mount("")?;
     let (_, dev) = fs.dev()?;
     let filter = Some(format!("dev == {dev}"));
@@ -180,7 +183,15 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     m.insert("btree_blocks".into(), btreeblks as f64);
     let mut variants = vec![("le".to_string(), m)];
     let mut files = [
-        vec![("ag1.freesp".to_string(), freesp.into_bytes())],
+        vec![
+            ("ag1.freesp".to_string(), freesp.into_bytes()),
+            (
+                "ag1.layout".to_string(),
+                layout
+                    .to_text("AG 1's free-space btrees after the hole punching: entries per block, left to right (xfs_db -r -c 'agf 1' -c 'addr bnoroot|cntroot' -c 'btdump -i')")
+                    .into_bytes(),
+            ),
+        ],
         super::keep("trace.txt", text),
     ]
     .concat();
@@ -307,6 +318,24 @@ pub fn freesp_extents(text: &str) -> u64 {
         .find_map(|l| l.trim().strip_prefix("total free extents "))
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// Both free-space btrees of AG 1 on the unmounted image, block by block
+/// (`xfs_db btdump -i` from each root).
+fn btree_layout(img: &str) -> Result<BtreeLayout, LabError> {
+    let levels = |root: &str| -> Result<Vec<Vec<usize>>, LabError> {
+        let addr = format!("addr {root}");
+        let out = host::cmd(
+            "dump AG 1's free-space btrees",
+            "xfs_db",
+            &["-r", "-c", "agf 1", "-c", &addr, "-c", "btdump -i", img],
+        )?;
+        levels_from_btdump(&out).map_err(|m| LabError::step("read AG 1's free-space btrees", format!("{root}: {m}")))
+    };
+    Ok(BtreeLayout {
+        bno: levels("bnoroot")?,
+        cnt: levels("cntroot")?,
+    })
 }
 
 /// Field `name` of `xfs_db`'s `p` output (`name = N`).

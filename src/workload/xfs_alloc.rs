@@ -31,7 +31,7 @@ use crate::kernel::xfs::freespace::source::{
     FragmentationShape, HistogramBucket, buckets_footprint, freesp_footprint, lay_out, lengths_from_buckets, lengths_from_fragmentation,
     lengths_from_freesp,
 };
-use crate::kernel::xfs::freespace::{AllocRec, BtreeGeometry, BtreeStats, FreeSpace, FreespHistogram};
+use crate::kernel::xfs::freespace::{AllocRec, BtreeGeometry, BtreeLayout, BtreeStats, FreeSpace, FreespHistogram};
 use crate::machine::MachineProfile;
 use crate::machine::build::resolve_profile;
 use crate::param::ParamError;
@@ -75,6 +75,9 @@ pub enum BtreeFill {
     /// Grown by inserting the extents one by one in block order
     /// ([`FreeSpace::grown`]): the shape the lab's hole punching leaves.
     Inserted,
+    /// The blocks of `btree_layout_file`, as `xfs_db` read them from the
+    /// live AG the `freesp_file` came from ([`FreeSpace::from_layout`]).
+    Layout,
 }
 
 impl Serialize for BtreeFill {
@@ -82,14 +85,19 @@ impl Serialize for BtreeFill {
         match self {
             BtreeFill::BulkLoad(f) => s.serialize_f64(*f),
             BtreeFill::Inserted => s.serialize_str("inserted"),
+            BtreeFill::Layout => s.serialize_str("layout"),
         }
     }
 }
 
 impl<'de> Deserialize<'de> for BtreeFill {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = crate::param::number_or_word(d, "inserted", "a fill in [0.5, 1] or \"inserted\"")?;
-        Ok(v.map_or(BtreeFill::Inserted, BtreeFill::BulkLoad))
+        let v = crate::param::number_or_words(d, &["inserted", "layout"], "a fill in [0.5, 1], \"inserted\" or \"layout\"")?;
+        Ok(match v {
+            Ok(f) => BtreeFill::BulkLoad(f),
+            Err("layout") => BtreeFill::Layout,
+            Err(_) => BtreeFill::Inserted,
+        })
     }
 }
 
@@ -147,6 +155,10 @@ pub struct XfsAllocParams {
     /// them (the live trees' shape, `xfs_db`); extents of mixed lengths
     /// reach the by-size tree out of its order and fill it less.
     pub btree_fill: BtreeFill,
+    /// The trees' block layout for `btree_fill = "layout"`, relative to
+    /// the scenario's directory ([`BtreeLayout`]: the lab's `ag1.layout`).
+    /// Default empty.
+    pub btree_layout_file: String,
     /// Free-space source: `freesp_file`, `histogram`, `fragmentation` or
     /// `aging`. Default `fragmentation`.
     pub source: FreeSpaceSource,
@@ -230,6 +242,7 @@ impl Default for XfsAllocParams {
             block_size: 4096,
             btree_header_bytes: BtreeGeometry::V5_HEADER_LEN,
             btree_fill: BtreeFill::BulkLoad(0.75),
+            btree_layout_file: String::new(),
             source: FreeSpaceSource::Fragmentation,
             freesp_file: String::new(),
             histogram: Vec::new(),
@@ -313,7 +326,12 @@ impl XfsAllocParams {
         if let BtreeFill::BulkLoad(f) = self.btree_fill
             && !(0.5..=1.0).contains(&f)
         {
-            return Err(invalid("btree_fill", "must be in [0.5, 1] or \"inserted\""));
+            return Err(invalid("btree_fill", "must be in [0.5, 1], \"inserted\" or \"layout\""));
+        }
+        match (self.btree_fill == BtreeFill::Layout, self.btree_layout_file.is_empty()) {
+            (true, true) => return Err(invalid("btree_layout_file", "required when btree_fill = \"layout\"")),
+            (false, false) => return Err(invalid("btree_layout_file", "only read when btree_fill = \"layout\"")),
+            _ => {}
         }
         self.validate_source()?;
         if self.minlen == 0 || self.maxlen < self.minlen {
@@ -414,14 +432,41 @@ impl XfsAllocParams {
         Ok(Some(h))
     }
 
+    /// Reads `btree_layout_file` (relative to `base_dir`) when
+    /// `btree_fill = "layout"`; `None` otherwise. Errors are on field
+    /// `btree_layout_file`.
+    pub fn read_layout(&self, base_dir: &Path) -> Result<Option<BtreeLayout>, ParamError> {
+        if self.btree_fill != BtreeFill::Layout {
+            return Ok(None);
+        }
+        let l = BtreeLayout::read_file(&base_dir.join(&self.btree_layout_file)).map_err(|e| invalid("btree_layout_file", e.to_string()))?;
+        Ok(Some(l))
+    }
+
     /// Builds the AG's free space from the configured source; `freesp` is
     /// the histogram [`XfsAllocParams::read_freesp`] returned.
     pub fn build_free_space(&self, freesp: Option<&FreespHistogram>, rng: &mut ChaCha8Rng) -> Result<FreeSpace, ModelError> {
+        self.build_free_space_on(freesp, None, rng)
+    }
+
+    /// As [`XfsAllocParams::build_free_space`], with the trees' block
+    /// layout [`XfsAllocParams::read_layout`] returned (required when
+    /// `btree_fill = "layout"`).
+    pub fn build_free_space_on(
+        &self,
+        freesp: Option<&FreespHistogram>,
+        layout: Option<&BtreeLayout>,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<FreeSpace, ModelError> {
         let geo = BtreeGeometry::new(self.block_size, self.btree_header_bytes)?;
         let lengths = match self.source {
             FreeSpaceSource::FreespFile => {
                 let h = freesp.ok_or_else(|| invalid("freesp_file", "the freesp histogram was not read"))?;
-                lengths_from_freesp(h, self.agblocks, rng)?
+                let mut lengths = lengths_from_freesp(h, self.agblocks, rng)?;
+                if let Some(l) = layout {
+                    drop_agfl_blocks(&mut lengths, l.records())?;
+                }
+                lengths
             }
             FreeSpaceSource::Histogram => lengths_from_buckets(&self.histogram, self.agblocks, rng)?,
             FreeSpaceSource::Fragmentation => {
@@ -429,21 +474,25 @@ impl XfsAllocParams {
             }
             FreeSpaceSource::Aging => {
                 let whole = [AllocRec::new(0, self.agblocks)];
-                let mut fs = self.trees(geo, &whole)?;
+                let mut fs = self.trees(geo, &whole, layout)?;
                 age(&mut fs, &self.aging, rng)?;
                 return Ok(fs);
             }
         };
         let extents = lay_out(lengths, self.agblocks, rng)?;
-        self.trees(geo, &extents)
+        self.trees(geo, &extents, layout)
     }
 
     /// Both trees over `extents` (sorted by startblock), built as
     /// `btree_fill` says.
-    fn trees(&self, geo: BtreeGeometry, extents: &[AllocRec]) -> Result<FreeSpace, ModelError> {
+    fn trees(&self, geo: BtreeGeometry, extents: &[AllocRec], layout: Option<&BtreeLayout>) -> Result<FreeSpace, ModelError> {
         match self.btree_fill {
             BtreeFill::BulkLoad(fill) => FreeSpace::from_extents(self.agblocks, geo, extents, fill),
             BtreeFill::Inserted => FreeSpace::grown(self.agblocks, geo, extents),
+            BtreeFill::Layout => {
+                let layout = layout.ok_or_else(|| invalid("btree_layout_file", "the layout was not read"))?;
+                FreeSpace::from_layout(self.agblocks, geo, extents, layout)
+            }
         }
     }
 
@@ -512,6 +561,37 @@ impl XfsAllocParams {
             .saturating_add(self.extents_bound(freesp).saturating_mul(per_extent))
             .saturating_add(freesp.map_or(0, FreespHistogram::memory_bytes))
     }
+}
+
+/// Most blocks an AGFL holds (`xfs_agfl_size`: a 4096-byte sector less
+/// its 36-byte header, in 4-byte slots).
+pub const AGFL_MAX_BLOCKS: usize = 1015;
+
+/// `xfs_db freesp` counts the AGFL's blocks as one-block free extents
+/// (db/freesp.c scans the free list after the btree; on the lab's AG:
+/// 3001 records in the trees, `flcount` 8, freesp 3009); the trees do not
+/// hold them. Drops one-block lengths from `lengths` until `records` are
+/// left, the trees' records in the layout read with the freesp text.
+fn drop_agfl_blocks(lengths: &mut Vec<u32>, records: usize) -> Result<(), ModelError> {
+    let extra = lengths.len().checked_sub(records).filter(|&d| d <= AGFL_MAX_BLOCKS).ok_or_else(|| {
+        invalid(
+            "btree_layout_file",
+            format!(
+                "its by-block leaves hold {records} records but freesp_file has {} free extents (the trees' records and at most {AGFL_MAX_BLOCKS} AGFL blocks): both must come from the same lab run",
+                lengths.len()
+            ),
+        )
+    })?;
+    for _ in 0..extra {
+        let i = lengths.iter().rposition(|&l| l == 1).ok_or_else(|| {
+            invalid(
+                "btree_layout_file",
+                "freesp_file has fewer one-block extents than AGFL blocks to drop",
+            )
+        })?;
+        lengths.swap_remove(i);
+    }
+    Ok(())
 }
 
 /// One call's time in ps: what it counted times the event prices; summed
@@ -624,6 +704,7 @@ impl Workload for XfsAlloc {
 pub struct PreparedXfsAlloc {
     params: XfsAllocParams,
     freesp: Option<FreespHistogram>,
+    layout: Option<BtreeLayout>,
     prices: EventPrices,
 }
 
@@ -634,8 +715,26 @@ impl PreparedXfsAlloc {
     pub fn new_on(params: XfsAllocParams, profile: &MachineProfile, base_dir: &Path) -> Result<Self, ParamError> {
         params.validate()?;
         let freesp = params.read_freesp(base_dir)?;
+        let layout = params.read_layout(base_dir)?;
+        if let (Some(l), Some(h)) = (&layout, &freesp)
+            && !(l.records() as u64..=l.records() as u64 + AGFL_MAX_BLOCKS as u64).contains(&h.total_extents())
+        {
+            return Err(invalid(
+                "btree_layout_file",
+                format!(
+                    "its by-block leaves hold {} records but freesp_file has {} free extents (the trees' records and at most {AGFL_MAX_BLOCKS} AGFL blocks): both must come from the same lab run",
+                    l.records(),
+                    h.total_extents()
+                ),
+            ));
+        }
         let prices = EventPrices::with(profile, &params.pricing(profile)?).map_err(|m| invalid("between_calls", m))?;
-        Ok(PreparedXfsAlloc { params, freesp, prices })
+        Ok(PreparedXfsAlloc {
+            params,
+            freesp,
+            layout,
+            prices,
+        })
     }
 
     /// The event prices in ps.
@@ -662,7 +761,7 @@ impl PreparedXfsAlloc {
     /// `free_extents` and `largest_free` (after the run, blocks), `calls`.
     pub fn simulate(&self, rng: &mut ChaCha8Rng) -> Result<BTreeMap<String, f64>, ModelError> {
         let p = &self.params;
-        let mut fs = p.build_free_space(self.freesp.as_ref(), rng)?;
+        let mut fs = p.build_free_space_on(self.freesp.as_ref(), self.layout.as_ref(), rng)?;
         fs.keep_warm(p.between_calls != BetweenCalls::Cold);
         fs.mark_busy_last(p.busy_extents);
         let btree_blocks = fs.btree_blocks();

@@ -11,6 +11,7 @@ pub mod btree;
 pub mod busy;
 pub mod cursor;
 pub mod freesp;
+pub mod layout;
 pub mod modify;
 pub mod source;
 pub(crate) mod unfull;
@@ -19,6 +20,7 @@ pub use btree::{AllocBtree, AllocRec, BtreeGeometry, BtreeKind, BtreeStats};
 pub use busy::BusyExtents;
 pub use cursor::{BtreeCursor, LookupDir};
 pub use freesp::{FreespBin, FreespHistogram};
+pub use layout::BtreeLayout;
 
 use crate::kernel::ModelError;
 
@@ -103,6 +105,26 @@ impl FreeSpace {
         fs.cnt.insert_all_uncounted(extents.iter().copied());
         fs.free_blocks = extents.iter().map(|r| u64::from(r.blockcount)).sum();
         Ok(fs)
+    }
+
+    /// Builds both trees from free extents sorted by startblock with the
+    /// blocks of `layout` (as `xfs_db` read them from a live AG). Fails
+    /// as [`FreeSpace::from_extents`] does, or (field `btree_layout_file`)
+    /// if the layout does not fit the extents.
+    pub fn from_layout(agblocks: u32, geo: BtreeGeometry, extents: &[AllocRec], layout: &BtreeLayout) -> Result<Self, ModelError> {
+        check_extents(agblocks, extents)?;
+        let mut by_cnt = extents.to_vec();
+        by_cnt.sort_unstable_by_key(|r| BtreeKind::Cnt.key(*r));
+        let bad = |tree: &str, m: String| crate::param::ParamError::new("btree_layout_file", format!("{tree}: {m}"));
+        Ok(Self {
+            agblocks,
+            bno: AllocBtree::from_layout(BtreeKind::Bno, geo, extents, &layout.bno).map_err(|m| bad("bnobt", m))?,
+            cnt: AllocBtree::from_layout(BtreeKind::Cnt, geo, &by_cnt, &layout.cnt).map_err(|m| bad("cntbt", m))?,
+            busy: BusyExtents::default(),
+            free_blocks: extents.iter().map(|r| u64::from(r.blockcount)).sum(),
+            small_below: 0,
+            small_blocks: 0,
+        })
     }
 
     /// Free blocks in the AG (`agf_freeblks`).

@@ -25,9 +25,15 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
     p(
         "xfs_alloc.btree_fill",
-        "a fraction or \"inserted\"",
+        "a fraction, \"inserted\" or \"layout\"",
         "0.5 to 1",
-        "fill of bulk-loaded btree blocks; \"inserted\": the trees grown by inserts in block order, as the lab's hole punching grows them (full blocks for extents of one length)",
+        "fill of bulk-loaded btree blocks; \"inserted\": the trees grown by inserts in block order, as the lab's hole punching grows them (full blocks for extents of one length); \"layout\": the blocks of btree_layout_file, as xfs_db read them from the live AG",
+    ),
+    p(
+        "xfs_alloc.btree_layout_file",
+        "a path",
+        "a layout file (the lab's ag1.layout), relative to the scenario",
+        "records or keys per block of each level of both trees, left to right (xfs_db btdump -i of the AG the freesp_file came from); required by btree_fill = \"layout\"",
     ),
     p(
         "xfs_alloc.source",

@@ -339,27 +339,74 @@ impl AllocBtree {
     /// `fill` of its maximum (clamped so every non-root block holds at
     /// least the minimum).
     pub fn bulk_load(kind: BtreeKind, geo: BtreeGeometry, recs: &[AllocRec], fill: f64) -> Self {
+        Self::assemble(kind, geo, recs, |level, n| {
+            if level == 0 {
+                split_sizes(n, geo.leaf_maxrecs, geo.leaf_minrecs, fill)
+            } else {
+                split_sizes(n, geo.node_maxrecs, geo.node_minrecs, fill)
+            }
+        })
+    }
+
+    /// A tree over `recs` (sorted in this tree's key order) with the
+    /// blocks of `levels` (leaves first: entries per block, left to
+    /// right), as `xfs_db` read them from a live AG
+    /// ([`super::layout::BtreeLayout`]). Fails if the levels do not hold
+    /// exactly `recs` and end in one root, or a block holds more than its
+    /// maximum.
+    pub fn from_layout(kind: BtreeKind, geo: BtreeGeometry, recs: &[AllocRec], levels: &[Vec<usize>]) -> Result<Self, String> {
+        let leaves: usize = levels.first().map_or(0, |l| l.iter().sum());
+        if leaves != recs.len() || recs.is_empty() {
+            return Err(format!(
+                "its leaves hold {leaves} records, the free space has {} extents",
+                recs.len()
+            ));
+        }
+        for (l, sizes) in levels.iter().enumerate() {
+            let (max, below) = if l == 0 {
+                (geo.leaf_maxrecs, recs.len())
+            } else {
+                (geo.node_maxrecs, levels[l - 1].len())
+            };
+            if let Some(&big) = sizes.iter().find(|&&n| n > max || n == 0) {
+                return Err(format!("a level {l} block holds {big} entries: this geometry takes 1 to {max}"));
+            }
+            if sizes.iter().sum::<usize>() != below {
+                return Err(format!(
+                    "level {l}'s blocks hold {} entries for {below} below",
+                    sizes.iter().sum::<usize>()
+                ));
+            }
+        }
+        if levels.last().map(Vec::len) != Some(1) {
+            return Err("the top level must be one root block".into());
+        }
+        Ok(Self::assemble(kind, geo, recs, |level, _| levels[level].clone()))
+    }
+
+    /// Builds the tree bottom up: `sizes(level, entries)` gives the
+    /// entries of each block of a level holding `entries` in all.
+    fn assemble(kind: BtreeKind, geo: BtreeGeometry, recs: &[AllocRec], mut sizes: impl FnMut(usize, usize) -> Vec<usize>) -> Self {
         let mut t = Self::new(kind, geo);
         if recs.is_empty() {
             return t;
         }
         t.blocks.clear();
-        let sizes = split_sizes(recs.len(), geo.leaf_maxrecs, geo.leaf_minrecs, fill);
-        let mut level: Vec<(u64, u32)> = Vec::with_capacity(sizes.len());
+        let leaf_sizes = sizes(0, recs.len());
+        let mut level: Vec<(u64, u32)> = Vec::with_capacity(leaf_sizes.len());
         let mut at = 0;
-        for (i, n) in sizes.iter().enumerate() {
+        for (i, n) in leaf_sizes.iter().enumerate() {
             let chunk = recs[at..at + n].to_vec();
             at += n;
             let left = if i == 0 { NULLBLOCK } else { (i - 1) as u32 };
-            let right = if i + 1 == sizes.len() { NULLBLOCK } else { (i + 1) as u32 };
+            let right = if i + 1 == leaf_sizes.len() { NULLBLOCK } else { (i + 1) as u32 };
             level.push((kind.key(chunk[0]), i as u32));
             t.blocks.push(Block::Leaf(Leaf { recs: chunk, left, right }));
         }
         while level.len() > 1 {
-            let sizes = split_sizes(level.len(), geo.node_maxrecs, geo.node_minrecs, fill);
-            let mut next = Vec::with_capacity(sizes.len());
+            let mut next = Vec::new();
             let mut at = 0;
-            for n in sizes {
+            for n in sizes(t.height, level.len()) {
                 let part = &level[at..at + n];
                 at += n;
                 let node = Node {

@@ -74,10 +74,10 @@ impl AllocBtree {
                 let Some(okey) = self.first_key(old) else {
                     return;
                 };
-                // xfs_btree_new_root reads the old root's new sibling; the
+                // xfs_btree_new_root reads the old root's new sibling, which
+                // the split made in this transaction (held: no read); the
                 // new root is got, not read.
-                self.read_blocks(1);
-                self.stats.blocks_visited += 1;
+                self.stats.blocks_visited += 2;
                 let root = self.alloc_block(Block::Node(Node {
                     keys: vec![okey, nkey],
                     ptrs: vec![old, nb],
@@ -222,6 +222,17 @@ impl AllocBtree {
     /// (`delrec` one level up). Siblings are the blocks beside it at its
     /// level, under the same parent or not; each is read through a
     /// cursor walked from the ancestor the two share.
+    ///
+    /// Reads: only a buffer the transaction does not hold is read
+    /// (`xfs_trans_read_buf_map` finds a joined one and fires
+    /// `xfs_trans_read_buf_recur` instead). The deleting cursor holds
+    /// this block and its ancestors throughout, and the second cursor
+    /// (`xfs_btree_dup_cursor`) holds the sibling it stands on; a clean
+    /// block it steps off leaves the transaction (`xfs_btree_setbuf` ->
+    /// `xfs_trans_brelse`). So the walks into the siblings read, the
+    /// walk back and the shifts (whose other block is this one) do not,
+    /// and a join reads the right sibling again only if the second cursor
+    /// has left it for the left one.
     fn rebalance(&mut self, cur: &BtreeCursor, level: usize) {
         let (b, _) = cur.path[level];
         let (min, max) = (self.minrecs(level), self.maxrecs(level));
@@ -230,44 +241,41 @@ impl AllocBtree {
         self.stats.joins += 1;
         if let Some((rs, top)) = &right {
             // The second cursor: xfs_btree_lastrec + xfs_btree_increment
-            // into the right sibling.
+            // into the right sibling and the ancestors it does not share.
             self.read_blocks(*top - level);
             let r = rs.path[level].0;
             if self.numrecs(r) > min {
-                // xfs_btree_lshift on that cursor reads its left sibling,
-                // this block.
-                self.read_blocks(1);
+                // xfs_btree_lshift on that cursor: its left sibling is
+                // this block, held.
                 self.move_first_to_end(r, b);
                 self.fix_keys(rs, level);
                 return;
             }
-            if left.is_some() {
-                // Back to this block (xfs_btree_firstrec + decrement).
-                self.read_blocks(*top - level);
-            }
+            // Back to this block (xfs_btree_firstrec + decrement): held.
         }
         if let Some((ls, top)) = &left {
             // The second cursor into the left sibling.
             self.read_blocks(*top - level);
             let l = ls.path[level].0;
             if self.numrecs(l) > min {
-                // xfs_btree_rshift on that cursor: its right sibling (this
-                // block), then a third cursor walked back here to update
-                // this block's keys.
-                self.read_blocks(1 + *top - level);
+                // xfs_btree_rshift on that cursor: its right sibling and
+                // the third cursor walked back here are this block, held.
                 self.move_last_to_front(l, b);
                 self.fix_keys(cur, level);
                 return;
             }
         }
         let n = self.numrecs(b);
-        // The join reads the block it merges with.
-        if let Some((ls, _)) = left.filter(|(ls, _)| self.numrecs(ls.path[level].0) + n <= max) {
-            self.read_blocks(1);
-            self.join(ls.path[level].0, b, cur, level);
+        // The join reads the block it merges with, held by the second
+        // cursor unless that cursor went on from the right to the left.
+        if let Some((ls, _)) = left.as_ref().filter(|(ls, _)| self.numrecs(ls.path[level].0) + n <= max) {
+            let l = ls.path[level].0;
+            self.join(l, b, cur, level);
             self.delrec(cur, level + 1);
         } else if let Some((rs, _)) = right.filter(|(rs, _)| self.numrecs(rs.path[level].0) + n <= max) {
-            self.read_blocks(1);
+            if left.is_some() {
+                self.read_blocks(1);
+            }
             self.join(b, rs.path[level].0, &rs, level);
             self.delrec(&rs, level + 1);
         }

@@ -87,7 +87,8 @@ impl AllocBtree {
     /// past that last entry ("too complicated", the kernel says), or the
     /// sibling is full. Then the sibling's parent keys follow its new
     /// first key, through a second cursor walked right
-    /// (`xfs_btree_increment` reads the blocks under the shared ancestor).
+    /// (`xfs_btree_increment` reads the blocks under the shared ancestor
+    /// but the sibling, which the transaction already holds).
     fn rshift(&mut self, cur: &BtreeCursor, level: usize) -> bool {
         let (b, slot) = cur.path[level];
         let Some((sib, top)) = self.sibling(cur, level, Side::Right) else {
@@ -103,7 +104,10 @@ impl AllocBtree {
         }
         self.move_last_to_front(b, r);
         self.stats.joins += 1;
-        self.read_blocks(top - level);
+        // The second cursor's walk ends on the sibling, which the
+        // transaction holds (read above and changed): only the ancestors
+        // it does not share with this block are read.
+        self.read_blocks(top - level - 1);
         self.fix_keys(&sib, level);
         true
     }
