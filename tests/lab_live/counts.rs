@@ -129,6 +129,18 @@ fn xfs_by_size_allocations_read_as_many_btree_blocks_as_the_twin() {
     assert_eq!(mean(&twin, "le-busy-quiet", "busy_trims"), 256.0);
     let freesp = std::fs::read_to_string(live.join("ag1.freesp")).expect("ag1.freesp");
     assert!(freesp.contains("total free extents"), "{freesp}");
+    // Both trees block by block (xfs_db btdump -i): their blocks are the
+    // AGF's btreeblks and the two roots, and their records the free
+    // extents but the AGFL's (freesp counts those too).
+    let layout = fsmeta::kernel::xfs::freespace::BtreeLayout::read_file(&live.join("ag1.layout")).expect("ag1.layout");
+    let blocks: usize = layout.bno.iter().chain(&layout.cnt).map(Vec::len).sum();
+    assert_eq!(blocks as f64, l + 2.0, "tree blocks against btreeblks");
+    let extents = mean(&live, "le", "freesp_extents");
+    let recs = layout.records() as f64;
+    assert!(
+        recs <= extents && extents <= recs + 1015.0,
+        "{recs} records, {extents} free extents"
+    );
 }
 
 #[test]

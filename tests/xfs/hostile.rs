@@ -270,3 +270,66 @@ fn aging_steps_are_bounded() {
     refused(aging(0), "aging.max_steps", "1..=");
     assert!(prepare(aging(100_000_000)).is_ok());
 }
+
+#[test]
+fn a_bad_step_before_the_calls_is_a_located_error() {
+    for (step, words) in [("calls:0", "calls:N` or `busy:N`"), ("free:3", "unknown step `free:3`")] {
+        let f = TempFile::new(
+            "steps.toml",
+            &format!(
+                "[scenario]\nname = \"x\"\nreplications = 1\n[workload]\nkind = \"xfs-alloc\"\n\
+                 [xfs_alloc]\nbefore = [\"{step}\"]\n"
+            ),
+        );
+        match Study::load(&f.path, &LoadOptions::default()) {
+            Err(e) => {
+                let e = e.to_string();
+                assert!(
+                    e.contains("steps.toml:7:") && e.contains("xfs_alloc.before") && e.contains(words),
+                    "{e}"
+                );
+            }
+            Ok(_) => panic!("loaded before = [\"{step}\"]"),
+        }
+    }
+    let steps = |n: usize| XfsAllocParams {
+        before: vec![fsmeta::workload::xfs_alloc::request::Step::Calls(1); n],
+        ..XfsAllocParams::default()
+    };
+    refused(steps(17), "before", "at most 16 steps");
+    assert!(prepare(steps(16)).is_ok());
+}
+
+#[test]
+fn a_layout_needs_its_file_its_fill_and_the_same_run_s_free_space() {
+    let layout = |fill: BtreeFill, file: &str| XfsAllocParams {
+        btree_fill: fill,
+        btree_layout_file: file.into(),
+        ..XfsAllocParams::default()
+    };
+    refused(
+        layout(BtreeFill::Layout, ""),
+        "btree_layout_file",
+        "required when btree_fill = \"layout\"",
+    );
+    refused(
+        layout(BtreeFill::Inserted, "x.layout"),
+        "btree_layout_file",
+        "only read when btree_fill = \"layout\"",
+    );
+    // The twin's 10^6 freesp (992,051 extents, 8 of them the AGFL's)
+    // with a layout of 1,000 records: not from the same run.
+    let small = TempFile::new("small.layout", "bnobt level 0: 1000\ncntbt level 0: 1000\n");
+    let p = XfsAllocParams {
+        source: FreeSpaceSource::FreespFile,
+        freesp_file: "scenarios/lab/data/xfs-alloc-1000000.freesp".into(),
+        agblocks: 2_190_536,
+        ..layout(BtreeFill::Layout, &small.path.display().to_string())
+    };
+    refused(p.clone(), "btree_layout_file", "both must come from the same lab run");
+    let p = XfsAllocParams {
+        btree_layout_file: "scenarios/lab/data/xfs-alloc-1000000.layout".into(),
+        ..p
+    };
+    assert!(prepare(p).is_ok());
+}

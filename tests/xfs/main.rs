@@ -7,7 +7,8 @@
 //! workload's parameters, sources and streams), `hostile` (counts beyond
 //! the AG, cost overflow, bad data files, the memory estimate), `shape`
 //! (block fill after inserts and deletes, as the kernel shifts, splits
-//! and joins).
+//! and joins), `near` (6.x's near allocator, the lab's fallocate calls and
+//! history, trees with a live layout).
 
 mod alloc_walk;
 mod busy;
@@ -17,5 +18,6 @@ mod freesp_text;
 mod freespace_props;
 mod hostile;
 mod indirect;
+mod near;
 mod shape;
 mod workload;
