@@ -230,8 +230,9 @@ pub struct XfsAllocParams {
     /// allocation then near ones for the rest ([`request`]).
     pub request: Request,
     /// Steps replayed before the timed calls, in order: `calls:N`
-    /// (untimed calls) and `busy:N` (blocks taken by calls and freed at
-    /// once: busy); see [`request`]. Default none.
+    /// (untimed calls, with no frees: `free_prob` applies to the timed
+    /// ones) and `busy:N` (blocks taken by calls and freed at once: busy);
+    /// see [`request`]. Not with `busy_extents`. Default none.
     pub before: Vec<Step>,
 }
 
@@ -327,6 +328,18 @@ impl XfsAllocParams {
             && !(0.5..=1.0).contains(&f)
         {
             return Err(invalid("btree_fill", "must be in [0.5, 1], \"inserted\" or \"layout\""));
+        }
+        if self.btree_fill == BtreeFill::Layout && self.source != FreeSpaceSource::FreespFile {
+            return Err(invalid(
+                "btree_fill",
+                "\"layout\" needs source = \"freesp_file\": the layout and the free space are read from the same live AG",
+            ));
+        }
+        if self.busy_extents > 0 && !self.before.is_empty() {
+            return Err(invalid(
+                "busy_extents",
+                "not with `before`: the records it marks would not be the last ones when the calls start; make them with a busy:N step",
+            ));
         }
         match (self.btree_fill == BtreeFill::Layout, self.btree_layout_file.is_empty()) {
             (true, true) => return Err(invalid("btree_layout_file", "required when btree_fill = \"layout\"")),
@@ -519,10 +532,20 @@ impl XfsAllocParams {
         // each block a busy step frees adds at most one extent, and so do
         // each of its calls' remainders.
         let (before_calls, busy) = self.before_totals();
+        let per_call = per_call.saturating_mul(self.allocations_per_call());
         built
             .saturating_add(self.calls.saturating_add(before_calls).saturating_mul(per_call))
             .saturating_add(busy.saturating_mul(2))
             .min(most)
+    }
+
+    /// Most allocations one call makes: 1, or maxlen for a fallocate (one
+    /// block each at worst).
+    fn allocations_per_call(&self) -> u64 {
+        match self.request {
+            Request::One => 1,
+            Request::Fallocate => u64::from(self.maxlen),
+        }
     }
 
     /// The untimed calls and the busy blocks of `before`.
@@ -535,13 +558,16 @@ impl XfsAllocParams {
 
     /// Upper bound on one run's peak memory, bytes: [`RUN_BASE_BYTES`],
     /// plus `extents_bound x (EXTENT_BYTES + LEAF_BYTES / leaf_minrecs)`,
-    /// plus `calls x CALL_BYTES`; aging adds 8 bytes per extent (the record
+    /// plus `calls x CALL_BYTES` (16 more per further allocation a
+    /// fallocate call may make: its live extents); aging adds 8 bytes per extent (the record
     /// list it scans) and 16 per step for its live extents (at most one per
     /// step, and one per AG block).
     pub fn memory_bytes(&self, freesp: Option<&FreespHistogram>) -> u64 {
         let minrecs = BtreeGeometry::new(self.block_size, self.btree_header_bytes).map_or(1, |g| g.leaf_minrecs.max(1));
         let mut per_extent = EXTENT_BYTES + LEAF_BYTES / minrecs as u64;
-        let mut total = RUN_BASE_BYTES.saturating_add(self.calls.saturating_mul(CALL_BYTES));
+        // A call's time, and each extent it took in the list of live ones.
+        let per_call = CALL_BYTES.saturating_add(16u64.saturating_mul(self.allocations_per_call() - 1));
+        let mut total = RUN_BASE_BYTES.saturating_add(self.calls.saturating_mul(per_call));
         if self.source == FreeSpaceSource::Aging {
             per_extent += 8;
             let live = self.aging.max_steps.min(u64::from(self.agblocks));
@@ -634,7 +660,11 @@ pub const METRICS: &[(&str, &str, &str)] = &[
         "count",
         "free extents xfs_extent_busy_trim cut busy parts from, per call (mean)",
     ),
-    ("alloc_len", "blocks", "blocks allocated per call (mean; 0 for a failed call)"),
+    (
+        "alloc_len",
+        "blocks",
+        "blocks the by-size allocation of a call took (mean; 0 for a failed call; a fallocate call's near allocations are not counted)",
+    ),
     (
         "failed_calls",
         "count",
@@ -643,7 +673,7 @@ pub const METRICS: &[(&str, &str, &str)] = &[
     (
         "btree_blocks",
         "count",
-        "blocks of the two free-space btrees when the calls start, as agf_btreeblks counts them (all but the two roots mkfs made)",
+        "blocks of the two free-space btrees once the free space is built, before `before`'s steps and the calls (where the lab reads the AGF), as agf_btreeblks counts them (all but the two roots mkfs made)",
     ),
     ("free_extents", "count", "free extents in the AG after the run"),
     ("largest_free", "blocks", "longest free extent after the run"),
@@ -716,6 +746,10 @@ impl PreparedXfsAlloc {
         params.validate()?;
         let freesp = params.read_freesp(base_dir)?;
         let layout = params.read_layout(base_dir)?;
+        if let Some(l) = &layout {
+            let geo = BtreeGeometry::new(params.block_size, params.btree_header_bytes)?;
+            l.check(&geo).map_err(|m| invalid("btree_layout_file", m))?;
+        }
         if let (Some(l), Some(h)) = (&layout, &freesp)
             && !(l.records() as u64..=l.records() as u64 + AGFL_MAX_BLOCKS as u64).contains(&h.total_extents())
         {

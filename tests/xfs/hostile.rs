@@ -298,6 +298,11 @@ fn a_bad_step_before_the_calls_is_a_located_error() {
     };
     refused(steps(17), "before", "at most 16 steps");
     assert!(prepare(steps(16)).is_ok());
+    let marked = XfsAllocParams {
+        busy_extents: 4,
+        ..steps(1)
+    };
+    refused(marked, "busy_extents", "not with `before`");
 }
 
 #[test]
@@ -305,8 +310,16 @@ fn a_layout_needs_its_file_its_fill_and_the_same_run_s_free_space() {
     let layout = |fill: BtreeFill, file: &str| XfsAllocParams {
         btree_fill: fill,
         btree_layout_file: file.into(),
+        source: FreeSpaceSource::FreespFile,
+        freesp_file: "scenarios/lab/data/xfs-alloc-1000000.freesp".into(),
+        agblocks: 2_190_536,
         ..XfsAllocParams::default()
     };
+    let other = XfsAllocParams {
+        source: FreeSpaceSource::Fragmentation,
+        ..layout(BtreeFill::Layout, "x.layout")
+    };
+    refused(other, "btree_fill", "needs source = \"freesp_file\"");
     refused(
         layout(BtreeFill::Layout, ""),
         "btree_layout_file",
@@ -317,15 +330,20 @@ fn a_layout_needs_its_file_its_fill_and_the_same_run_s_free_space() {
         "btree_layout_file",
         "only read when btree_fill = \"layout\"",
     );
+    // A leaf of 1,000 records: more than a 4 KiB v5 leaf holds.
+    let big = TempFile::new("big.layout", "bnobt level 0: 1000\ncntbt level 0: 1000\n");
+    refused(
+        layout(BtreeFill::Layout, &big.path.display().to_string()),
+        "btree_layout_file",
+        "1000 entries",
+    );
     // The twin's 10^6 freesp (992,051 extents, 8 of them the AGFL's)
-    // with a layout of 1,000 records: not from the same run.
-    let small = TempFile::new("small.layout", "bnobt level 0: 1000\ncntbt level 0: 1000\n");
-    let p = XfsAllocParams {
-        source: FreeSpaceSource::FreespFile,
-        freesp_file: "scenarios/lab/data/xfs-alloc-1000000.freesp".into(),
-        agblocks: 2_190_536,
-        ..layout(BtreeFill::Layout, &small.path.display().to_string())
-    };
+    // with a layout of 600 records: not from the same run.
+    let small = TempFile::new(
+        "small.layout",
+        "bnobt level 0: 300 300\nbnobt level 1: 2\ncntbt level 0: 300 300\ncntbt level 1: 2\n",
+    );
+    let p = layout(BtreeFill::Layout, &small.path.display().to_string());
     refused(p.clone(), "btree_layout_file", "both must come from the same lab run");
     let p = XfsAllocParams {
         btree_layout_file: "scenarios/lab/data/xfs-alloc-1000000.layout".into(),

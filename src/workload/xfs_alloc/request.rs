@@ -13,8 +13,15 @@
 //! showed the by-size allocation with maxlen 4, then near ones with
 //! maxlen 3, 2 and 1 (docs/lab.md).
 //!
+//! Every allocation of a call asks for `minlen` blocks at least. 6.x takes
+//! `minlen` from the longest free extent it saw (`xfs_bmap_select_minlen`:
+//! that length when shorter than maxlen); on the lab's AG of one-block
+//! extents that is 1, the workload's `minlen`, which the model uses as
+//! given.
+//!
 //! Before the timed calls, `before` replays steps in order: `calls:N`, N
-//! calls as the timed ones but untimed (the lab's earlier passes), and
+//! calls as the timed ones but untimed and with no frees (the lab's
+//! earlier passes), and
 //! `busy:N`, N blocks taken by calls of maxlen blocks (the last one
 //! shorter) and each call's blocks freed again at once
 //! (`FALLOC_FL_PUNCH_HOLE`: `xfs_bunmapi` frees the file's extents from

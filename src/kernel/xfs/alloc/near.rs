@@ -18,8 +18,11 @@
 //!    (`xfs_alloc_cntbt_iter`, whose search length grows), until every
 //!    cursor is inactive or the cntbt probe ran off the tree. After a
 //!    bnobt hit, the other side is walked until a record is farther than
-//!    the best (`xfs_alloc_cur_check` deactivates it); with nothing found
-//!    and nothing busy, the cntbt is walked back from its end.
+//!    the best (`xfs_alloc_cur_check` deactivates it) or one is better
+//!    (the walk stops at the first new candidate); with nothing found
+//!    and nothing busy, the cntbt is walked back from its end. The range
+//!    check on the aligned start (`min_agbno`/`max_agbno`) is left out:
+//!    the model's range is the whole AG.
 //! 4. `xfs_alloc_cur_finish`: `xfs_alloc_fixup_trees` with fresh lookups.
 //!
 //! Every record checked goes through `xfs_alloc_compute_aligned`, so busy

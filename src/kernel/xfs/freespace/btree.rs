@@ -355,7 +355,7 @@ impl AllocBtree {
     /// exactly `recs` and end in one root, or a block holds more than its
     /// maximum.
     pub fn from_layout(kind: BtreeKind, geo: BtreeGeometry, recs: &[AllocRec], levels: &[Vec<usize>]) -> Result<Self, String> {
-        let leaves: usize = levels.first().map_or(0, |l| l.iter().sum());
+        let leaves: usize = levels.first().map_or(0, |l| l.iter().fold(0usize, |a, &n| a.saturating_add(n)));
         if leaves != recs.len() || recs.is_empty() {
             return Err(format!(
                 "its leaves hold {leaves} records, the free space has {} extents",
@@ -378,8 +378,8 @@ impl AllocBtree {
                 ));
             }
         }
-        if levels.last().map(Vec::len) != Some(1) {
-            return Err("the top level must be one root block".into());
+        if levels.last().map(Vec::len) != Some(1) || levels[..levels.len() - 1].iter().any(|v| v.len() == 1) {
+            return Err("the top level, and only it, must be one root block".into());
         }
         Ok(Self::assemble(kind, geo, recs, |level, _| levels[level].clone()))
     }

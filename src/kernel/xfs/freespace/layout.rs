@@ -11,15 +11,19 @@
 //!
 //! ```text
 //! # comment
-//! bnobt level 1: 2
 //! bnobt level 0: 505 300
-//! cntbt level 1: 2
+//! bnobt level 1: 2
 //! cntbt level 0: 404 401
+//! cntbt level 1: 2
 //! ```
 
 use std::path::Path;
 
+use super::BtreeGeometry;
 use crate::kernel::ModelError;
+
+/// Most entries a block can hold: `bb_numrecs` is 16 bits.
+pub const MAX_ENTRIES: usize = 65_535;
 
 /// Entries per block of each level of both trees; index 0 is the leaves.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -81,9 +85,9 @@ impl BtreeLayout {
             }
             let sizes: Vec<usize> = sizes
                 .split_whitespace()
-                .map(|w| w.parse().ok().filter(|&n| n >= 1))
+                .map(|w| w.parse().ok().filter(|n| (1..=MAX_ENTRIES).contains(n)))
                 .collect::<Option<_>>()
-                .ok_or_else(|| err(i + 1, "block sizes must be whole numbers of at least 1".to_string()))?;
+                .ok_or_else(|| err(i + 1, format!("block sizes must be whole numbers in 1..={MAX_ENTRIES}")))?;
             if sizes.is_empty() {
                 return Err(err(i + 1, "a level needs at least one block".to_string()));
             }
@@ -110,12 +114,52 @@ impl BtreeLayout {
 
     /// Records in the leaves of the by-block tree (the free extents).
     pub fn records(&self) -> usize {
-        self.bno.first().map_or(0, |l| l.iter().sum())
+        leaf_records(&self.bno)
+    }
+
+    /// Checks that both trees could be on disk with geometry `geo`: the
+    /// same records in each, every block but the root within its level's
+    /// minimum and maximum entries (`xfs_btree_delrec` and
+    /// `xfs_btree_make_block_unfull` keep them so), a root node with at
+    /// least two.
+    pub fn check(&self, geo: &BtreeGeometry) -> Result<(), String> {
+        let cnt = leaf_records(&self.cnt);
+        if self.records() != cnt {
+            return Err(format!("the bnobt's leaves hold {} records, the cntbt's {cnt}", self.records()));
+        }
+        for (name, levels) in [("bnobt", &self.bno), ("cntbt", &self.cnt)] {
+            check_levels(levels).map_err(|m| format!("{name}: {m}"))?;
+            let top = levels.len() - 1;
+            for (l, sizes) in levels.iter().enumerate() {
+                let (min, max) = if l == 0 {
+                    (geo.leaf_minrecs, geo.leaf_maxrecs)
+                } else {
+                    (geo.node_minrecs, geo.node_maxrecs)
+                };
+                let min = match (l == top, l > 0) {
+                    (true, true) => 2,
+                    (true, false) => 1,
+                    _ => min,
+                };
+                if let Some(&n) = sizes.iter().find(|&&n| n < min || n > max) {
+                    return Err(format!(
+                        "{name}: a level {l} block holds {n} entries: this geometry takes {min} to {max} there"
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
-/// One tree's levels: each level's entries count the blocks below, and
-/// the top level is one block.
+/// Records in one tree's leaves (saturating: sizes are at most
+/// [`MAX_ENTRIES`] each, but a file may list many).
+fn leaf_records(levels: &[Vec<usize>]) -> usize {
+    levels.first().map_or(0, |l| l.iter().fold(0usize, |a, &n| a.saturating_add(n)))
+}
+
+/// One tree's levels: each level's entries count the blocks below, only
+/// the top level is a single block, and it is the root.
 fn check_levels(levels: &[Vec<usize>]) -> Result<(), String> {
     let Some(top) = levels.last() else {
         return Err("no levels".into());
@@ -127,8 +171,15 @@ fn check_levels(levels: &[Vec<usize>]) -> Result<(), String> {
             top.len()
         ));
     }
+    if let Some(l) = levels[..levels.len() - 1].iter().position(|v| v.len() == 1) {
+        return Err(format!(
+            "level {l} is a single block below level {}: a root has nothing above it",
+            levels.len() - 1
+        ));
+    }
     for l in 1..levels.len() {
-        let (entries, below) = (levels[l].iter().sum::<usize>(), levels[l - 1].len());
+        let entries = levels[l].iter().fold(0usize, |a, &n| a.saturating_add(n));
+        let below = levels[l - 1].len();
         if entries != below {
             return Err(format!("level {l} points to {entries} blocks but level {} has {below}", l - 1));
         }
@@ -202,13 +253,42 @@ mod tests {
         let p = Path::new("x.layout");
         assert_eq!(BtreeLayout::parse(&l.to_text("test"), p).ok(), Some(l.clone()));
         assert_eq!(l.records(), 4);
-        for bad in [
-            "bnobt level 0: 3 1\nbnobt level 1: 3\ncntbt level 0: 4\n",
-            "bnobt level 1: 2\n",
-            "xbt level 0: 1\n",
-            "bnobt level 0: 0\n",
+        let cnt = "cntbt level 0: 4\n";
+        for (bad, why) in [
+            (
+                "bnobt level 0: 3 1\nbnobt level 1: 3\n",
+                "level 1 points to 3 blocks but level 0 has 2",
+            ),
+            ("bnobt level 1: 2\n", "level 1 out of order"),
+            ("xbt level 0: 1\n", "unknown tree `xbt`"),
+            ("bnobt level 0: 0\n", "whole numbers in 1..=65535"),
+            ("bnobt level 0: 65536\n", "whole numbers in 1..=65535"),
+            ("bnobt level 0: 4\nbnobt level 1: 1\n", "level 0 is a single block below level 1"),
         ] {
-            assert!(BtreeLayout::parse(bad, p).is_err(), "{bad}");
+            let e = BtreeLayout::parse(&format!("{bad}{cnt}"), p).unwrap_err().to_string();
+            assert!(e.contains(why), "{bad}: {e}");
         }
+        let e = BtreeLayout::parse("bnobt level 0: 4\n", p).unwrap_err().to_string();
+        assert!(e.contains("cntbt: no levels"), "{e}");
+    }
+
+    #[test]
+    fn a_layout_the_geometry_cannot_hold_is_refused() {
+        let geo = BtreeGeometry::v5_4k();
+        let ok = BtreeLayout {
+            bno: vec![vec![300, 300], vec![2]],
+            cnt: vec![vec![253, 347], vec![2]],
+        };
+        assert_eq!(ok.check(&geo), Ok(()));
+        let thin = BtreeLayout {
+            cnt: vec![vec![599, 1], vec![2]],
+            ..ok.clone()
+        };
+        assert!(thin.check(&geo).unwrap_err().contains("599 entries"));
+        let uneven = BtreeLayout {
+            cnt: vec![vec![300, 299], vec![2]],
+            ..ok
+        };
+        assert!(uneven.check(&geo).unwrap_err().contains("600 records, the cntbt's 599"));
     }
 }

@@ -229,10 +229,10 @@ impl AllocBtree {
     /// this block and its ancestors throughout, and the second cursor
     /// (`xfs_btree_dup_cursor`) holds the sibling it stands on; a clean
     /// block it steps off leaves the transaction (`xfs_btree_setbuf` ->
-    /// `xfs_trans_brelse`). So the walks into the siblings read, the
+    /// `xfs_trans_brelse`), and so does the one it stands on when it is
+    /// deleted, before a join. So the walks into the siblings read, the
     /// walk back and the shifts (whose other block is this one) do not,
-    /// and a join reads the right sibling again only if the second cursor
-    /// has left it for the left one.
+    /// and a join reads the block it merges with again.
     fn rebalance(&mut self, cur: &BtreeCursor, level: usize) {
         let (b, _) = cur.path[level];
         let (min, max) = (self.minrecs(level), self.maxrecs(level));
@@ -266,16 +266,16 @@ impl AllocBtree {
             }
         }
         let n = self.numrecs(b);
-        // The join reads the block it merges with, held by the second
-        // cursor unless that cursor went on from the right to the left.
+        // The second cursor is deleted before a join (the clean sibling
+        // it stood on leaves the transaction), so the join reads the
+        // block it merges with.
         if let Some((ls, _)) = left.as_ref().filter(|(ls, _)| self.numrecs(ls.path[level].0) + n <= max) {
             let l = ls.path[level].0;
+            self.read_blocks(1);
             self.join(l, b, cur, level);
             self.delrec(cur, level + 1);
         } else if let Some((rs, _)) = right.filter(|(rs, _)| self.numrecs(rs.path[level].0) + n <= max) {
-            if left.is_some() {
-                self.read_blocks(1);
-            }
+            self.read_blocks(1);
             self.join(b, rs.path[level].0, &rs, level);
             self.delrec(&rs, level + 1);
         }

@@ -76,10 +76,15 @@ impl AllocBtree {
     /// entry goes. Returns the new block when it took a split (its parent
     /// has yet to get a pointer to it, after the old block's).
     pub(crate) fn make_block_unfull(&mut self, cur: &mut BtreeCursor, level: usize) -> Option<u32> {
-        if level + 1 < self.height && (self.rshift(cur, level) || self.lshift(cur, level)) {
-            return None;
+        let mut right_held = false;
+        if level + 1 < self.height {
+            let (shifted, read_right) = self.rshift(cur, level);
+            right_held = read_right;
+            if shifted || self.lshift(cur, level) {
+                return None;
+            }
         }
-        Some(self.split_before_insert(cur, level))
+        Some(self.split_before_insert(cur, level, right_held))
     }
 
     /// `xfs_btree_rshift`: moves the block's last entry to the front of its
@@ -89,18 +94,21 @@ impl AllocBtree {
     /// first key, through a second cursor walked right
     /// (`xfs_btree_increment` reads the blocks under the shared ancestor
     /// but the sibling, which the transaction already holds).
-    fn rshift(&mut self, cur: &BtreeCursor, level: usize) -> bool {
+    /// Returns whether it shifted, and whether it read the sibling (a
+    /// full one stays in the transaction: the kernel's `out0` does not
+    /// release it, so a split after finds it held).
+    fn rshift(&mut self, cur: &BtreeCursor, level: usize) -> (bool, bool) {
         let (b, slot) = cur.path[level];
         let Some((sib, top)) = self.sibling(cur, level, Side::Right) else {
-            return false;
+            return (false, false);
         };
         if slot + 1 >= self.numrecs(b) as isize {
-            return false;
+            return (false, false);
         }
         self.read_blocks(1);
         let r = sib.path[level].0;
         if self.numrecs(r) >= self.maxrecs(level) {
-            return false;
+            return (false, true);
         }
         self.move_last_to_front(b, r);
         self.stats.joins += 1;
@@ -109,7 +117,7 @@ impl AllocBtree {
         // it does not share with this block are read.
         self.read_blocks(top - level - 1);
         self.fix_keys(&sib, level);
-        true
+        (true, true)
     }
 
     /// `xfs_btree_lshift`: moves the block's first entry to the end of its
@@ -144,8 +152,9 @@ impl AllocBtree {
     /// and its right sibling (read to fix its left pointer), and the
     /// cursor follows the entry's slot into the new block if it lies
     /// there. Returns the new block. The new block is visited but not read
-    /// (`xfs_btree_get_buf_block`).
-    fn split_before_insert(&mut self, cur: &mut BtreeCursor, level: usize) -> u32 {
+    /// (`xfs_btree_get_buf_block`), nor is the right sibling when
+    /// `right_held` (an `rshift` read it and found it full).
+    fn split_before_insert(&mut self, cur: &mut BtreeCursor, level: usize, right_held: bool) -> u32 {
         let (b, slot) = cur.path[level];
         self.stats.splits += 1;
         // The new block: got with xfs_btree_get_buf_block, not read.
@@ -179,7 +188,7 @@ impl AllocBtree {
                 self.leaf_mut(old_right).left = nb;
             }
         }
-        if has_right {
+        if has_right && !right_held {
             self.read_blocks(1);
         }
         if ptr > lrecs + 1 {
