@@ -95,6 +95,17 @@ pub enum InputError {
     },
 }
 
+impl InputError {
+    /// [`InputError::Malformed`]: `path` at 1-based `line`.
+    pub fn malformed(path: &std::path::Path, line: usize, message: impl Into<String>) -> Self {
+        InputError::Malformed {
+            path: path.to_path_buf(),
+            line,
+            message: message.into(),
+        }
+    }
+}
+
 /// Reads a scenario value that is a number or one keyword (`work_scale =
 /// "host"`, `record_ns = "counted"`): `Some(x)` for a number, `None` for
 /// `word`; anything else is refused with `expecting` ("a cost in ns or

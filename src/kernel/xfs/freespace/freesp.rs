@@ -121,14 +121,7 @@ impl FreespHistogram {
     /// Errors name `path` and the 1-based line; so do rows whose extent or
     /// block totals would pass `u64::MAX`.
     pub fn parse(text: &str, path: &Path) -> Result<Self, ModelError> {
-        let err = |line: usize, message: String| -> ModelError {
-            crate::param::InputError::Malformed {
-                path: path.to_path_buf(),
-                line,
-                message,
-            }
-            .into()
-        };
+        let err = |line: usize, message: String| -> ModelError { crate::param::InputError::malformed(path, line, message).into() };
         let mut header = false;
         let mut h = Self::default();
         let (mut extents, mut blocks) = (0u64, 0u64);

@@ -45,14 +45,7 @@ impl BtreeLayout {
     /// tree needs every level from 0 up to a single root block, each
     /// level's entries adding up to the blocks of the level below.
     pub fn parse(text: &str, path: &Path) -> Result<Self, ModelError> {
-        let err = |line: usize, message: String| -> ModelError {
-            crate::param::InputError::Malformed {
-                path: path.to_path_buf(),
-                line,
-                message,
-            }
-            .into()
-        };
+        let err = |line: usize, message: String| -> ModelError { crate::param::InputError::malformed(path, line, message).into() };
         let mut layout = Self::default();
         for (i, raw) in text.lines().enumerate() {
             let line = raw.trim();
@@ -94,7 +87,7 @@ impl BtreeLayout {
             levels.push(sizes);
         }
         for (name, levels) in [("bnobt", &layout.bno), ("cntbt", &layout.cnt)] {
-            check_levels(levels).map_err(|m| err(0, format!("{name}: {m}")))?;
+            check_levels(levels).map_err(|m| err(text.lines().count().max(1), format!("{name}: {m}")))?;
         }
         Ok(layout)
     }
