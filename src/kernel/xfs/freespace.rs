@@ -115,9 +115,6 @@ impl FreeSpace {
         check_extents(agblocks, extents)?;
         let mut by_cnt = extents.to_vec();
         by_cnt.sort_unstable_by_key(|r| BtreeKind::Cnt.key(*r));
-        layout
-            .check(&geo)
-            .map_err(|m| crate::param::ParamError::new("btree_layout_file", m))?;
         let bad = |tree: &str, m: String| crate::param::ParamError::new("btree_layout_file", format!("{tree}: {m}"));
         Ok(Self {
             agblocks,

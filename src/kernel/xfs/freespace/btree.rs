@@ -352,8 +352,7 @@ impl AllocBtree {
     /// blocks of `levels` (leaves first: entries per block, left to
     /// right), as `xfs_db` read them from a live AG
     /// ([`super::layout::BtreeLayout`]). Fails if the levels do not hold
-    /// exactly `recs` and end in one root, or a block holds more than its
-    /// maximum.
+    /// exactly `recs`, or fail [`super::layout::check_tree`].
     pub fn from_layout(kind: BtreeKind, geo: BtreeGeometry, recs: &[AllocRec], levels: &[Vec<usize>]) -> Result<Self, String> {
         let leaves: usize = levels.first().map_or(0, |l| l.iter().fold(0usize, |a, &n| a.saturating_add(n)));
         if leaves != recs.len() || recs.is_empty() {
@@ -362,25 +361,7 @@ impl AllocBtree {
                 recs.len()
             ));
         }
-        for (l, sizes) in levels.iter().enumerate() {
-            let (max, below) = if l == 0 {
-                (geo.leaf_maxrecs, recs.len())
-            } else {
-                (geo.node_maxrecs, levels[l - 1].len())
-            };
-            if let Some(&big) = sizes.iter().find(|&&n| n > max || n == 0) {
-                return Err(format!("a level {l} block holds {big} entries: this geometry takes 1 to {max}"));
-            }
-            if sizes.iter().sum::<usize>() != below {
-                return Err(format!(
-                    "level {l}'s blocks hold {} entries for {below} below",
-                    sizes.iter().sum::<usize>()
-                ));
-            }
-        }
-        if levels.last().map(Vec::len) != Some(1) || levels[..levels.len() - 1].iter().any(|v| v.len() == 1) {
-            return Err("the top level, and only it, must be one root block".into());
-        }
+        super::layout::check_tree(levels, &geo)?;
         Ok(Self::assemble(kind, geo, recs, |level, _| levels[level].clone()))
     }
 

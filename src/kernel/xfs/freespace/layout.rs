@@ -121,28 +121,36 @@ impl BtreeLayout {
             return Err(format!("the bnobt's leaves hold {} records, the cntbt's {cnt}", self.records()));
         }
         for (name, levels) in [("bnobt", &self.bno), ("cntbt", &self.cnt)] {
-            check_levels(levels).map_err(|m| format!("{name}: {m}"))?;
-            let top = levels.len() - 1;
-            for (l, sizes) in levels.iter().enumerate() {
-                let (min, max) = if l == 0 {
-                    (geo.leaf_minrecs, geo.leaf_maxrecs)
-                } else {
-                    (geo.node_minrecs, geo.node_maxrecs)
-                };
-                let min = match (l == top, l > 0) {
-                    (true, true) => 2,
-                    (true, false) => 1,
-                    _ => min,
-                };
-                if let Some(&n) = sizes.iter().find(|&&n| n < min || n > max) {
-                    return Err(format!(
-                        "{name}: a level {l} block holds {n} entries: this geometry takes {min} to {max} there"
-                    ));
-                }
-            }
+            check_tree(levels, geo).map_err(|m| format!("{name}: {m}"))?;
         }
         Ok(())
     }
+}
+
+/// One tree's levels as [`BtreeLayout::check`] takes them: the structure
+/// of [`check_levels`], and every block but the root within its level's
+/// minimum and maximum entries for `geo`, a root node with at least two.
+pub(crate) fn check_tree(levels: &[Vec<usize>], geo: &BtreeGeometry) -> Result<(), String> {
+    check_levels(levels)?;
+    let top = levels.len() - 1;
+    for (l, sizes) in levels.iter().enumerate() {
+        let (min, max) = if l == 0 {
+            (geo.leaf_minrecs, geo.leaf_maxrecs)
+        } else {
+            (geo.node_minrecs, geo.node_maxrecs)
+        };
+        let min = match (l == top, l > 0) {
+            (true, true) => 2,
+            (true, false) => 1,
+            _ => min,
+        };
+        if let Some(&n) = sizes.iter().find(|&&n| n < min || n > max) {
+            return Err(format!(
+                "a level {l} block holds {n} entries: this geometry takes {min} to {max} there"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Records in one tree's leaves (saturating: sizes are at most
