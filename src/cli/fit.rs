@@ -90,7 +90,11 @@ pub(super) fn fit(a: &FitArgs<'_>) -> Result<Status, CliError> {
         )));
     }
     let knob = (knob * 1000.0).round() / 1000.0;
-    let block = knob_block(a, &line, &live, figure, knob);
+    let speeds = speeds(&live, figure, a.statistic);
+    if let Some(s) = &speeds {
+        errln!("fsmeta fit: warning: {s}");
+    }
+    let block = knob_block(a, &line, &live, figure, knob, speeds.as_deref());
     write_knob(a.profile, &block)?;
     outln!(
         "work_scale = {knob} fitted on {} of le alloc_us_p50 at 10^5 extents: {figure:.3} us over {} runs ({}); the twin there is {:.6} + {:.6} x work_scale us",
@@ -105,6 +109,37 @@ pub(super) fn fit(a: &FitArgs<'_>) -> Result<Status, CliError> {
         a.profile.display()
     );
     Ok(Status::Ok)
+}
+
+/// When the runs `live` fall at two speeds ([`fsmeta::lab::twin::speed_groups`]),
+/// what to say of the `figure` that `statistic` took from them: which
+/// group it prices, and what a knob fitted there predicts.
+fn speeds(live: &[f64], figure: f64, statistic: Statistic) -> Option<String> {
+    let g = fsmeta::lab::twin::speed_groups(live)?;
+    let range = |v: &[f64]| match (v.first(), v.last()) {
+        (Some(a), Some(b)) if a < b => format!("{a:.3} .. {b:.3} us"),
+        (Some(a), _) => format!("{a:.3} us"),
+        _ => String::new(),
+    };
+    let advice = match statistic {
+        Statistic::Median => {
+            "a knob fitted on a median prices whichever speed most runs of this set had, and the next set (another size, another day) may sit in the other; on such a host fit the fast runs with --statistic p10 and compare the fast figures (docs/lab-hosts.md)"
+        }
+        Statistic::P10 => {
+            "a knob fitted on the 10th percentile prices the fast runs when at least a tenth of the runs are fast; compare the other figures' fast runs with it (docs/lab-hosts.md)"
+        }
+    };
+    Some(format!(
+        "the {} runs fall at two speeds, {} fast at {} and {} slow at {} ({:.0}% apart): {} ({figure:.3} us) is in {}; {advice}",
+        live.len(),
+        g.fast.len(),
+        range(&g.fast),
+        g.slow.len(),
+        range(&g.slow),
+        g.gap * 100.0,
+        statistic.name(),
+        g.side(figure)
+    ))
 }
 
 /// The twin's figure as a line in the knob: `a + b x work_scale`, us.
@@ -168,17 +203,19 @@ fn live_figure(a: &FitArgs<'_>) -> Result<(Vec<f64>, PathBuf), CliError> {
 
 /// The `[knob]` table and its comment: the command, date, figure and
 /// arithmetic.
-fn knob_block(a: &FitArgs<'_>, line: &Line, live: &[f64], figure: f64, knob: f64) -> String {
+fn knob_block(a: &FitArgs<'_>, line: &Line, live: &[f64], figure: f64, knob: f64, speeds: Option<&str>) -> String {
     let command: Vec<String> = std::iter::once("fsmeta".to_string()).chain(std::env::args().skip(1)).collect();
     let mut sorted = live.to_vec();
     sorted.sort_by(f64::total_cmp);
     let runs: Vec<String> = sorted.iter().map(|x| format!("{x:.3}")).collect();
+    let speeds = speeds.map(|s| comment(&format!("Warned: {s}."))).unwrap_or_default();
     format!(
         "# The host's one knob (issue 30), fitted by `{}` ({}).\n\
          # The figure: {} of `le` alloc_us_p50 at 10^5 extents (fsmeta lab\n\
          # xfs-alloc -p extents=100000), {figure:.4} us over {} runs ({} us).\n\
          # The twin ({TWIN}) on this profile: {:.6} + {:.6} x work_scale us,\n\
          # so work_scale = ({figure:.4} - {:.6}) / {:.6} = {knob}.\n\
+         {speeds}\
          # Every other time on this host is a prediction; the lab's twins read\n\
          # it with work_scale = \"host\".\n\
          [knob]\nwork_scale = {knob}\nfitted_on = \"fsmeta lab xfs-alloc -p extents=100000 (calls 19, busy 256): variant le, alloc_us_p50, {}\"\n",
@@ -193,6 +230,27 @@ fn knob_block(a: &FitArgs<'_>, line: &Line, live: &[f64], figure: f64, knob: f64
         line.b,
         a.statistic.name()
     )
+}
+
+/// `text` as TOML comment lines of at most 72 characters (a word longer
+/// than a line gets a line of its own), each ending in a newline.
+fn comment(text: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::from("#");
+    for word in text.split_whitespace() {
+        if line.len() > 1 && line.len() + 1 + word.len() > 72 {
+            out.push_str(&line);
+            out.push('\n');
+            line = String::from("#");
+        }
+        line.push(' ');
+        line.push_str(word);
+    }
+    if line.len() > 1 {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
 }
 
 /// Writes `block` as the profile's last table: an earlier `[knob]` (the
@@ -271,6 +329,33 @@ mod tests {
         let e = write_knob(&p, BLOCK).expect_err("a table follows");
         assert!(e.to_string().contains("a table follows [knob]"), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn two_speeds_are_named_in_the_warning_and_the_comment_wraps() {
+        // Session 53's first set on the AMD family 25 model 1 VM.
+        let first = [15.08, 15.689, 14.138, 15.009, 15.219, 14.663, 13.426, 14.48, 11.273];
+        let median = Statistic::Median.of(&first);
+        let w = speeds(&first, median, Statistic::Median).expect("two speeds");
+        assert!(
+            w.starts_with("the 9 runs fall at two speeds, 1 fast at 11.273 us and 8 slow at 13.426 .. 15.689 us (19% apart): the live median (14.663 us) is in the slower group; a knob fitted on a median"),
+            "{w}"
+        );
+        assert!(w.contains("--statistic p10"), "{w}");
+        let p10 = Statistic::P10.of(&first);
+        let w = speeds(&first, p10, Statistic::P10).expect("two speeds");
+        assert!(w.contains("(11.273 us) is in the faster group"), "{w}");
+        assert_eq!(speeds(&[10.0, 10.4, 10.9, 11.1], 10.6, Statistic::Median), None);
+        // The comment: every line a comment within 72 characters, the
+        // words in order.
+        let c = comment(&format!("Warned: {w}."));
+        assert!(c.ends_with('\n'));
+        for l in c.lines() {
+            assert!(l.starts_with("# ") && l.len() <= 72, "{l:?}");
+        }
+        let words: Vec<&str> = c.lines().flat_map(|l| l[1..].split_whitespace()).collect();
+        assert_eq!(words.join(" "), format!("Warned: {w}."));
+        assert_eq!(comment(""), "");
     }
 
     #[test]

@@ -249,6 +249,59 @@ pub fn p10(xs: &[f64]) -> f64 {
     quantile(xs, 0.1)
 }
 
+/// The smallest gap, as a fraction of the faster side, between two
+/// neighbouring runs of a sorted set that [`speed_groups`] takes for two
+/// speeds: 15%. Within one speed, neighbouring runs of a set of 9 to 18
+/// sit a few per cent apart; the AMD family 25 model 1 VM's two speeds of
+/// `le` at 10^5 were 19% and 21% apart (10.5-11.4 us against 13.4-15.8,
+/// docs/lab-hosts.md, session 53). A host whose speeds overlap (the
+/// family 25 model 17 VM's 7.29-7.73 and 8.05-11.98 us) is not told
+/// apart this way.
+pub const SPEED_GAP: f64 = 0.15;
+
+/// A set of runs' times split at the widest gap between neighbours
+/// ([`speed_groups`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpeedGroups {
+    /// The runs below the gap, sorted.
+    pub fast: Vec<f64>,
+    /// The runs above it, sorted.
+    pub slow: Vec<f64>,
+    /// The gap as a fraction of the fast side's slowest run.
+    pub gap: f64,
+}
+
+impl SpeedGroups {
+    /// Which group `x` (a statistic of the runs) falls in, or between.
+    pub fn side(&self, x: f64) -> &'static str {
+        match (self.fast.last(), self.slow.first()) {
+            (Some(&f), _) if x <= f => "the faster group",
+            (_, Some(&s)) if x >= s => "the slower group",
+            _ => "the gap between the groups",
+        }
+    }
+}
+
+/// The runs' times `xs` (us, positive) as two speeds: split at the
+/// widest gap between neighbouring sorted runs when that gap is at least
+/// [`SPEED_GAP`] of the run below it; `None` when no gap is that wide
+/// (one speed, or speeds that overlap) or fewer than two runs are
+/// finite and positive. A median over such a set prices whichever speed
+/// most of its runs had, which the next set's runs need not share.
+pub fn speed_groups(xs: &[f64]) -> Option<SpeedGroups> {
+    let mut v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite() && *x > 0.0).collect();
+    v.sort_by(f64::total_cmp);
+    let (at, gap) = v
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| (i + 1, w[1] / w[0] - 1.0))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    (gap >= SPEED_GAP).then(|| {
+        let slow = v.split_off(at);
+        SpeedGroups { fast: v, slow, gap }
+    })
+}
+
 /// The `p` quantile of `xs`, nearest rank ([`nearest_rank`]).
 fn quantile(xs: &[f64], p: f64) -> f64 {
     let mut v = xs.to_vec();

@@ -19,6 +19,8 @@ fn each_measured_cpu_finds_its_shipped_profile_and_others_none() {
         ("family 25 model 17", "lab-host.toml"),
         ("family 6 model 207", "lab-xeon-6-207.toml"),
         ("family 26 model 2", "lab-epyc-26-2.toml"),
+        // A model number that prefixes another's (17): each finds its own.
+        ("family 25 model 1", "lab-epyc-25-1.toml"),
     ] {
         let h = host_profile(&machines, cpu).unwrap_or_else(|| panic!("{cpu}: no profile"));
         assert_eq!(name(&h.path), file, "{cpu}");
@@ -66,4 +68,36 @@ fn the_timed_twins_take_the_hosts_knob_and_the_counting_ones_do_not() {
     assert!(takes_host_knob(&nested));
     let number: toml::Table = toml::from_str("[a]\nwork_scale = 2.0\n").unwrap();
     assert!(!takes_host_knob(&number));
+}
+
+#[test]
+fn a_set_of_runs_at_two_speeds_is_split_at_its_widest_gap() {
+    use fsmeta::lab::twin::{SPEED_GAP, speed_groups};
+    // Session 53's first `fsmeta fit` set of `le` at 10^5 on the AMD
+    // family 25 model 1 VM: one fast run, eight slow; the median is slow.
+    let first = [15.08, 15.689, 14.138, 15.009, 15.219, 14.663, 13.426, 14.48, 11.273];
+    let g = speed_groups(&first).expect("two speeds");
+    assert_eq!(g.fast, vec![11.273]);
+    assert_eq!(g.slow.len(), 8);
+    assert_eq!((g.slow[0], g.slow[7]), (13.426, 15.689));
+    assert!((g.gap - (13.426 / 11.273 - 1.0)).abs() < 1e-12, "{}", g.gap);
+    assert_eq!(g.side(14.663), "the slower group");
+    assert_eq!(g.side(11.273), "the faster group");
+    assert_eq!(g.side(12.0), "the gap between the groups");
+    // The 10^6 set: three fast, two slow (13.749 -> 18.587).
+    let g = speed_groups(&[13.679, 13.749, 18.587, 20.055, 13.74]).expect("two speeds");
+    assert_eq!((g.fast.len(), g.slow.len()), (3, 2));
+    // Two gaps past the threshold (20% and 50%): the split is at the
+    // widest, not the first.
+    let g = speed_groups(&[10.0, 12.0, 18.0]).expect("two speeds");
+    assert_eq!((g.fast, g.slow), (vec![10.0, 12.0], vec![18.0]));
+    // One speed: neighbours a few per cent apart, however wide the range.
+    let one: Vec<f64> = (0..12).map(|i| 10.0 * 1.05f64.powi(i)).collect();
+    assert_eq!(speed_groups(&one), None);
+    // Just under and at the threshold.
+    assert_eq!(speed_groups(&[10.0, 10.0 * (1.0 + SPEED_GAP) - 1e-9]), None);
+    assert!(speed_groups(&[10.0, 10.0 * (1.0 + SPEED_GAP) + 1e-9]).is_some());
+    // Too few runs, or none usable.
+    assert_eq!(speed_groups(&[10.0]), None);
+    assert_eq!(speed_groups(&[f64::NAN, 10.0, 0.0, -3.0]), None);
 }
