@@ -121,7 +121,11 @@ fn speeds(live: &[f64], figure: f64, statistic: Statistic) -> Option<String> {
         (Some(a), _) => format!("{a:.3} us"),
         _ => String::new(),
     };
+    let slow_side = g.side(figure) != "the faster group";
     let advice = match statistic {
+        Statistic::P10 if slow_side => {
+            "fewer than a tenth of the runs were fast, so this knob prices the slow speed; fit again with more runs (--runs) to price the fast one, or say in its figure that it is the slow one (docs/lab-hosts.md)"
+        }
         Statistic::Median => {
             "a knob fitted on a median prices whichever speed most runs of this set had, and the next set (another size, another day) may sit in the other; on such a host fit the fast runs with --statistic p10 and compare the fast figures (docs/lab-hosts.md)"
         }
@@ -131,7 +135,7 @@ fn speeds(live: &[f64], figure: f64, statistic: Statistic) -> Option<String> {
     };
     Some(format!(
         "the {} runs fall at two speeds, {} fast at {} and {} slow at {} ({:.0}% apart): {} ({figure:.3} us) is in {}; {advice}",
-        live.len(),
+        g.fast.len() + g.slow.len(),
         g.fast.len(),
         range(&g.fast),
         g.slow.len(),
@@ -345,6 +349,14 @@ mod tests {
         let p10 = Statistic::P10.of(&first);
         let w = speeds(&first, p10, Statistic::P10).expect("two speeds");
         assert!(w.contains("(11.273 us) is in the faster group"), "{w}");
+        // 18 runs, one fast: the 10th percentile (the 2nd) is a slow run.
+        let mut one_fast = vec![14.0; 17];
+        one_fast.push(11.0);
+        let w = speeds(&one_fast, Statistic::P10.of(&one_fast), Statistic::P10).expect("two speeds");
+        assert!(w.contains("(14.000 us) is in the slower group; fewer than a tenth"), "{w}");
+        // Unusable runs are not counted among the groups' runs.
+        let w = speeds(&[10.0, 10.1, 14.0, f64::NAN], 10.1, Statistic::Median).expect("two speeds");
+        assert!(w.starts_with("the 3 runs fall at two speeds, 2 fast"), "{w}");
         assert_eq!(speeds(&[10.0, 10.4, 10.9, 11.1], 10.6, Statistic::Median), None);
         // The comment: every line a comment within 72 characters, the
         // words in order.

@@ -19,7 +19,7 @@ fn each_measured_cpu_finds_its_shipped_profile_and_others_none() {
         ("family 25 model 17", "lab-host.toml"),
         ("family 6 model 207", "lab-xeon-6-207.toml"),
         ("family 26 model 2", "lab-epyc-26-2.toml"),
-        // A model number that prefixes another's (17): each finds its own.
+        // Session 53's host.
         ("family 25 model 1", "lab-epyc-25-1.toml"),
     ] {
         let h = host_profile(&machines, cpu).unwrap_or_else(|| panic!("{cpu}: no profile"));
@@ -94,7 +94,9 @@ fn a_set_of_runs_at_two_speeds_is_split_at_its_widest_gap() {
     // One speed: neighbours a few per cent apart, however wide the range.
     let one: Vec<f64> = (0..12).map(|i| 10.0 * 1.05f64.powi(i)).collect();
     assert_eq!(speed_groups(&one), None);
-    // Just under and at the threshold.
+    // Exactly at the threshold (11.5 / 10 - 1 rounds below 0.15).
+    assert!(speed_groups(&[10.0, 11.5]).is_some());
+    // Just under and just over it.
     assert_eq!(speed_groups(&[10.0, 10.0 * (1.0 + SPEED_GAP) - 1e-9]), None);
     assert!(speed_groups(&[10.0, 10.0 * (1.0 + SPEED_GAP) + 1e-9]).is_some());
     // Too few runs, or none usable.
