@@ -121,9 +121,8 @@ fn speeds(live: &[f64], figure: f64, statistic: Statistic) -> Option<String> {
         (Some(a), _) => format!("{a:.3} us"),
         _ => String::new(),
     };
-    let slow_side = g.side(figure) != "the faster group";
     let advice = match statistic {
-        Statistic::P10 if slow_side => {
+        Statistic::P10 if !g.in_fast(figure) => {
             "fewer than a tenth of the runs were fast, so this knob prices the slow speed; fit again with more runs (--runs) to price the fast one, or say in its figure that it is the slow one (docs/lab-hosts.md)"
         }
         Statistic::Median => {

@@ -274,12 +274,19 @@ pub struct SpeedGroups {
 }
 
 impl SpeedGroups {
-    /// Which group `x` (a statistic of the runs) falls in, or between.
+    /// Whether `x` (a statistic of the runs) is within the fast group.
+    pub fn in_fast(&self, x: f64) -> bool {
+        self.fast.last().is_some_and(|&f| x <= f)
+    }
+
+    /// Which group `x` falls in, or between, in words.
     pub fn side(&self, x: f64) -> &'static str {
-        match (self.fast.last(), self.slow.first()) {
-            (Some(&f), _) if x <= f => "the faster group",
-            (_, Some(&s)) if x >= s => "the slower group",
-            _ => "the gap between the groups",
+        if self.in_fast(x) {
+            "the faster group"
+        } else if self.slow.first().is_some_and(|&s| x >= s) {
+            "the slower group"
+        } else {
+            "the gap between the groups"
         }
     }
 }
