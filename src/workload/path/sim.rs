@@ -19,6 +19,25 @@
 //! a case 1 run of 1.39M events 546M -> 564M): the events saved were
 //! mostly taken at once already (see above) or were lane pushes, cheaper
 //! than the check the fold adds after every step.
+//!
+//! Tried in issue 35 (session 54) and not kept: locks run ahead. On a free
+//! machine a FIFO lock whose critical sections are only work is a single
+//! server, so a process asking for it can take it, run its section and
+//! release it at once (Lindley's recursion: the grant is the later of the
+//! request and the previous release), wake up once at its release, and
+//! the grants be booked on the lock in FIFO order once the clock reaches
+//! them. Every metric but `events` stayed equal to the event-by-event
+//! run (a tandem of a queued lock and a mutex, ops and time stops), and
+//! M/M/1//N went from 2.96 to 2.00 events per completion, but no faster
+//! (`fsmeta bench`, three alternating pairs: ratio 0.772 / 0.912 / 0.904
+//! against 0.948 / 0.842 / 0.942): each waiter's release became a heap
+//! entry, where today the one holder's section end is mostly taken at
+//! once and hand-offs go through the lane, so the heap work per
+//! completion rose (two pushes and two pops against one of each). A hand
+//! written Lindley loop is 2.1x the bare heap loop because it drops the
+//! departure events; the interpreter's cost per completion is spread over
+//! the step dispatch, the sampler, the lock word's coherence bookkeeping
+//! and the latency histogram (perf: no symbol over 15%).
 
 use super::metrics;
 use super::precision::{BatchMeans, Target};
