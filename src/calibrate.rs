@@ -28,6 +28,7 @@ pub mod host;
 pub mod mitigation;
 pub mod plateau;
 pub mod render;
+pub mod returns;
 pub mod stats;
 pub mod sysfs;
 pub mod tracepoint;
@@ -175,6 +176,9 @@ pub struct Calibration {
     /// What the kernel's Spectre v2 mitigation adds to an indirect call,
     /// or why it was not measured.
     pub indirect_call: Result<mitigation::IndirectCallCost, mitigation::NotMeasured>,
+    /// What the kernel's return mitigation (SRSO Safe RET, the untrained
+    /// return thunk) adds to a return, or why it was not measured.
+    pub returns: Result<returns::ReturnCost, mitigation::NotMeasured>,
     /// ns per line of a new object zeroed in lines no cache holds
     /// ([`fresh`]), over the chase's largest working set.
     pub fresh_line: Spread,
@@ -227,6 +231,7 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
         huge_pages,
         tracepoint,
         indirect_call,
+        returns,
         fresh_line,
     } = single_cpu(cpu, n, max, progress)?;
     Ok(Calibration {
@@ -238,6 +243,7 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
         huge_pages,
         tracepoint,
         indirect_call,
+        returns,
         fresh_line,
         repeat: n,
         wall_s: start.elapsed().as_secs_f64(),
@@ -278,6 +284,7 @@ struct SingleCpu {
     huge_pages: bool,
     tracepoint: Result<tracepoint::TracepointCost, tracepoint::NotMeasured>,
     indirect_call: Result<mitigation::IndirectCallCost, mitigation::NotMeasured>,
+    returns: Result<returns::ReturnCost, mitigation::NotMeasured>,
     fresh_line: Spread,
 }
 
@@ -286,6 +293,7 @@ fn single_cpu(cpu: u32, n: usize, max: usize, progress: &dyn Fn(&str)) -> Result
     progress(&format!("pointer chase 4 KiB .. {} MiB (CPU {cpu})", max >> 20));
     progress(&format!("an enabled tracepoint, kept and filtered out (CPU {cpu})"));
     progress(&format!("an indirect call through the kernel's Spectre v2 sequence (CPU {cpu})"));
+    progress(&format!("a return through the kernel's return thunk (CPU {cpu})"));
     progress(&format!("new 1 KiB objects zeroed where no cache holds them (CPU {cpu})"));
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -299,6 +307,7 @@ fn single_cpu(cpu: u32, n: usize, max: usize, progress: &dyn Fn(&str)) -> Result
                 huge_pages: huge,
                 tracepoint: tracepoint::measure(),
                 indirect_call: mitigation::measure(),
+                returns: returns::measure(),
                 fresh_line,
             })
         })

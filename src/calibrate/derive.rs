@@ -338,14 +338,51 @@ fn mitigation(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Opt
                 None => c.sequence.describe().to_string(),
             };
             notes.push(("mitigation.indirect_call_ns", how));
+            let (spec_rstack_overflow, return_ns) = returns(cal, notes);
             Some(crate::machine::MitigationPrices {
                 spectre_v2: c.spectre_v2.clone(),
                 indirect_call_ns: c.extra.map_or(0.0, |s| r2(s.median.max(0.0))),
+                spec_rstack_overflow,
+                return_ns,
             })
         }
         Err(why) => {
             notes.push(("mitigation", format!("not measured: {}", why.0)));
             None
+        }
+    }
+}
+
+/// The return's price and the `spec_rstack_overflow` line it was measured
+/// for (none and 0 when it was not measured, with a note saying why).
+fn returns(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> (Option<String>, f64) {
+    match &cal.returns {
+        Ok(r) => {
+            let how = match &r.extra {
+                Some(s) => format!(
+                    "{} (spec_rstack_overflow: {}; retbleed: {}), timed in user space on the pinned CPU: {} calls of an empty function returning through it less the mean of {} returning with a plain ret before and after, per return: p10-p90 {:.2}-{:.2} ns, {} samples",
+                    r.sequence.describe(),
+                    r.spec_rstack_overflow,
+                    r.retbleed,
+                    super::returns::RETURNS,
+                    super::returns::RETURNS,
+                    s.p10,
+                    s.p90,
+                    s.n
+                ),
+                None => format!(
+                    "{} (spec_rstack_overflow: {}; retbleed: {})",
+                    r.sequence.describe(),
+                    r.spec_rstack_overflow,
+                    r.retbleed
+                ),
+            };
+            notes.push(("mitigation.return_ns", how));
+            (Some(r.spec_rstack_overflow.clone()), r.extra.map_or(0.0, |s| r2(s.median.max(0.0))))
+        }
+        Err(why) => {
+            notes.push(("mitigation.return_ns", format!("not measured: {}; returns are not priced", why.0)));
+            (None, 0.0)
         }
     }
 }

@@ -221,11 +221,16 @@ fn fields(p: &MachineProfile, d: &Derived) -> String {
         Some(m) => {
             let _ = writeln!(
                 s,
-                "\n# For the counted kernel paths: what the kernel's Spectre v2 mitigation adds to each indirect call."
+                "\n# For the counted kernel paths: what the kernel's mitigations add to each indirect call (Spectre v2) and each return (SRSO, Retbleed)."
             );
             let _ = writeln!(s, "[mitigation]\nspectre_v2 = {}", quote(&m.spectre_v2));
             note(&mut s, "mitigation.indirect_call_ns");
             let _ = writeln!(s, "indirect_call_ns = {:.2}", m.indirect_call_ns);
+            if let Some(line) = &m.spec_rstack_overflow {
+                let _ = writeln!(s, "spec_rstack_overflow = {}", quote(line));
+            }
+            note(&mut s, "mitigation.return_ns");
+            let _ = writeln!(s, "return_ns = {:.2}", m.return_ns);
         }
         None => {
             let _ = writeln!(s, "\n# mitigation: {}", d.note("mitigation"));

@@ -91,6 +91,7 @@ pub const OPEN_CREATE_LOOKUP: Work = Work {
     iterated: false,
     indirect_calls: 2.0,
     new_lines: 3.0,
+    returns: 0.0,
 };
 
 /// `xfs_vn_lookup` for a name that is not there (the XFS lookup itself is
@@ -150,6 +151,7 @@ pub const UNLINK_VFS: Work = Work {
     iterated: false,
     indirect_calls: 1.0,
     new_lines: 0.0,
+    returns: 0.0,
 };
 
 /// `iput` of the unlinked inode -> `iput_final` -> `evict`:

@@ -44,6 +44,14 @@ pub struct Work {
     /// call (`mitigation.indirect_call_ns`, 0 on a profile without it),
     /// on top of its loads.
     pub indirect_calls: f64,
+    /// Returns through the host's return thunk, counted in inner loops
+    /// ([`Work::iterated`]) only: each call of a function compiled out of
+    /// line (listed in `/proc/kallsyms`) returns once, and where the
+    /// kernel mitigates SRSO with Safe RET every return mispredicts
+    /// (`mitigation.return_ns`, 0 on a profile without it). Straight-line
+    /// stretches count none: their returns are part of the code the
+    /// host's `work_scale` scales, which an inner loop does not pay.
+    pub returns: f64,
     /// Lines of a new object written before they are read, in no CPU's
     /// cache (a slab constructor's `memset` of a fresh object, a new
     /// object's first stores): the store buffer takes the stores and the
@@ -62,6 +70,7 @@ impl Work {
             iterated: false,
             indirect_calls: 0.0,
             new_lines: 0.0,
+            returns: 0.0,
         }
     }
 
@@ -74,12 +83,18 @@ impl Work {
             iterated: true,
             indirect_calls: 0.0,
             new_lines: 0.0,
+            returns: 0.0,
         }
     }
 
     /// This work with `n` indirect calls per run.
     pub const fn indirect(self, n: f64) -> Work {
         Work { indirect_calls: n, ..self }
+    }
+
+    /// This work with `n` returns per run ([`Work::returns`]).
+    pub const fn returning(self, n: f64) -> Work {
+        Work { returns: n, ..self }
     }
 
     /// This work with `n` lines of a new object initialised where no cache
@@ -112,6 +127,9 @@ pub struct Tally {
     /// New objects' lines initialised in no cache (priced at the
     /// profile's `fresh_line_ns`).
     pub new_lines: f64,
+    /// Returns through the host's return thunk (priced at the profile's
+    /// `return_ns`).
+    pub returns: f64,
 }
 
 impl Tally {
@@ -121,6 +139,7 @@ impl Tally {
         self.atomics += w.atomics * times;
         self.indirect_calls += w.indirect_calls * times;
         self.new_lines += w.new_lines * times;
+        self.returns += w.returns * times;
         if w.iterated {
             self.iterated_hits += w.hits * times;
         } else {
@@ -137,6 +156,7 @@ impl Tally {
         self.iterated_hits += t.iterated_hits * times;
         self.indirect_calls += t.indirect_calls * times;
         self.new_lines += t.new_lines * times;
+        self.returns += t.returns * times;
         self
     }
 
@@ -150,8 +170,8 @@ impl Tally {
     /// Price in ns on `m` with the host's `work_scale`: cold lines at
     /// `memory_ns`, new objects' lines at `fresh_line_ns`, locked operations at `atomic_ns`, straight-line loads
     /// at `hit_ns x work_scale`, inner-loop loads at `hit_ns`, indirect
-    /// calls at `indirect_call_ns` (the knob does not scale a measured
-    /// price).
+    /// calls at `indirect_call_ns`, returns at `return_ns` (the knob does
+    /// not scale a measured price).
     pub fn ns(&self, m: &MachineProfile, work_scale: f64) -> f64 {
         self.ns_cold_at(m, work_scale, m.memory_ns)
     }
@@ -166,5 +186,34 @@ impl Tally {
             + self.hits * m.hit_ns * work_scale
             + self.iterated_hits * m.hit_ns
             + self.indirect_calls * m.indirect_call_ns()
+            + self.returns * m.return_ns()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::{MitigationPrices, find_builtin};
+
+    #[test]
+    fn returns_are_priced_at_the_measured_return_not_scaled_by_the_knob() {
+        let mut m = find_builtin("cascadelake-gold-6242").expect("built in");
+        let w = Work::looped(10.0).returning(3.0);
+        let mut t = Tally::default();
+        t.add(w, 2.0).add(Work::straight(5.0, 0.0).returning(1.0), 1.0);
+        assert_eq!(t.returns, 7.0);
+        let base = t.ns(&m, 2.0);
+        assert_eq!(base, 20.0 * m.hit_ns + 5.0 * m.hit_ns * 2.0, "no return price without the table");
+        m.mitigation = Some(MitigationPrices {
+            spectre_v2: "Not affected".into(),
+            indirect_call_ns: 0.0,
+            spec_rstack_overflow: Some("Mitigation: Safe RET".into()),
+            return_ns: 6.0,
+        });
+        assert!((t.ns(&m, 2.0) - base - 42.0).abs() < 1e-9);
+        assert!(
+            (t.ns(&m, 3.0) - t.ns(&m, 2.0) - 5.0 * m.hit_ns).abs() < 1e-9,
+            "the knob scales loads only"
+        );
     }
 }

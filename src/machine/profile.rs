@@ -146,6 +146,20 @@ pub struct MitigationPrices {
     /// "LFENCE", nothing (0) for (enhanced) IBRS, "Not affected" or
     /// "Vulnerable".
     pub indirect_call_ns: f64,
+    /// The host's `spec_rstack_overflow` line when [`Self::return_ns`]
+    /// was measured, as sysfs gave it (absent from profiles measured
+    /// before returns were priced).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_rstack_overflow: Option<String>,
+    /// ns one return of kernel code costs beyond a plain `ret`, through
+    /// the sequence the host's `spec_rstack_overflow` and `retbleed`
+    /// lines name: the SRSO Safe RET thunk (`srso_alias_return_thunk`,
+    /// arch/x86/lib/retpoline.S) for "Safe RET", the untrained return
+    /// thunk (`retbleed_return_thunk`) for "untrained return thunk",
+    /// nothing (0) otherwise; 0 in profiles measured before returns were
+    /// priced. Charged for the returns the counted inner loops make.
+    #[serde(default)]
+    pub return_ns: f64,
 }
 
 /// What the set-associative cache model needs beyond the sizes above: the
@@ -232,9 +246,13 @@ impl MachineProfile {
             }
         }
         if let Some(mi) = &self.mitigation {
-            let ns = mi.indirect_call_ns;
-            if !(ns.is_finite() && (0.0..=1e3).contains(&ns)) {
-                return Err(invalid("mitigation.indirect_call_ns", format!("{ns} ns is not in [0, 1000]")));
+            for (field, ns) in [
+                ("mitigation.indirect_call_ns", mi.indirect_call_ns),
+                ("mitigation.return_ns", mi.return_ns),
+            ] {
+                if !(ns.is_finite() && (0.0..=1e3).contains(&ns)) {
+                    return Err(invalid(field, format!("{ns} ns is not in [0, 1000]")));
+                }
             }
         }
         if let Some(k) = &self.knob {
@@ -259,6 +277,12 @@ impl MachineProfile {
     /// measured [`MitigationPrices::indirect_call_ns`], 0 without it.
     pub fn indirect_call_ns(&self) -> f64 {
         self.mitigation.as_ref().map_or(0.0, |m| m.indirect_call_ns)
+    }
+
+    /// ns a return costs beyond a plain `ret` on this machine: the
+    /// measured [`MitigationPrices::return_ns`], 0 without it.
+    pub fn return_ns(&self) -> f64 {
+        self.mitigation.as_ref().map_or(0.0, |m| m.return_ns)
     }
 
     /// ns per line of a new object initialised where no cache holds it:

@@ -61,6 +61,7 @@ fn calibration(snapshot: &str, max: usize, cas: &[(Distance, f64)]) -> Calibrati
         huge_pages: true,
         tracepoint: Err(fsmeta::calibrate::tracepoint::NotMeasured("not root (test)".into())),
         indirect_call: Err(fsmeta::calibrate::mitigation::NotMeasured("not measured (test)".into())),
+        returns: Err(fsmeta::calibrate::mitigation::NotMeasured("not measured (test)".into())),
         fresh_line: spread(17.5),
         repeat: 3,
         wall_s: 1.0,

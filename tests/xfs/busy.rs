@@ -163,3 +163,31 @@ fn lines_an_earlier_call_touched_are_recent_when_kept_warm() {
     assert!(warm[2].lines_recent > 0 && warm[2].lines_cold < cold[2].lines_cold, "{warm:?}");
     assert_eq!(warm[2].lines_recent + warm[2].lines_cold, cold[2].lines_cold);
 }
+
+/// A profile's measured `mitigation.return_ns` prices the returns the
+/// walk's loops count (issue 30, session 54): each record step 11, each
+/// key probe 2, a non-empty tree's extra search none; without the table,
+/// or at 0 ns, nothing changes.
+#[test]
+fn a_measured_return_prices_each_counted_return_of_the_walk() {
+    let mut m = find_builtin("cascadelake-gold-6242").unwrap();
+    let p = Pricing {
+        record_ns: None,
+        ..Pricing::default()
+    };
+    let without = EventPrices::with(&m, &p).unwrap();
+    m.mitigation = Some(fsmeta::machine::MitigationPrices {
+        spectre_v2: "Mitigation: Retpolines".into(),
+        indirect_call_ns: 0.0,
+        spec_rstack_overflow: Some("Mitigation: Safe RET".into()),
+        return_ns: 0.0,
+    });
+    assert_eq!(EventPrices::with(&m, &p).unwrap(), without, "0 ns a return changes nothing");
+    m.mitigation.as_mut().unwrap().return_ns = 10.0;
+    let with = EventPrices::with(&m, &p).unwrap();
+    assert_eq!(with.record_ps - without.record_ps, 11 * 10_000);
+    assert_eq!(with.key_compare_ps - without.key_compare_ps, 2 * 10_000);
+    assert_eq!(with.busy_search_ps, without.busy_search_ps);
+    assert_eq!(with.busy_node_ps, without.busy_node_ps);
+    assert_eq!(with.buffer_read_ps, without.buffer_read_ps, "straight-line work counts no return");
+}

@@ -52,13 +52,17 @@ pub const BTREE_LEVEL: Work = Work::straight(20.0, 0.0).indirect(1.0);
 
 /// One binary-search probe in a node of an inode btree
 /// (`bc_ops->cmp_key_with_cur`, `key_diff` before 6.15): about 4 loads,
-/// one indirect call.
-pub const BTREE_PROBE: Work = Work::looped(4.0).indirect(1.0);
+/// one indirect call. Returns: `xfs_lookup_get_search_key` and the
+/// compare (`xfs_inobt_cmp_key_with_cur`), both out of line in 6.18
+/// (`perf` call chains of the lab's lookups on the same code in the free
+/// space btrees show both as frames): 2.
+pub const BTREE_PROBE: Work = Work::looped(4.0).indirect(1.0).returning(2.0);
 
 /// One probe in a leaf: [`BTREE_PROBE`] plus the search key built from
 /// the record through `bc_ops->init_key_from_rec`
-/// (`xfs_lookup_get_search_key`): two indirect calls.
-pub const BTREE_LEAF_PROBE: Work = Work::looped(4.0).indirect(2.0);
+/// (`xfs_lookup_get_search_key`): two indirect calls. Returns: those of
+/// [`BTREE_PROBE`] and `xfs_inobt_init_key_from_rec`'s: 3.
+pub const BTREE_LEAF_PROBE: Work = Work::looped(4.0).indirect(2.0).returning(3.0);
 
 /// A record rewritten, inserted or deleted in a btree leaf
 /// (`xfs_btree_update` / `insrec` / `delrec` with their logging): as
@@ -91,6 +95,7 @@ pub const IGET_CREATE: Work = Work {
     iterated: false,
     indirect_calls: 1.0,
     new_lines: 15.0,
+    returns: 0.0,
 };
 
 /// `xfs_dialloc`'s AG choice and `xfs_dialloc_ag` logic around its
@@ -129,7 +134,12 @@ pub const CLUSTER_BUF_NEW: Work = Work::straight(260.0, 14.0);
 /// `xfs_dinode_calc_crc` (crc32c over 512 bytes, 8 bytes per step: 64):
 /// about 116 loads, an inner loop over the chunk's inodes. The zeroed
 /// lines are written, not waited for: no cold line is counted.
-pub const CHUNK_INODE_INIT: Work = Work::looped(116.0);
+/// Returns: `xfs_dinode_calc_crc`, `crc32c`, and for 512 bytes the
+/// PCLMUL path's `irq_fpu_usable`, `kernel_fpu_begin_mask`,
+/// `crc32c_x86_3way` and `kernel_fpu_end` (which tail-jumps to
+/// `__local_bh_enable_ip`): 6 (lib/crc/x86/crc32.h; all out of line in
+/// 6.18's `/proc/kallsyms`).
+pub const CHUNK_INODE_INIT: Work = Work::looped(116.0).returning(6.0);
 
 /// `xfs_ialloc_ag_alloc`'s bookkeeping: `xfs_icreate_log` (an icreate
 /// log item), the new record inserted in the inobt and the finobt (two
@@ -177,8 +187,12 @@ pub const CHUNK_FREE: Work = Work::straight(1900.0, 90.0).indirect(90.0);
 
 /// `xfs_ifree_mark_inode_stale` per inode of a freed chunk: the RCU
 /// radix lookup in `pag_ici_root`, `i_flags_lock`, the flags: about 30
-/// loads, an inner loop over the chunk.
-pub const CHUNK_INODE_STALE: Work = Work::looped(30.0);
+/// loads, an inner loop over the chunk. Returns, for an inode in the
+/// cache and not attached to its buffer: `__rcu_read_lock`,
+/// `radix_tree_lookup` (a tail jump to `__radix_tree_lookup`: one),
+/// `_raw_spin_lock`, `xfs_ilock_nowait`, `down_write_trylock`,
+/// `xfs_iunlock`, `up_write`, `_raw_spin_unlock`, `__rcu_read_unlock`: 9.
+pub const CHUNK_INODE_STALE: Work = Work::looped(30.0).returning(9.0);
 
 /// `xfs_inodegc_worker`'s share per queued inode: `llist_del_all`'s walk,
 /// `xfs_inodegc_inactivate` (flags, `trace`-free path), `xfs_inactive`'s

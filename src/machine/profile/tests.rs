@@ -137,10 +137,13 @@ fn describe_lists_the_parameters() {
 fn measured_prices_apply_only_where_a_profile_has_them() {
     let mut p = icelake();
     assert_eq!(p.indirect_call_ns(), 0.0);
+    assert_eq!(p.return_ns(), 0.0);
     assert_eq!(p.fresh_line_ns(), p.memory_ns);
     p.mitigation = Some(MitigationPrices {
         spectre_v2: "Mitigation: Retpolines".into(),
         indirect_call_ns: 13.18,
+        spec_rstack_overflow: Some("Mitigation: Safe RET".into()),
+        return_ns: 6.1,
     });
     p.levels = Some(CacheLevels {
         l1d_ways: 12,
@@ -152,11 +155,15 @@ fn measured_prices_apply_only_where_a_profile_has_them() {
     assert_eq!(p.fresh_line_ns(), p.memory_ns);
     p.levels.as_mut().unwrap().fresh_line_ns = Some(17.71);
     assert_eq!(p.indirect_call_ns(), 13.18);
+    assert_eq!(p.return_ns(), 6.1);
     assert_eq!(p.fresh_line_ns(), 17.71);
     p.validate().unwrap();
     let mut bad = p.clone();
     bad.mitigation.as_mut().unwrap().indirect_call_ns = 2000.0;
     assert_eq!(bad.validate().unwrap_err().field, "mitigation.indirect_call_ns");
+    let mut bad = p.clone();
+    bad.mitigation.as_mut().unwrap().return_ns = -1.0;
+    assert_eq!(bad.validate().unwrap_err().field, "mitigation.return_ns");
     let mut bad = p;
     bad.levels.as_mut().unwrap().fresh_line_ns = Some(f64::NAN);
     assert_eq!(bad.validate().unwrap_err().field, "levels.fresh_line_ns");

@@ -75,6 +75,9 @@ pub struct LinePrices {
     /// One indirect call's extra under the host's Spectre v2 mitigation
     /// (`mitigation.indirect_call_ns`, 0 without it).
     pub indirect_ps: u64,
+    /// One return's extra under the host's return mitigation
+    /// (`mitigation.return_ns`, 0 without it).
+    pub return_ps: u64,
 }
 
 impl LinePrices {
@@ -93,6 +96,7 @@ impl LinePrices {
             trace_event_ps: tracing::kept_ps(p, counted(tracing::TRACE_EVENT_LOADS)),
             trace_discard_ps: tracing::discarded_ps(p, counted(tracing::TRACE_DISCARD_LOADS)),
             indirect_ps: ps(p.indirect_call_ns()),
+            return_ps: ps(p.return_ns()),
         }
     }
 }
@@ -118,6 +122,10 @@ pub struct Lines {
     /// Calls through a function pointer, each at the profile's
     /// `mitigation.indirect_call_ns` (0 without it).
     pub indirect_calls: u64,
+    /// Returns through the host's return thunk, counted in inner loops
+    /// (`iterated`) only, as [`crate::kernel::work::Work::returns`]: each
+    /// at the profile's `mitigation.return_ns` (0 without it).
+    pub returns: u64,
 }
 
 impl Lines {
@@ -129,6 +137,7 @@ impl Lines {
             + self.misses * p.miss_ps
             + self.atomics * p.atomic_ps
             + self.indirect_calls * p.indirect_ps
+            + self.returns * p.return_ps
     }
 }
 
@@ -155,6 +164,7 @@ pub const BLOCK_VISIT: Lines = Lines {
     atomics: 2,
     iterated: false,
     indirect_calls: 0,
+    returns: 0,
 };
 
 /// One key comparison of `btrfs_bin_search`: the key at the probed slot
@@ -165,6 +175,10 @@ pub const BLOCK_VISIT: Lines = Lines {
 /// `get_eb_offset_in_folio`, the folio address, the boundary test,
 /// `btrfs_comp_keys` over objectid, type and offset, the halving: about
 /// 10 loads).
+///
+/// Returns: none in the common case (`btrfs_comp_keys` and the key read
+/// are inlined into `btrfs_bin_search`; a key that straddles a folio
+/// edge, about 0.4% of probes, adds `read_extent_buffer` and `memcpy`).
 pub const KEY_COMPARE: Lines = Lines {
     hits: 2 + 10,
     xfers: 1,
@@ -172,10 +186,14 @@ pub const KEY_COMPARE: Lines = Lines {
     atomics: 0,
     iterated: true,
     indirect_calls: 0,
+    returns: 0,
 };
 
 /// 64 bytes memmoved inside a leaf (`memmove_extent_buffer`, a prefetched
 /// stream): one load and one store.
+///
+/// Returns: none per line (`memmove` is called once per copy or folio
+/// chunk, which the per-call work counts).
 pub const MOVE_LINE: Lines = Lines {
     hits: 2,
     xfers: 0,
@@ -183,6 +201,7 @@ pub const MOVE_LINE: Lines = Lines {
     atomics: 0,
     iterated: true,
     indirect_calls: 0,
+    returns: 0,
 };
 
 /// `PAGE_SIZE` on x86-64: an extent buffer of `nodesize` bytes holds
@@ -232,6 +251,7 @@ pub const TREE_BLOCK_ALLOC: Lines = Lines {
     atomics: 1 + 7 + 5 + 5,
     iterated: false,
     indirect_calls: 0,
+    returns: 0,
 };
 
 /// One folio of a new extent buffer (`alloc_extent_buffer`'s loop over
@@ -269,6 +289,7 @@ pub const EB_FOLIO_ADD: Lines = Lines {
     atomics: 2 + 1 + 2 + 3,
     iterated: false,
     indirect_calls: 2,
+    returns: 0,
 };
 
 /// `btrfs_mark_buffer_dirty` of a buffer not yet dirty, per buffer
@@ -284,6 +305,7 @@ pub const EB_DIRTY: Lines = Lines {
     atomics: 1,
     iterated: false,
     indirect_calls: 0,
+    returns: 0,
 };
 
 /// One folio of a buffer made dirty (`set_extent_buffer_dirty` ->
@@ -306,6 +328,7 @@ pub const EB_FOLIO_DIRTY: Lines = Lines {
     atomics: 2,
     iterated: false,
     indirect_calls: 1,
+    returns: 0,
 };
 
 /// One folio of a dirty buffer cleaned before its leaf is freed
@@ -325,6 +348,7 @@ pub const EB_FOLIO_CLEAN: Lines = Lines {
     atomics: 4,
     iterated: false,
     indirect_calls: 0,
+    returns: 0,
 };
 
 /// `btrfs_add_delayed_tree_ref` (6.x fs/btrfs/delayed-ref.c), once for the
@@ -347,6 +371,7 @@ pub const DELAYED_TREE_REF: Lines = Lines {
     atomics: 4,
     iterated: false,
     indirect_calls: 0,
+    returns: 0,
 };
 
 /// The old block's side of a copy on write (`btrfs_force_cow_block`, 6.x
@@ -371,6 +396,7 @@ pub const COW_SWAP: Lines = Lines {
     atomics: 4,
     iterated: false,
     indirect_calls: 0,
+    returns: 0,
 };
 
 /// `btrfs_del_leaf` of a leaf copied in this transaction, besides its
@@ -391,6 +417,7 @@ pub const LEAF_FREE: Lines = Lines {
     atomics: 1 + 2 + 1 + 1,
     iterated: false,
     indirect_calls: 0,
+    returns: 0,
 };
 
 /// What `btrfs_free_tree_block` (6.x fs/btrfs/extent-tree.c) does for the
@@ -421,6 +448,7 @@ pub const TREE_BLOCK_UNALLOC: Lines = Lines {
     atomics: 4 + 2 + 2 + 2 + 1 + 12,
     iterated: false,
     indirect_calls: 0,
+    returns: 0,
 };
 
 /// Per batch, the lines of the delayed-item loop outside the lab's
@@ -438,6 +466,7 @@ pub const BATCH_FIXED: Lines = Lines {
     atomics: 4,
     iterated: false,
     indirect_calls: 0,
+    returns: 0,
 };
 
 /// Per batch, inside the lab's window: `btrfs_batch_delete_items`' set-up
@@ -453,6 +482,7 @@ pub const DEL_ITEMS: Lines = Lines {
     atomics: 0,
     iterated: false,
     indirect_calls: 0,
+    returns: 0,
 };
 
 /// Per item of a batch, inside the lab's window: `__btrfs_next_delayed_item`
@@ -461,6 +491,11 @@ pub const DEL_ITEMS: Lines = Lines {
 /// `btrfs_comp_cpu_keys`, `list_add_tail`, the reservation sum, and the
 /// item's share of `btrfs_del_items`' size sum (`btrfs_item_size`): about
 /// 22 loads.
+///
+/// Returns (out of line in 6.18's `/proc/kallsyms`): `rb_next`,
+/// `read_extent_buffer` and `memcpy` (the slot's key), the
+/// `__list_add_valid_or_report` of `list_add_tail` (`CONFIG_DEBUG_LIST`),
+/// `btrfs_get_32` (the item size): 5.
 pub const ITEM_COLLECT: Lines = Lines {
     hits: 22,
     xfers: 1,
@@ -468,11 +503,28 @@ pub const ITEM_COLLECT: Lines = Lines {
     atomics: 0,
     iterated: true,
     indirect_calls: 0,
+    returns: 5,
+};
+
+/// Per item of a delayed-insertion batch: [`ITEM_COLLECT`]'s loads, with
+/// the insert path's returns: `rb_next` and `__list_add_valid_or_report`
+/// in the collect loop; in `setup_items_for_insert`,
+/// `btrfs_cpu_key_to_disk`, `btrfs_set_32` twice and a
+/// `write_extent_buffer` (`__write_extent_buffer`,
+/// `assert_eb_folio_uptodate`, `memcpy`: 3); the data's
+/// `btrfs_get_32` and its `write_extent_buffer` (3): 12.
+pub const ITEM_INSERT: Lines = Lines {
+    returns: 12,
+    ..ITEM_COLLECT
 };
 
 /// One item after the deleted range, whose data offset `btrfs_del_items`
 /// rewrites (`btrfs_token_item_offset` and `btrfs_set_token_item_offset`,
 /// each checking the token's folio): about 12 loads and stores.
+///
+/// Returns: `btrfs_get_32` and `btrfs_set_32` (6.18 has no token
+/// accessors: `btrfs_item_offset` and `btrfs_set_item_offset` are inline
+/// wrappers of these two out-of-line functions): 2.
 pub const ITEM_SHIFT: Lines = Lines {
     hits: 12,
     xfers: 0,
@@ -480,6 +532,7 @@ pub const ITEM_SHIFT: Lines = Lines {
     atomics: 0,
     iterated: true,
     indirect_calls: 0,
+    returns: 2,
 };
 
 /// Per delayed item released, outside the lab's window:
@@ -493,6 +546,12 @@ pub const ITEM_SHIFT: Lines = Lines {
 /// of a 112-byte item allocated on the other CPU (SLUB `__slab_free`: the
 /// slab's struct and freelist, 2 transfers, 1 `cmpxchg`); the instructions
 /// of those calls and of `list_del` (about 48 loads).
+///
+/// Returns: `__list_del_entry_valid_or_report`, `rb_next` and
+/// `rb_erase` (`rb_erase_cached` of the leftmost node), `finish_one_item`,
+/// `kfree`, `__slab_free`, `slab_update_freelist` (a free to the other
+/// CPU's slab; `btrfs_release_delayed_item.part.0` tail-jumps to `kfree`
+/// and returns no time of its own): 7.
 pub const ITEM_RELEASE: Lines = Lines {
     hits: 1 + 48,
     xfers: 8,
@@ -500,6 +559,7 @@ pub const ITEM_RELEASE: Lines = Lines {
     atomics: 6,
     iterated: true,
     indirect_calls: 0,
+    returns: 7,
 };
 
 /// A sibling leaf read and locked by `push_leaf_left` / `push_leaf_right`
@@ -524,6 +584,7 @@ pub const SIBLING_LOCK: Lines = Lines {
     atomics: 4,
     iterated: false,
     indirect_calls: 0,
+    returns: 0,
 };
 
 /// A push that moves items, besides its sibling ([`SIBLING_LOCK`]), the
@@ -544,11 +605,14 @@ pub const PUSH_FIXED: Lines = Lines {
     atomics: 0,
     iterated: false,
     indirect_calls: 0,
+    returns: 0,
 };
 
 /// One item a push moves, in the loop that counts what fits
 /// (`btrfs_item_size` through the buffer's folio, the free-space compare,
 /// the slot tests): about 8 loads.
+///
+/// Returns: `btrfs_get_32` (the item size): 1.
 pub const PUSH_ITEM: Lines = Lines {
     hits: 8,
     xfers: 0,
@@ -556,6 +620,7 @@ pub const PUSH_ITEM: Lines = Lines {
     atomics: 0,
     iterated: true,
     indirect_calls: 0,
+    returns: 1,
 };
 
 /// One enabled tracepoint firing ([`crate::kernel::tracing::TRACE_EVENT_LOADS`]).
@@ -566,6 +631,7 @@ pub const TRACE_EVENT: Lines = Lines {
     atomics: 0,
     iterated: false,
     indirect_calls: 0,
+    returns: 0,
 };
 
 /// The price list of the delayed-item functions on one machine, plus the
@@ -663,7 +729,7 @@ impl DelayedCost {
             ((s.bytes_moved + s.bytes_inserted).div_ceil(64), MOVE_LINE.price(p)),
             (s.cow_blocks, self.cow_price()),
             (s.batches, BATCH_FIXED.price(p) + self.batch_overhead_ps),
-            (s.items, ITEM_COLLECT.price(p) + ITEM_RELEASE.price(p)),
+            (s.items, ITEM_INSERT.price(p) + ITEM_RELEASE.price(p)),
         ];
         total(&terms, "btrfs_dir: time of the delayed-insertion function in ps")
     }

@@ -36,6 +36,7 @@ pub const ROOT_TRADE: Lines = Lines {
     atomics: 3,
     iterated: false,
     indirect_calls: 0,
+    returns: 0,
 };
 
 /// The price list of one `unlink(2)`, ps.

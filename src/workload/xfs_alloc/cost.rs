@@ -60,13 +60,19 @@ pub const BUFFER_READ: Work = Work {
     iterated: false,
     indirect_calls: 0.0,
     new_lines: 0.0,
+    returns: 0.0,
 };
 
 /// One probe of the binary search in `xfs_btree_lookup`:
-/// `xfs_lookup_get_search_key`, the indirect `key_diff` call
-/// (`xfs_cntbt_key_diff`: two `be32_to_cpu` and a subtraction), the branch.
-/// About 4 L1 loads (key, ops pointer, return address, search key); the
-/// probed line itself is counted apart.
+/// `xfs_lookup_get_search_key`, the indirect compare
+/// (`xfs_cntbt_cmp_key_with_cur` since 6.15, `xfs_cntbt_key_diff`
+/// before: two `be32_to_cpu` and a subtraction), the branch. About 4 L1
+/// loads (key, ops pointer, return address, search key); the probed line
+/// itself is counted apart, and the indirect calls in
+/// [`BtreeStats::indirect_calls`]. Returns: `xfs_lookup_get_search_key`
+/// and the compare, both frames in `perf` call chains of the lab's
+/// lookups on 6.18: 2 (a leaf probe's `xfs_allocbt_init_key_from_rec`, a
+/// third, is not counted: the probes are not told apart).
 pub const KEY_COMPARE: Work = Work {
     cold_lines: 0.0,
     atomics: 0.0,
@@ -74,6 +80,7 @@ pub const KEY_COMPARE: Work = Work {
     iterated: true,
     indirect_calls: 0.0,
     new_lines: 0.0,
+    returns: 2.0,
 };
 
 /// A cursor made and deleted: `xfs_btree_alloc_cursor` (slab allocation,
@@ -88,6 +95,7 @@ pub const CURSOR: Work = Work {
     iterated: false,
     indirect_calls: 0.0,
     new_lines: 0.0,
+    returns: 0.0,
 };
 
 /// One record deleted, inserted or rewritten in a leaf
@@ -104,6 +112,7 @@ pub const UPDATE: Work = Work {
     iterated: false,
     indirect_calls: 0.0,
     new_lines: 0.0,
+    returns: 0.0,
 };
 
 /// `xfs_alloc_log_agf`: `xfs_btree_offsets` over the AGF field table and
@@ -116,6 +125,7 @@ pub const AGF_LOG: Work = Work {
     iterated: false,
     indirect_calls: 0.0,
     new_lines: 0.0,
+    returns: 0.0,
 };
 
 /// One record step of the by-size walk, counted
@@ -125,17 +135,34 @@ pub const AGF_LOG: Work = Work {
 /// `ptr` against `bb_numrecs`, the record's address: about 10 loads),
 /// `xfs_alloc_btrec_to_irec` and `xfs_alloc_check_irec` (two `be32` loads,
 /// the AG-bounds check against `pag->block_count`: about 8), the cutoff
-/// compare, and `xfs_alloc_compute_aligned` (the empty-busy-tree test,
-/// the alignment arithmetic, the `rlen > bestrlen` update: about 14).
-/// About 40 L1 loads; an 8-byte record is an eighth of a line the walk
-/// streams through.
+/// compare, and `xfs_alloc_compute_aligned` (the alignment arithmetic,
+/// the `rlen > bestrlen` update: about 14); an 8-byte record is an
+/// eighth of a line the walk streams through. `xfs_alloc_compute_aligned`
+/// calls
+/// `xfs_extent_busy_trim` on every record, busy extents or none: 6.x has
+/// no empty-tree test before `spin_lock(&eb_lock)`, so every record pays
+/// the call, the lock (one locked operation; `spin_unlock` is a plain
+/// store on x86) and the look at the tree's root, about 6 loads more;
+/// what a non-empty tree adds is [`BUSY_SEARCH`]. About 46 L1 loads, one
+/// locked operation.
+/// Returns, each a frame in `perf` call chains of the lab's walk on 6.18
+/// (`fsmeta lab xfs-alloc`, `perf record -a -g`): `xfs_btree_decrement`,
+/// `xfs_btree_readahead` (called every turn, returning at once),
+/// `xfs_alloc_get_rec`, `xfs_btree_get_rec`, `xfs_btree_rec_offset`,
+/// `xfs_alloc_check_irec`, `xfs_alloc_compute_aligned`,
+/// `xfs_extent_busy_trim`, `_raw_spin_lock`, `_raw_spin_unlock` and, on a
+/// KVM guest with paravirt spinlocks (every lab host so far),
+/// `__raw_callee_save___pv_queued_spin_unlock`: 11
+/// (`xfs_btree_get_block`, `xfs_btree_rec_addr` and
+/// `xfs_alloc_btrec_to_irec` are inlined: never a frame).
 pub const RECORD: Work = Work {
     cold_lines: 0.125,
-    atomics: 0.0,
-    hits: 40.0,
+    atomics: 1.0,
+    hits: 46.0,
     iterated: true,
     indirect_calls: 0.0,
     new_lines: 0.0,
+    returns: 11.0,
 };
 
 /// An AG header read inside the window (`xfs_alloc_read_agf` ->
@@ -150,6 +177,7 @@ pub const HEADER_READ: Work = Work {
     iterated: false,
     indirect_calls: 0.0,
     new_lines: 0.0,
+    returns: 0.0,
 };
 
 /// AG header reads in the lab's window: the AGF (`xfs_alloc_read_agf`)
@@ -172,19 +200,22 @@ pub const FIX_FREELIST: Work = Work {
     iterated: false,
     indirect_calls: 0.0,
     new_lines: 0.0,
+    returns: 0.0,
 };
 
-/// `xfs_extent_busy_trim` on a non-empty busy tree: `spin_lock(&eb_lock)`
-/// (one locked operation; `spin_unlock` is a plain store on x86), the
-/// loop set-up and exit, the `busy_gen` read: about 12 loads. The nodes
-/// it compares against are [`BUSY_NODE`] each, their lines counted apart.
+/// What a non-empty busy tree adds to `xfs_extent_busy_trim` (whose
+/// call and lock every record pays, in [`RECORD`]): the loop set-up and
+/// exit, the `busy_gen` read: about 12 loads. The nodes it compares
+/// against are [`BUSY_NODE`] each, their lines counted apart. No call:
+/// no return.
 pub const BUSY_SEARCH: Work = Work {
     cold_lines: 0.0,
-    atomics: 1.0,
+    atomics: 0.0,
     hits: 12.0,
     iterated: true,
     indirect_calls: 0.0,
     new_lines: 0.0,
+    returns: 0.0,
 };
 
 /// One node of the busy-tree descent: `rb_entry`, `bno` and `length`
@@ -196,6 +227,7 @@ pub const BUSY_NODE: Work = Work {
     iterated: true,
     indirect_calls: 0.0,
     new_lines: 0.0,
+    returns: 0.0,
 };
 
 /// A trimmed candidate: the overlap case analysis and the result stores
@@ -208,6 +240,7 @@ pub const BUSY_TRIM: Work = Work {
     iterated: true,
     indirect_calls: 0.0,
     new_lines: 0.0,
+    returns: 0.0,
 };
 
 /// One enabled tracepoint firing with a filter, into a private
@@ -220,6 +253,7 @@ pub const TRACE_EVENT: Work = Work {
     iterated: false,
     indirect_calls: 0.0,
     new_lines: 0.0,
+    returns: 0.0,
 };
 
 /// [`TRACE_EVENT`] fired once per turn of an inner loop
@@ -236,6 +270,7 @@ pub const TRACE_EVENT_ITERATED: Work = Work {
     iterated: true,
     indirect_calls: 0.0,
     new_lines: 0.0,
+    returns: 0.0,
     ..TRACE_EVENT
 };
 

@@ -6,8 +6,10 @@
 //! (`xfs_extent_busy_insert_list`: `struct xfs_extent_busy`, its `rb_node`
 //! first, one slab object each) under `eb_lock`. Every free extent the
 //! by-size allocator considers goes through `xfs_alloc_compute_aligned`,
-//! which calls `xfs_extent_busy_trim`: an empty tree is a quick
-//! `RB_EMPTY_ROOT` test; otherwise it takes `eb_lock`, walks down the tree
+//! which calls `xfs_extent_busy_trim`: it takes `eb_lock` and looks at
+//! the root whether or not the tree holds anything (6.x; that part every
+//! record pays, and the walk's per-record cost counts it); a non-empty
+//! tree is then searched (`busy_searches` counts those): it walks down the tree
 //! comparing the candidate `[fbno, fend)` with each node, and cuts the
 //! busy part off (start overlap: keep the tail; end overlap: keep the
 //! head; a busy piece in the middle: keep the head if it reaches
