@@ -113,13 +113,22 @@ fn timed(s: Sequence, n: usize) -> Result<Spread, NotMeasured> {
             if s == Sequence::Retpoline { "retpoline" } else { "lfence" }
         )));
     }
-    ns(s); // warm up
+    extra_over_plain(n, || ns(Sequence::Plain), || ns(s))
+}
+
+/// `n` samples of what `through` (ns per operation through a sequence)
+/// takes beyond `plain` (ns per plain operation), each sample the
+/// sequence's timing less the mean of a plain one before and after it,
+/// after one warm-up run of the sequence: the method of both mitigation
+/// measurements (indirect calls here, returns in [`super::returns`]).
+pub(super) fn extra_over_plain(n: usize, plain: impl Fn() -> f64, through: impl Fn() -> f64) -> Result<Spread, NotMeasured> {
+    through(); // warm up
     let samples: Vec<f64> = (0..n)
         .map(|_| {
-            let before = ns(Sequence::Plain);
-            let through = ns(s);
-            let after = ns(Sequence::Plain);
-            through - (before + after) / 2.0
+            let before = plain();
+            let via = through();
+            let after = plain();
+            via - (before + after) / 2.0
         })
         .collect();
     Spread::of(&samples).ok_or_else(|| NotMeasured("no sample was taken".into()))

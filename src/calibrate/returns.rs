@@ -121,16 +121,7 @@ fn timed(s: ReturnSequence, n: usize) -> Result<Spread, NotMeasured> {
         rets::through(s, RETURNS);
         t.elapsed().as_nanos() as f64 / RETURNS as f64
     };
-    ns(s); // warm up
-    let samples: Vec<f64> = (0..n)
-        .map(|_| {
-            let before = ns(ReturnSequence::Plain);
-            let through = ns(s);
-            let after = ns(ReturnSequence::Plain);
-            through - (before + after) / 2.0
-        })
-        .collect();
-    Spread::of(&samples).ok_or_else(|| NotMeasured("no sample was taken".into()))
+    super::mitigation::extra_over_plain(n, || ns(ReturnSequence::Plain), || ns(s))
 }
 
 #[cfg(target_arch = "x86_64")]
