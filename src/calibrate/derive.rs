@@ -347,7 +347,14 @@ fn mitigation(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Opt
             })
         }
         Err(why) => {
-            notes.push(("mitigation", format!("not measured: {}", why.0)));
+            // The table holds both prices and names the spectre_v2 line:
+            // without that measurement neither is written, the return's
+            // included (said here, so a measured return is not lost
+            // silently).
+            notes.push((
+                "mitigation",
+                format!("not measured: {}; so no [mitigation] table, and no return price either", why.0),
+            ));
             None
         }
     }

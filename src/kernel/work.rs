@@ -200,7 +200,9 @@ mod tests {
         let mut m = find_builtin("cascadelake-gold-6242").expect("built in");
         let w = Work::looped(10.0).returning(3.0);
         let mut t = Tally::default();
-        t.add(w, 2.0).add(Work::straight(5.0, 0.0).returning(1.0), 1.0);
+        t.add(w, 2.0)
+            .add(Work::straight(5.0, 0.0), 1.0)
+            .add(Work::looped(0.0).returning(1.0), 1.0);
         assert_eq!(t.returns, 7.0);
         let base = t.ns(&m, 2.0);
         assert_eq!(base, 20.0 * m.hit_ns + 5.0 * m.hit_ns * 2.0, "no return price without the table");

@@ -243,3 +243,45 @@ fn the_shipped_lab_host_profile_loads_and_names_how_it_was_made() {
         assert!(text.contains(want), "{want}");
     }
 }
+
+/// With both mitigation measurements taken, the written profile carries
+/// the `[mitigation]` table with the return's price and the line it was
+/// measured for, each with its method, and loads back to the same
+/// prices; without the spectre_v2 one, the note says the return's price
+/// is not written either.
+#[test]
+fn a_measured_return_is_written_loaded_and_explained() {
+    use fsmeta::calibrate::mitigation::{IndirectCallCost, NotMeasured, Sequence};
+    use fsmeta::calibrate::returns::{ReturnCost, ReturnSequence};
+    let mut cal = calibration("sysfs-epyc-2vcpu.txt", 256 * MIB, &[(Distance::SameLlc, 52.0)]);
+    cal.indirect_call = Ok(IndirectCallCost {
+        spectre_v2: "Mitigation: Retpolines; IBPB: conditional".into(),
+        sequence: Sequence::Retpoline,
+        extra: Some(spread(6.0)),
+    });
+    cal.returns = Ok(ReturnCost {
+        spec_rstack_overflow: "Mitigation: Safe RET".into(),
+        retbleed: "Not affected".into(),
+        sequence: ReturnSequence::SafeRet,
+        extra: Some(spread(6.3)),
+    });
+    let d = derive(&cal, "epyc-test", "AMD EPYC test").unwrap();
+    let text = render(&cal, &d, &Header::default());
+    let back = load_profile(&write("epyc-returns", &text)).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(back, d.profile);
+    assert_eq!((back.indirect_call_ns(), back.return_ns()), (6.0, 6.3));
+    let m = back.mitigation.as_ref().unwrap();
+    assert_eq!(m.spec_rstack_overflow.as_deref(), Some("Mitigation: Safe RET"));
+    for want in [
+        "spec_rstack_overflow = \"Mitigation: Safe RET\"",
+        "# return_ns: the SRSO Safe RET thunk",
+        "return_ns = 6.30",
+    ] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+    cal.indirect_call = Err(NotMeasured("no spectre_v2 line (test)".into()));
+    let d = derive(&cal, "epyc-test", "AMD EPYC test").unwrap();
+    assert!(d.profile.mitigation.is_none());
+    let text = render(&cal, &d, &Header::default());
+    assert!(text.contains("no return price either"), "{text}");
+}

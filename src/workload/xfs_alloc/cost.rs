@@ -71,8 +71,10 @@ pub const BUFFER_READ: Work = Work {
 /// itself is counted apart, and the indirect calls in
 /// [`BtreeStats::indirect_calls`]. Returns: `xfs_lookup_get_search_key`
 /// and the compare, both frames in `perf` call chains of the lab's
-/// lookups on 6.18: 2 (a leaf probe's `xfs_allocbt_init_key_from_rec`, a
-/// third, is not counted: the probes are not told apart).
+/// lookups on 6.18: 2. A leaf probe's third, `xfs_allocbt_init_key_from_rec`
+/// (also a frame there), is not counted: this one price serves node and
+/// leaf probes alike, though the cursor tells them apart for their
+/// indirect calls.
 pub const KEY_COMPARE: Work = Work {
     cold_lines: 0.0,
     atomics: 0.0,
@@ -141,10 +143,13 @@ pub const AGF_LOG: Work = Work {
 /// calls
 /// `xfs_extent_busy_trim` on every record, busy extents or none: 6.x has
 /// no empty-tree test before `spin_lock(&eb_lock)`, so every record pays
-/// the call, the lock (one locked operation; `spin_unlock` is a plain
-/// store on x86) and the look at the tree's root, about 6 loads more;
-/// what a non-empty tree adds is [`BUSY_SEARCH`]. About 46 L1 loads, one
-/// locked operation.
+/// the call, the lock and its release and the look at the tree's root,
+/// about 6 loads more; what a non-empty tree adds is [`BUSY_SEARCH`].
+/// About 46 L1 loads and two locked operations: the lock's, and the
+/// unlock's `lock cmpxchg` in `__raw_callee_save___pv_queued_spin_unlock`
+/// (`PV_UNLOCK_ASM`, arch/x86/include/asm/qspinlock_paravirt.h) on a KVM
+/// guest with paravirt spinlocks, every lab host so far (on bare metal
+/// the unlock is a plain store).
 /// Returns, each a frame in `perf` call chains of the lab's walk on 6.18
 /// (`fsmeta lab xfs-alloc`, `perf record -a -g`): `xfs_btree_decrement`,
 /// `xfs_btree_readahead` (called every turn, returning at once),
@@ -157,7 +162,7 @@ pub const AGF_LOG: Work = Work {
 /// `xfs_alloc_btrec_to_irec` are inlined: never a frame).
 pub const RECORD: Work = Work {
     cold_lines: 0.125,
-    atomics: 1.0,
+    atomics: 2.0,
     hits: 46.0,
     iterated: true,
     indirect_calls: 0.0,
