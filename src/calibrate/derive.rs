@@ -365,24 +365,22 @@ fn mitigation(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Opt
 fn returns(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> (Option<String>, f64) {
     match &cal.returns {
         Ok(r) => {
+            let named = format!(
+                "{} (spec_rstack_overflow: {}; retbleed: {})",
+                r.sequence.describe(),
+                r.spec_rstack_overflow,
+                r.retbleed
+            );
             let how = match &r.extra {
                 Some(s) => format!(
-                    "{} (spec_rstack_overflow: {}; retbleed: {}), timed in user space on the pinned CPU: {} calls of an empty function returning through it less the mean of {} returning with a plain ret before and after, per return: p10-p90 {:.2}-{:.2} ns, {} samples",
-                    r.sequence.describe(),
-                    r.spec_rstack_overflow,
-                    r.retbleed,
+                    "{named}, timed in user space on the pinned CPU: {} calls of an empty function returning through it less the mean of {} returning with a plain ret before and after, per return: p10-p90 {:.2}-{:.2} ns, {} samples",
                     super::returns::RETURNS,
                     super::returns::RETURNS,
                     s.p10,
                     s.p90,
                     s.n
                 ),
-                None => format!(
-                    "{} (spec_rstack_overflow: {}; retbleed: {})",
-                    r.sequence.describe(),
-                    r.spec_rstack_overflow,
-                    r.retbleed
-                ),
+                None => named,
             };
             notes.push(("mitigation.return_ns", how));
             (Some(r.spec_rstack_overflow.clone()), r.extra.map_or(0.0, |s| r2(s.median.max(0.0))))
