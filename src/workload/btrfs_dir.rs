@@ -11,6 +11,7 @@ mod keys;
 mod params;
 pub mod phases;
 pub mod syscalls;
+mod worker;
 
 use std::collections::BTreeMap;
 
@@ -62,6 +63,8 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
         fs.create(testdir, &p.file_name(i));
     }
     let unlink_cost = syscalls::UnlinkCost::new(p, machine, cost);
+    fs.delayed.set_worker_mode(p.worker);
+    let mut clock = worker::WorkerClock::new(machine, p.work_scale.on(machine), cost, unlink_cost);
     let (mut unlink_calls, mut rm_calls, mut all_calls) = (LatencyHistogram::new(), LatencyHistogram::new(), LatencyHistogram::new());
     let mut deleted = 0u64;
     let pattern = p.delete_pattern();
@@ -70,11 +73,13 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
             DeletePattern::Fraction(f) => rng.random_bool(f),
             DeletePattern::Every(k) => (i - 1) % k == 0,
         };
+        let queued = fs.delayed.worker_queued();
         if hit && fs.unlink(testdir, &p.file_name(i)) {
             deleted += 1;
             let ps = unlink_cost.call_ps(&fs.last_unlink)?;
             unlink_calls.record(ps);
             all_calls.record(ps);
+            clock.after_call(&mut fs, queued, ps)?;
         }
     }
     let before_sync = fs.delayed.insert_stats();
@@ -87,12 +92,17 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     let before_rm = fs.delayed.delete_stats();
     if p.rm_rf {
         let mut priced = Ok(());
-        rm_rf(&mut fs, testdir, &mut |d| match unlink_cost.call_ps(d) {
-            Ok(ps) => {
+        let mut queued = fs.delayed.worker_queued();
+        rm_rf(&mut fs, testdir, &mut |fs| {
+            let step = unlink_cost.call_ps(&fs.last_unlink).and_then(|ps| {
                 rm_calls.record(ps);
                 all_calls.record(ps);
+                clock.after_call(fs, queued, ps)
+            });
+            if let (Err(e), Ok(())) = (step, &priced) {
+                priced = Err(e);
             }
-            Err(e) => priced = Err(e),
+            queued = fs.delayed.worker_queued();
         });
         priced?;
     }

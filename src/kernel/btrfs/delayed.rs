@@ -55,6 +55,55 @@ pub enum InsertStrategy {
     LeafFit,
 }
 
+/// When the async worker a balance check queues does its work
+/// (`btrfs_async_run_delayed_root`, on the `delayed-meta` workqueue).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkerMode {
+    /// To completion inside the balance check that queued it, before the
+    /// syscall goes on.
+    #[default]
+    Inline,
+    /// Beside the syscalls, as the kernel's worker runs on another CPU:
+    /// the check only queues it, and the caller advances it one batch at a
+    /// time ([`DelayedRoot::worker_step`]) on its own clock. At or above
+    /// `writeback` the caller waits for it (it runs inline).
+    Concurrent,
+}
+
+/// One step of the queued worker ([`DelayedRoot::worker_step`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerStep {
+    /// One turn of `btrfs_insert_delayed_items`.
+    Insert(InsertRunStats),
+    /// One turn of `btrfs_delete_delayed_items`.
+    Delete(DeleteRunStats),
+    /// `btrfs_update_delayed_inode` of the node (its tree work), which
+    /// ends the node's commit.
+    Inode(crate::kernel::btrfs::ctree::TreeStats),
+}
+
+/// Where the queued worker is: the nodes it may still take, and the node
+/// it is committing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Worker {
+    /// Nodes it may take (`nr`, or `writeback` for `nr == 0`).
+    limit: usize,
+    /// Nodes it has taken.
+    done: usize,
+    /// The node being committed and the stage it is at.
+    node: Option<(u64, Stage)>,
+}
+
+/// The stages of `__btrfs_commit_inode_delayed_items` for one node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Insert,
+    /// The deletion loop; the `leaf-walk` position between its turns.
+    Delete(Option<(usize, usize)>),
+    Inode,
+}
+
 /// The two batch rules a flush applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Rules {
@@ -133,6 +182,9 @@ pub struct DelayedRoot {
     ins_stats: InsertRunStats,
     last_check: BalanceCheck,
     worker_runs: u64,
+    mode: WorkerMode,
+    /// The queued worker, under [`WorkerMode::Concurrent`].
+    worker: Option<Worker>,
 }
 
 impl DelayedRoot {
@@ -148,6 +200,16 @@ impl DelayedRoot {
     /// Sets the batch rules used by every later flush.
     pub fn set_rules(&mut self, rules: Rules) {
         self.rules = rules;
+    }
+
+    /// Sets when queued workers run (by default inline).
+    pub fn set_worker_mode(&mut self, mode: WorkerMode) {
+        self.mode = mode;
+    }
+
+    /// Whether a queued worker has work left to step through.
+    pub fn worker_queued(&self) -> bool {
+        self.worker.is_some()
     }
 
     /// The batch rules in force.

@@ -47,7 +47,7 @@ use crate::kernel::btrfs::ctree::{
     DIR_ITEM_KEY, DIR_ITEM_SIZE, INODE_ITEM_KEY, INODE_ITEM_SIZE, INODE_REF_KEY, INODE_REF_SIZE, Item, Key, ORPHAN_ITEM_KEY,
     ORPHAN_OBJECTID, Tree, TreeStats,
 };
-use crate::kernel::btrfs::delayed::{BalanceCheck, DelayedRoot, Rules, Thresholds};
+use crate::kernel::btrfs::delayed::{BalanceCheck, DelayedRoot, Rules, Thresholds, WorkerStep};
 use crate::kernel::btrfs::dirname::DirName;
 
 /// `BTRFS_FIRST_FREE_OBJECTID`: the subvolume's top directory.
@@ -256,6 +256,13 @@ impl Fs {
         self.tree.commit_transaction();
     }
 
+    /// One step of the queued async worker (under
+    /// [`crate::kernel::btrfs::delayed::WorkerMode::Concurrent`]; see
+    /// [`DelayedRoot::worker_step`]). None once it has stopped.
+    pub fn worker_step(&mut self) -> Option<WorkerStep> {
+        self.delayed.worker_step(&mut self.tree)
+    }
+
     /// `__btrfs_unlink_inode` for the entry, and the balance at the end of
     /// the syscall. Returns the unlinked inode.
     fn unlink_entry(&mut self, parent: u64, name: &[u8]) -> Option<u64> {
@@ -313,15 +320,16 @@ fn orphan_key(ino: u64) -> Key {
     Key::new(ORPHAN_OBJECTID, ORPHAN_ITEM_KEY, ino)
 }
 
-/// `rm -fr testdir`: unlink the entries in readdir (dir index) order (each
-/// unlink's own tree work handed to `on_unlink`), rmdir the directory,
-/// then unmount (a final commit).
+/// `rm -fr testdir`: unlink the entries in readdir (dir index) order
+/// (`on_unlink` called after each, with the filesystem: the call's own
+/// tree work is [`Fs::last_unlink`]), rmdir the directory, then unmount (a
+/// final commit).
 ///
 /// The readdir list is taken a slice of dir indexes at a time (at most 16
 /// slices), so it never holds more than a sixteenth of the names beside the
 /// directory map; the order is the same as one sorted list (indexes are
 /// unique, and the unlinks of a slice only remove that slice's entries).
-pub fn rm_rf(fs: &mut Fs, dir: u64, on_unlink: &mut dyn FnMut(&TreeStats)) {
+pub fn rm_rf(fs: &mut Fs, dir: u64, on_unlink: &mut dyn FnMut(&mut Fs)) {
     let Some(d) = fs.dirs.get(&dir) else {
         return;
     };
@@ -343,7 +351,7 @@ pub fn rm_rf(fs: &mut Fs, dir: u64, on_unlink: &mut dyn FnMut(&TreeStats)) {
         names.sort();
         for (_, name) in &names {
             if fs.unlink(dir, name.as_bytes()) {
-                on_unlink(&fs.last_unlink);
+                on_unlink(fs);
             }
         }
         lo = hi;

@@ -66,6 +66,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "end the script with rm -fr testdir and unmount after the sync",
     ),
     p(
+        "btrfs_dir.worker",
+        "a word",
+        "inline, concurrent",
+        "when the async flush worker runs: inside the balance check that queues it, or beside the unlink calls on their priced times (as the kernel's, on another CPU)",
+    ),
+    p(
         "btrfs_dir.delayed_background",
         "a whole number of items",
         "2 or more, below delayed_writeback",

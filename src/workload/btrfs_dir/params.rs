@@ -1,7 +1,7 @@
 //! The parameters of the `btrfs-dir` workload (`[btrfs_dir]`), their
 //! defaults, validation and the memory estimate.
 
-use crate::kernel::btrfs::delayed::{BatchStrategy, InsertStrategy, Rules, Thresholds};
+use crate::kernel::btrfs::delayed::{BatchStrategy, InsertStrategy, Rules, Thresholds, WorkerMode};
 use crate::param::ParamError;
 use crate::workload::work_scale::WorkScale;
 
@@ -49,6 +49,17 @@ pub struct BtrfsDirParams {
     /// `sync` (case 3). Default true; false stops after the `sync`, as
     /// the insertion-batching script does.
     pub rm_rf: bool,
+    /// When the async flush worker a balance check queues runs. `inline`:
+    /// to completion inside the check, before the syscall goes on.
+    /// `concurrent`: beside the unlink calls, as the kernel's worker runs
+    /// on another CPU: from the first unlink on, the worker's batches and
+    /// the syscall thread's calls each take their priced time on their own
+    /// clock, and a batch runs once the worker's clock reaches it, so the
+    /// deletions the calls queue while the worker commits the directory
+    /// join that flush (`btrfs_delete_delayed_items` takes the node's mutex
+    /// per batch). The creates, which the twin does not time, flush
+    /// inline under both. Default `inline`.
+    pub worker: WorkerMode,
     /// `BTRFS_DELAYED_BACKGROUND` (items). Default 128.
     pub delayed_background: usize,
     /// `BTRFS_DELAYED_WRITEBACK` (items). Default 512.
@@ -148,6 +159,7 @@ impl Default for BtrfsDirParams {
             work_scale: WorkScale::default(),
             lock_tracepoints: false,
             reservation_tracepoints: false,
+            worker: WorkerMode::Inline,
         }
     }
 }

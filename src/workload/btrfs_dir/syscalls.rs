@@ -78,6 +78,14 @@ impl UnlinkCost {
 
     /// One call whose own tree work counted `d`, ps.
     pub fn call_ps(&self, d: &TreeStats) -> Result<u64, ModelError> {
+        self.tree_ps(d)?
+            .checked_add(self.own_ps)
+            .ok_or(ModelError::Overflow("btrfs_dir: time of an unlink call in ps"))
+    }
+
+    /// Tree work that counted `d` (searches, probes, item edits, copies on
+    /// write, with the lab's events when traced), ps.
+    pub fn tree_ps(&self, d: &TreeStats) -> Result<u64, ModelError> {
         let p = &self.tree.prices;
         let trace = if self.tree.lock_tracepoints { p.trace_event_ps } else { 0 };
         let trace_alloc = trace * (1 + u64::from(self.tree.folios()));
@@ -93,13 +101,11 @@ impl UnlinkCost {
             (d.sibling_reads, SIBLING_LOCK.price(p) + trace),
             (d.leaf_pushes, PUSH_FIXED.price(p)),
             (d.items_pushed, PUSH_ITEM.price(p)),
-            (1, self.own_ps),
         ];
-        let what = "btrfs_dir: time of an unlink call in ps";
-        let sum = terms.iter().try_fold(0u64, |sum, &(c, u)| {
+        let what = "btrfs_dir: time of tree work in ps";
+        terms.iter().try_fold(0u64, |sum, &(c, u)| {
             c.checked_mul(u).and_then(|t| sum.checked_add(t)).ok_or(ModelError::Overflow(what))
-        })?;
-        Ok(sum)
+        })
     }
 }
 

@@ -14,7 +14,7 @@
 //! pending items. The case-3 script only meets the second, on its last
 //! flush; `fs.rs` reports what an eviction killed.
 
-use super::{BalanceCheck, BatchStrategy, DelayedRoot, InsertStrategy};
+use super::{BalanceCheck, BatchStrategy, DelayedRoot, InsertStrategy, Stage, Worker, WorkerMode, WorkerStep};
 use crate::kernel::btrfs::ctree::{
     DIR_INDEX_KEY, INODE_ITEM_KEY, INODE_REF_KEY, ITEM_HEADER_SIZE, Item, Key, Path, SearchMode, Tree, TreeStats,
 };
@@ -87,31 +87,68 @@ pub struct InsertRunStats {
     pub bytes_inserted: u64,
 }
 
-impl InsertRunStats {
-    /// Field-wise difference `self - earlier`.
-    pub fn since(&self, earlier: &InsertRunStats) -> InsertRunStats {
-        InsertRunStats {
-            runs: self.runs - earlier.runs,
-            batches: self.batches - earlier.batches,
-            searches: self.searches - earlier.searches,
-            node_visits: self.node_visits - earlier.node_visits,
-            leaf_visits: self.leaf_visits - earlier.leaf_visits,
-            key_compares: self.key_compares - earlier.key_compares,
-            cow_blocks: self.cow_blocks - earlier.cow_blocks,
-            bytes_moved: self.bytes_moved - earlier.bytes_moved,
-            leaf_splits: self.leaf_splits - earlier.leaf_splits,
-            items: self.items - earlier.items,
-            bytes_inserted: self.bytes_inserted - earlier.bytes_inserted,
+/// `plus` and `since` (field-wise sum and difference) for a struct of
+/// `u64` counters.
+macro_rules! fieldwise {
+    ($t:ident { $($f:ident),* $(,)? }) => {
+        impl $t {
+            /// Field-wise sum `self + more`.
+            pub fn plus(&self, more: &$t) -> $t {
+                $t { $($f: self.$f + more.$f),* }
+            }
+
+            /// Field-wise difference `self - earlier`.
+            pub fn since(&self, earlier: &$t) -> $t {
+                $t { $($f: self.$f - earlier.$f),* }
+            }
         }
-    }
+    };
 }
+
+fieldwise!(InsertRunStats {
+    runs,
+    batches,
+    searches,
+    node_visits,
+    leaf_visits,
+    key_compares,
+    cow_blocks,
+    bytes_moved,
+    leaf_splits,
+    items,
+    bytes_inserted,
+});
+
+fieldwise!(DeleteRunStats {
+    runs,
+    batches,
+    searches,
+    leaf_walks,
+    node_visits,
+    leaf_visits,
+    key_compares,
+    cow_blocks,
+    bytes_moved,
+    items_released,
+    not_found,
+    leaves_freed,
+    items_shifted,
+    sibling_reads,
+    leaf_pushes,
+    items_pushed,
+    push_offsets,
+});
 
 impl DelayedRoot {
     /// `btrfs_balance_delayed_items`, called after a syscall ends its
     /// transaction: below `background` nothing; at or above `writeback`
     /// the worker runs with `nr = 0` and the caller waits (the worker runs
     /// here before returning, so the wait is satisfied); in between the
-    /// worker runs for `batch` nodes. Returns what the check saw.
+    /// worker runs for `batch` nodes, here under [`WorkerMode::Inline`],
+    /// or is queued under [`WorkerMode::Concurrent`] unless one is
+    /// already (a second work item would find the node the first is
+    /// committing, whose new deletions the first picks up). Returns what
+    /// the check saw.
     pub fn balance(&mut self, tree: &mut Tree) -> BalanceCheck {
         let t = self.thresholds;
         let check = BalanceCheck {
@@ -122,9 +159,88 @@ impl DelayedRoot {
         if check.fired {
             let nr = if self.items >= t.writeback { 0 } else { t.batch };
             self.worker_runs += 1;
-            self.async_worker(tree, nr);
+            match self.mode {
+                WorkerMode::Concurrent if nr > 0 => {
+                    if self.worker.is_none() {
+                        self.worker = Some(Worker {
+                            limit: nr,
+                            ..Worker::default()
+                        });
+                    }
+                }
+                _ => {
+                    self.worker = None;
+                    self.async_worker(tree, nr);
+                }
+            }
         }
         check
+    }
+
+    /// One step of the queued worker (`btrfs_async_run_delayed_root` under
+    /// [`WorkerMode::Concurrent`]): the next turn of the insertion or the
+    /// deletion loop of the node it is committing, or that node's inode
+    /// item, which ends the node (`btrfs_release_prepared_delayed_node`
+    /// queues it again if the syscalls gave it more work meanwhile). With
+    /// no node, it takes the head of `prepare_list` while fewer than its
+    /// `nr` nodes are done and at least `background / 2` items are
+    /// pending. None once it has stopped (no worker queued).
+    pub fn worker_step(&mut self, tree: &mut Tree) -> Option<WorkerStep> {
+        loop {
+            let mut w = self.worker?;
+            let step = match w.node {
+                None => {
+                    let ino = (w.done < w.limit && self.items >= self.thresholds.background / 2)
+                        .then(|| self.prepare_list.pop_front())
+                        .flatten();
+                    let Some(ino) = ino else {
+                        self.worker = None;
+                        return None;
+                    };
+                    w.done += 1;
+                    w.node = Some((ino, Stage::Insert));
+                    if self.nodes.get(&ino).is_some_and(|n| !n.ins.is_empty()) {
+                        self.ins_stats.runs += 1;
+                    }
+                    None
+                }
+                Some((ino, Stage::Insert)) => match self.insert_step(tree, ino) {
+                    Some(s) => Some(WorkerStep::Insert(s)),
+                    None => {
+                        w.node = Some((ino, Stage::Delete(None)));
+                        if self.nodes.get(&ino).is_some_and(|n| !n.del.is_empty()) {
+                            self.stats.runs += 1;
+                        }
+                        None
+                    }
+                },
+                Some((ino, Stage::Delete(mut walk))) => match self.delete_step(tree, ino, &mut walk) {
+                    Some(s) => {
+                        w.node = Some((ino, Stage::Delete(walk)));
+                        Some(WorkerStep::Delete(s))
+                    }
+                    None => {
+                        w.node = Some((ino, Stage::Inode));
+                        None
+                    }
+                },
+                Some((ino, Stage::Inode)) => {
+                    let before = tree.stats();
+                    self.update_delayed_inode(tree, ino);
+                    if self.nodes.get(&ino).is_some_and(|n| n.count() > 0) {
+                        self.queue(ino);
+                    } else {
+                        self.dequeue_if_idle(ino);
+                    }
+                    w.node = None;
+                    Some(WorkerStep::Inode(tree.stats().since(&before)))
+                }
+            };
+            self.worker = Some(w);
+            if step.is_some() {
+                return step;
+            }
+        }
     }
 
     /// `btrfs_async_run_delayed_root`: take nodes from the head of
@@ -146,6 +262,8 @@ impl DelayedRoot {
     /// `btrfs_run_delayed_items` (transaction commit, sync): every node on
     /// `node_list`, in order.
     pub fn run_all(&mut self, tree: &mut Tree) {
+        // A queued worker finds nothing left after the commit's run.
+        self.worker = None;
         for ino in self.node_list.clone() {
             self.commit_node(tree, ino);
         }
@@ -207,42 +325,49 @@ impl DelayedRoot {
         if self.nodes.get(&ino).is_none_or(|n| n.ins.is_empty()) {
             return;
         }
-        let before = tree.stats();
+        self.ins_stats.runs += 1;
+        while self.insert_step(tree, ino).is_some() {}
+    }
+
+    /// One turn of the `btrfs_insert_delayed_items` loop (under the node's
+    /// mutex, `btrfs_insert_delayed_item`): the next batch of `ino`'s
+    /// pending insertions put in the tree. Returns its counts (`runs` 0),
+    /// None when nothing is pending.
+    pub(super) fn insert_step(&mut self, tree: &mut Tree, ino: u64) -> Option<InsertRunStats> {
         let max = tree.geometry().leaf_data_size();
         let strategy = self.rules.insert;
-        let (mut batches, mut items, mut bytes) = (0u64, 0u64, 0u64);
-        while let Some(node) = self.nodes.get_mut(&ino)
-            && !node.ins.is_empty()
-        {
-            let batch = insert_batch(&node.ins, ino, max, strategy);
-            if !tree.insert_items(&batch) {
-                // Only a key collision can refuse a batch (dir indexes are
-                // never reused); insert what is possible one by one.
-                for item in &batch {
-                    tree.insert_items(std::slice::from_ref(item));
-                    batches += 1;
-                }
-            } else {
-                batches += 1;
-            }
+        let node = self.nodes.get_mut(&ino).filter(|n| !n.ins.is_empty())?;
+        let before = tree.stats();
+        let batch = insert_batch(&node.ins, ino, max, strategy);
+        let mut batches = 1;
+        if !tree.insert_items(&batch) {
+            // Only a key collision can refuse a batch (dir indexes are
+            // never reused); insert what is possible one by one.
             for item in &batch {
-                let index = item.key.offset;
-                node.ins.remove(&index);
-                bytes += u64::from(item.data_size + ITEM_HEADER_SIZE);
+                tree.insert_items(std::slice::from_ref(item));
             }
-            items += batch.len() as u64;
-            self.items -= batch.len();
+            batches = batch.len() as u64;
         }
+        let mut bytes = 0;
+        for item in &batch {
+            let index = item.key.offset;
+            node.ins.remove(&index);
+            bytes += u64::from(item.data_size + ITEM_HEADER_SIZE);
+        }
+        self.items -= batch.len();
         let d = tree.stats().since(&before);
-        let s = &mut self.ins_stats;
-        s.runs += 1;
-        s.batches += batches;
-        s.items += items;
-        s.bytes_inserted += bytes;
+        let mut s = InsertRunStats {
+            batches,
+            items: batch.len() as u64,
+            bytes_inserted: bytes,
+            cow_blocks: d.cow_blocks,
+            bytes_moved: d.bytes_moved,
+            leaf_splits: d.leaf_splits,
+            ..InsertRunStats::default()
+        };
         add_tree_counts(d, &mut s.searches, &mut s.node_visits, &mut s.leaf_visits, &mut s.key_compares);
-        s.cow_blocks += d.cow_blocks;
-        s.bytes_moved += d.bytes_moved;
-        s.leaf_splits += d.leaf_splits;
+        self.ins_stats = self.ins_stats.plus(&s);
+        Some(s)
     }
 
     /// `btrfs_delete_delayed_items`: while deletions are pending, search for
@@ -251,48 +376,56 @@ impl DelayedRoot {
         if self.nodes.get(&ino).is_none_or(|n| n.del.is_empty()) {
             return;
         }
+        self.stats.runs += 1;
+        let mut walk_from = None;
+        while self.delete_step(tree, ino, &mut walk_from).is_some() {}
+    }
+
+    /// One turn of the `btrfs_delete_delayed_items` loop (6.x: the node's
+    /// mutex taken and dropped around each turn): search for `ino`'s
+    /// smallest pending deletion and delete a batch there, or release it
+    /// when its key is gone. `walk_from` carries a `leaf-walk` step from
+    /// one turn to the next. Returns its counts (`runs` 0), None when
+    /// nothing is pending.
+    pub(super) fn delete_step(&mut self, tree: &mut Tree, ino: u64, walk_from: &mut Option<(usize, usize)>) -> Option<DeleteRunStats> {
+        let index = *self.nodes.get(&ino)?.del.first()?;
         let strategy = self.rules.delete;
         let before = tree.stats();
-        let mut walks = 0;
-        let mut walk_from: Option<(usize, usize)> = None;
-        let (mut batches, mut released, mut not_found) = (0u64, 0u64, 0u64);
-        while let Some(&index) = self.nodes.get(&ino).and_then(|n| n.del.first()) {
-            let key = Key::new(ino, DIR_INDEX_KEY, index);
-            let walked = walk_from.and_then(|(parent, slot)| tree.next_leaf_path(parent, slot, &key));
-            walks += u64::from(walked.is_some());
-            let (found, mut path) = match walked {
-                Some(p) => (true, p),
-                None => tree.search_slot(&key, SearchMode::Delete),
-            };
-            let n = if found {
-                self.batch_delete(tree, &mut path, ino, strategy, &mut walk_from)
-            } else {
-                0
-            };
-            if n == 0 {
-                self.release(ino, &[index]);
-                not_found += 1;
-                walk_from = None;
-            }
-            released += n.max(1) as u64;
-            batches += u64::from(n > 0);
+        let key = Key::new(ino, DIR_INDEX_KEY, index);
+        let walked = walk_from.and_then(|(parent, slot)| tree.next_leaf_path(parent, slot, &key));
+        let leaf_walks = u64::from(walked.is_some());
+        let (found, mut path) = match walked {
+            Some(p) => (true, p),
+            None => tree.search_slot(&key, SearchMode::Delete),
+        };
+        let n = if found {
+            self.batch_delete(tree, &mut path, ino, strategy, walk_from)
+        } else {
+            0
+        };
+        if n == 0 {
+            self.release(ino, &[index]);
+            *walk_from = None;
         }
         let d = tree.stats().since(&before);
-        let s = &mut self.stats;
-        s.runs += 1;
-        s.batches += batches;
-        s.leaf_walks += walks;
+        let mut s = DeleteRunStats {
+            batches: u64::from(n > 0),
+            leaf_walks,
+            cow_blocks: d.cow_blocks,
+            bytes_moved: d.bytes_moved,
+            items_released: n.max(1) as u64,
+            not_found: u64::from(n == 0),
+            leaves_freed: d.leaves_freed,
+            items_shifted: d.items_shifted,
+            sibling_reads: d.sibling_reads,
+            leaf_pushes: d.leaf_pushes,
+            items_pushed: d.items_pushed,
+            push_offsets: d.push_offsets,
+            ..DeleteRunStats::default()
+        };
         add_tree_counts(d, &mut s.searches, &mut s.node_visits, &mut s.leaf_visits, &mut s.key_compares);
-        s.cow_blocks += d.cow_blocks;
-        s.bytes_moved += d.bytes_moved;
-        s.items_released += released;
-        s.not_found += not_found;
-        s.leaves_freed += d.leaves_freed;
-        s.items_shifted += d.items_shifted;
-        s.sibling_reads += d.sibling_reads;
-        s.leaf_pushes += d.leaf_pushes;
-        s.items_pushed += d.items_pushed;
-        s.push_offsets += d.push_offsets;
+        self.stats = self.stats.plus(&s);
+        Some(s)
     }
 
     /// `btrfs_batch_delete_items`: grow a batch from the found slot by the

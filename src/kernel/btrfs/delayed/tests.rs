@@ -173,3 +173,119 @@ fn insert_batch_takes_the_first_item_even_when_it_alone_is_large() {
     assert_eq!(b.len(), 1);
     assert_eq!(b[0].key, Key::new(DIR, DIR_INDEX_KEY, 2));
 }
+
+/// A delayed root under the concurrent worker with these thresholds, over
+/// a tree holding dir indexes 2..=41 of [`DIR`].
+fn concurrent(background: usize, writeback: usize) -> (Tree, DelayedRoot) {
+    let all: Vec<u64> = (2..=41).collect();
+    let tree = Tree::from_leaves(16384, vec![dir_index_leaf(&all)]);
+    let mut d = DelayedRoot::new(Thresholds {
+        background,
+        writeback,
+        batch: 16,
+    });
+    d.set_rules(rules(BatchStrategy::LeafMatch));
+    d.set_worker_mode(WorkerMode::Concurrent);
+    (tree, d)
+}
+
+#[test]
+fn concurrent_worker_is_only_queued_by_the_check_and_steps_one_batch_at_a_time() {
+    let (mut tree, mut d) = concurrent(4, 512);
+    // Every other index: one-item batches.
+    for i in [2, 4, 6, 8] {
+        d.delete_dir_index(DIR, i);
+    }
+    assert!(d.balance(&mut tree).fired);
+    assert!(d.worker_queued());
+    assert_eq!(d.delete_stats().batches, 0, "the check ran nothing");
+    let Some(WorkerStep::Delete(s)) = d.worker_step(&mut tree) else {
+        panic!("the first step is a deletion batch");
+    };
+    assert_eq!((s.batches, s.items_released, s.searches), (1, 1, 1));
+    assert_eq!(d.delete_stats().batches, 1);
+    assert_eq!(d.items(), 3);
+}
+
+#[test]
+fn concurrent_worker_picks_up_deletions_queued_while_it_runs() {
+    let (mut tree, mut d) = concurrent(4, 512);
+    for i in [2, 4, 6, 8] {
+        d.delete_dir_index(DIR, i);
+    }
+    d.balance(&mut tree);
+    d.worker_step(&mut tree);
+    // The syscall thread deletes two more while the worker is at index 4.
+    d.delete_dir_index(DIR, 10);
+    d.delete_dir_index(DIR, 12);
+    let mut steps = Vec::new();
+    while let Some(s) = d.worker_step(&mut tree) {
+        steps.push(s);
+    }
+    let deletes = steps.iter().filter(|s| matches!(s, WorkerStep::Delete(_))).count();
+    assert_eq!(deletes, 5, "{steps:?}");
+    assert!(
+        matches!(steps.last(), Some(WorkerStep::Inode(_))),
+        "the node ends with its inode item"
+    );
+    let s = d.delete_stats();
+    assert_eq!((s.runs, s.batches, s.items_released), (1, 6, 6), "one flush took all six");
+    assert_eq!(d.items(), 0);
+    assert!(!d.worker_queued());
+    assert_eq!(tree.all_items().len(), 34);
+}
+
+#[test]
+fn concurrent_worker_stops_below_half_the_background_threshold() {
+    // Two nodes pending: the directory's four deletions and a file's two
+    // items (its ref and inode). After the directory, 2 items are left,
+    // below 6 / 2: the worker stops and the file's node stays queued.
+    let (mut tree, mut d) = concurrent(6, 512);
+    for i in [2, 4, 6, 8] {
+        d.delete_dir_index(DIR, i);
+    }
+    d.delete_inode_ref(300);
+    d.update_inode(300);
+    assert!(d.balance(&mut tree).fired);
+    while d.worker_step(&mut tree).is_some() {}
+    assert_eq!(d.delete_stats().batches, 4);
+    assert_eq!(d.items(), 2);
+    assert!(d.node(300).is_some_and(|n| n.del_iref && n.inode_dirty));
+    // The inline worker at the same point stops there too.
+    let (mut tree, mut inline) = concurrent(6, 512);
+    inline.set_worker_mode(WorkerMode::Inline);
+    for i in [2, 4, 6, 8] {
+        inline.delete_dir_index(DIR, i);
+    }
+    inline.delete_inode_ref(300);
+    inline.update_inode(300);
+    inline.balance(&mut tree);
+    assert_eq!((inline.delete_stats(), inline.items()), (d.delete_stats(), 2));
+}
+
+#[test]
+fn concurrent_worker_is_waited_for_at_writeback() {
+    let (mut tree, mut d) = concurrent(4, 6);
+    for i in [2, 4, 6, 8, 10, 12] {
+        d.delete_dir_index(DIR, i);
+    }
+    // 6 items >= writeback: the caller waits, the worker runs inline.
+    assert!(d.balance(&mut tree).fired);
+    assert!(!d.worker_queued());
+    assert_eq!((d.delete_stats().batches, d.items()), (6, 0));
+}
+
+#[test]
+fn the_commit_runs_what_a_queued_worker_had_left() {
+    let (mut tree, mut d) = concurrent(4, 512);
+    for i in [2, 4, 6, 8] {
+        d.delete_dir_index(DIR, i);
+    }
+    d.balance(&mut tree);
+    d.worker_step(&mut tree);
+    d.run_all(&mut tree);
+    assert!(!d.worker_queued());
+    assert_eq!(d.worker_step(&mut tree), None);
+    let s = d.delete_stats();
+    assert_eq!((s.runs, s.batches, d.items()), (2, 4, 0), "the worker's flush and the commit's");
+}
