@@ -22,7 +22,7 @@ use crate::engine::Metrics;
 use crate::engine::histogram::LatencyHistogram;
 use crate::engine::rng::RunKey;
 use crate::kernel::ModelError;
-use crate::kernel::btrfs::fs::{Fs, ROOT_DIR_INO, dir_index_leaf_count, rm_rf};
+use crate::kernel::btrfs::fs::{Fs, ROOT_DIR_INO, RmStep, dir_index_leaf_count, rm_rf};
 use crate::machine::{MachineError, MachineProfile};
 use crate::param::ParamError;
 use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, Workload};
@@ -36,14 +36,22 @@ pub fn ns_to_ps(ns: f64) -> u64 {
     crate::machine::ns_to_ps(ns)
 }
 
-/// The price list of a run: the machine's line prices and the fitted
-/// per-batch cost.
+/// The price list of a run: the machine's line prices, the fitted
+/// per-batch cost and the lab's events.
 pub fn delayed_cost(p: &BtrfsDirParams, machine: &MachineProfile) -> DelayedCost {
+    let prices = LinePrices::from_profile(machine, p.work_scale.on(machine));
+    let release_event_ps = if p.reservation_tracepoints {
+        let stack = crate::kernel::tracing::stack_trace().ns(machine, p.work_scale.on(machine));
+        prices.trace_event_ps + ns_to_ps(stack)
+    } else {
+        0
+    };
     DelayedCost {
-        prices: LinePrices::from_profile(machine, p.work_scale.on(machine)),
+        prices,
         nodesize: p.nodesize,
         batch_overhead_ps: ns_to_ps(p.batch_overhead_ns),
         lock_tracepoints: p.lock_tracepoints,
+        release_event_ps,
     }
 }
 
@@ -73,18 +81,23 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
             DeletePattern::Fraction(f) => rng.random_bool(f),
             DeletePattern::Every(k) => (i - 1) % k == 0,
         };
-        let queued = fs.delayed.worker_queued();
-        if hit && fs.unlink(testdir, &p.file_name(i)) {
+        if !hit {
+            continue;
+        }
+        let wait = clock.before_call(&mut fs)?;
+        if fs.unlink(testdir, &p.file_name(i)) {
             deleted += 1;
             let ps = unlink_cost.call_ps(&fs.last_unlink)?;
-            unlink_calls.record(ps);
-            all_calls.record(ps);
-            clock.after_call(&mut fs, queued, ps)?;
+            unlink_calls.record(ps + wait);
+            all_calls.record(ps + wait);
+            clock.after_call(&fs, ps)?;
         }
     }
     let before_sync = fs.delayed.insert_stats();
     let deletes_before_sync = fs.delayed.delete_stats();
+    let unlink_shapes = fs.delayed.take_batch_shapes();
     fs.sync();
+    let sync_shapes = fs.delayed.take_batch_shapes();
     let after_sync = fs.delayed.insert_stats();
     let leaves = fs.tree.leaf_count();
     let height = fs.tree.height();
@@ -92,17 +105,25 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     let before_rm = fs.delayed.delete_stats();
     if p.rm_rf {
         let mut priced = Ok(());
-        let mut queued = fs.delayed.worker_queued();
-        rm_rf(&mut fs, testdir, &mut |fs| {
-            let step = unlink_cost.call_ps(&fs.last_unlink).and_then(|ps| {
-                rm_calls.record(ps);
-                all_calls.record(ps);
-                clock.after_call(fs, queued, ps)
-            });
-            if let (Err(e), Ok(())) = (step, &priced) {
+        // Each call waits for a flush still running when it starts (the
+        // rmdir too, whose eviction of the directory would otherwise drop
+        // the flush's items): before the rmdir, and before each unlink
+        // but the first (run at the previous one's end, as the first
+        // unlink's wait is taken before rm_rf starts).
+        let mut wait = clock.before_call(&mut fs)?;
+        rm_rf(&mut fs, testdir, &mut |fs, step| {
+            let call = match step {
+                RmStep::Unlinked => unlink_cost.call_ps(&fs.last_unlink).and_then(|ps| {
+                    rm_calls.record(ps + wait);
+                    all_calls.record(ps + wait);
+                    clock.after_call(fs, ps)?;
+                    clock.before_call(fs).map(|w| wait = w)
+                }),
+                RmStep::Rmdir => Ok(()),
+            };
+            if let (Err(e), Ok(())) = (call, &priced) {
                 priced = Err(e);
             }
-            queued = fs.delayed.worker_queued();
         });
         priced?;
     }
@@ -139,7 +160,9 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     put("insert_items_sync", sync_ins.items as f64);
     put("insert_sync_us", cost.insert_ps(&sync_ins)? as f64 / 1e6);
     let start = Default::default();
+    let rm_shapes = fs.delayed.take_batch_shapes();
     phases::put(&mut m, &cost, [&start, &deletes_before_sync, &before_rm, &s])?;
+    phases::put_medians(&mut m, &cost, [&unlink_shapes, &sync_shapes, &rm_shapes])?;
     phases::put_calls(&mut m, [&unlink_calls, &LatencyHistogram::new(), &rm_calls, &all_calls]);
     Ok(m)
 }

@@ -34,6 +34,7 @@ fn cost(work_scale: f64, traced: bool) -> DelayedCost {
         nodesize: 16384,
         batch_overhead_ps: 1_000,
         lock_tracepoints: traced,
+        release_event_ps: 0,
     }
 }
 

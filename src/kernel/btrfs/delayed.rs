@@ -185,6 +185,9 @@ pub struct DelayedRoot {
     mode: WorkerMode,
     /// The queued worker, under [`WorkerMode::Concurrent`].
     worker: Option<Worker>,
+    /// Deletion batches since the last [`DelayedRoot::take_batch_shapes`],
+    /// by their counts (`runs` 0).
+    batch_shapes: BTreeMap<DeleteRunStats, u64>,
 }
 
 impl DelayedRoot {
@@ -210,6 +213,15 @@ impl DelayedRoot {
     /// Whether a queued worker has work left to step through.
     pub fn worker_queued(&self) -> bool {
         self.worker.is_some()
+    }
+
+    /// The deletion batches since the last call, each batch's counts with
+    /// how many batches had them (so a caller can price each batch on its
+    /// own: a median, not only the sum). Batches of the same shape share
+    /// an entry, so this stays small (one-item batches differ in little
+    /// but the items after them in their leaf).
+    pub fn take_batch_shapes(&mut self) -> BTreeMap<DeleteRunStats, u64> {
+        std::mem::take(&mut self.batch_shapes)
     }
 
     /// The batch rules in force.

@@ -650,6 +650,12 @@ pub struct DelayedCost {
     /// (1 + folios per copy on write), `btrfs_reserved_extent_free` (one per
     /// leaf freed).
     pub lock_tracepoints: bool,
+    /// Per batch, outside the lab's window, the release's
+    /// `btrfs_space_reservation` event (`delayed_item`: per deletion batch
+    /// in `btrfs_batch_delete_items`, per leaf of insertions in
+    /// `btrfs_delayed_item_release_leaves`) when the lab traces it with
+    /// its stack (`reservation_tracepoints`), ps; 0 otherwise.
+    pub release_event_ps: u64,
 }
 
 impl DelayedCost {
@@ -711,7 +717,7 @@ impl DelayedCost {
         let p = &self.prices;
         let window = self.window_ps(s)?;
         let terms = [
-            (s.batches, BATCH_FIXED.price(p) + self.batch_overhead_ps),
+            (s.batches, BATCH_FIXED.price(p) + self.batch_overhead_ps + self.release_event_ps),
             (s.items_released, ITEM_RELEASE.price(p)),
         ];
         total(&terms, "btrfs_dir: time of the delayed-deletion function in ps")?
@@ -728,7 +734,7 @@ impl DelayedCost {
             (s.key_compares, KEY_COMPARE.price(p)),
             ((s.bytes_moved + s.bytes_inserted).div_ceil(64), MOVE_LINE.price(p)),
             (s.cow_blocks, self.cow_price()),
-            (s.batches, BATCH_FIXED.price(p) + self.batch_overhead_ps),
+            (s.batches, BATCH_FIXED.price(p) + self.batch_overhead_ps + self.release_event_ps),
             (s.items, ITEM_INSERT.price(p) + ITEM_RELEASE.price(p)),
         ];
         total(&terms, "btrfs_dir: time of the delayed-insertion function in ps")

@@ -69,7 +69,7 @@ pub const PARAMS: &[ParamSpec] = &[
         "btrfs_dir.worker",
         "a word",
         "inline, concurrent",
-        "when the async flush worker runs: inside the balance check that queues it, or beside the unlink calls on their priced times (as the kernel's, on another CPU)",
+        "when the async flush worker runs: inside the balance check that queues it, or on another CPU beside the unlink calls, the next call waiting on the node mutex for the flush (the calls' times hold the waits)",
     ),
     p(
         "btrfs_dir.delayed_background",

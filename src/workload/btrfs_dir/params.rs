@@ -53,12 +53,13 @@ pub struct BtrfsDirParams {
     /// to completion inside the check, before the syscall goes on.
     /// `concurrent`: beside the unlink calls, as the kernel's worker runs
     /// on another CPU: from the first unlink on, the worker's batches and
-    /// the syscall thread's calls each take their priced time on their own
-    /// clock, and a batch runs once the worker's clock reaches it, so the
-    /// deletions the calls queue while the worker commits the directory
-    /// join that flush (`btrfs_delete_delayed_items` takes the node's mutex
-    /// per batch). The creates, which the twin does not time, flush
-    /// inline under both. Default `inline`.
+    /// the calls each take their priced time on their own clock, and the
+    /// next call, which needs the directory's node mutex, waits for the
+    /// flush (6.18's `btrfs_delete_delayed_items` takes the mutex back
+    /// after each batch before a waiter gets it); the calls' times
+    /// (`unlink_us`, `unlinks_us`) hold the waits. The batches are those of
+    /// `inline`. The creates, which the twin does not time, flush inline
+    /// under both. Default `inline`.
     pub worker: WorkerMode,
     /// `BTRFS_DELAYED_BACKGROUND` (items). Default 128.
     pub delayed_background: usize,

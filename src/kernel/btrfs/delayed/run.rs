@@ -20,7 +20,7 @@ use crate::kernel::btrfs::ctree::{
 };
 
 /// What `btrfs_delete_delayed_items` touched, summed over all its calls.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct DeleteRunStats {
     /// Calls of the function that found at least one pending deletion.
     pub runs: u64,
@@ -425,6 +425,9 @@ impl DelayedRoot {
         };
         add_tree_counts(d, &mut s.searches, &mut s.node_visits, &mut s.leaf_visits, &mut s.key_compares);
         self.stats = self.stats.plus(&s);
+        if n > 0 {
+            *self.batch_shapes.entry(s).or_insert(0) += 1;
+        }
         Some(s)
     }
 
