@@ -107,9 +107,9 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
         let mut priced = Ok(());
         // Each call waits for a flush still running when it starts (the
         // rmdir too, whose eviction of the directory would otherwise drop
-        // the flush's items): before the rmdir, and before each unlink
-        // but the first (run at the previous one's end, as the first
-        // unlink's wait is taken before rm_rf starts).
+        // the flush's items; a flush the rmdir's own check queues is
+        // dropped by that eviction): the wait is found at the previous
+        // call's end (before rm_rf starts for the first unlink).
         let mut wait = clock.before_call(&mut fs)?;
         rm_rf(&mut fs, testdir, &mut |fs, step| {
             let call = match step {

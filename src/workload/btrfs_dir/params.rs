@@ -57,9 +57,13 @@ pub struct BtrfsDirParams {
     /// next call, which needs the directory's node mutex, waits for the
     /// flush (6.18's `btrfs_delete_delayed_items` takes the mutex back
     /// after each batch before a waiter gets it); the calls' times
-    /// (`unlink_us`, `unlinks_us`) hold the waits. The batches are those of
-    /// `inline`. The creates, which the twin does not time, flush inline
-    /// under both. Default `inline`.
+    /// (`unlink_us`, `unlinks_us`) hold the waits. The batches are nearly
+    /// those of `inline`: a flush runs after the queuing call's eviction,
+    /// not inside its first check; one queued by a phase's last unlink runs
+    /// in the sync (where the lab, splitting phases by time, counts it
+    /// too); one queued by the rmdir's own check loses the race to the
+    /// directory's eviction, which drops its items. The creates, which the
+    /// twin does not time, flush inline under both. Default `inline`.
     pub worker: WorkerMode,
     /// `BTRFS_DELAYED_BACKGROUND` (items). Default 128.
     pub delayed_background: usize,

@@ -238,7 +238,10 @@ mod tests {
         ] {
             assert_eq!(g(&conc, phase, v), g(&inline, phase, v), "{phase}.{v}");
         }
-        assert_eq!(conc["killed_at_evict"], 0.0, "the rmdir waits for rm -fr's last flush");
+        assert_eq!(
+            conc["killed_at_evict"], 0.0,
+            "in this script the rmdir waits for rm -fr's last flush"
+        );
         let waits = g(&conc, "unlink", "unlinks_us") - g(&inline, "unlink", "unlinks_us");
         let flush = g(&inline, "unlink", "us_per_batch");
         assert!(waits > 4.0 * 100.0 * flush, "waits {waits} us, a batch's window {flush} us");

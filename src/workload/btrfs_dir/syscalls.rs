@@ -7,7 +7,8 @@
 //! ([`crate::kernel::btrfs::syscall`]) and, when the lab traces them, the
 //! tracepoints it fires. The flush worker's batches are not in it: the
 //! balance checks only queue them, and the kernel runs them on another
-//! CPU.
+//! CPU; under `worker = "concurrent"` a call's wait for a flush is added
+//! to its time by the caller (`worker.rs`).
 //!
 //! [`Fs::unlink_calls`]: crate::kernel::btrfs::fs::Fs::unlink_calls
 

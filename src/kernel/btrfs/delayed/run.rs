@@ -5,14 +5,16 @@
 //! `btrfs_delete_delayed_items` batch loops.
 //!
 //! The kernel's worker is asynchronous: it starts on another CPU while the
-//! syscall that queued it goes on (evicting the unlinked inode, the next
-//! unlinks). Here it runs to completion inside the balance check, before
-//! the syscall continues. Two things follow. Deletions the syscall thread
-//! would add while the worker's loop runs are not picked up by that pass
-//! (they wait for the next flush), and whatever the worker was queued to
+//! syscall that queued it goes on. Under [`WorkerMode::Inline`] it runs
+//! to completion inside the balance check, before the syscall continues:
+//! deletions the syscall thread would add while the worker's loop runs
+//! are not picked up by that pass, and whatever the worker was queued to
 //! flush is already in the tree when a later eviction kills the node's
-//! pending items. The case-3 script only meets the second, on its last
-//! flush; `fs.rs` reports what an eviction killed.
+//! pending items. Under [`WorkerMode::Concurrent`] the check only queues
+//! it and the caller steps it ([`DelayedRoot::worker_step`]) on its own
+//! clock; a step picks up what was queued before it, and an eviction
+//! before the worker's steps drops their items. `fs.rs` reports what an
+//! eviction killed.
 
 use super::{BalanceCheck, BatchStrategy, DelayedRoot, InsertStrategy, Stage, Worker, WorkerMode, WorkerStep};
 use crate::kernel::btrfs::ctree::{
@@ -158,10 +160,10 @@ impl DelayedRoot {
         self.last_check = check;
         if check.fired {
             let nr = if self.items >= t.writeback { 0 } else { t.batch };
-            self.worker_runs += 1;
             match self.mode {
                 WorkerMode::Concurrent if nr > 0 => {
                     if self.worker.is_none() {
+                        self.worker_runs += 1;
                         self.worker = Some(Worker {
                             limit: nr,
                             ..Worker::default()
@@ -169,7 +171,10 @@ impl DelayedRoot {
                     }
                 }
                 _ => {
-                    self.worker = None;
+                    // The caller waits: a queued worker finishes first
+                    // (the node it is committing is off `prepare_list`).
+                    while self.worker_step(tree).is_some() {}
+                    self.worker_runs += 1;
                     self.async_worker(tree, nr);
                 }
             }

@@ -289,3 +289,37 @@ fn the_commit_runs_what_a_queued_worker_had_left() {
     let s = d.delete_stats();
     assert_eq!((s.runs, s.batches, d.items()), (2, 4, 0), "the worker's flush and the commit's");
 }
+
+#[test]
+fn checks_that_find_a_worker_queued_do_not_queue_another() {
+    let (mut tree, mut d) = concurrent(4, 512);
+    for i in [2, 4, 6, 8] {
+        d.delete_dir_index(DIR, i);
+    }
+    d.balance(&mut tree);
+    d.delete_dir_index(DIR, 10);
+    assert!(d.balance(&mut tree).fired);
+    assert_eq!(d.worker_runs(), 1);
+}
+
+#[test]
+fn writeback_finishes_a_worker_caught_inside_a_node() {
+    // The worker has taken the directory's node (off prepare_list) and
+    // done one batch; then other inodes' items reach writeback: the
+    // caller waits for that worker too, so the directory's last three
+    // deletions are not left behind.
+    let (mut tree, mut d) = concurrent(4, 8);
+    for i in [2, 4, 6, 8] {
+        d.delete_dir_index(DIR, i);
+    }
+    d.balance(&mut tree);
+    d.worker_step(&mut tree);
+    for ino in [300, 301, 302] {
+        d.delete_inode_ref(ino);
+        d.update_inode(ino);
+    }
+    assert_eq!(d.items(), 9);
+    assert!(d.balance(&mut tree).fired);
+    assert!(!d.worker_queued());
+    assert_eq!((d.items(), d.delete_stats().batches), (0, 4));
+}
