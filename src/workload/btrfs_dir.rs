@@ -22,7 +22,7 @@ use crate::engine::Metrics;
 use crate::engine::histogram::LatencyHistogram;
 use crate::engine::rng::RunKey;
 use crate::kernel::ModelError;
-use crate::kernel::btrfs::fs::{Fs, ROOT_DIR_INO, RmStep, dir_index_leaf_count, rm_rf};
+use crate::kernel::btrfs::fs::{Fs, ROOT_DIR_INO, dir_index_leaf_count, rm_rf};
 use crate::machine::{MachineError, MachineProfile};
 use crate::param::ParamError;
 use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, Workload};
@@ -39,9 +39,10 @@ pub fn ns_to_ps(ns: f64) -> u64 {
 /// The price list of a run: the machine's line prices, the fitted
 /// per-batch cost and the lab's events.
 pub fn delayed_cost(p: &BtrfsDirParams, machine: &MachineProfile) -> DelayedCost {
-    let prices = LinePrices::from_profile(machine, p.work_scale.on(machine));
+    let work_scale = p.work_scale.on(machine);
+    let prices = LinePrices::from_profile(machine, work_scale);
     let release_event_ps = if p.reservation_tracepoints {
-        let stack = crate::kernel::tracing::stack_trace().ns(machine, p.work_scale.on(machine));
+        let stack = crate::kernel::tracing::stack_trace().ns(machine, work_scale);
         prices.trace_event_ps + ns_to_ps(stack)
     } else {
         0
@@ -111,16 +112,13 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
         // dropped by that eviction): the wait is found at the previous
         // call's end (before rm_rf starts for the first unlink).
         let mut wait = clock.before_call(&mut fs)?;
-        rm_rf(&mut fs, testdir, &mut |fs, step| {
-            let call = match step {
-                RmStep::Unlinked => unlink_cost.call_ps(&fs.last_unlink).and_then(|ps| {
-                    rm_calls.record(ps + wait);
-                    all_calls.record(ps + wait);
-                    clock.after_call(fs, ps)?;
-                    clock.before_call(fs).map(|w| wait = w)
-                }),
-                RmStep::Rmdir => Ok(()),
-            };
+        rm_rf(&mut fs, testdir, &mut |fs| {
+            let call = unlink_cost.call_ps(&fs.last_unlink).and_then(|ps| {
+                rm_calls.record(ps + wait);
+                all_calls.record(ps + wait);
+                clock.after_call(fs, ps)?;
+                clock.before_call(fs).map(|w| wait = w)
+            });
             if let (Err(e), Ok(())) = (call, &priced) {
                 priced = Err(e);
             }

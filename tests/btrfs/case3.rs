@@ -249,7 +249,7 @@ fn deep_tree_survives_the_whole_script() {
     fs.sync();
     assert!(fs.tree.height() >= 4, "height {}", fs.tree.height());
     assert!(fs.tree.check().is_ok());
-    rm_rf(&mut fs, dir, &mut |_, _| {});
+    rm_rf(&mut fs, dir, &mut |_| {});
     assert!(fs.tree.check().is_ok(), "{:?}", fs.tree.check());
     assert!(fs.tree.stats().node_splits > 0 && fs.tree.stats().node_balances > 0);
     assert_eq!(fs.tree.all_items().len(), 2, "only the root dir's items remain");

@@ -320,28 +320,16 @@ fn orphan_key(ino: u64) -> Key {
     Key::new(ORPHAN_OBJECTID, ORPHAN_ITEM_KEY, ino)
 }
 
-/// Where [`rm_rf`] is when it calls back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RmStep {
-    /// An `unlink(2)` has returned; its own tree work is
-    /// [`Fs::last_unlink`].
-    Unlinked,
-    /// The `rmdir(2)` of the directory is about to run (its eviction of
-    /// the directory, at the call's end, drops the directory's pending
-    /// delayed items).
-    Rmdir,
-}
-
 /// `rm -fr testdir`: unlink the entries in readdir (dir index) order
-/// (`on_step` called after each with [`RmStep::Unlinked`]), rmdir the
-/// directory (`on_step` called before it with [`RmStep::Rmdir`]), then
-/// unmount (a final commit).
+/// (`on_unlink` called after each, with the filesystem: the call's own
+/// tree work is [`Fs::last_unlink`]), rmdir the directory, then unmount
+/// (a final commit).
 ///
 /// The readdir list is taken a slice of dir indexes at a time (at most 16
 /// slices), so it never holds more than a sixteenth of the names beside the
 /// directory map; the order is the same as one sorted list (indexes are
 /// unique, and the unlinks of a slice only remove that slice's entries).
-pub fn rm_rf(fs: &mut Fs, dir: u64, on_step: &mut dyn FnMut(&mut Fs, RmStep)) {
+pub fn rm_rf(fs: &mut Fs, dir: u64, on_unlink: &mut dyn FnMut(&mut Fs)) {
     let Some(d) = fs.dirs.get(&dir) else {
         return;
     };
@@ -363,12 +351,11 @@ pub fn rm_rf(fs: &mut Fs, dir: u64, on_step: &mut dyn FnMut(&mut Fs, RmStep)) {
         names.sort();
         for (_, name) in &names {
             if fs.unlink(dir, name.as_bytes()) {
-                on_step(fs, RmStep::Unlinked);
+                on_unlink(fs);
             }
         }
         lo = hi;
     }
-    on_step(fs, RmStep::Rmdir);
     fs.rmdir(ROOT_DIR_INO, b"testdir");
     fs.sync();
 }
