@@ -105,6 +105,26 @@ fn put_calls(m: &mut Metrics, phase: &str, ns: &[u64]) {
     m.insert(format!("phase.{phase}.unlinks_us"), ns.iter().sum::<u64>() as f64 / 1e3);
 }
 
+/// Puts the gaps between consecutive deletion releases of one task in one
+/// phase (`gaps`, us, by phase) into `m`: per phase the twin has
+/// (`phase.P.batch_gap_us`, the upper median; 0 without gaps) and over
+/// the whole script (`phase.script.batch_gap_us`, also kept under its
+/// older name `delete_batch_gap_us_p50`).
+fn put_gaps(m: &mut Metrics, mut gaps: BTreeMap<String, Vec<f64>>) {
+    let upper_median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    let mut all: Vec<f64> = gaps.values().flatten().copied().collect();
+    for phase in ["unlink", "sync", "rm_fr"] {
+        let v = gaps.entry(phase.into()).or_default();
+        m.insert(format!("phase.{phase}.batch_gap_us"), upper_median(v));
+    }
+    let script = upper_median(&mut all);
+    m.insert("phase.script.batch_gap_us".into(), script);
+    m.insert("delete_batch_gap_us_p50".into(), script);
+}
+
 /// Case 3's script on `fs` (testdir made and synced): the creates, every
 /// `k`-th file unlinked, `syncfs`, the rest unlinked, testdir removed,
 /// the filesystem unmounted; `mark` is called with each phase's name as
@@ -264,7 +284,7 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
     let phases = trace::phases(&recs);
     let per_item = item_bytes(nodesize) as f64;
     let mut m = Metrics::new();
-    let mut gaps = Vec::new();
+    let mut gaps: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut last_del: Option<(u32, u64, String)> = None;
     let mut other = 0.0;
     let put = |m: &mut Metrics, k: String, v: f64| *m.entry(k).or_insert(0.0) += v;
@@ -290,7 +310,9 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
                     && *lp == phase
                     && r.ts_ns.saturating_sub(*ts) < 1_000_000
                 {
-                    gaps.push(r.ts_ns.saturating_sub(*ts) as f64 / 1e3);
+                    gaps.entry(phase.clone())
+                        .or_default()
+                        .push(r.ts_ns.saturating_sub(*ts) as f64 / 1e3);
                 }
                 last_del = Some((r.pid, r.ts_ns, phase));
             }
@@ -316,8 +338,7 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
     m.insert("releases_unclassified".into(), other);
     let b = m["batches"];
     m.insert("items_per_delete_batch".into(), if b > 0.0 { m["items_released"] / b } else { 0.0 });
-    gaps.sort_by(f64::total_cmp);
-    m.insert("delete_batch_gap_us_p50".into(), gaps.get(gaps.len() / 2).copied().unwrap_or(0.0));
+    put_gaps(&mut m, gaps);
     for (phase, mut w) in windows(&recs, &phases, fsid, per_item) {
         w.us.sort_by(f64::total_cmp);
         let sum: f64 = w.us.iter().sum();

@@ -190,6 +190,12 @@ fn deletion_batches_are_timed_from_their_root_lock_to_their_release() {
     assert_eq!((m["phase.sync.eb_folios"], m["phase.sync.leaves_freed"]), (4.0, 0.0));
     assert_eq!((m["phase.rm_fr.eb_folios"], m["phase.rm_fr.leaves_freed"]), (0.0, 1.0));
     assert_eq!((m["phase.script.eb_folios"], m["phase.script.leaves_freed"]), (4.0, 1.0));
+    // Gaps between one task's consecutive releases in one phase: the
+    // sync's two batches 8 us apart; rm -fr's one batch has none.
+    assert!((m["phase.sync.batch_gap_us"] - 8.0).abs() < 1e-9, "{m:?}");
+    assert_eq!((m["phase.rm_fr.batch_gap_us"], m["phase.unlink.batch_gap_us"]), (0.0, 0.0));
+    assert!((m["phase.script.batch_gap_us"] - 8.0).abs() < 1e-9, "{m:?}");
+    assert_eq!(m["delete_batch_gap_us_p50"], m["phase.script.batch_gap_us"]);
 }
 
 #[test]
@@ -212,6 +218,14 @@ fn the_sync_phase_of_a_real_trace_gives_its_batch_windows() {
         (m["phase.sync.us_per_item"] - 254.8288 / 109.0).abs() < 1e-3,
         "{}",
         m["phase.sync.us_per_item"]
+    );
+    // The 109 gaps between its 110 releases (one task, the sync's syscall
+    // thread running the commit): upper median 5.0339 us (awk, apart
+    // from the parser, converting the x86-tsc stamps by the two markers).
+    assert!(
+        (m["phase.sync.batch_gap_us"] - 5.0339).abs() < 1e-3,
+        "{}",
+        m["phase.sync.batch_gap_us"]
     );
     assert_eq!(m["phase.sync.cow_blocks"], 1.0);
 }

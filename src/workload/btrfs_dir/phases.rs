@@ -29,7 +29,7 @@ pub const PHASES: [(&str, &str); 4] = [
 ];
 
 /// The values reported per phase: (name, unit, meaning).
-const VALUES: [(&str, &str, &str); 13] = [
+const VALUES: [(&str, &str, &str); 14] = [
     ("batches", "count", "btrfs_del_items calls of the delayed deletions"),
     ("flushes", "count", "calls of btrfs_delete_delayed_items that found deletions"),
     ("batches_per_flush", "count", "batches per flush (0 without flushes)"),
@@ -48,6 +48,11 @@ const VALUES: [(&str, &str, &str); 13] = [
         "us_per_item",
         "us",
         "that window summed over the batches, per item they deleted (0 without batches)",
+    ),
+    (
+        "batch_gap_us",
+        "us",
+        "the median deletion batch's whole time in btrfs_delete_delayed_items (the upper one of an even count): its window, the release tracepoint and its stack, the items' release; in a flush, the time from one batch's release to the next one's (0 without batches)",
     ),
     ("cow_blocks", "count", "tree blocks the deletion batches copied on write"),
     (
@@ -80,11 +85,12 @@ pub fn axis() -> StepAxis {
     }
 }
 
-/// Puts each phase's median deletion-batch window into `m`
-/// (`us_per_batch`): `shapes` are the unlink phase's, the sync's and `rm
-/// -fr`'s batches by their counts ([`DelayedRoot::take_batch_shapes`]),
-/// each shape priced by [`DelayedCost::window_ps`]; the whole script's is
-/// the median over all three.
+/// Puts each phase's median deletion-batch window (`us_per_batch`) and
+/// median whole batch (`batch_gap_us`) into `m`: `shapes` are the unlink
+/// phase's, the sync's and `rm -fr`'s batches by their counts
+/// ([`DelayedRoot::take_batch_shapes`]), each shape priced on its own by
+/// [`DelayedCost::window_ps`] and [`DelayedCost::delete_ps`]; the whole
+/// script's are the medians over all three.
 ///
 /// [`DelayedRoot::take_batch_shapes`]: crate::kernel::btrfs::delayed::DelayedRoot::take_batch_shapes
 pub fn put_medians(
@@ -93,20 +99,24 @@ pub fn put_medians(
     shapes: [&BTreeMap<DeleteRunStats, u64>; 3],
 ) -> Result<(), ModelError> {
     let axis = axis();
-    let mut all = Vec::new();
+    let (mut all_windows, mut all_batches) = (Vec::new(), Vec::new());
     for ((key, _), phase) in PHASES.iter().zip(shapes) {
-        let mut windows = Vec::with_capacity(phase.len());
+        let (mut windows, mut batches) = (Vec::with_capacity(phase.len()), Vec::with_capacity(phase.len()));
         for (s, &n) in phase {
             windows.push((cost.window_ps(s)?, n));
+            batches.push((cost.delete_ps(s)?, n));
         }
-        m.insert(axis.metric(key, "us_per_batch"), upper_median_us(&mut windows.clone()));
-        all.extend(windows);
+        all_windows.extend_from_slice(&windows);
+        all_batches.extend_from_slice(&batches);
+        m.insert(axis.metric(key, "us_per_batch"), upper_median_us(&mut windows));
+        m.insert(axis.metric(key, "batch_gap_us"), upper_median_us(&mut batches));
     }
-    m.insert(axis.metric("script", "us_per_batch"), upper_median_us(&mut all));
+    m.insert(axis.metric("script", "us_per_batch"), upper_median_us(&mut all_windows));
+    m.insert(axis.metric("script", "batch_gap_us"), upper_median_us(&mut all_batches));
     Ok(())
 }
 
-/// The window at 0-based rank n / 2 of the n batches in `windows` (ps,
+/// The time at 0-based rank n / 2 of the n batches in `windows` (ps,
 /// count), in us; 0 without batches.
 fn upper_median_us(windows: &mut [(u128, u64)]) -> f64 {
     windows.sort_unstable();
@@ -214,6 +224,39 @@ mod tests {
             );
             assert_eq!(g("script", "delete_us"), m["delete_delayed_us"]);
         }
+    }
+
+    #[test]
+    fn a_batch_gap_is_its_window_and_what_follows_the_release() {
+        // The unlink phase's and the sync's median batches both delete one
+        // item, so each gap is its window plus the same per-batch and
+        // per-item work after the release (the loop turn, the release
+        // tracepoint, the item's release); rm -fr's batches release many
+        // items (about 60 each), so theirs adds more. Nothing fitted: case
+        // 3's per-batch knob would hide the items' share.
+        let m = script(BtrfsDirParams {
+            insert_strategy: InsertStrategy::Contiguous,
+            reservation_tracepoints: true,
+            batch_overhead_ns: 0.0,
+            ..Default::default()
+        });
+        let g = |phase: &str, v: &str| m[&axis().metric(phase, v)];
+        let after = |phase: &str| g(phase, "batch_gap_us") - g(phase, "us_per_batch");
+        assert!(
+            after("unlink") > 0.0,
+            "unlink gap {} window {}",
+            g("unlink", "batch_gap_us"),
+            g("unlink", "us_per_batch")
+        );
+        assert!(
+            (after("unlink") - after("sync")).abs() < 1e-6,
+            "{} vs {}",
+            after("unlink"),
+            after("sync")
+        );
+        assert!(after("rm_fr") > 5.0 * after("sync"), "{} vs {}", after("rm_fr"), after("sync"));
+        assert!(g("script", "batch_gap_us") >= g("sync", "batch_gap_us"));
+        assert!(g("script", "batch_gap_us") <= g("rm_fr", "batch_gap_us"));
     }
 
     #[test]
