@@ -106,10 +106,12 @@ fn put_calls(m: &mut Metrics, phase: &str, ns: &[u64]) {
 }
 
 /// Puts the gaps between consecutive deletion releases of one task in one
-/// phase (`gaps`, us, by phase) into `m`: per phase the twin has
-/// (`phase.P.batch_gap_us`, the upper median; 0 without gaps) and over
-/// the whole script (`phase.script.batch_gap_us`, also kept under its
-/// older name `delete_batch_gap_us_p50`).
+/// phase, under 1 ms apart (`gaps`, us, by phase), into `m`: per phase the
+/// twin has (`phase.P.batch_gap_us`, the upper median; 0 without gaps: a
+/// flush of one batch gives none) and over every gap of the script
+/// (`phase.script.batch_gap_us`, also kept under its older name
+/// `delete_batch_gap_us_p50`). A gap is the part of one batch after its
+/// release and the next batch up to its own.
 fn put_gaps(m: &mut Metrics, mut gaps: BTreeMap<String, Vec<f64>>) {
     let upper_median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -285,7 +287,8 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
     let per_item = item_bytes(nodesize) as f64;
     let mut m = Metrics::new();
     let mut gaps: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    let mut last_del: Option<(u32, u64, String)> = None;
+    // Each task's last deletion release: (time, phase).
+    let mut last_del: BTreeMap<u32, (u64, String)> = BTreeMap::new();
     let mut other = 0.0;
     let put = |m: &mut Metrics, k: String, v: f64| *m.entry(k).or_insert(0.0) += v;
     for p in PHASES.iter().chain(["script"].iter()) {
@@ -305,8 +308,7 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
                 put(&mut m, "items_released".into(), items);
                 put(&mut m, format!("phase.{phase}.batches"), 1.0);
                 put(&mut m, "phase.script.batches".into(), 1.0);
-                if let Some((pid, ts, lp)) = &last_del
-                    && *pid == r.pid
+                if let Some((ts, lp)) = last_del.get(&r.pid)
                     && *lp == phase
                     && r.ts_ns.saturating_sub(*ts) < 1_000_000
                 {
@@ -314,7 +316,7 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
                         .or_default()
                         .push(r.ts_ns.saturating_sub(*ts) as f64 / 1e3);
                 }
-                last_del = Some((r.pid, r.ts_ns, phase));
+                last_del.insert(r.pid, (r.ts_ns, phase));
             }
             Release::Insert => {
                 put(&mut m, "insert_batches".into(), 1.0);

@@ -199,6 +199,42 @@ fn deletion_batches_are_timed_from_their_root_lock_to_their_release() {
 }
 
 #[test]
+fn batch_gaps_are_each_tasks_own_per_phase() {
+    // Deletion releases only (mono clock, seconds). Sync: the kworker at
+    // 10, 13 and 20 us, the syscall thread's commit between them at 15
+    // (one release: no gap of its own); the kworker's gaps 3 and 7, the
+    // upper median 7. rm -fr: the kworker at 100 and 110 us (gap 10), then
+    // 1.5 ms later (no gap: another flush). Script: 3, 7, 10, upper
+    // median 7.
+    let f = "00000000-0000-0000-0000-0000000000aa";
+    let release = |task: &str, ts: &str| {
+        format!(
+            "  {task} [001] ..... {ts}: btrfs_space_reservation: {f}: delayed_item: 257 release 262144\n  {task} [001] ..... {ts}: <stack trace>\n => btrfs_delete_delayed_items+0x1a/0x300\n => __btrfs_run_delayed_items+0x10/0x200\n"
+        )
+    };
+    let mark = |ts: &str, phase: &str| format!("  fsmeta-100 [000] ..... {ts}: tracing_mark_write: fsmeta:{phase}\n");
+    let (k, u) = ("kworker/u8:3-9", "fsmeta-100");
+    let mut t = String::from("# tracer: nop\n");
+    t += &mark("10.000001", "sync");
+    for (task, ts) in [(k, "10.000010"), (k, "10.000013"), (u, "10.000015"), (k, "10.000020")] {
+        t += &release(task, ts);
+    }
+    t += &mark("10.000050", "rm_fr");
+    for ts in ["10.000100", "10.000110", "10.001610"] {
+        t += &release(k, ts);
+    }
+    t += &mark("10.002000", "end");
+    let m = btrfs_delayed::analyse(&t, f, 16384).expect("analyse");
+    assert_eq!((m["phase.sync.batches"], m["phase.rm_fr.batches"]), (4.0, 3.0));
+    let near = |k: &str, want: f64| assert!((m[k] - want).abs() < 1e-6, "{k}: {} want {want}", m[k]);
+    near("phase.sync.batch_gap_us", 7.0);
+    near("phase.rm_fr.batch_gap_us", 10.0);
+    near("phase.unlink.batch_gap_us", 0.0);
+    near("phase.script.batch_gap_us", 7.0);
+    near("delete_batch_gap_us_p50", 7.0);
+}
+
+#[test]
 fn the_sync_phase_of_a_real_trace_gives_its_batch_windows() {
     // The sync phase of one run with the lock and COW tracepoints on
     // (x86-tsc clock, both clock markers kept). Cross-checked with a gawk

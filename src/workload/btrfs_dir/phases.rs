@@ -52,7 +52,7 @@ const VALUES: [(&str, &str, &str); 14] = [
     (
         "batch_gap_us",
         "us",
-        "the median deletion batch's whole time in btrfs_delete_delayed_items (the upper one of an even count): its window, the release tracepoint and its stack, the items' release; in a flush, the time from one batch's release to the next one's (0 without batches)",
+        "the median deletion batch's whole time in btrfs_delete_delayed_items (the upper one of an even count): its window, the loop turn, the release tracepoint and its stack, the items' release, and the fitted batch_overhead_ns; in a flush of like batches, the time from one batch's release to the next one's. Every batch counts, the first of a flush and a flush's only one too, where the lab has no gap (0 without batches)",
     ),
     ("cow_blocks", "count", "tree blocks the deletion batches copied on write"),
     (
