@@ -286,6 +286,17 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
     let phases = trace::phases(&recs);
     let per_item = item_bytes(nodesize) as f64;
     let mut m = Metrics::new();
+    put_releases(&mut m, &recs, &phases, fsid, per_item)?;
+    put_windows(&mut m, &recs, &phases, fsid, per_item);
+    Ok(m)
+}
+
+/// Puts the counts of the delayed-item releases into `m` (`recs` with
+/// their `phases`): batches and items, deletions and insertions, by phase
+/// and over the script, the items dropped at eviction, the releases left
+/// unclassified, and the gaps between one task's deletion batches
+/// ([`put_gaps`]).
+fn put_releases(m: &mut Metrics, recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64) -> Result<(), LabError> {
     let mut gaps: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     // Each task's last deletion release: (time, phase).
     let mut last_del: BTreeMap<u32, (u64, String)> = BTreeMap::new();
@@ -295,7 +306,7 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
         m.insert(format!("phase.{p}.batches"), 0.0);
         m.insert(format!("phase.{p}.insert_batches"), 0.0);
     }
-    for (r, ph) in recs.iter().zip(&phases) {
+    for (r, ph) in recs.iter().zip(phases) {
         let Some(bytes) = release(r, fsid) else {
             continue;
         };
@@ -304,10 +315,10 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
         let phase = ph.clone().unwrap_or_else(|| "before".into());
         match classify(r) {
             Release::Delete => {
-                put(&mut m, "batches".into(), 1.0);
-                put(&mut m, "items_released".into(), items);
-                put(&mut m, format!("phase.{phase}.batches"), 1.0);
-                put(&mut m, "phase.script.batches".into(), 1.0);
+                put(m, "batches".into(), 1.0);
+                put(m, "items_released".into(), items);
+                put(m, format!("phase.{phase}.batches"), 1.0);
+                put(m, "phase.script.batches".into(), 1.0);
                 if let Some((ts, lp)) = last_del.get(&r.pid)
                     && *lp == phase
                     && r.ts_ns.saturating_sub(*ts) < 1_000_000
@@ -319,12 +330,12 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
                 last_del.insert(r.pid, (r.ts_ns, phase));
             }
             Release::Insert => {
-                put(&mut m, "insert_batches".into(), 1.0);
-                put(&mut m, "insert_leaves_released".into(), items);
-                put(&mut m, format!("phase.{phase}.insert_batches"), 1.0);
-                put(&mut m, "phase.script.insert_batches".into(), 1.0);
+                put(m, "insert_batches".into(), 1.0);
+                put(m, "insert_leaves_released".into(), items);
+                put(m, format!("phase.{phase}.insert_batches"), 1.0);
+                put(m, "phase.script.insert_batches".into(), 1.0);
             }
-            Release::Killed => put(&mut m, "killed_at_evict".into(), items),
+            Release::Killed => put(m, "killed_at_evict".into(), items),
             Release::Other => other += 1.0,
         }
     }
@@ -340,38 +351,32 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
     m.insert("releases_unclassified".into(), other);
     let b = m["batches"];
     m.insert("items_per_delete_batch".into(), if b > 0.0 { m["items_released"] / b } else { 0.0 });
-    put_gaps(&mut m, gaps);
-    for (phase, mut w) in windows(&recs, &phases, fsid, per_item) {
+    put_gaps(m, gaps);
+    Ok(())
+}
+
+/// Puts each phase's deletion-batch windows into `m` ([`windows`]): the
+/// median window, the windows' sum per item, the copies on write, the
+/// lock time and count, the time off the CPU, the tree blocks made and
+/// freed.
+fn put_windows(m: &mut Metrics, recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64) {
+    let per = |v: f64, n: f64| if n > 0.0 { v / n } else { 0.0 };
+    for (phase, mut w) in windows(recs, phases, fsid, per_item) {
         w.us.sort_by(f64::total_cmp);
         let sum: f64 = w.us.iter().sum();
-        m.insert(
-            format!("phase.{phase}.us_per_batch"),
-            w.us.get(w.us.len() / 2).copied().unwrap_or(0.0),
-        );
-        m.insert(
-            format!("phase.{phase}.us_per_item"),
-            if w.items > 0.0 { sum / w.items } else { 0.0 },
-        );
+        let median = w.us.get(w.us.len() / 2).copied().unwrap_or(0.0);
+        m.insert(format!("phase.{phase}.us_per_batch"), median);
+        m.insert(format!("phase.{phase}.us_per_item"), per(sum, w.items));
         m.insert(format!("phase.{phase}.cow_blocks"), w.cows);
-        m.insert(
-            format!("phase.{phase}.lock_us_per_item"),
-            if w.items > 0.0 { w.lock_ns / 1e3 / w.items } else { 0.0 },
-        );
-        m.insert(
-            format!("phase.{phase}.locks_per_batch"),
-            if w.us.is_empty() { 0.0 } else { w.locks / w.us.len() as f64 },
-        );
+        m.insert(format!("phase.{phase}.lock_us_per_item"), per(w.lock_ns / 1e3, w.items));
+        m.insert(format!("phase.{phase}.locks_per_batch"), per(w.locks, w.us.len() as f64));
         m.insert(format!("phase.{phase}.contended_locks"), w.contended);
-        m.insert(
-            format!("phase.{phase}.offcpu_us_per_item"),
-            if w.items > 0.0 { w.offcpu_ns / 1e3 / w.items } else { 0.0 },
-        );
+        m.insert(format!("phase.{phase}.offcpu_us_per_item"), per(w.offcpu_ns / 1e3, w.items));
         m.insert(format!("phase.{phase}.offcpu_batches"), w.offcpu_batches);
         m.insert(format!("phase.{phase}.blocked_batches"), w.blocked_batches);
         m.insert(format!("phase.{phase}.eb_folios"), w.folios);
         m.insert(format!("phase.{phase}.leaves_freed"), w.freed);
     }
-    Ok(m)
 }
 
 /// A lock call of 1 us or more (`diff_ns`) waited for another holder.
