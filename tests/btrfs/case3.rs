@@ -55,19 +55,21 @@ fn case3_exact_counts_under_the_kernels_accounting_and_eviction() {
 
 #[test]
 fn case3_times_fit_the_old_rule_and_predict_the_new() {
-    // batch_overhead_ns (5850) was fitted on the old-rule time, 9563 us.
+    // batch_overhead_ns (6540) was fitted on the old-rule time, 9563 us.
     let seq = run(&case3(BatchStrategy::Sequential));
     assert!(
         within(seq["delete_delayed_us"], 9563.0, 0.005),
         "sequential us {}",
         seq["delete_delayed_us"]
     );
-    // The new-rule time is a prediction: 5414 us against 7328 published
-    // (-26%, a known gap in the scenario). Pinned to the model's value
-    // (5396 before the sync and the unmount wrote the tree back first).
+    // The new-rule time is a prediction: 5378 us against 7328 published
+    // (-26.6%, a known gap in the scenario). Pinned to the model's value
+    // (5414 before a line transfer was counted only where another task
+    // wrote the block or took its lock last; 5396 before the sync and the
+    // unmount wrote the tree back first).
     let new = run(&case3(BatchStrategy::LeafMatch));
     assert!(
-        (new["delete_delayed_us"] - 5414.0).abs() < 1.0,
+        (new["delete_delayed_us"] - 5377.8).abs() < 1.0,
         "leaf-match us {}",
         new["delete_delayed_us"]
     );
@@ -77,7 +79,7 @@ fn case3_times_fit_the_old_rule_and_predict_the_new() {
         ..case3(BatchStrategy::Sequential)
     });
     assert!(
-        (physical["delete_delayed_us"] - 3708.5).abs() < 1.0,
+        (physical["delete_delayed_us"] - 3014.4).abs() < 1.0,
         "{}",
         physical["delete_delayed_us"]
     );

@@ -15,6 +15,7 @@
 mod block;
 mod check;
 mod delete;
+mod lines;
 mod node;
 mod search;
 mod split;
@@ -142,6 +143,16 @@ pub struct TreeStats {
     pub node_splits: u64,
     /// Node merges/pushes done by `balance_level`.
     pub node_balances: u64,
+    /// Tree locks (`btrfs_tree_lock` / `btrfs_tree_read_lock` of a block
+    /// visited or a sibling read) whose lock word another task took last:
+    /// the line moves from that task's CPU.
+    pub lock_transfers: u64,
+    /// Blocks visited or siblings read whose lines another task wrote
+    /// since this task last read them: the header (`nritems`, `level`,
+    /// `generation`) moves from the writer's CPU.
+    pub foreign_visits: u64,
+    /// Key comparisons in such blocks: the probed key's line moves too.
+    pub foreign_compares: u64,
 }
 
 impl TreeStats {
@@ -154,12 +165,19 @@ impl TreeStats {
         sum
     }
 
-    fn fields(&self) -> [u64; 17] {
+    /// Cache lines the counted steps moved from another task's CPU: the
+    /// lock words, headers and probed keys of [`Self::lock_transfers`],
+    /// [`Self::foreign_visits`] and [`Self::foreign_compares`].
+    pub fn transfers(&self) -> u64 {
+        self.lock_transfers + self.foreign_visits + self.foreign_compares
+    }
+
+    fn fields(&self) -> [u64; 20] {
         let mut s = *self;
         s.fields_mut().map(|f| *f)
     }
 
-    fn fields_mut(&mut self) -> [&mut u64; 17] {
+    fn fields_mut(&mut self) -> [&mut u64; 20] {
         [
             &mut self.searches,
             &mut self.node_visits,
@@ -178,6 +196,9 @@ impl TreeStats {
             &mut self.leaves_freed,
             &mut self.node_splits,
             &mut self.node_balances,
+            &mut self.lock_transfers,
+            &mut self.foreign_visits,
+            &mut self.foreign_compares,
         ]
     }
 
@@ -201,6 +222,9 @@ impl TreeStats {
             leaves_freed: self.leaves_freed - earlier.leaves_freed,
             node_splits: self.node_splits - earlier.node_splits,
             node_balances: self.node_balances - earlier.node_balances,
+            lock_transfers: self.lock_transfers - earlier.lock_transfers,
+            foreign_visits: self.foreign_visits - earlier.foreign_visits,
+            foreign_compares: self.foreign_compares - earlier.foreign_compares,
         }
     }
 }
@@ -232,8 +256,31 @@ pub enum SearchMode {
     Lookup,
 }
 
-/// The tree: an arena of blocks, a root, and the running transaction id
-/// used to decide copy-on-write.
+/// The task running a tree operation, each on a CPU of its own: the
+/// syscall thread (`unlink(2)`, `creat`, evictions), the delayed-item
+/// worker (a kworker running `btrfs_async_run_delayed_root`), and the task
+/// committing the transaction (`sync`, the unmount). A line one of them
+/// wrote moves to another's CPU when that one reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Task {
+    /// The thread making the syscalls.
+    #[default]
+    Syscall,
+    /// The delayed-item worker.
+    Worker,
+    /// The committing task.
+    Commit,
+}
+
+impl Task {
+    /// The task's bit in [`block::Block::holders`] and `locker`.
+    fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
+
+/// The tree: an arena of blocks, a root, the running transaction id used
+/// to decide copy-on-write, and the task whose operations run now.
 #[derive(Debug, Clone)]
 pub struct Tree {
     geo: Geometry,
@@ -242,6 +289,10 @@ pub struct Tree {
     root: usize,
     transid: u64,
     stats: TreeStats,
+    task: Task,
+    /// Set while a search only finds a path for [`Tree::next_leaf_path`]:
+    /// nothing is counted or marked as read.
+    quiet: bool,
 }
 
 impl Tree {
@@ -259,6 +310,8 @@ impl Tree {
             root: 0,
             transid: 1,
             stats: TreeStats::default(),
+            task: Task::Syscall,
+            quiet: false,
         }
     }
 
@@ -300,6 +353,12 @@ impl Tree {
     /// Cumulative counters.
     pub fn stats(&self) -> TreeStats {
         self.stats
+    }
+
+    /// Makes `task` the one whose operations run from now on; returns the
+    /// one before.
+    pub fn set_task(&mut self, task: Task) -> Task {
+        std::mem::replace(&mut self.task, task)
     }
 
     /// Ends the running transaction (`btrfs_commit_transaction`): blocks
@@ -384,7 +443,7 @@ impl Tree {
         if self.leaf_free_space(leaf) < extra {
             return false;
         }
-        self.blocks[leaf].items_mut()[slot].data_size += extra;
+        self.leaf_mut(leaf)[slot].data_size += extra;
         self.count_move_after(leaf, slot);
         true
     }
@@ -400,7 +459,7 @@ impl Tree {
             return false;
         }
         let (leaf, slot) = (path.nodes[0], path.slots[0]);
-        let item = &mut self.blocks[leaf].items_mut()[slot];
+        let item = &mut self.leaf_mut(leaf)[slot];
         if item.data_size <= by {
             self.del_items(&mut path, slot, 1);
             return true;
@@ -419,7 +478,9 @@ impl Tree {
     /// no root-to-leaf search is counted. Otherwise `None`, nothing counted.
     pub fn next_leaf_path(&mut self, parent: usize, leaf_slot: usize, key: &Key) -> Option<Path> {
         let before = self.stats;
+        self.quiet = true;
         let (found, path) = self.search_slot(key, SearchMode::Lookup);
+        self.quiet = false;
         self.stats = before;
         let pslot = path.slots.get(1).copied();
         let same_parent = path.nodes.get(1) == Some(&parent) && (pslot == Some(leaf_slot) || pslot == Some(leaf_slot + 1));
@@ -429,7 +490,11 @@ impl Tree {
         self.stats.node_visits += 1;
         self.stats.leaf_visits += 1;
         self.stats.key_compares += 1;
-        self.cow(path.nodes[0]);
+        self.visit(parent);
+        let foreign = self.visit(path.nodes[0]);
+        if !self.cow(path.nodes[0]) && foreign {
+            self.stats.foreign_compares += 1;
+        }
         Some(path)
     }
 
@@ -533,7 +598,7 @@ impl Tree {
         self.stats.cow_blocks += 1;
         let mut block = block;
         block.generation = self.transid;
-        match self.free_ids.pop() {
+        let id = match self.free_ids.pop() {
             Some(id) => {
                 self.blocks[id] = block;
                 id
@@ -542,7 +607,9 @@ impl Tree {
                 self.blocks.push(block);
                 self.blocks.len() - 1
             }
-        }
+        };
+        self.mark_written(id);
+        id
     }
 
     /// Frees a block (`btrfs_free_tree_block`).
@@ -555,14 +622,18 @@ impl Tree {
     /// a transaction copies it, and so does the first touch after the block
     /// was written back in this transaction (`should_cow_block` in
     /// fs/btrfs/ctree.c: `BTRFS_HEADER_FLAG_WRITTEN`). The copy is dirty and
-    /// not yet written.
-    fn cow(&mut self, id: usize) {
+    /// not yet written, and in the running task's cache only. Returns
+    /// whether it copied.
+    fn cow(&mut self, id: usize) -> bool {
         let b = &mut self.blocks[id];
-        if b.generation != self.transid || b.written {
+        let copy = b.generation != self.transid || b.written;
+        if copy {
             b.generation = self.transid;
             b.written = false;
             self.stats.cow_blocks += 1;
+            self.mark_written(id);
         }
+        copy
     }
 
     /// Inserts `batch` at `slot` of the path's leaf (room already made) and
@@ -573,7 +644,7 @@ impl Tree {
         let headers = (self.blocks[leaf].items().len() - slot) as u32 * ITEM_HEADER_SIZE;
         self.stats.bytes_moved += u64::from(moved + headers);
         self.blocks[leaf].reserve_items(batch.len());
-        self.blocks[leaf].items_mut().splice(slot..slot, batch.iter().copied());
+        self.leaf_mut(leaf).splice(slot..slot, batch.iter().copied());
         if slot == 0 {
             self.fixup_low_keys(path, batch[0].key, 1);
         }

@@ -45,7 +45,7 @@ use std::collections::BTreeMap;
 
 use crate::kernel::btrfs::ctree::{
     DIR_ITEM_KEY, DIR_ITEM_SIZE, INODE_ITEM_KEY, INODE_ITEM_SIZE, INODE_REF_KEY, INODE_REF_SIZE, Item, Key, ORPHAN_ITEM_KEY,
-    ORPHAN_OBJECTID, Tree, TreeStats,
+    ORPHAN_OBJECTID, Task, Tree, TreeStats,
 };
 use crate::kernel::btrfs::delayed::{BalanceCheck, DelayedRoot, Rules, Thresholds, WorkerStep};
 use crate::kernel::btrfs::dirname::DirName;
@@ -245,7 +245,11 @@ impl Fs {
     /// `writeback_on_sync` the dirty tree blocks are written back first;
     /// then commit the transaction, running all delayed items first;
     /// deferred evictions happen once their delayed work has run.
+    ///
+    /// The commit runs as its own task ([`Task::Commit`]): the `sync`
+    /// process, or the unmount.
     pub fn sync(&mut self) {
+        let caller = self.tree.set_task(Task::Commit);
         if self.writeback_on_sync {
             self.blocks_written_back += self.tree.write_back_dirty();
         }
@@ -254,6 +258,7 @@ impl Fs {
             self.truncate_inode_items(ino);
         }
         self.tree.commit_transaction();
+        self.tree.set_task(caller);
     }
 
     /// One step of the queued async worker (under

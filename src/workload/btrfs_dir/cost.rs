@@ -142,11 +142,13 @@ impl Lines {
 }
 
 /// One tree block visited by `btrfs_search_slot`: `btrfs_tree_lock` and
-/// the unlock at `btrfs_release_path` (rwsem: 2 atomics, the lock word
-/// last taken by the syscall thread's own tree operations: 1 transfer);
+/// the unlock at `btrfs_release_path` (rwsem: 2 atomics);
 /// `find_extent_buffer` (xarray walk, 3 hits, `atomic_inc_not_zero` on
 /// the refs and `free_extent_buffer` at release: 2 atomics); the header
-/// (`nritems`, `level`, `generation` for `should_cow_block`): 1 transfer.
+/// (`nritems`, `level`, `generation` for `should_cow_block`). The lock
+/// word and the header are a transfer each only where another task took
+/// the lock or wrote the block last: counted by the tree
+/// ([`TreeStats::transfers`](crate::kernel::btrfs::ctree::TreeStats::transfers), priced at [`LinePrices::xfer_ps`]), not here.
 /// The instruction path of the level (6.x fs/btrfs/ctree.c): the loop
 /// body of `btrfs_search_slot` (`btrfs_header_level`, the `cow` and
 /// `should_cow_block` tests on the transaction, generation and root
@@ -159,7 +161,7 @@ impl Lines {
 /// levels (about 10): about 55 loads more.
 pub const BLOCK_VISIT: Lines = Lines {
     hits: 3 + 55,
-    xfers: 2,
+    xfers: 0,
     misses: 0,
     atomics: 2,
     iterated: false,
@@ -168,8 +170,9 @@ pub const BLOCK_VISIT: Lines = Lines {
 };
 
 /// One key comparison of `btrfs_bin_search`: the key at the probed slot
-/// (a different line per probe, written by whoever changed the block
-/// last: 1 transfer) and the extent-buffer page lookup and key copy
+/// (a different line per probe; a transfer where another task wrote the
+/// block since this one read it, counted by the tree as
+/// `foreign_compares`) and the extent-buffer page lookup and key copy
 /// (`read_extent_buffer` into a stack key: 2 hits); the probe's own
 /// instructions (6.x: the slot's offset, `get_eb_folio_index` and
 /// `get_eb_offset_in_folio`, the folio address, the boundary test,
@@ -181,7 +184,7 @@ pub const BLOCK_VISIT: Lines = Lines {
 /// edge, about 0.4% of probes, adds `read_extent_buffer` and `memcpy`).
 pub const KEY_COMPARE: Lines = Lines {
     hits: 2 + 10,
-    xfers: 1,
+    xfers: 0,
     misses: 0,
     atomics: 0,
     iterated: true,
@@ -573,9 +576,10 @@ pub const ITEM_RELEASE: Lines = Lines {
 /// about 8 loads), `btrfs_leaf_free_space` (`leaf_space_used`: nritems
 /// and two item offsets, about 10 loads), and on the way out
 /// `btrfs_tree_unlock` (`up_write`: 1 atomic) and `free_extent_buffer`
-/// (the refs `cmpxchg` loop: 1 atomic), about 12 loads. The sibling
-/// was written by this CPU's earlier batches of the flush: no transfer.
-/// Its copy on write is counted apart (`cow_blocks`). With the lab's
+/// (the refs `cmpxchg` loop: 1 atomic), about 12 loads. Its lock word
+/// and header move only where another task took or wrote them last
+/// (counted by the tree, [`TreeStats::transfers`](crate::kernel::btrfs::ctree::TreeStats::transfers)). Its copy on write is
+/// counted apart (`cow_blocks`). With the lab's
 /// lock tracepoints, the lock fires one more event.
 pub const SIBLING_LOCK: Lines = Lines {
     hits: 40 + 8 + 10 + 12,
@@ -697,6 +701,7 @@ impl DelayedCost {
         let terms = [
             (visits, BLOCK_VISIT.price(p) + trace),
             (s.key_compares, KEY_COMPARE.price(p)),
+            (s.transfers, p.xfer_ps),
             (s.bytes_moved.div_ceil(64), MOVE_LINE.price(p)),
             (s.cow_blocks, self.cow_price() + trace_alloc),
             (s.leaves_freed, self.leaf_free_price() + trace),
@@ -732,6 +737,7 @@ impl DelayedCost {
         let terms = [
             (s.node_visits + s.leaf_visits, BLOCK_VISIT.price(p)),
             (s.key_compares, KEY_COMPARE.price(p)),
+            (s.transfers, p.xfer_ps),
             ((s.bytes_moved + s.bytes_inserted).div_ceil(64), MOVE_LINE.price(p)),
             (s.cow_blocks, self.cow_price()),
             (s.batches, BATCH_FIXED.price(p) + self.batch_overhead_ps + self.release_event_ps),

@@ -75,7 +75,7 @@ pub struct BtrfsDirParams {
     /// call) on top of the cache lines the model counts: probe overhead,
     /// tree-lock waits behind the syscall thread, search instruction work.
     /// FITTED once, on case 3's old-rule time (9563 us) with the
-    /// `icelake-2s` profile; see [`FIT_NOTE`]. Default 5850.
+    /// `icelake-2s` profile; see [`FIT_NOTE`]. Default 6540.
     pub batch_overhead_ns: f64,
     /// ns per counted L1 load as a multiple of the profile's `hit_ns`: the
     /// host's one knob where it is fitted (the lab host's, on an XFS
@@ -160,7 +160,7 @@ impl Default for BtrfsDirParams {
             delayed_background: 128,
             delayed_writeback: 512,
             delayed_batch: 16,
-            batch_overhead_ns: 5850.0,
+            batch_overhead_ns: 6540.0,
             work_scale: WorkScale::default(),
             lock_tracepoints: false,
             reservation_tracepoints: false,

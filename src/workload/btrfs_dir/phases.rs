@@ -29,7 +29,7 @@ pub const PHASES: [(&str, &str); 4] = [
 ];
 
 /// The values reported per phase: (name, unit, meaning).
-const VALUES: [(&str, &str, &str); 14] = [
+const VALUES: [(&str, &str, &str); 15] = [
     ("batches", "count", "btrfs_del_items calls of the delayed deletions"),
     ("flushes", "count", "calls of btrfs_delete_delayed_items that found deletions"),
     ("batches_per_flush", "count", "batches per flush (0 without flushes)"),
@@ -72,6 +72,11 @@ const VALUES: [(&str, &str, &str); 14] = [
         "folios of the blocks the batches copied on write (nodesize / 4096 each) added to the btree inode's page cache",
     ),
     ("leaves_freed", "count", "leaves the batches emptied and freed (btrfs_del_leaf)"),
+    (
+        "transfers",
+        "count",
+        "tree-block lines the batches' searches moved from another task's CPU: lock words another task took last, and headers and probed keys of blocks another task wrote since (the syscall thread, the flush worker and the committing task each on a CPU of its own)",
+    ),
 ];
 
 /// The phase axis.
@@ -172,6 +177,7 @@ pub fn put(m: &mut BTreeMap<String, f64>, cost: &DelayedCost, marks: [&DeleteRun
         m.insert(axis.metric(key, "leaf_pushes"), s.leaf_pushes as f64);
         m.insert(axis.metric(key, "eb_folios"), (s.cow_blocks * u64::from(cost.folios())) as f64);
         m.insert(axis.metric(key, "leaves_freed"), s.leaves_freed as f64);
+        m.insert(axis.metric(key, "transfers"), s.transfers as f64);
     }
     Ok(())
 }
@@ -257,6 +263,21 @@ mod tests {
         assert!(after("rm_fr") > 5.0 * after("sync"), "{} vs {}", after("rm_fr"), after("sync"));
         assert!(g("script", "batch_gap_us") >= g("sync", "batch_gap_us"));
         assert!(g("script", "batch_gap_us") <= g("rm_fr", "batch_gap_us"));
+    }
+
+    #[test]
+    fn a_flush_moves_a_block_once_not_per_batch() {
+        // A flush's one-item batches search the same root and dir-index
+        // leaves one after another on one CPU: only the first touch after
+        // the other task's writes moves lines. Were every probe and level
+        // a transfer, as before session 57, there would be about 20 a
+        // batch.
+        let m = case3(BatchStrategy::LeafMatch);
+        let g = |phase: &str, v: &str| m[&axis().metric(phase, v)];
+        for phase in ["unlink", "sync"] {
+            assert!(g(phase, "transfers") > 0.0, "{phase}");
+            assert!(g(phase, "transfers") < g(phase, "batches") / 4.0, "{phase}: {}", g(phase, "transfers"));
+        }
     }
 
     #[test]

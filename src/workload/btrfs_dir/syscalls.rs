@@ -94,6 +94,7 @@ impl UnlinkCost {
             (d.node_visits + d.leaf_visits, BLOCK_VISIT.price(p) + trace),
             (d.searches, ROOT_TRADE.price(p) + trace),
             (d.key_compares, KEY_COMPARE.price(p)),
+            (d.transfers(), p.xfer_ps),
             (d.bytes_moved.div_ceil(64), MOVE_LINE.price(p)),
             (d.cow_blocks, self.tree.cow_price() + trace_alloc + self.cow_events_ps),
             (d.leaves_freed, self.tree.leaf_free_price() + trace),

@@ -35,10 +35,18 @@ pub(crate) enum Content {
     Node(Vec<KeyPtr>),
 }
 
-/// A tree block with the generation (transaction) that last wrote it.
+/// A tree block with the generation (transaction) that last wrote it, and
+/// which tasks' caches hold it ([`super::Task`] bits).
 #[derive(Debug, Clone)]
 pub(crate) struct Block {
     pub(crate) generation: u64,
+    /// Tasks whose CPU holds the block's current lines: the last writer's
+    /// bit, and the bits of tasks that read it since. 0 for a block no
+    /// task has written (cold: its lines come from memory, not counted).
+    pub(crate) holders: u8,
+    /// The bit of the task that last took the block's lock (the rwsem in
+    /// `struct extent_buffer`), 0 if none yet.
+    pub(crate) locker: u8,
     /// Written back in its own transaction (`BTRFS_HEADER_FLAG_WRITTEN`,
     /// set by `lock_extent_buffer_for_io`): its next change copies it even
     /// though its generation is the running one (`should_cow_block`).
@@ -60,6 +68,8 @@ impl Block {
         Block {
             generation,
             written: false,
+            holders: 0,
+            locker: 0,
             level: 0,
             content: Content::Leaf(Vec::new()),
         }
@@ -68,6 +78,8 @@ impl Block {
         Block {
             generation: 0,
             written: false,
+            holders: 0,
+            locker: 0,
             level,
             content: Content::Node(ptrs),
         }
@@ -76,6 +88,8 @@ impl Block {
         Block {
             generation: 0,
             written: false,
+            holders: 0,
+            locker: 0,
             level: 0,
             content: Content::Leaf(items),
         }
@@ -84,6 +98,8 @@ impl Block {
         Block {
             generation: 0,
             written: false,
+            holders: 0,
+            locker: 0,
             level: 0,
             content: Content::Free,
         }

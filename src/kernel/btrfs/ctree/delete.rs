@@ -20,7 +20,7 @@ impl Tree {
         let moved = space_used(after);
         self.stats.bytes_moved += u64::from(moved);
         self.stats.items_shifted += after.len() as u64;
-        self.blocks[leaf].items_mut().drain(slot..slot + nr);
+        self.leaf_mut(leaf).drain(slot..slot + nr);
         let Some(first) = self.blocks[leaf].first_key() else {
             if leaf != self.root {
                 self.del_leaf(path);

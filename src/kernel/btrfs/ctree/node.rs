@@ -11,7 +11,7 @@ impl Tree {
     pub(crate) fn fixup_low_keys(&mut self, path: &Path, key: Key, level: usize) {
         for l in level..path.nodes.len() {
             let (node, slot) = (path.nodes[l], path.slots[l]);
-            if let Some(p) = self.blocks[node].ptrs_mut().get_mut(slot) {
+            if let Some(p) = self.node_mut(node).get_mut(slot) {
                 p.key = key;
             }
             if slot != 0 {
@@ -23,7 +23,7 @@ impl Tree {
     /// `insert_ptr`: a key pointer into the node at `level` of the path.
     pub(crate) fn insert_ptr(&mut self, path: &Path, level: usize, key: Key, child: usize, slot: usize) {
         let node = path.nodes[level];
-        let ptrs = self.blocks[node].ptrs_mut();
+        let ptrs = self.node_mut(node);
         let slot = slot.min(ptrs.len());
         ptrs.insert(slot, KeyPtr { key, child });
     }
@@ -32,7 +32,7 @@ impl Tree {
     /// leaf, an emptied non-root node is removed from its parent in turn.
     pub(crate) fn del_ptr(&mut self, path: &Path, level: usize, slot: usize) {
         let node = path.nodes[level];
-        let ptrs = self.blocks[node].ptrs_mut();
+        let ptrs = self.node_mut(node);
         if slot < ptrs.len() {
             ptrs.remove(slot);
         }
@@ -40,6 +40,7 @@ impl Tree {
         match first {
             None if node == self.root => {
                 self.blocks[node] = Block::new_leaf(self.transid);
+                self.mark_written(node);
             }
             None => {
                 self.del_ptr(path, level + 1, path.slots[level + 1]);
@@ -75,7 +76,7 @@ impl Tree {
         let c = path.nodes[level];
         let n = self.blocks[c].nritems();
         let mid = n.div_ceil(2).min(n);
-        let moved: Vec<KeyPtr> = self.blocks[c].ptrs_mut().split_off(mid);
+        let moved: Vec<KeyPtr> = self.node_mut(c).split_off(mid);
         let Some(key) = moved.first().map(|p| p.key) else {
             return;
         };
@@ -138,7 +139,7 @@ impl Tree {
     /// Sets the parent's key at `slot` to the first key of `child`.
     fn set_parent_key(&mut self, parent: usize, slot: usize, child: usize) {
         if let Some(k) = self.blocks[child].first_key()
-            && let Some(p) = self.blocks[parent].ptrs_mut().get_mut(slot)
+            && let Some(p) = self.node_mut(parent).get_mut(slot)
         {
             p.key = k;
         }
@@ -160,8 +161,8 @@ impl Tree {
             }
             push -= 8;
         }
-        let moved: Vec<KeyPtr> = self.blocks[src].ptrs_mut().drain(..push).collect();
-        self.blocks[dst].ptrs_mut().extend(moved);
+        let moved: Vec<KeyPtr> = self.node_mut(src).drain(..push).collect();
+        self.node_mut(dst).extend(moved);
         true
     }
 
@@ -176,8 +177,8 @@ impl Tree {
             return false;
         }
         let push = room.min(max_push);
-        let moved: Vec<KeyPtr> = self.blocks[src].ptrs_mut().split_off(src_n - push);
-        self.blocks[dst].ptrs_mut().splice(0..0, moved);
+        let moved: Vec<KeyPtr> = self.node_mut(src).split_off(src_n - push);
+        self.node_mut(dst).splice(0..0, moved);
         true
     }
 

@@ -31,12 +31,11 @@ impl Tree {
             slots: vec![0; height],
         };
         let mut b = self.root;
+        let mut parent = None;
         for level in (1..height).rev() {
-            if cow {
-                self.cow(b);
-            }
+            let foreign = self.lock_and_cow(b, parent, cow);
             self.stats.node_visits += 1;
-            let (found, mut slot) = self.bin_search_node(b, key);
+            let (found, mut slot) = self.bin_search_node(b, key, foreign);
             if !found && slot > 0 {
                 slot -= 1;
             }
@@ -46,13 +45,12 @@ impl Tree {
                 return None;
             }
             let (node, slot) = (path.nodes[level], path.slots[level]);
+            parent = Some(node);
             b = self.blocks[node].ptrs()[slot].child;
         }
-        if cow {
-            self.cow(b);
-        }
+        let foreign = self.lock_and_cow(b, parent, cow);
         self.stats.leaf_visits += 1;
-        let (found, slot) = self.bin_search_leaf(b, key);
+        let (found, slot) = self.bin_search_leaf(b, key, foreign);
         path.nodes[0] = b;
         path.slots[0] = slot;
         let need = match mode {
@@ -64,6 +62,24 @@ impl Tree {
             self.split_leaf(&mut path, key, need, matches!(mode, SearchMode::Extend(_)));
         }
         Some((found, path))
+    }
+
+    /// One level of the descent before its binary search: block `b`
+    /// locked and its header read ([`Tree::visit`]), then copied on write
+    /// if `cow` and this is its first change in the transaction
+    /// (`btrfs_cow_block` after the lock; the copy's new block pointer is
+    /// written into `parent`). Returns whether the probes that follow read
+    /// lines another task wrote (not after a copy: the copy is this
+    /// task's).
+    fn lock_and_cow(&mut self, b: usize, parent: Option<usize>, cow: bool) -> bool {
+        let foreign = self.visit(b);
+        if cow && self.cow(b) {
+            if let Some(p) = parent {
+                self.mark_written(p);
+            }
+            return false;
+        }
+        foreign
     }
 
     /// `setup_nodes_for_search`: true if the descent must restart (a
@@ -82,20 +98,29 @@ impl Tree {
         }
     }
 
-    /// `btrfs_bin_search` over a node's keys, counting comparisons.
-    fn bin_search_node(&mut self, b: usize, key: &Key) -> (bool, usize) {
+    /// `btrfs_bin_search` over a node's keys, counting comparisons (and
+    /// as `foreign_compares` too when another task wrote the node).
+    fn bin_search_node(&mut self, b: usize, key: &Key, foreign: bool) -> (bool, usize) {
         let ptrs = self.blocks[b].ptrs();
         let (found, slot, cmps) = bin_search(ptrs.len(), |i| ptrs[i].key.cmp(key));
-        self.stats.key_compares += cmps;
+        self.count_compares(cmps, foreign);
         (found, slot)
     }
 
-    /// `btrfs_bin_search` over a leaf's item keys, counting comparisons.
-    pub(crate) fn bin_search_leaf(&mut self, b: usize, key: &Key) -> (bool, usize) {
+    /// `btrfs_bin_search` over a leaf's item keys, counting comparisons
+    /// as [`Self::bin_search_node`] does.
+    fn bin_search_leaf(&mut self, b: usize, key: &Key, foreign: bool) -> (bool, usize) {
         let items = self.blocks[b].items();
         let (found, slot, cmps) = bin_search(items.len(), |i| items[i].key.cmp(key));
-        self.stats.key_compares += cmps;
+        self.count_compares(cmps, foreign);
         (found, slot)
+    }
+
+    fn count_compares(&mut self, cmps: u64, foreign: bool) {
+        self.stats.key_compares += cmps;
+        if foreign {
+            self.stats.foreign_compares += cmps;
+        }
     }
 }
 

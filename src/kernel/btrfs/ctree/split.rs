@@ -118,7 +118,7 @@ impl Tree {
     /// follows the insertion slot.
     fn copy_for_split(&mut self, path: &mut Path, mid: usize) {
         let l = path.nodes[0];
-        let moved = self.blocks[l].items_mut().split_off(mid);
+        let moved = self.leaf_mut(l).split_off(mid);
         self.blocks[l].shrink_items();
         self.stats.bytes_moved += u64::from(space_used(&moved));
         let key = moved.first().map(|i| i.key);
@@ -148,6 +148,7 @@ impl Tree {
         }
         let right = self.blocks[upper].ptrs()[pslot + 1].child;
         self.stats.sibling_reads += 1;
+        self.visit(right);
         if self.leaf_free_space(right) < data_size {
             return false;
         }
@@ -201,18 +202,18 @@ impl Tree {
         if push_items == 0 {
             return false;
         }
-        let moved = self.blocks[left].items_mut().split_off(left_n - push_items);
+        let moved = self.leaf_mut(left).split_off(left_n - push_items);
         self.blocks[left].shrink_items();
         let shifted = self.leaf_used(right);
         self.stats.bytes_moved += u64::from(space_used(&moved) + shifted);
         self.blocks[right].reserve_items(moved.len());
-        self.blocks[right].items_mut().splice(0..0, moved);
+        self.leaf_mut(right).splice(0..0, moved);
         self.stats.leaf_pushes += 1;
         self.stats.items_pushed += push_items as u64;
         self.stats.push_offsets += self.blocks[right].nritems() as u64;
         let upper = path.nodes[1];
         if let Some(k) = self.blocks[right].first_key()
-            && let Some(p) = self.blocks[upper].ptrs_mut().get_mut(path.slots[1] + 1)
+            && let Some(p) = self.node_mut(upper).get_mut(path.slots[1] + 1)
         {
             p.key = k;
         }
@@ -236,6 +237,7 @@ impl Tree {
         }
         let left = self.blocks[upper].ptrs()[pslot - 1].child;
         self.stats.sibling_reads += 1;
+        self.visit(left);
         if self.leaf_free_space(left) < data_size {
             return false;
         }
@@ -278,13 +280,13 @@ impl Tree {
         if push_items == 0 {
             return false;
         }
-        let moved: Vec<_> = self.blocks[right].items_mut().drain(..push_items).collect();
+        let moved: Vec<_> = self.leaf_mut(right).drain(..push_items).collect();
         self.blocks[right].shrink_items();
         let shifted = self.leaf_used(right);
         self.stats.bytes_moved += u64::from(space_used(&moved) + shifted);
         let old_left_n = self.blocks[left].nritems();
         self.blocks[left].reserve_items(moved.len());
-        self.blocks[left].items_mut().extend(moved);
+        self.leaf_mut(left).extend(moved);
         self.stats.leaf_pushes += 1;
         self.stats.items_pushed += push_items as u64;
         self.stats.push_offsets += right_n as u64;

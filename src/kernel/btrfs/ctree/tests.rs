@@ -161,3 +161,56 @@ fn del_items_moves_bytes_after_the_range() {
     t.del_items(&mut path, 7, 1);
     assert_eq!(t.stats().since(&before).items_shifted, 0);
 }
+
+/// The line counts of a lookup of `key` by `task`: [lock transfers,
+/// foreign visits, foreign compares, key compares].
+fn lookup_lines(t: &mut Tree, task: Task, key: &Key) -> [u64; 4] {
+    t.set_task(task);
+    let before = t.stats();
+    t.lookup(key);
+    let d = t.stats().since(&before);
+    [d.lock_transfers, d.foreign_visits, d.foreign_compares, d.key_compares]
+}
+
+#[test]
+fn a_block_moves_to_a_task_only_after_another_task_wrote_it_or_took_its_lock() {
+    // A root node over two leaves, built cold: nothing is counted until a
+    // task has touched a block.
+    let mut t = Tree::from_leaves(NS, vec![leaf(0..20, 75), leaf(20..40, 75)]);
+    let key = item(25, 75).key;
+    assert_eq!(lookup_lines(&mut t, Task::Syscall, &key)[..3], [0, 0, 0]);
+    // The worker takes both locks the syscall thread took last; the lines
+    // were only read, so both CPUs keep them.
+    assert_eq!(lookup_lines(&mut t, Task::Worker, &key)[..3], [2, 0, 0]);
+    assert_eq!(lookup_lines(&mut t, Task::Worker, &key)[..3], [0, 0, 0]);
+    // The syscall thread deletes from the right leaf: a delete search
+    // copies root and leaf (its own lines now), the deletion writes the
+    // leaf. The worker's next lookup moves both lock words, both headers
+    // and every probe.
+    t.set_task(Task::Syscall);
+    assert!(t.delete_item(&item(30, 75).key));
+    let [locks, visits, foreign, compares] = lookup_lines(&mut t, Task::Worker, &key);
+    assert_eq!((locks, visits), (2, 2));
+    assert!(compares > 2, "{compares}");
+    assert_eq!(foreign, compares);
+    // Read once, the lines are the worker's too.
+    assert_eq!(lookup_lines(&mut t, Task::Worker, &key), [0, 0, 0, compares]);
+}
+
+#[test]
+fn a_copy_on_write_makes_the_probes_that_follow_the_copiers() {
+    // The syscall thread writes the right leaf; in the next transaction the
+    // committing task's delete search locks the root and the leaf (both
+    // last the syscall thread's: lock words and headers move) and copies
+    // each before its binary search, which then reads its own copy.
+    let mut t = Tree::from_leaves(NS, vec![leaf(0..20, 75), leaf(20..40, 75)]);
+    assert!(t.delete_item(&item(30, 75).key));
+    t.commit_transaction();
+    t.set_task(Task::Commit);
+    let before = t.stats();
+    assert!(t.delete_item(&item(31, 75).key));
+    let d = t.stats().since(&before);
+    assert_eq!((d.cow_blocks, d.lock_transfers, d.foreign_visits), (2, 2, 2));
+    assert_eq!(d.foreign_compares, 0);
+    assert!(d.key_compares > 0);
+}

@@ -18,7 +18,7 @@
 
 use super::{BalanceCheck, BatchStrategy, DelayedRoot, InsertStrategy, Stage, Worker, WorkerMode, WorkerStep};
 use crate::kernel::btrfs::ctree::{
-    DIR_INDEX_KEY, INODE_ITEM_KEY, INODE_REF_KEY, ITEM_HEADER_SIZE, Item, Key, Path, SearchMode, Tree, TreeStats,
+    DIR_INDEX_KEY, INODE_ITEM_KEY, INODE_REF_KEY, ITEM_HEADER_SIZE, Item, Key, Path, SearchMode, Task, Tree, TreeStats,
 };
 
 /// What `btrfs_delete_delayed_items` touched, summed over all its calls.
@@ -38,6 +38,9 @@ pub struct DeleteRunStats {
     pub leaf_visits: u64,
     /// Key comparisons in binary searches.
     pub key_compares: u64,
+    /// Lines of tree blocks (lock words, headers, probed keys) moved from
+    /// another task's CPU ([`TreeStats::transfers`]).
+    pub transfers: u64,
     /// Blocks copied on write.
     pub cow_blocks: u64,
     /// Bytes memmoved in leaves (del_items shifts and merge pushes).
@@ -76,6 +79,9 @@ pub struct InsertRunStats {
     pub leaf_visits: u64,
     /// Key comparisons in binary searches.
     pub key_compares: u64,
+    /// Lines of tree blocks moved from another task's CPU
+    /// ([`TreeStats::transfers`]).
+    pub transfers: u64,
     /// Blocks copied on write (including new leaves from splits).
     pub cow_blocks: u64,
     /// Bytes memmoved in leaves (room made for the batch, pushes, splits).
@@ -114,6 +120,7 @@ fieldwise!(InsertRunStats {
     node_visits,
     leaf_visits,
     key_compares,
+    transfers,
     cow_blocks,
     bytes_moved,
     leaf_splits,
@@ -129,6 +136,7 @@ fieldwise!(DeleteRunStats {
     node_visits,
     leaf_visits,
     key_compares,
+    transfers,
     cow_blocks,
     bytes_moved,
     items_released,
@@ -191,6 +199,14 @@ impl DelayedRoot {
     /// `nr` nodes are done and at least `background / 2` items are
     /// pending. None once it has stopped (no worker queued).
     pub fn worker_step(&mut self, tree: &mut Tree) -> Option<WorkerStep> {
+        let caller = tree.set_task(Task::Worker);
+        let step = self.next_worker_step(tree);
+        tree.set_task(caller);
+        step
+    }
+
+    /// [`Self::worker_step`] run as the worker's task.
+    fn next_worker_step(&mut self, tree: &mut Tree) -> Option<WorkerStep> {
         loop {
             let mut w = self.worker?;
             let step = match w.node {
@@ -252,7 +268,9 @@ impl DelayedRoot {
     /// `prepare_list` and commit each one's items, until fewer than
     /// `background / 2` items are pending or `nr` nodes were done (512 for
     /// `nr == 0`).
+    /// It runs as the worker's task ([`Task::Worker`]).
     pub fn async_worker(&mut self, tree: &mut Tree, nr: usize) {
+        let caller = tree.set_task(Task::Worker);
         let limit = if nr == 0 { self.thresholds.writeback } else { nr };
         let mut done = 0;
         while done < limit && self.items >= self.thresholds.background / 2 {
@@ -262,6 +280,7 @@ impl DelayedRoot {
             self.commit_node(tree, ino);
             done += 1;
         }
+        tree.set_task(caller);
     }
 
     /// `btrfs_run_delayed_items` (transaction commit, sync): every node on
@@ -371,6 +390,7 @@ impl DelayedRoot {
             ..InsertRunStats::default()
         };
         add_tree_counts(d, &mut s.searches, &mut s.node_visits, &mut s.leaf_visits, &mut s.key_compares);
+        s.transfers = d.transfers();
         self.ins_stats = self.ins_stats.plus(&s);
         Some(s)
     }
@@ -429,6 +449,7 @@ impl DelayedRoot {
             ..DeleteRunStats::default()
         };
         add_tree_counts(d, &mut s.searches, &mut s.node_visits, &mut s.leaf_visits, &mut s.key_compares);
+        s.transfers = d.transfers();
         self.stats = self.stats.plus(&s);
         if n > 0 {
             *self.batch_shapes.entry(s).or_insert(0) += 1;
