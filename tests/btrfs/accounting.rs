@@ -3,7 +3,8 @@
 //! syscall and on which one the background flush fires
 //! (docs/reference/kernel.md sections 8.3 to 8.6).
 
-use fsmeta::kernel::btrfs::delayed::{BatchStrategy, InsertStrategy, Rules, Thresholds};
+use fsmeta::kernel::btrfs::ctree::Task;
+use fsmeta::kernel::btrfs::delayed::{BatchStrategy, InsertStrategy, RsvRelease, Rules, Thresholds, WorkerMode};
 use fsmeta::kernel::btrfs::fs::{Fs, ROOT_DIR_INO};
 
 fn name(i: u64) -> Vec<u8> {
@@ -16,6 +17,7 @@ fn created() -> (Fs, u64, Vec<u64>) {
     let rules = Rules {
         delete: BatchStrategy::Sequential,
         insert: InsertStrategy::Contiguous,
+        rsv_release: RsvRelease::PerItem,
     };
     let mut fs = Fs::new(16384, Thresholds::default(), rules);
     let dir = fs.mkdir(ROOT_DIR_INO, b"testdir").expect("mkdir");
@@ -97,4 +99,26 @@ fn rmdir_counts_the_directorys_own_items_and_eviction_writes_them() {
     assert!(fs.delayed.node(dir).is_none());
     fs.sync();
     assert_eq!(fs.tree.all_items().len(), 2, "only the root dir's items remain");
+}
+
+#[test]
+fn every_flush_hands_the_tree_back_to_the_syscall_thread() {
+    // The worker's steps (inline or queued), the sync and the unmount each
+    // run as their own task; the syscall thread's next operation must find
+    // the tree its own again, or its searches would be priced as another
+    // CPU's.
+    for mode in [WorkerMode::Inline, WorkerMode::Concurrent] {
+        let (mut fs, dir, _) = created();
+        fs.delayed.set_worker_mode(mode);
+        for i in (1..=1000u64).step_by(2) {
+            assert!(fs.unlink(dir, &name(i)));
+            while fs.worker_step().is_some() {}
+            assert_eq!(fs.tree.task(), Task::Syscall, "{mode:?}, unlink {i}");
+        }
+        assert!(fs.delayed.delete_stats().batches > 0, "{mode:?}: the worker ran");
+        fs.sync();
+        assert_eq!(fs.tree.task(), Task::Syscall, "{mode:?}, sync");
+        fsmeta::kernel::btrfs::fs::rm_rf(&mut fs, dir, &mut |f| while f.worker_step().is_some() {});
+        assert_eq!(fs.tree.task(), Task::Syscall, "{mode:?}, rm -fr");
+    }
 }

@@ -1,7 +1,7 @@
 //! Case 3 (btrfs batched deletion of delayed dir-index items) out of the
 //! model, plus parameter validation and a deep-tree exercise.
 
-use fsmeta::kernel::btrfs::delayed::{BatchStrategy, InsertStrategy, Rules, Thresholds};
+use fsmeta::kernel::btrfs::delayed::{BatchStrategy, InsertStrategy, RsvRelease, Rules, Thresholds};
 use fsmeta::kernel::btrfs::fs::{Fs, ROOT_DIR_INO, rm_rf};
 use fsmeta::machine::find_builtin;
 use fsmeta::workload::btrfs_dir::{BtrfsDirParams, run_btrfs_dir};
@@ -25,6 +25,7 @@ fn case3(strategy: BatchStrategy) -> BtrfsDirParams {
     BtrfsDirParams {
         strategy,
         insert_strategy: InsertStrategy::Contiguous,
+        rsv_release: RsvRelease::PerItem,
         ..Default::default()
     }
 }

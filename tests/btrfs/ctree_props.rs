@@ -94,7 +94,11 @@ proptest! {
         ops in prop::collection::vec((any::<u8>(), any::<u16>(), any::<u16>()), 1..1500),
     ) {
         let small = Thresholds { background: 8, writeback: 32, batch: 2 };
-        let mut fs = Fs::new(nodesize, small, Rules { delete: strategy, insert });
+        let mut fs = Fs::new(nodesize, small, Rules {
+            delete: strategy,
+            insert,
+            ..Rules::default()
+        });
         fs.evict_kills_pending = kill;
         let mut sh = Shadow::default();
         sh.add(Key::new(ROOT_DIR_INO, INODE_ITEM_KEY, 0), INODE_ITEM_SIZE);

@@ -13,7 +13,11 @@ const DIR: u64 = 257;
 
 fn root(delete: BatchStrategy, insert: InsertStrategy) -> DelayedRoot {
     let mut d = DelayedRoot::new(Thresholds::default());
-    d.set_rules(Rules { delete, insert });
+    d.set_rules(Rules {
+        delete,
+        insert,
+        ..Rules::default()
+    });
     d
 }
 

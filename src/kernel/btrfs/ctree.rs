@@ -22,6 +22,7 @@ mod split;
 
 use block::Block;
 pub use block::Item;
+pub use lines::Task;
 
 /// `sizeof(struct btrfs_header)`: bytes at the start of every tree block.
 pub const HEADER_SIZE: u32 = 101;
@@ -256,29 +257,6 @@ pub enum SearchMode {
     Lookup,
 }
 
-/// The task running a tree operation, each on a CPU of its own: the
-/// syscall thread (`unlink(2)`, `creat`, evictions), the delayed-item
-/// worker (a kworker running `btrfs_async_run_delayed_root`), and the task
-/// committing the transaction (`sync`, the unmount). A line one of them
-/// wrote moves to another's CPU when that one reads it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Task {
-    /// The thread making the syscalls.
-    #[default]
-    Syscall,
-    /// The delayed-item worker.
-    Worker,
-    /// The committing task.
-    Commit,
-}
-
-impl Task {
-    /// The task's bit in [`block::Block::holders`] and `locker`.
-    fn bit(self) -> u8 {
-        1 << self as u8
-    }
-}
-
 /// The tree: an arena of blocks, a root, the running transaction id used
 /// to decide copy-on-write, and the task whose operations run now.
 #[derive(Debug, Clone)]
@@ -355,12 +333,6 @@ impl Tree {
         self.stats
     }
 
-    /// Makes `task` the one whose operations run from now on; returns the
-    /// one before.
-    pub fn set_task(&mut self, task: Task) -> Task {
-        std::mem::replace(&mut self.task, task)
-    }
-
     /// Ends the running transaction (`btrfs_commit_transaction`): blocks
     /// touched from now on are copied on write again.
     pub fn commit_transaction(&mut self) {
@@ -372,11 +344,18 @@ impl Tree {
     /// `lock_extent_buffer_for_io` sets `BTRFS_HEADER_FLAG_WRITTEN` on
     /// each). Each is copied again at its next change in this transaction.
     /// Returns the blocks written.
+    ///
+    /// The writeback runs as [`Task::Flusher`]: it takes each block's lock
+    /// and writes the flag into its header, so the next task to lock the
+    /// block takes both lines from the flusher's CPU.
     pub fn write_back_dirty(&mut self) -> u64 {
         let mut written = 0;
+        let flusher = Task::Flusher.bit();
         for b in &mut self.blocks {
             if b.generation == self.transid && !b.written && !matches!(b.content, block::Content::Free) {
                 b.written = true;
+                b.holders = flusher;
+                b.locker = flusher;
                 written += 1;
             }
         }
@@ -492,7 +471,7 @@ impl Tree {
         self.stats.key_compares += 1;
         self.visit(parent);
         let foreign = self.visit(path.nodes[0]);
-        if !self.cow(path.nodes[0]) && foreign {
+        if !self.cow(path.nodes[0], Some(parent)) && foreign {
             self.stats.foreign_compares += 1;
         }
         Some(path)
@@ -621,10 +600,11 @@ impl Tree {
     /// `btrfs_cow_block` as seen by the counts: the first touch of a block in
     /// a transaction copies it, and so does the first touch after the block
     /// was written back in this transaction (`should_cow_block` in
-    /// fs/btrfs/ctree.c: `BTRFS_HEADER_FLAG_WRITTEN`). The copy is dirty and
-    /// not yet written, and in the running task's cache only. Returns
-    /// whether it copied.
-    fn cow(&mut self, id: usize) -> bool {
+    /// fs/btrfs/ctree.c: `BTRFS_HEADER_FLAG_WRITTEN`). The copy is dirty,
+    /// not yet written, and in the running task's cache only, and so is
+    /// `parent`, whose block pointer now names the copy
+    /// (`btrfs_force_cow_block`). Returns whether it copied.
+    fn cow(&mut self, id: usize, parent: Option<usize>) -> bool {
         let b = &mut self.blocks[id];
         let copy = b.generation != self.transid || b.written;
         if copy {
@@ -632,6 +612,9 @@ impl Tree {
             b.written = false;
             self.stats.cow_blocks += 1;
             self.mark_written(id);
+            if let Some(p) = parent {
+                self.mark_written(p);
+            }
         }
         copy
     }

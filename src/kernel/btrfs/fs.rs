@@ -246,10 +246,10 @@ impl Fs {
     /// then commit the transaction, running all delayed items first;
     /// deferred evictions happen once their delayed work has run.
     ///
-    /// The commit runs as its own task ([`Task::Commit`]): the `sync`
-    /// process, or the unmount.
+    /// The commit runs in the caller's context, as `syncfs(2)` does (the
+    /// lab calls it from its script thread); the write-back before it is
+    /// the flusher's ([`Tree::write_back_dirty`]).
     pub fn sync(&mut self) {
-        let caller = self.tree.set_task(Task::Commit);
         if self.writeback_on_sync {
             self.blocks_written_back += self.tree.write_back_dirty();
         }
@@ -258,6 +258,13 @@ impl Fs {
             self.truncate_inode_items(ino);
         }
         self.tree.commit_transaction();
+    }
+
+    /// The unmount: [`Fs::sync`] run by the `umount` process
+    /// ([`Task::Unmount`]; `sync_filesystem` from `generic_shutdown_super`).
+    pub fn unmount(&mut self) {
+        let caller = self.tree.set_task(Task::Unmount);
+        self.sync();
         self.tree.set_task(caller);
     }
 
@@ -362,7 +369,7 @@ pub fn rm_rf(fs: &mut Fs, dir: u64, on_unlink: &mut dyn FnMut(&mut Fs)) {
         lo = hi;
     }
     fs.rmdir(ROOT_DIR_INO, b"testdir");
-    fs.sync();
+    fs.unmount();
 }
 
 /// Most slices [`rm_rf`] reads the directory in.

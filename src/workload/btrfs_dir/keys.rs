@@ -48,6 +48,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "batch rule for delayed dir-index insertions",
     ),
     p(
+        "btrfs_dir.rsv_release",
+        "a word",
+        "per-item, per-batch",
+        "how often a flush gives back its items' reserved metadata (btrfs_block_rsv_release): per item before 6.0 (case 3's kernel), per batch since",
+    ),
+    p(
         "btrfs_dir.evict_kills_pending",
         "true or false",
         "true, false",

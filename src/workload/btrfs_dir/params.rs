@@ -1,7 +1,7 @@
 //! The parameters of the `btrfs-dir` workload (`[btrfs_dir]`), their
 //! defaults, validation and the memory estimate.
 
-use crate::kernel::btrfs::delayed::{BatchStrategy, InsertStrategy, Rules, Thresholds, WorkerMode};
+use crate::kernel::btrfs::delayed::{BatchStrategy, InsertStrategy, RsvRelease, Rules, Thresholds, WorkerMode};
 use crate::param::ParamError;
 use crate::workload::work_scale::WorkScale;
 
@@ -32,6 +32,10 @@ pub struct BtrfsDirParams {
     pub strategy: BatchStrategy,
     /// Batch rule for delayed insertions. Default `leaf-fit` (6.0 on).
     pub insert_strategy: InsertStrategy,
+    /// How often a flush gives back its items' reserved metadata:
+    /// `per-item` (before 6.0, what case 3 measured) or `per-batch` (6.0
+    /// on). Default `per-batch`.
+    pub rsv_release: RsvRelease,
     /// Whether evicting an unlinked inode drops its still-pending delayed
     /// dir-index items (`btrfs_kill_delayed_inode_items` in
     /// `btrfs_evict_inode`, kernels from 5.17) instead of running them at
@@ -154,6 +158,7 @@ impl Default for BtrfsDirParams {
             nodesize: 16384,
             strategy: BatchStrategy::LeafMatch,
             insert_strategy: InsertStrategy::LeafFit,
+            rsv_release: RsvRelease::PerBatch,
             evict_kills_pending: true,
             writeback_on_sync: true,
             rm_rf: true,
@@ -229,11 +234,12 @@ impl BtrfsDirParams {
         }
     }
 
-    /// The two batch rules.
+    /// The batch rules and the release rule.
     pub fn rules(&self) -> Rules {
         Rules {
             delete: self.strategy,
             insert: self.insert_strategy,
+            rsv_release: self.rsv_release,
         }
     }
 

@@ -10,8 +10,36 @@
 //! land; a copy on write rewrites all of them). Cold lines (a block no
 //! task touched since the model built it) are not counted, as before.
 
+use super::Tree;
 use super::block::{Item, KeyPtr};
-use super::{Task, Tree};
+
+/// The task running a tree operation, each on a CPU of its own: the
+/// syscall thread (`unlink(2)`, `creat`, evictions, and `syncfs(2)`,
+/// whose commit runs in the caller's context), the delayed-item worker (a
+/// kworker running `btrfs_async_run_delayed_root`), the flusher that
+/// writes the dirty tree blocks back before a commit (a writeback kworker:
+/// `lock_extent_buffer_for_io` takes each block's lock and sets its
+/// WRITTEN flag), and the `umount` process, whose commit ends the script.
+/// A line one of them wrote moves to another's CPU when that one reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Task {
+    /// The thread making the syscalls.
+    #[default]
+    Syscall,
+    /// The delayed-item worker.
+    Worker,
+    /// The writeback kworker.
+    Flusher,
+    /// The unmounting process.
+    Unmount,
+}
+
+impl Task {
+    /// The task's bit in a block's `holders` and `locker`.
+    pub(crate) fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
 
 impl Tree {
     /// The running task takes block `id`'s lock (`btrfs_tree_lock` or
@@ -40,10 +68,14 @@ impl Tree {
         foreign
     }
 
-    /// The running task wrote block `id`: its lines are now in that
-    /// task's cache only.
+    /// The running task wrote block `id`, holding its lock (every change
+    /// to a tree block is made under its write lock): its lines are now in
+    /// that task's cache only, and the lock word was last that task's.
     pub(crate) fn mark_written(&mut self, id: usize) {
-        self.blocks[id].holders = self.task.bit();
+        let bit = self.task.bit();
+        let b = &mut self.blocks[id];
+        b.holders = bit;
+        b.locker = bit;
     }
 
     /// The items of leaf `id`, to change (marks it written).
@@ -61,5 +93,11 @@ impl Tree {
     /// The running task.
     pub fn task(&self) -> Task {
         self.task
+    }
+
+    /// Makes `task` the one whose operations run from now on; returns the
+    /// one before.
+    pub fn set_task(&mut self, task: Task) -> Task {
+        std::mem::replace(&mut self.task, task)
     }
 }

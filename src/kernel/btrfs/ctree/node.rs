@@ -101,7 +101,7 @@ impl Tree {
             let left = self.blocks[parent].ptrs()[pslot - 1].child;
             let left_nr = self.blocks[left].nritems();
             if left_nr < full {
-                self.cow(left);
+                self.cow(left, Some(parent));
                 if self.push_node_left(left, mid, false) {
                     self.set_parent_key(parent, pslot, mid);
                     let slot = orig_slot + left_nr;
@@ -120,7 +120,7 @@ impl Tree {
         if pslot + 1 < self.blocks[parent].nritems() {
             let right = self.blocks[parent].ptrs()[pslot + 1].child;
             if self.blocks[right].nritems() < full {
-                self.cow(right);
+                self.cow(right, Some(parent));
                 if self.balance_node_right(right, mid) {
                     self.set_parent_key(parent, pslot + 1, right);
                     let mid_now = self.blocks[mid].nritems();
@@ -205,11 +205,11 @@ impl Tree {
         let right = (pslot + 1 < pn).then(|| self.blocks[parent].ptrs()[pslot + 1].child);
         let mut changed = false;
         if let Some(l) = left {
-            self.cow(l);
+            self.cow(l, Some(parent));
             changed |= self.push_node_left(l, mid, true);
         }
         if let Some(r) = right {
-            self.cow(r);
+            self.cow(r, Some(parent));
             changed |= self.push_node_left(mid, r, true);
             if self.blocks[r].nritems() == 0 {
                 self.del_ptr(path, level + 1, pslot + 1);

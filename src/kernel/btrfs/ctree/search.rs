@@ -73,10 +73,7 @@ impl Tree {
     /// task's).
     fn lock_and_cow(&mut self, b: usize, parent: Option<usize>, cow: bool) -> bool {
         let foreign = self.visit(b);
-        if cow && self.cow(b) {
-            if let Some(p) = parent {
-                self.mark_written(p);
-            }
+        if cow && self.cow(b, parent) {
             return false;
         }
         foreign

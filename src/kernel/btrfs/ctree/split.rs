@@ -152,7 +152,7 @@ impl Tree {
         if self.leaf_free_space(right) < data_size {
             return false;
         }
-        self.cow(right);
+        self.cow(right, Some(upper));
         let left_n = self.blocks[left].nritems();
         if left_n == 0 {
             return false;
@@ -241,7 +241,7 @@ impl Tree {
         if self.leaf_free_space(left) < data_size {
             return false;
         }
-        self.cow(left);
+        self.cow(left, Some(upper));
         self.push_leaf_left_items(path, left, min_data_size, empty, max_slot)
     }
 

@@ -200,13 +200,13 @@ fn a_block_moves_to_a_task_only_after_another_task_wrote_it_or_took_its_lock() {
 #[test]
 fn a_copy_on_write_makes_the_probes_that_follow_the_copiers() {
     // The syscall thread writes the right leaf; in the next transaction the
-    // committing task's delete search locks the root and the leaf (both
-    // last the syscall thread's: lock words and headers move) and copies
-    // each before its binary search, which then reads its own copy.
+    // unmount's delete search locks the root and the leaf (both last the
+    // syscall thread's: lock words and headers move) and copies each
+    // before its binary search, which then reads its own copy.
     let mut t = Tree::from_leaves(NS, vec![leaf(0..20, 75), leaf(20..40, 75)]);
     assert!(t.delete_item(&item(30, 75).key));
     t.commit_transaction();
-    t.set_task(Task::Commit);
+    t.set_task(Task::Unmount);
     let before = t.stats();
     assert!(t.delete_item(&item(31, 75).key));
     let d = t.stats().since(&before);

@@ -16,7 +16,7 @@
 //! before the worker's steps drops their items. `fs.rs` reports what an
 //! eviction killed.
 
-use super::{BalanceCheck, BatchStrategy, DelayedRoot, InsertStrategy, Stage, Worker, WorkerMode, WorkerStep};
+use super::{BalanceCheck, BatchStrategy, DelayedRoot, InsertStrategy, RsvRelease, Stage, Worker, WorkerMode, WorkerStep};
 use crate::kernel::btrfs::ctree::{
     DIR_INDEX_KEY, INODE_ITEM_KEY, INODE_REF_KEY, ITEM_HEADER_SIZE, Item, Key, Path, SearchMode, Task, Tree, TreeStats,
 };
@@ -47,6 +47,9 @@ pub struct DeleteRunStats {
     pub bytes_moved: u64,
     /// Delayed items released (deleted from the tree or not found).
     pub items_released: u64,
+    /// `btrfs_block_rsv_release` calls giving back the items' reserved
+    /// metadata ([`super::RsvRelease`]).
+    pub rsv_releases: u64,
     /// Pending deletions whose key was no longer in the tree.
     pub not_found: u64,
     /// Leaves freed by the deletions.
@@ -90,6 +93,9 @@ pub struct InsertRunStats {
     pub leaf_splits: u64,
     /// Items inserted (delayed items released).
     pub items: u64,
+    /// `btrfs_block_rsv_release` calls giving back the items' reserved
+    /// metadata ([`super::RsvRelease`]).
+    pub rsv_releases: u64,
     /// Bytes written for the inserted items: data plus 25-byte headers
     /// (`setup_items_for_insert` and the copy of each `btrfs_dir_item`).
     pub bytes_inserted: u64,
@@ -125,6 +131,7 @@ fieldwise!(InsertRunStats {
     bytes_moved,
     leaf_splits,
     items,
+    rsv_releases,
     bytes_inserted,
 });
 
@@ -140,6 +147,7 @@ fieldwise!(DeleteRunStats {
     cow_blocks,
     bytes_moved,
     items_released,
+    rsv_releases,
     not_found,
     leaves_freed,
     items_shifted,
@@ -329,6 +337,10 @@ impl DelayedRoot {
         self.items -= released;
         let mode = if del_iref { SearchMode::Delete } else { SearchMode::Update };
         let (found, mut path) = tree.search_slot(&Key::new(ino, INODE_ITEM_KEY, 0), mode);
+        if found {
+            // `write_extent_buffer` of the inode item.
+            tree.mark_written(path.nodes[0]);
+        }
         if !found || !del_iref {
             return;
         }
@@ -383,6 +395,10 @@ impl DelayedRoot {
         let mut s = InsertRunStats {
             batches,
             items: batch.len() as u64,
+            rsv_releases: match self.rules.rsv_release {
+                RsvRelease::PerItem => batch.len() as u64,
+                RsvRelease::PerBatch => batches,
+            },
             bytes_inserted: bytes,
             cow_blocks: d.cow_blocks,
             bytes_moved: d.bytes_moved,
@@ -439,6 +455,10 @@ impl DelayedRoot {
             cow_blocks: d.cow_blocks,
             bytes_moved: d.bytes_moved,
             items_released: n.max(1) as u64,
+            rsv_releases: match self.rules.rsv_release {
+                RsvRelease::PerItem => n as u64,
+                RsvRelease::PerBatch => u64::from(n > 0),
+            },
             not_found: u64::from(n == 0),
             leaves_freed: d.leaves_freed,
             items_shifted: d.items_shifted,

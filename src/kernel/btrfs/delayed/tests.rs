@@ -14,6 +14,7 @@ fn rules(delete: BatchStrategy) -> Rules {
     Rules {
         delete,
         insert: InsertStrategy::LeafFit,
+        ..Rules::default()
     }
 }
 
@@ -125,6 +126,7 @@ fn insert(pending: &[(u64, u32)], rule: InsertStrategy) -> (u64, u64, usize) {
     d.set_rules(Rules {
         delete: BatchStrategy::LeafMatch,
         insert: rule,
+        ..Rules::default()
     });
     for &(i, size) in pending {
         d.insert_dir_index(DIR, i, size);
@@ -322,4 +324,26 @@ fn writeback_finishes_a_worker_caught_inside_a_node() {
     assert!(d.balance(&mut tree).fired);
     assert!(!d.worker_queued());
     assert_eq!((d.items(), d.delete_stats().batches), (0, 4));
+}
+
+#[test]
+fn the_reservation_goes_back_per_item_before_6_0_and_per_batch_since() {
+    // One leaf-match batch of three deletions and one whose key is gone:
+    // before 6.0 one btrfs_block_rsv_release per deleted item, since then
+    // one per batch; the missing key releases none in either.
+    for (rsv_release, expected) in [(RsvRelease::PerItem, 3), (RsvRelease::PerBatch, 1)] {
+        let mut tree = Tree::from_leaves(16384, vec![dir_index_leaf(&[2, 4, 6])]);
+        let mut delayed = DelayedRoot::new(Thresholds::default());
+        delayed.set_rules(Rules {
+            rsv_release,
+            ..rules(BatchStrategy::LeafMatch)
+        });
+        for i in [2, 4, 6, 9] {
+            delayed.delete_dir_index(DIR, i);
+        }
+        delayed.commit_node(&mut tree, DIR);
+        let s = delayed.delete_stats();
+        assert_eq!((s.batches, s.not_found, s.items_released), (1, 1, 4), "{rsv_release:?}");
+        assert_eq!(s.rsv_releases, expected, "{rsv_release:?}");
+    }
 }
