@@ -28,7 +28,9 @@ use crate::param::ParamError;
 use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, Workload};
 use cost::{DelayedCost, LinePrices};
 
-pub use params::{BtrfsDirParams, DEFAULT_DELETE_EVERY, DeletePattern, FILE_BYTES, FIT_NOTE, MAX_COST_NS, NAME_BYTE_BYTES, RUN_BASE_BYTES};
+pub use params::{
+    BtrfsDirParams, DEFAULT_DELETE_EVERY, DeletePattern, FILE_BYTES, FIT_NOTE, MAX_COST_NS, NAME_BYTE_BYTES, RUN_BASE_BYTES, SyncBy,
+};
 
 /// Converts a cost in ns (validated finite and non-negative) to integer
 /// picoseconds, rounding to the nearest picosecond.
@@ -65,6 +67,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     let mut fs = Fs::new(p.nodesize, p.thresholds(), p.rules());
     fs.evict_kills_pending = p.evict_kills_pending;
     fs.writeback_on_sync = p.writeback_on_sync;
+    fs.sync_task = p.sync_by.task();
     let testdir = fs
         .mkdir(ROOT_DIR_INO, b"testdir")
         .ok_or_else(|| ParamError::new("files", "mkdir failed"))?;

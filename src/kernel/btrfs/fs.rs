@@ -90,6 +90,10 @@ pub struct Fs {
     /// before the commit on every kernel, only by an earlier pass since.
     /// Default true.
     pub writeback_on_sync: bool,
+    /// The task whose `sync` commits: the syscall thread itself (its
+    /// `syncfs`, as the lab calls it) or a `sync` process of its own
+    /// ([`Task::Sync`]). Default [`Task::Sync`].
+    pub sync_task: Task,
     /// Tree blocks written back by syncs and unmounts so far.
     pub blocks_written_back: u64,
     /// Dir-index items dropped by evictions so far (never reached the
@@ -146,6 +150,7 @@ impl Fs {
             dirs,
             evict_kills_pending: true,
             writeback_on_sync: true,
+            sync_task: Task::Sync,
             blocks_written_back: 0,
             killed_at_evict: 0,
             last_unlink_check: BalanceCheck::default(),
@@ -246,10 +251,23 @@ impl Fs {
     /// then commit the transaction, running all delayed items first;
     /// deferred evictions happen once their delayed work has run.
     ///
-    /// The commit runs in the caller's context, as `syncfs(2)` does (the
-    /// lab calls it from its script thread); the write-back before it is
-    /// the flusher's ([`Tree::write_back_dirty`]).
+    /// The commit runs as [`Fs::sync_task`] (`syncfs(2)` commits in the
+    /// caller's context); the write-back before it is the flusher's
+    /// ([`Tree::write_back_dirty`]).
     pub fn sync(&mut self) {
+        self.commit_as(self.sync_task);
+    }
+
+    /// The unmount: the same, run by the `umount` process
+    /// ([`Task::Unmount`]; `sync_filesystem` from `generic_shutdown_super`).
+    pub fn unmount(&mut self) {
+        self.commit_as(Task::Unmount);
+    }
+
+    /// Write-back, delayed items, deferred evictions and the commit, run
+    /// as `task`.
+    fn commit_as(&mut self, task: Task) {
+        let caller = self.tree.set_task(task);
         if self.writeback_on_sync {
             self.blocks_written_back += self.tree.write_back_dirty();
         }
@@ -258,13 +276,6 @@ impl Fs {
             self.truncate_inode_items(ino);
         }
         self.tree.commit_transaction();
-    }
-
-    /// The unmount: [`Fs::sync`] run by the `umount` process
-    /// ([`Task::Unmount`]; `sync_filesystem` from `generic_shutdown_super`).
-    pub fn unmount(&mut self) {
-        let caller = self.tree.set_task(Task::Unmount);
-        self.sync();
         self.tree.set_task(caller);
     }
 

@@ -129,6 +129,12 @@ pub struct Lines {
 }
 
 impl Lines {
+    /// The same event run by the task that wrote its lines (its
+    /// transfers are hits in that task's cache, not counted).
+    pub const fn local(self) -> Lines {
+        Lines { xfers: 0, ..self }
+    }
+
     /// The event's price, ps.
     pub fn price(&self, p: &LinePrices) -> u64 {
         let hit = if self.iterated { p.loop_hit_ps } else { p.hit_ps };
@@ -717,6 +723,7 @@ impl DelayedCost {
     pub fn window_ps(&self, s: &DeleteRunStats) -> Result<u128, ModelError> {
         let p = &self.prices;
         let visits = s.node_visits + s.leaf_visits;
+        let collected = s.items_released - s.not_found.min(s.items_released);
         let trace = if self.lock_tracepoints { p.trace_event_ps } else { 0 };
         let trace_alloc = trace * (1 + u64::from(self.folios()));
         let terms = [
@@ -727,7 +734,8 @@ impl DelayedCost {
             (s.cow_blocks, self.cow_price() + trace_alloc),
             (s.leaves_freed, self.leaf_free_price() + trace),
             (s.batches, DEL_ITEMS.price(p)),
-            (s.items_released - s.not_found.min(s.items_released), ITEM_COLLECT.price(p)),
+            (collected - s.own_collected, ITEM_COLLECT.price(p)),
+            (s.own_collected, ITEM_COLLECT.local().price(p)),
             (s.items_shifted + s.push_offsets, ITEM_SHIFT.price(p)),
             (s.sibling_reads, SIBLING_LOCK.price(p) + trace),
             (s.leaf_pushes, PUSH_FIXED.price(p)),
@@ -742,10 +750,14 @@ impl DelayedCost {
     pub fn delete_ps(&self, s: &DeleteRunStats) -> Result<u128, ModelError> {
         let p = &self.prices;
         let window = self.window_ps(s)?;
+        let per_batch = self.batch_overhead_ps + self.release_event_ps;
         let terms = [
-            (s.batches, BATCH_FIXED.price(p) + self.batch_overhead_ps + self.release_event_ps),
-            (s.items_released, ITEM_RELEASE.price(p)),
-            (s.rsv_releases, RSV_RELEASE.price(p)),
+            (s.batches - s.own_batches, BATCH_FIXED.price(p) + per_batch),
+            (s.own_batches, BATCH_FIXED.local().price(p) + per_batch),
+            (s.items_released - s.own_released, ITEM_RELEASE.price(p)),
+            (s.own_released, ITEM_RELEASE.local().price(p)),
+            (s.rsv_releases - s.own_rsv_releases, RSV_RELEASE.price(p)),
+            (s.own_rsv_releases, RSV_RELEASE.local().price(p)),
         ];
         total(&terms, "btrfs_dir: time of the delayed-deletion function in ps")?
             .checked_add(window)
@@ -756,15 +768,19 @@ impl DelayedCost {
     /// bytes written for the new items are priced as moved lines.
     pub fn insert_ps(&self, s: &InsertRunStats) -> Result<u128, ModelError> {
         let p = &self.prices;
+        let per_batch = self.batch_overhead_ps + self.release_event_ps;
         let terms = [
             (s.node_visits + s.leaf_visits, BLOCK_VISIT.price(p)),
             (s.key_compares, KEY_COMPARE.price(p)),
             (s.transfers, p.xfer_ps),
             ((s.bytes_moved + s.bytes_inserted).div_ceil(64), MOVE_LINE.price(p)),
             (s.cow_blocks, self.cow_price()),
-            (s.batches, BATCH_FIXED.price(p) + self.batch_overhead_ps + self.release_event_ps),
-            (s.items, ITEM_INSERT.price(p) + ITEM_RELEASE.price(p)),
-            (s.rsv_releases, RSV_RELEASE.price(p)),
+            (s.batches - s.own_batches, BATCH_FIXED.price(p) + per_batch),
+            (s.own_batches, BATCH_FIXED.local().price(p) + per_batch),
+            (s.items - s.own_items, ITEM_INSERT.price(p) + ITEM_RELEASE.price(p)),
+            (s.own_items, ITEM_INSERT.local().price(p) + ITEM_RELEASE.local().price(p)),
+            (s.rsv_releases - s.own_rsv_releases, RSV_RELEASE.price(p)),
+            (s.own_rsv_releases, RSV_RELEASE.local().price(p)),
         ];
         total(&terms, "btrfs_dir: time of the delayed-insertion function in ps")
     }

@@ -66,6 +66,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "sync and unmount write dirty tree blocks back before the commit (every kernel; false is a what-if)",
     ),
     p(
+        "btrfs_dir.sync_by",
+        "a word",
+        "process, script",
+        "who runs the script's sync: a sync process of its own (case 3's shell script), or the thread that made the unlinks (the lab's syncfs)",
+    ),
+    p(
         "btrfs_dir.rm_rf",
         "true or false",
         "true, false",

@@ -1,6 +1,7 @@
 //! The parameters of the `btrfs-dir` workload (`[btrfs_dir]`), their
 //! defaults, validation and the memory estimate.
 
+use crate::kernel::btrfs::ctree::Task;
 use crate::kernel::btrfs::delayed::{BatchStrategy, InsertStrategy, RsvRelease, Rules, Thresholds, WorkerMode};
 use crate::param::ParamError;
 use crate::workload::work_scale::WorkScale;
@@ -49,6 +50,12 @@ pub struct BtrfsDirParams {
     /// inode among them, before `sync_fs(sb, 1)` commits). Default true,
     /// as every kernel does; false is a what-if.
     pub writeback_on_sync: bool,
+    /// Who runs the script's `sync`: `process`, a `sync` process of its
+    /// own (a shell script's, as case 3's), or `script`, the thread that
+    /// made the unlinks (`fsmeta lab` calls `syncfs` from its script
+    /// thread), whose commit then finds the delayed items and their locks
+    /// in its own cache. Default `process`.
+    pub sync_by: SyncBy,
     /// Whether the script ends with `rm -fr testdir` and unmount after the
     /// `sync` (case 3). Default true; false stops after the `sync`, as
     /// the insertion-batching script does.
@@ -100,6 +107,27 @@ pub struct BtrfsDirParams {
     /// ([`crate::kernel::btrfs::syscall`]). It prices the syscalls only;
     /// the batches' windows end at their release event. Default false.
     pub reservation_tracepoints: bool,
+}
+
+/// Who runs the script's `sync` ([`BtrfsDirParams::sync_by`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SyncBy {
+    /// A `sync` process of its own.
+    #[default]
+    Process,
+    /// The thread that made the syscalls (its own `syncfs`).
+    Script,
+}
+
+impl SyncBy {
+    /// The task the commit runs as.
+    pub fn task(self) -> Task {
+        match self {
+            SyncBy::Process => Task::Sync,
+            SyncBy::Script => Task::Syscall,
+        }
+    }
 }
 
 /// How `batch_overhead_ns` was fitted: with it set to 0, the case-3
@@ -161,6 +189,7 @@ impl Default for BtrfsDirParams {
             rsv_release: RsvRelease::PerBatch,
             evict_kills_pending: true,
             writeback_on_sync: true,
+            sync_by: SyncBy::Process,
             rm_rf: true,
             delayed_background: 128,
             delayed_writeback: 512,

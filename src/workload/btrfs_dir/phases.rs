@@ -184,7 +184,7 @@ pub fn put(m: &mut BTreeMap<String, f64>, cost: &DelayedCost, marks: [&DeleteRun
 
 #[cfg(test)]
 mod tests {
-    use super::super::{BtrfsDirParams, run_btrfs_dir};
+    use super::super::{BtrfsDirParams, SyncBy, run_btrfs_dir};
     use crate::kernel::btrfs::delayed::{BatchStrategy, InsertStrategy, WorkerMode};
     use rand::SeedableRng;
 
@@ -282,6 +282,31 @@ mod tests {
                 g(phase, "transfers")
             );
         }
+    }
+
+    #[test]
+    fn a_sync_by_the_script_thread_finds_its_own_items_in_its_cache() {
+        // The lab calls syncfs from the thread that queued the items: its
+        // batches' fixed work, collection and release move no line. The
+        // unlink phase (the worker's) is the same either way.
+        let by = |sync_by| {
+            script(BtrfsDirParams {
+                sync_by,
+                insert_strategy: InsertStrategy::Contiguous,
+                batch_overhead_ns: 0.0,
+                ..Default::default()
+            })
+        };
+        let (process, own) = (by(SyncBy::Process), by(SyncBy::Script));
+        let g = |m: &BTreeMap<String, f64>, phase: &str, v: &str| m[&axis().metric(phase, v)];
+        assert_eq!(g(&process, "unlink", "batch_gap_us"), g(&own, "unlink", "batch_gap_us"));
+        assert_eq!(g(&process, "sync", "batches"), g(&own, "sync", "batches"));
+        assert!(
+            g(&own, "sync", "batch_gap_us") < g(&process, "sync", "batch_gap_us"),
+            "{} vs {}",
+            g(&own, "sync", "batch_gap_us"),
+            g(&process, "sync", "batch_gap_us")
+        );
     }
 
     #[test]

@@ -14,12 +14,13 @@ use super::Tree;
 use super::block::{Item, KeyPtr};
 
 /// The task running a tree operation, each on a CPU of its own: the
-/// syscall thread (`unlink(2)`, `creat`, evictions, and `syncfs(2)`,
-/// whose commit runs in the caller's context), the delayed-item worker (a
-/// kworker running `btrfs_async_run_delayed_root`), the flusher that
-/// writes the dirty tree blocks back before a commit (a writeback kworker:
-/// `lock_extent_buffer_for_io` takes each block's lock and sets its
-/// WRITTEN flag), and the `umount` process, whose commit ends the script.
+/// syscall thread (`unlink(2)`, `creat`, evictions, and a `syncfs(2)` it
+/// calls itself, whose commit runs in the caller's context), the
+/// delayed-item worker (a kworker running `btrfs_async_run_delayed_root`),
+/// the flusher that writes the dirty tree blocks back before a commit (a
+/// writeback kworker: `lock_extent_buffer_for_io` takes each block's lock
+/// and sets its WRITTEN flag), a `sync` process of its own, and the
+/// `umount` process, whose commit ends the script.
 /// A line one of them wrote moves to another's CPU when that one reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Task {
@@ -30,6 +31,8 @@ pub enum Task {
     Worker,
     /// The writeback kworker.
     Flusher,
+    /// A `sync` process (a shell script's `sync`).
+    Sync,
     /// The unmounting process.
     Unmount,
 }

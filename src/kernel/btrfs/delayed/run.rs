@@ -50,6 +50,18 @@ pub struct DeleteRunStats {
     /// `btrfs_block_rsv_release` calls giving back the items' reserved
     /// metadata ([`super::RsvRelease`]).
     pub rsv_releases: u64,
+    /// Of `batches`, those the syscall thread ran itself (the commit of
+    /// its `syncfs`): every delayed item here is queued by that thread, so
+    /// such a batch finds the node's mutex, the items, their rb nodes and
+    /// slab, and the reservation's locks in its own cache.
+    pub own_batches: u64,
+    /// Of the items collected into batches, those the syscall thread
+    /// collected itself.
+    pub own_collected: u64,
+    /// Of `items_released`, those the syscall thread released itself.
+    pub own_released: u64,
+    /// Of `rsv_releases`, those the syscall thread made itself.
+    pub own_rsv_releases: u64,
     /// Pending deletions whose key was no longer in the tree.
     pub not_found: u64,
     /// Leaves freed by the deletions.
@@ -96,6 +108,13 @@ pub struct InsertRunStats {
     /// `btrfs_block_rsv_release` calls giving back the items' reserved
     /// metadata ([`super::RsvRelease`]).
     pub rsv_releases: u64,
+    /// Of `batches`, those the syscall thread ran itself (see
+    /// [`DeleteRunStats::own_batches`]).
+    pub own_batches: u64,
+    /// Of `items`, those the syscall thread inserted itself.
+    pub own_items: u64,
+    /// Of `rsv_releases`, those the syscall thread made itself.
+    pub own_rsv_releases: u64,
     /// Bytes written for the inserted items: data plus 25-byte headers
     /// (`setup_items_for_insert` and the copy of each `btrfs_dir_item`).
     pub bytes_inserted: u64,
@@ -132,6 +151,9 @@ fieldwise!(InsertRunStats {
     leaf_splits,
     items,
     rsv_releases,
+    own_batches,
+    own_items,
+    own_rsv_releases,
     bytes_inserted,
 });
 
@@ -148,6 +170,10 @@ fieldwise!(DeleteRunStats {
     bytes_moved,
     items_released,
     rsv_releases,
+    own_batches,
+    own_collected,
+    own_released,
+    own_rsv_releases,
     not_found,
     leaves_freed,
     items_shifted,
@@ -407,6 +433,9 @@ impl DelayedRoot {
         };
         add_tree_counts(d, &mut s.searches, &mut s.node_visits, &mut s.leaf_visits, &mut s.key_compares);
         s.transfers = d.transfers();
+        if tree.task() == Task::Syscall {
+            (s.own_batches, s.own_items, s.own_rsv_releases) = (s.batches, s.items, s.rsv_releases);
+        }
         self.ins_stats = self.ins_stats.plus(&s);
         Some(s)
     }
@@ -470,6 +499,12 @@ impl DelayedRoot {
         };
         add_tree_counts(d, &mut s.searches, &mut s.node_visits, &mut s.leaf_visits, &mut s.key_compares);
         s.transfers = d.transfers();
+        if tree.task() == Task::Syscall {
+            s.own_batches = s.batches;
+            s.own_collected = n as u64;
+            s.own_released = s.items_released;
+            s.own_rsv_releases = s.rsv_releases;
+        }
         self.stats = self.stats.plus(&s);
         if n > 0 {
             *self.batch_shapes.entry(s).or_insert(0) += 1;
