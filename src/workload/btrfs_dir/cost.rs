@@ -734,7 +734,7 @@ impl DelayedCost {
             (s.cow_blocks, self.cow_price() + trace_alloc),
             (s.leaves_freed, self.leaf_free_price() + trace),
             (s.batches, DEL_ITEMS.price(p)),
-            (collected - s.own_collected, ITEM_COLLECT.price(p)),
+            (collected.saturating_sub(s.own_collected), ITEM_COLLECT.price(p)),
             (s.own_collected, ITEM_COLLECT.local().price(p)),
             (s.items_shifted + s.push_offsets, ITEM_SHIFT.price(p)),
             (s.sibling_reads, SIBLING_LOCK.price(p) + trace),
@@ -752,11 +752,11 @@ impl DelayedCost {
         let window = self.window_ps(s)?;
         let per_batch = self.batch_overhead_ps + self.release_event_ps;
         let terms = [
-            (s.batches - s.own_batches, BATCH_FIXED.price(p) + per_batch),
+            (s.batches.saturating_sub(s.own_batches), BATCH_FIXED.price(p) + per_batch),
             (s.own_batches, BATCH_FIXED.local().price(p) + per_batch),
-            (s.items_released - s.own_released, ITEM_RELEASE.price(p)),
+            (s.items_released.saturating_sub(s.own_released), ITEM_RELEASE.price(p)),
             (s.own_released, ITEM_RELEASE.local().price(p)),
-            (s.rsv_releases - s.own_rsv_releases, RSV_RELEASE.price(p)),
+            (s.rsv_releases.saturating_sub(s.own_rsv_releases), RSV_RELEASE.price(p)),
             (s.own_rsv_releases, RSV_RELEASE.local().price(p)),
         ];
         total(&terms, "btrfs_dir: time of the delayed-deletion function in ps")?
@@ -775,11 +775,11 @@ impl DelayedCost {
             (s.transfers, p.xfer_ps),
             ((s.bytes_moved + s.bytes_inserted).div_ceil(64), MOVE_LINE.price(p)),
             (s.cow_blocks, self.cow_price()),
-            (s.batches - s.own_batches, BATCH_FIXED.price(p) + per_batch),
+            (s.batches.saturating_sub(s.own_batches), BATCH_FIXED.price(p) + per_batch),
             (s.own_batches, BATCH_FIXED.local().price(p) + per_batch),
-            (s.items - s.own_items, ITEM_INSERT.price(p) + ITEM_RELEASE.price(p)),
+            (s.items.saturating_sub(s.own_items), ITEM_INSERT.price(p) + ITEM_RELEASE.price(p)),
             (s.own_items, ITEM_INSERT.local().price(p) + ITEM_RELEASE.local().price(p)),
-            (s.rsv_releases - s.own_rsv_releases, RSV_RELEASE.price(p)),
+            (s.rsv_releases.saturating_sub(s.own_rsv_releases), RSV_RELEASE.price(p)),
             (s.own_rsv_releases, RSV_RELEASE.local().price(p)),
         ];
         total(&terms, "btrfs_dir: time of the delayed-insertion function in ps")

@@ -54,7 +54,10 @@ pub struct BtrfsDirParams {
     /// own (a shell script's, as case 3's), or `script`, the thread that
     /// made the unlinks (`fsmeta lab` calls `syncfs` from its script
     /// thread), whose commit then finds the delayed items and their locks
-    /// in its own cache. Default `process`.
+    /// in its own cache. Default `process`. Under `worker = "concurrent"`
+    /// a flush still queued when the sync comes is run by the sync (and
+    /// under `script` priced as the script thread's own), where the kernel's
+    /// kworker would run it on its own CPU; the lab's script queues none.
     pub sync_by: SyncBy,
     /// Whether the script ends with `rm -fr testdir` and unmount after the
     /// `sync` (case 3). Default true; false stops after the `sync`, as
