@@ -95,9 +95,21 @@ pub fn validate_lab(
         .map_err(|e| other(format!("{}: {e}", dir.display())))?
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("lab-")) && p.is_dir())
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("lab-")))
         .collect();
     dirs.sort();
+    // `fsmeta lab` writes OUT/lab-NAME as a link to its versioned folder:
+    // a copy of the link alone dangles, and is said, not skipped quietly.
+    dirs.retain(|p| {
+        let ok = p.is_dir();
+        if !ok {
+            errln!(
+                "fsmeta validate --lab: warning: {} is not a folder (a link to a folder that is not there?): skipped",
+                p.display()
+            );
+        }
+        ok
+    });
     for ldir in dirs {
         let live = Outputs::read(&ldir)?;
         let field = |k: &str| live.lab_txt.as_deref().and_then(|t| lab::twin::lab_field(t, k)).map(str::to_string);

@@ -133,3 +133,23 @@ fn a_twin_priced_for_another_host_checks_its_counts_not_that_hosts_times() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("measured_on") && err.contains("not a machine profile"), "{err}");
 }
+
+/// A `lab-NAME` entry that is not a folder (a copied link to `fsmeta
+/// lab`'s versioned folder, dangling) is named on stderr, not skipped
+/// without a word; the folders beside it are still read.
+#[cfg(unix)]
+#[test]
+fn a_lab_entry_that_is_not_a_folder_is_named_not_skipped_quietly() {
+    let root = fresh_dir("lab-twin-dangling");
+    lab_run(&root, "family 6 model 207");
+    std::os::unix::fs::symlink(".lab-xfs-alloc.v-1-0", root.join("lab-xfs-alloc")).unwrap();
+    let doc = root.join("lab.md");
+    let out = fsmeta(&["validate", "--lab", root.to_str().unwrap(), "--doc", doc.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let warned = stderr
+        .lines()
+        .any(|l| l.contains("warning") && l.contains("lab-xfs-alloc ") && l.contains("not a folder"));
+    assert!(warned, "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("alloc_us_p50"));
+}
