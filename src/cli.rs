@@ -272,6 +272,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             silent,
             pool,
             no_twin,
+            sample_kernel,
         } => {
             if pool.is_empty() {
                 lab::lab(&lab::LabArgs {
@@ -281,6 +282,7 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
                     params: &params,
                     silent,
                     twin: !no_twin,
+                    sample_us: sample_kernel,
                 })
             } else {
                 lab::lab_pool(&pool, &out, silent)

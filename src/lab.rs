@@ -34,6 +34,7 @@ pub mod ledger;
 pub mod output;
 pub mod pool;
 pub mod probe;
+pub mod sample;
 pub mod trace;
 pub mod twin;
 pub mod xfs_alloc;
@@ -99,6 +100,9 @@ pub struct LabOptions {
     pub params: BTreeMap<String, String>,
     /// Print progress to stderr.
     pub verbose: bool,
+    /// Sample the kernel's stacks every this many us of each CPU's time
+    /// while the runs go on (`--sample-kernel`; [`sample`]).
+    pub sample_us: Option<u32>,
 }
 
 /// An experiment's parameters: declared defaults, overridden by the
@@ -192,6 +196,9 @@ pub struct LabRun {
     /// the twin's table warns when its profile priced another placement
     /// ([`twin::transfer_mismatch`]).
     pub transfer: Option<Result<(f64, f64), String>>,
+    /// With `--sample-kernel`: where the kernel's time went over the runs
+    /// ([`sample::KernelSamples::report`]; also in `kernel-samples.txt`).
+    pub kernel_samples: Option<String>,
 }
 
 /// One experiment: its name, what it does, its parameters, how it runs.
@@ -208,6 +215,9 @@ pub struct Experiment {
     /// A parameter whose non-default value names another twin:
     /// `NAME-VALUE` (e.g. `xfs-alloc-100000` for `-p extents=100000`).
     pub twin_param: Option<&'static str>,
+    /// Kernel functions whose samples `--sample-kernel` breaks down (what
+    /// ran below each), in this order.
+    pub sample_roots: &'static [&'static str],
 }
 
 /// Every experiment, by name.
@@ -250,6 +260,7 @@ pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
         wall_s: 0.0,
         load: std::fs::read_to_string("/proc/loadavg").unwrap_or_default(),
         transfer: None,
+        kernel_samples: None,
     };
     // Other work on the CPUs, over half a second in which the lab sleeps.
     let stat = || std::fs::read_to_string("/proc/stat").unwrap_or_default();
@@ -263,6 +274,7 @@ pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
         host.warn(&w);
     }
     let mut probe = probe::Probe::new();
+    let sampler = opts.sample_us.map(sample::Sampler::start).transpose()?;
     for r in 0..opts.runs {
         host.progress(&format!("{}: run {}/{}", e.name, r + 1, opts.runs));
         let speed = probe.measure();
@@ -291,8 +303,22 @@ pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
         }
     }
     out.wall_s = start.elapsed().as_secs_f64();
+    if let (Some(s), Some(us)) = (sampler, opts.sample_us) {
+        let samples = s.finish(opts.runs, e.sample_roots)?;
+        out.setup.push(format!(
+            "sampled: perf record -e cpu-clock -c {} -a -g over the runs (every CPU once per {us} us; the times above include the sampling's interrupts); kernel-samples.csv and kernel-samples.txt",
+            u64::from(us) * 1000
+        ));
+        let text = samples.report(KERNEL_SAMPLES_TOP);
+        out.files.push(("kernel-samples.csv".into(), samples.to_csv()?.into_bytes()));
+        out.files.push(("kernel-samples.txt".into(), text.clone().into_bytes()));
+        out.kernel_samples = Some(text);
+    }
     Ok(out)
 }
+
+/// Functions shown below each root in the kernel samples' report.
+pub const KERNEL_SAMPLES_TOP: usize = 15;
 
 /// Where a lab run's outputs go: `OUT/lab-<twin>/`.
 pub fn out_name(twin: &str) -> String {

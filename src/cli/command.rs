@@ -205,6 +205,15 @@ pub enum Command {
         /// on this CPU with its knob fitted ([knob] in the profile).
         #[arg(long, conflicts_with = "pool")]
         no_twin: bool,
+        /// Also sample every CPU's kernel stack once per US microseconds
+        /// of its time while the runs go on (`perf record -e cpu-clock
+        /// -a -g`; needs `perf`), and write where the kernel's time went,
+        /// per function and below the experiment's own functions, to
+        /// kernel-samples.csv and kernel-samples.txt. The runs' times
+        /// then include the sampling's interrupts.
+        #[arg(long, value_name = "US", num_args = 0..=1, default_missing_value = "50", conflicts_with = "pool",
+              value_parser = clap::value_parser!(u32).range(i64::from(fsmeta::lab::sample::PERIOD_RANGE_US.0)..=i64::from(fsmeta::lab::sample::PERIOD_RANGE_US.1)))]
+        sample_kernel: Option<u32>,
     },
     /// Measure this host with microbenchmarks (cache-line transfers
     /// between pinned CPUs, atomics, load latency by pointer chase) and

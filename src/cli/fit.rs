@@ -189,6 +189,7 @@ fn live_figure(a: &FitArgs<'_>) -> Result<(Vec<f64>, PathBuf), CliError> {
         runs: a.runs,
         params: [("extents".to_string(), EXTENTS.to_string())].into(),
         verbose: true,
+        sample_us: None,
     };
     let run = lab::run(e, &opts)?;
     let (dir, _) = lab::output::write(&run, a.out)?;

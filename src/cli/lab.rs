@@ -30,6 +30,8 @@ pub(super) struct LabArgs<'a> {
     /// Run the twin after the live runs and print both (`--no-twin`
     /// clears it).
     pub twin: bool,
+    /// `--sample-kernel`'s period, us.
+    pub sample_us: Option<u32>,
 }
 
 /// `fsmeta lab`: one experiment on the live kernel, then its twin beside
@@ -42,6 +44,7 @@ pub(super) fn lab(a: &LabArgs<'_>) -> Result<Status, CliError> {
         params,
         silent,
         twin,
+        sample_us,
     } = *a;
     use fsmeta::lab;
     let Some(name) = experiment else {
@@ -64,6 +67,7 @@ pub(super) fn lab(a: &LabArgs<'_>) -> Result<Status, CliError> {
         runs,
         params: map,
         verbose: !silent,
+        sample_us,
     };
     let line_transfer = || fsmeta::lab::probe::line_transfer(fsmeta::lab::output::TRANSFER_SAMPLES);
     let before = line_transfer();
@@ -72,6 +76,9 @@ pub(super) fn lab(a: &LabArgs<'_>) -> Result<Status, CliError> {
     let (dir, text) = lab::output::write(&run, out)?;
     if !silent {
         outln!("{text}");
+        if let Some(k) = &run.kernel_samples {
+            outln!("{k}");
+        }
         outln!("outputs: {}", dir.display());
     }
     if twin {

@@ -84,6 +84,12 @@ pub const EXPERIMENT: Experiment = Experiment {
     ],
     run,
     twin_param: None,
+    sample_roots: &[
+        "btrfs_delete_delayed_items",
+        "__btrfs_run_delayed_items",
+        "btrfs_commit_transaction",
+        "do_unlinkat",
+    ],
 };
 
 /// Puts a phase's `unlink(2)` calls into `m`: `phase.P.unlink_us`, the

@@ -13,6 +13,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     params: &[("files", 1000, 1, 200_000), ("nodesize", 16384, 4096, 65536)],
     run,
     twin_param: None,
+    sample_roots: &["__btrfs_run_delayed_items", "btrfs_commit_transaction"],
 };
 
 fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {

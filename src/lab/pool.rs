@@ -133,6 +133,7 @@ pub fn pool(dirs: &[PathBuf], out: &Path) -> Result<(LabRun, String), LabError> 
         wall_s: 0.0,
         load: String::new(),
         transfer: None,
+        kernel_samples: None,
     };
     let counts: Vec<usize> = sets.iter().map(|s| join_runs(&mut run, &s.runs)).collect();
     Ok((run, header(&sets, &counts)))

@@ -55,6 +55,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     params: &[("extents", 10_000, 100, 2_000_000), ("calls", 19, 1, 1000), ("busy", 256, 0, 4096)],
     run,
     twin_param: Some("extents"),
+    sample_roots: &["xfs_alloc_ag_vextent_size", "xfs_alloc_vextent_start_ag"],
 };
 
 const BLOCK: u64 = 4096;

@@ -26,6 +26,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     params: &[("files", 10_000, 1, 1_000_000), ("threads", 1, 1, 64)],
     run,
     twin_param: None,
+    sample_roots: &["xfs_create", "xfs_remove"],
 };
 
 /// Callers whose transactions are background work, not the operation's:

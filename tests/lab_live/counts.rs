@@ -194,3 +194,45 @@ fn calibrates_tracepoint_measurement_leaves_no_instance_or_ledger_behind() {
     assert_eq!(t.discarded.n, fsmeta::calibrate::tracepoint::SAMPLES);
     assert_eq!(left(), (0, 0), "instances and ledgers of this process left behind");
 }
+
+#[test]
+#[ignore = "needs root, loop devices, tracefs, xfsprogs, btrfs-progs, perf: run by .ci/run"]
+fn kernel_samples_find_the_flush_below_btrfs_delete_delayed_items_and_leave_nothing() {
+    require_lab();
+    assert!(
+        fsmeta::lab::host::which("perf").is_some(),
+        "perf is not installed (Debian: linux-perf)"
+    );
+    let out = out_dir("kernel-samples");
+    let out_s = out.to_str().expect("a UTF-8 path");
+    run_ok(&[
+        "lab",
+        "btrfs-delayed",
+        "--runs",
+        "1",
+        "--no-twin",
+        "--silent",
+        "--sample-kernel",
+        "--out",
+        out_s,
+    ]);
+    let dir = out.join("lab-btrfs-delayed");
+    let csv = std::fs::read_to_string(dir.join("kernel-samples.csv")).expect("kernel-samples.csv");
+    // The flush's deletions run below btrfs_delete_delayed_items, and its
+    // offset rewrite in btrfs_del_items.
+    let row = csv
+        .lines()
+        .find(|l| l.starts_with("btrfs_delete_delayed_items,btrfs_del_items,"))
+        .unwrap_or_else(|| panic!("no btrfs_del_items below the flush:\n{}", &csv[..csv.len().min(2000)]));
+    let inclusive: u64 = row.split(',').nth(3).and_then(|n| n.parse().ok()).expect("a count");
+    assert!(inclusive > 0, "{row}");
+    let lab_txt = std::fs::read_to_string(dir.join("lab.txt")).expect("lab.txt");
+    assert!(lab_txt.contains("sampled: perf record -e cpu-clock -c 50000"), "{lab_txt}");
+    // No sampler is left running and its folder is gone.
+    let left = std::fs::read_dir(std::env::temp_dir())
+        .expect("the temp folder")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("fsmeta-lab-samples-"))
+        .count();
+    assert_eq!(left, 0, "a samples folder was left in the temp folder");
+}

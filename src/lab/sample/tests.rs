@@ -1,0 +1,82 @@
+use super::*;
+
+/// Three samples as `perf script -F comm,ip,sym` prints them: one in the
+/// kernel below a root called twice on its stack (the outer call
+/// counts), one in the kernel outside it, one in user space.
+const SCRIPT: &str = "kworker/u8:3 \n\
+\tffffffff819eac70 btrfs_get_32\n\
+\tffffffff819e0000 btrfs_del_items\n\
+\tffffffff819d0000 root_fn\n\
+\tffffffff819c0000 helper\n\
+\tffffffff819d0000 root_fn\n\
+\tffffffff81000000 worker_thread\n\
+\n\
+fsmeta \n\
+\tffffffff819eac70 btrfs_get_32\n\
+\tffffffff8223b5d1 do_syscall_64\n\
+\t          27f43d [unknown]\n\
+\t           9b0c2 main\n\
+\n\
+fsmeta \n\
+\t          27f43d [unknown]\n\
+\t           9b0c2 main\n\
+\n";
+
+fn parsed() -> KernelSamples {
+    let mut k = KernelSamples::new(50_000, 2, &["root_fn", "absent_fn"]);
+    parse(SCRIPT.as_bytes(), &mut k).unwrap();
+    k
+}
+
+#[test]
+fn samples_are_counted_by_where_they_ran_and_what_was_on_the_stack() {
+    let k = parsed();
+    assert_eq!((k.total, k.kernel), (3, 2));
+    let get = k.functions["btrfs_get_32"];
+    assert_eq!((get.self_samples, get.inclusive), (2, 2));
+    // Twice on one stack is one sample.
+    assert_eq!(k.functions["root_fn"].inclusive, 1);
+    // User frames are not kernel functions.
+    assert!(!k.functions.contains_key("main") && !k.functions.contains_key("[unknown]"));
+    assert_eq!(k.functions["do_syscall_64"].inclusive, 1);
+}
+
+#[test]
+fn below_a_root_counts_only_its_samples_from_its_outer_call_down() {
+    let k = parsed();
+    let b = &k.roots[0];
+    assert_eq!((b.root.as_str(), b.samples), ("root_fn", 1));
+    assert_eq!(b.functions["btrfs_get_32"].self_samples, 1);
+    assert_eq!(b.functions["helper"].inclusive, 1);
+    assert!(!b.functions.contains_key("worker_thread"), "{:?}", b.functions);
+    assert_eq!(k.roots[1].samples, 0);
+}
+
+#[test]
+fn time_per_run_is_samples_times_the_period_over_the_runs() {
+    let k = parsed();
+    // 2 samples x 50 us / 2 runs.
+    assert_eq!(k.us_per_run(2), 50.0);
+    let text = k.report(5);
+    assert!(text.contains("root_fn: 1 samples, 25.0 us per run"), "{text}");
+    assert!(text.contains("absent_fn: no sample"), "{text}");
+}
+
+#[test]
+fn the_csv_has_every_scope_most_inclusive_first() {
+    let csv = parsed().to_csv().unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "scope,function,self_samples,inclusive_samples,self_us_per_run,inclusive_us_per_run"
+    );
+    assert_eq!(lines[1], "all,btrfs_get_32,2,2,50.0,50.0");
+    assert!(lines.iter().any(|l| l.starts_with("root_fn,btrfs_del_items,0,1,")), "{csv}");
+    assert!(!lines.iter().any(|l| l.starts_with("absent_fn,")));
+}
+
+#[test]
+fn a_period_out_of_range_is_refused_before_anything_starts() {
+    let e = Sampler::start(1).unwrap_err();
+    assert!(e.to_string().contains("expected 10 to 100000 us"), "{e}");
+}
