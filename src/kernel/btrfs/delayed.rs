@@ -14,10 +14,11 @@
 //! [`BatchStrategy`].
 
 pub mod run;
+pub mod stats;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-pub use run::{DeleteRunStats, InsertRunStats};
+pub use stats::{DeleteRunStats, InsertRunStats};
 
 /// How `btrfs_batch_delete_items` grows a batch of deletions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]

@@ -132,6 +132,18 @@ pub struct Lines {
 }
 
 impl Lines {
+    /// No access of any kind, outside an inner loop: the base the counted
+    /// events fill in (`..Lines::NONE`).
+    pub const NONE: Lines = Lines {
+        hits: 0,
+        xfers: 0,
+        misses: 0,
+        atomics: 0,
+        iterated: false,
+        indirect_calls: 0,
+        returns: 0,
+    };
+
     /// The same event run by the task that wrote its lines (its
     /// transfers are hits in that task's cache, not counted).
     pub const fn local(self) -> Lines {

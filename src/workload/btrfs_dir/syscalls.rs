@@ -32,12 +32,8 @@ use crate::machine::MachineProfile;
 /// event more than the blocks visited.
 pub const ROOT_TRADE: Lines = Lines {
     hits: 20,
-    xfers: 0,
-    misses: 0,
     atomics: 3,
-    iterated: false,
-    indirect_calls: 0,
-    returns: 0,
+    ..Lines::NONE
 };
 
 /// The price list of one `unlink(2)`, ps.

@@ -25,12 +25,8 @@ use super::Lines;
 /// levels (about 10): about 55 loads more.
 pub const BLOCK_VISIT: Lines = Lines {
     hits: 3 + 55,
-    xfers: 0,
-    misses: 0,
     atomics: 2,
-    iterated: false,
-    indirect_calls: 0,
-    returns: 0,
+    ..Lines::NONE
 };
 
 /// One key comparison of `btrfs_bin_search`: the key at the probed slot
@@ -48,12 +44,8 @@ pub const BLOCK_VISIT: Lines = Lines {
 /// edge, about 0.4% of probes, adds `read_extent_buffer` and `memcpy`).
 pub const KEY_COMPARE: Lines = Lines {
     hits: 2 + 10,
-    xfers: 0,
-    misses: 0,
-    atomics: 0,
     iterated: true,
-    indirect_calls: 0,
-    returns: 0,
+    ..Lines::NONE
 };
 
 /// 64 bytes memmoved inside a leaf (`memmove_extent_buffer`, a prefetched
@@ -63,12 +55,8 @@ pub const KEY_COMPARE: Lines = Lines {
 /// chunk, which the per-call work counts).
 pub const MOVE_LINE: Lines = Lines {
     hits: 2,
-    xfers: 0,
-    misses: 0,
-    atomics: 0,
     iterated: true,
-    indirect_calls: 0,
-    returns: 0,
+    ..Lines::NONE
 };
 
 /// `PAGE_SIZE` on x86-64: an extent buffer of `nodesize` bytes holds
@@ -113,12 +101,8 @@ pub const PAGE_BYTES: u32 = 4096;
 /// worker's earlier allocations), no transfer and no DRAM line.
 pub const TREE_BLOCK_ALLOC: Lines = Lines {
     hits: 20 + 20 + 150 + 100 + 140,
-    xfers: 0,
-    misses: 0,
     atomics: 1 + 7 + 5 + 5,
-    iterated: false,
-    indirect_calls: 0,
-    returns: 0,
+    ..Lines::NONE
 };
 
 /// One folio of a new extent buffer (`alloc_extent_buffer`'s loop over
@@ -151,12 +135,10 @@ pub const TREE_BLOCK_ALLOC: Lines = Lines {
 /// drain calls its `move_fn` (`lru_add`) once per folio.
 pub const EB_FOLIO_ADD: Lines = Lines {
     hits: 60 + 40 + 60 + 25 + 15 + 10,
-    xfers: 0,
     misses: 1,
     atomics: 2 + 1 + 2 + 3,
-    iterated: false,
     indirect_calls: 2,
-    returns: 0,
+    ..Lines::NONE
 };
 
 /// `btrfs_mark_buffer_dirty` of a buffer not yet dirty, per buffer
@@ -167,12 +149,8 @@ pub const EB_FOLIO_ADD: Lines = Lines {
 /// atomic. Its folios are [`EB_FOLIO_DIRTY`] each.
 pub const EB_DIRTY: Lines = Lines {
     hits: 25,
-    xfers: 0,
-    misses: 0,
     atomics: 1,
-    iterated: false,
-    indirect_calls: 0,
-    returns: 0,
+    ..Lines::NONE
 };
 
 /// One folio of a buffer made dirty (`set_extent_buffer_dirty` ->
@@ -190,12 +168,9 @@ pub const EB_DIRTY: Lines = Lines {
 /// `mapping->a_ops->dirty_folio` (`filemap_dirty_folio` in `btree_aops`).
 pub const EB_FOLIO_DIRTY: Lines = Lines {
     hits: 90,
-    xfers: 0,
-    misses: 0,
     atomics: 2,
-    iterated: false,
     indirect_calls: 1,
-    returns: 0,
+    ..Lines::NONE
 };
 
 /// One folio of a dirty buffer cleaned before its leaf is freed
@@ -210,12 +185,8 @@ pub const EB_FOLIO_DIRTY: Lines = Lines {
 /// loads, 4 atomics.
 pub const EB_FOLIO_CLEAN: Lines = Lines {
     hits: 80,
-    xfers: 0,
-    misses: 0,
     atomics: 4,
-    iterated: false,
-    indirect_calls: 0,
-    returns: 0,
+    ..Lines::NONE
 };
 
 /// `btrfs_add_delayed_tree_ref` (6.x fs/btrfs/delayed-ref.c), once for the
@@ -233,12 +204,8 @@ pub const EB_FOLIO_CLEAN: Lines = Lines {
 /// about 180 loads, 4 atomics.
 pub const DELAYED_TREE_REF: Lines = Lines {
     hits: 30 + 40 + 25 + 35 + 15 + 15 + 20,
-    xfers: 0,
-    misses: 0,
     atomics: 4,
-    iterated: false,
-    indirect_calls: 0,
-    returns: 0,
+    ..Lines::NONE
 };
 
 /// The old block's side of a copy on write (`btrfs_force_cow_block`, 6.x
@@ -258,12 +225,8 @@ pub const DELAYED_TREE_REF: Lines = Lines {
 /// loads, 4 atomics.
 pub const COW_SWAP: Lines = Lines {
     hits: 30 + 15 + 10 + 25 + 15 + 20 + 10,
-    xfers: 0,
-    misses: 0,
     atomics: 4,
-    iterated: false,
-    indirect_calls: 0,
-    returns: 0,
+    ..Lines::NONE
 };
 
 /// `btrfs_del_leaf` of a leaf copied in this transaction, besides its
@@ -279,12 +242,8 @@ pub const COW_SWAP: Lines = Lines {
 /// extra ref (1 atomic): about 65 loads, 5 atomics.
 pub const LEAF_FREE: Lines = Lines {
     hits: 15 + 30 + 10 + 10,
-    xfers: 0,
-    misses: 0,
     atomics: 1 + 2 + 1 + 1,
-    iterated: false,
-    indirect_calls: 0,
-    returns: 0,
+    ..Lines::NONE
 };
 
 /// What `btrfs_free_tree_block` (6.x fs/btrfs/extent-tree.c) does for the
@@ -310,12 +269,8 @@ pub const LEAF_FREE: Lines = Lines {
 /// loads, 12 atomics): about 385 loads, 23 atomics.
 pub const TREE_BLOCK_UNALLOC: Lines = Lines {
     hits: 90 + 15 + 140 + 30 + 110,
-    xfers: 0,
-    misses: 0,
     atomics: 4 + 2 + 2 + 2 + 1 + 12,
-    iterated: false,
-    indirect_calls: 0,
-    returns: 0,
+    ..Lines::NONE
 };
 
 /// Per batch, the lines of the delayed-item loop outside the lab's
@@ -329,11 +284,8 @@ pub const TREE_BLOCK_UNALLOC: Lines = Lines {
 pub const BATCH_FIXED: Lines = Lines {
     hits: 4 + 36,
     xfers: 2,
-    misses: 0,
     atomics: 4,
-    iterated: false,
-    indirect_calls: 0,
-    returns: 0,
+    ..Lines::NONE
 };
 
 /// Per batch, inside the lab's window: `btrfs_batch_delete_items`' set-up
@@ -342,15 +294,7 @@ pub const BATCH_FIXED: Lines = Lines {
 /// last item's offset, two `memmove_extent_buffer` calls' set-up,
 /// `btrfs_set_header_nritems`, `leaf_space_used`, the one-third test),
 /// then the tracepoint's argument set-up: about 50 loads.
-pub const DEL_ITEMS: Lines = Lines {
-    hits: 50,
-    xfers: 0,
-    misses: 0,
-    atomics: 0,
-    iterated: false,
-    indirect_calls: 0,
-    returns: 0,
-};
+pub const DEL_ITEMS: Lines = Lines { hits: 50, ..Lines::NONE };
 
 /// Per item of a batch, inside the lab's window: `__btrfs_next_delayed_item`
 /// (`rb_next`) and the item's key (1 transfer: the item was written by the
@@ -366,11 +310,9 @@ pub const DEL_ITEMS: Lines = Lines {
 pub const ITEM_COLLECT: Lines = Lines {
     hits: 22,
     xfers: 1,
-    misses: 0,
-    atomics: 0,
     iterated: true,
-    indirect_calls: 0,
     returns: 5,
+    ..Lines::NONE
 };
 
 /// Per item of a delayed-insertion batch: [`ITEM_COLLECT`]'s loads, with
@@ -394,12 +336,9 @@ pub const ITEM_INSERT: Lines = Lines {
 /// wrappers of these two out-of-line functions): 2.
 pub const ITEM_SHIFT: Lines = Lines {
     hits: 12,
-    xfers: 0,
-    misses: 0,
-    atomics: 0,
     iterated: true,
-    indirect_calls: 0,
     returns: 2,
+    ..Lines::NONE
 };
 
 /// Per delayed item released, outside the lab's window
@@ -422,11 +361,10 @@ pub const ITEM_SHIFT: Lines = Lines {
 pub const ITEM_RELEASE: Lines = Lines {
     hits: 1 + 36,
     xfers: 6,
-    misses: 0,
     atomics: 4,
     iterated: true,
-    indirect_calls: 0,
     returns: 7,
+    ..Lines::NONE
 };
 
 /// One `btrfs_block_rsv_release` of `delayed_block_rsv` giving back
@@ -443,11 +381,8 @@ pub const ITEM_RELEASE: Lines = Lines {
 pub const RSV_RELEASE: Lines = Lines {
     hits: 12,
     xfers: 2,
-    misses: 0,
     atomics: 2,
-    iterated: false,
-    indirect_calls: 0,
-    returns: 0,
+    ..Lines::NONE
 };
 
 /// A sibling leaf read and locked by `push_leaf_left` / `push_leaf_right`
@@ -468,12 +403,8 @@ pub const RSV_RELEASE: Lines = Lines {
 /// lock tracepoints, the lock fires one more event.
 pub const SIBLING_LOCK: Lines = Lines {
     hits: 40 + 8 + 10 + 12,
-    xfers: 0,
-    misses: 0,
     atomics: 4,
-    iterated: false,
-    indirect_calls: 0,
-    returns: 0,
+    ..Lines::NONE
 };
 
 /// A push that moves items, besides its sibling ([`SIBLING_LOCK`]), the
@@ -489,12 +420,7 @@ pub const SIBLING_LOCK: Lines = Lines {
 /// push: about 25 loads), the path's slot updates: about 85 loads.
 pub const PUSH_FIXED: Lines = Lines {
     hits: 20 + 30 + 6 + 25 + 4,
-    xfers: 0,
-    misses: 0,
-    atomics: 0,
-    iterated: false,
-    indirect_calls: 0,
-    returns: 0,
+    ..Lines::NONE
 };
 
 /// One item a push moves, in the loop that counts what fits
@@ -504,21 +430,13 @@ pub const PUSH_FIXED: Lines = Lines {
 /// Returns: `btrfs_get_32` (the item size): 1.
 pub const PUSH_ITEM: Lines = Lines {
     hits: 8,
-    xfers: 0,
-    misses: 0,
-    atomics: 0,
     iterated: true,
-    indirect_calls: 0,
     returns: 1,
+    ..Lines::NONE
 };
 
 /// One enabled tracepoint firing ([`crate::kernel::tracing::TRACE_EVENT_LOADS`]).
 pub const TRACE_EVENT: Lines = Lines {
     hits: crate::kernel::tracing::TRACE_EVENT_LOADS as u64,
-    xfers: 0,
-    misses: 0,
-    atomics: 0,
-    iterated: false,
-    indirect_calls: 0,
-    returns: 0,
+    ..Lines::NONE
 };
