@@ -274,7 +274,7 @@ pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
         host.warn(&w);
     }
     let mut probe = probe::Probe::new();
-    let sampler = opts.sample_us.map(sample::Sampler::start).transpose()?;
+    let sampler = opts.sample_us.map(|us| sample::Sampler::start(&host.tmp, us)).transpose()?;
     for r in 0..opts.runs {
         host.progress(&format!("{}: run {}/{}", e.name, r + 1, opts.runs));
         let speed = probe.measure();
@@ -303,18 +303,35 @@ pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
         }
     }
     out.wall_s = start.elapsed().as_secs_f64();
-    if let (Some(s), Some(us)) = (sampler, opts.sample_us) {
-        let samples = s.finish(opts.runs, e.sample_roots)?;
-        out.setup.push(format!(
-            "sampled: perf record -e cpu-clock -c {} -a -g over the runs (every CPU once per {us} us; the times above include the sampling's interrupts); kernel-samples.csv and kernel-samples.txt",
-            u64::from(us) * 1000
-        ));
-        let text = samples.report(KERNEL_SAMPLES_TOP);
-        out.files.push(("kernel-samples.csv".into(), samples.to_csv()?.into_bytes()));
-        out.files.push(("kernel-samples.txt".into(), text.clone().into_bytes()));
-        out.kernel_samples = Some(text);
+    if let Some(s) = sampler {
+        keep_samples(&host, &mut out, s, e, opts.runs);
     }
     Ok(out)
+}
+
+/// Stops `s` and adds its counts to `out` (files, a setup line, the
+/// report); a sampling that failed is said and the runs are kept.
+fn keep_samples(host: &host::Host, out: &mut LabRun, s: sample::Sampler, e: &Experiment, runs: u32) {
+    let period_us = s.period_us();
+    let samples = match s
+        .finish(runs, online_cpus(), e.sample_roots)
+        .and_then(|k| k.to_csv().map(|c| (k, c)))
+    {
+        Ok(k) => k,
+        Err(err) => {
+            host.warn(&format!("the kernel samples are not kept: {err}; the runs are"));
+            return;
+        }
+    };
+    let (samples, csv) = samples;
+    out.setup.push(format!(
+        "sampled: perf record -e cpu-clock -c {} -a -g over the runs (every CPU once per {period_us} us; the times above include the sampling's interrupts); kernel-samples.csv and kernel-samples.txt",
+        u64::from(period_us) * 1000
+    ));
+    let text = samples.report(KERNEL_SAMPLES_TOP);
+    out.files.push(("kernel-samples.csv".into(), csv.into_bytes()));
+    out.files.push(("kernel-samples.txt".into(), text.clone().into_bytes()));
+    out.kernel_samples = Some(text);
 }
 
 /// Functions shown below each root in the kernel samples' report.

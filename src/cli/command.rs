@@ -206,12 +206,13 @@ pub enum Command {
         #[arg(long, conflicts_with = "pool")]
         no_twin: bool,
         /// Also sample every CPU's kernel stack once per US microseconds
-        /// of its time while the runs go on (`perf record -e cpu-clock
+        /// (`--sample-kernel=US`; 50 without a value) of its time while
+        /// the runs go on (`perf record -e cpu-clock
         /// -a -g`; needs `perf`), and write where the kernel's time went,
         /// per function and below the experiment's own functions, to
         /// kernel-samples.csv and kernel-samples.txt. The runs' times
         /// then include the sampling's interrupts.
-        #[arg(long, value_name = "US", num_args = 0..=1, default_missing_value = "50", conflicts_with = "pool",
+        #[arg(long, value_name = "US", num_args = 0..=1, require_equals = true, default_missing_value = "50", conflicts_with = "pool",
               value_parser = clap::value_parser!(u32).range(i64::from(fsmeta::lab::sample::PERIOD_RANGE_US.0)..=i64::from(fsmeta::lab::sample::PERIOD_RANGE_US.1)))]
         sample_kernel: Option<u32>,
     },

@@ -102,10 +102,11 @@ pub fn validate_lab(
     // a copy of the link alone dangles, and is said, not skipped quietly.
     dirs.retain(|p| {
         let ok = p.is_dir();
-        if !ok {
+        if !ok && p.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
             errln!(
-                "fsmeta validate --lab: warning: {} is not a folder (a link to a folder that is not there?): skipped",
-                p.display()
+                "fsmeta validate --lab: warning: {} links to {}, which is not a folder: skipped",
+                p.display(),
+                std::fs::read_link(p).map(|t| t.display().to_string()).unwrap_or_default()
             );
         }
         ok
@@ -121,6 +122,12 @@ pub fn validate_lab(
             continue;
         };
         let e = lab::find(&exp)?;
+        if live.lab_txt.as_deref().is_some_and(|t| t.contains("setup: sampled:")) {
+            errln!(
+                "fsmeta validate --lab: warning: {} was sampled (fsmeta lab --sample-kernel): its times include the sampling's interrupts",
+                ldir.display()
+            );
+        }
         let t = super::twin::run_twin(&live, Path::new(&twin_path), &tmp, sets, jobs, limits)?;
         errln!("fsmeta validate --lab: {}: {}", ldir.display(), t.pricing);
         if let Some(why) = &t.mismatch {

@@ -227,7 +227,7 @@ pub struct Fs {
     pub setup: Vec<String>,
 }
 
-fn free_bytes(dir: &Path) -> Option<u64> {
+pub(crate) fn free_bytes(dir: &Path) -> Option<u64> {
     let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
     // SAFETY: c is a valid NUL-terminated path; st is a valid out-pointer.
     unsafe {

@@ -264,5 +264,24 @@ fn header(sets: &[Set], counts: &[usize]) -> String {
     if sets.iter().any(|x| field(&x.lab_txt, TRANSFER_KEY).is_some()) {
         let _ = writeln!(s, "{}", transfer_range(sets));
     }
+    // A set sampled by --sample-kernel has slower times; say which, in
+    // every pool that holds one (the first set's lines are kept above).
+    let sampled: Vec<String> = sets
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| x.lab_txt.contains(SAMPLED))
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
+    if !sampled.is_empty() {
+        let _ = writeln!(
+            s,
+            "{SAMPLED} set(s) {} of {} (fsmeta lab --sample-kernel: their times include the sampling's interrupts)",
+            sampled.join(", "),
+            sets.len()
+        );
+    }
     s
 }
+
+/// The setup line of a set `fsmeta lab --sample-kernel` sampled.
+const SAMPLED: &str = "setup: sampled:";

@@ -19,23 +19,25 @@
 //! the like). The interrupts themselves cost the runs time: their
 //! figures are not the quiet kernel's.
 //!
-//! The host is left as it was: `perf record` runs with a workload that
-//! ends when this process does (`tail --pid`), so a lab killed outright
-//! stops the sampling too; its data file lives in a folder of the lab's
-//! ledger, removed on every exit path.
+//! The samples cover the whole of the runs: each run's every variant
+//! with its `mkfs`, mount and unmount, and the lab's speed probes; and
+//! every CPU, idle or not (idle samples, below `do_idle`, are counted
+//! apart). `perf record` itself is in [`perf`].
 
 use super::LabError;
-use super::ledger::{Entry, Ledger};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::io::BufRead;
 
-/// The default sampling period, us.
-pub const DEFAULT_PERIOD_US: u32 = 50;
+mod perf;
+pub use perf::Sampler;
 
-/// The shortest and longest periods accepted, us.
+/// The shortest and longest periods accepted, us (the kernel's default
+/// `perf_event_max_sample_rate` is 100,000 a second).
 pub const PERIOD_RANGE_US: (u32, u32) = (10, 100_000);
+
+/// Below this share of the samples the CPUs' time should have given, the
+/// report says perf lost or throttled some.
+pub const COVERAGE_WARNING: f64 = 0.9;
 
 /// Kernel text starts here on x86-64 (the upper half); a frame below is
 /// user space.
@@ -74,6 +76,11 @@ pub struct KernelSamples {
     pub total: u64,
     /// Samples taken in the kernel.
     pub kernel: u64,
+    /// Of the kernel's, samples of an idle CPU (`do_idle` on the stack).
+    pub idle: u64,
+    /// About how many samples the CPUs' time while sampling should have
+    /// given (wall time x CPUs / period); 0 where not known.
+    pub expected: u64,
     /// Per kernel function, over all samples.
     pub functions: BTreeMap<String, Counts>,
     /// Below each root the experiment names, in its order.
@@ -103,6 +110,9 @@ impl KernelSamples {
         self.total += 1;
         let Some(&leaf) = frames.first() else { return };
         self.kernel += 1;
+        if frames.contains(&"do_idle") {
+            self.idle += 1;
+        }
         count(&mut self.functions, frames, leaf);
         for b in &mut self.roots {
             // The outermost call of the root (recursion counts once).
@@ -111,6 +121,12 @@ impl KernelSamples {
                 count(&mut b.functions, &frames[..=p], leaf);
             }
         }
+    }
+
+    /// The share of the expected samples that were taken, where the
+    /// expectation is known.
+    pub fn coverage(&self) -> Option<f64> {
+        (self.expected > 0).then(|| self.total as f64 / self.expected as f64)
     }
 
     /// us of CPU time per run that `samples` stand for.
@@ -154,12 +170,27 @@ impl KernelSamples {
     pub fn report(&self, top: usize) -> String {
         use std::fmt::Write;
         let mut s = format!(
-            "kernel samples: {} over {} run(s), {} in the kernel, one per {} us of a CPU's time (perf record -e cpu-clock -a -g)\n",
+            "kernel samples: {} over {} run(s) (each run: every variant, with its mkfs, mount and unmount), {} in the kernel, {} of them idle; one per {} us of a CPU's time (perf record -e cpu-clock -a -g)\n",
             self.total,
             self.runs,
             self.kernel,
+            self.idle,
             self.period_ns as f64 / 1e3
         );
+        if let Some(c) = self.coverage() {
+            let _ = writeln!(
+                s,
+                "  {:.1}% of the {} samples the CPUs' time should have given",
+                100.0 * c,
+                self.expected
+            );
+            if c < COVERAGE_WARNING {
+                let _ = writeln!(
+                    s,
+                    "  warning: perf lost or throttled samples: the times per run below are low by as much"
+                );
+            }
+        }
         for b in &self.roots {
             if b.samples == 0 {
                 let _ = writeln!(s, "{}: no sample", b.root);
@@ -205,11 +236,12 @@ fn ranked(fns: &BTreeMap<String, Counts>) -> Vec<(&str, Counts)> {
     v
 }
 
-/// Reads `perf script -F comm,ip,sym` output: a header line per sample,
-/// then one frame per line (`\t<hex ip> <symbol>`, the running frame
-/// first), a blank line after. A sample's kernel frames are those before
-/// its first user-space one.
-pub fn parse(input: impl BufRead, into: &mut KernelSamples) -> std::io::Result<()> {
+/// Reads `perf script -F cpu,ip,sym` output: a header line per sample
+/// (`[CPU]`), then one frame per line (`\t<hex ip> <symbol>`, the
+/// running frame first), a blank line after. A sample's kernel frames
+/// are those before its first user-space one. Bytes that are not UTF-8
+/// are read lossily; only lines starting with a tab are frames.
+pub fn parse(mut input: impl BufRead, into: &mut KernelSamples) -> std::io::Result<()> {
     let mut frames: Vec<String> = Vec::new();
     let (mut open, mut in_user) = (false, false);
     let flush = |frames: &mut Vec<String>, open: &mut bool, into: &mut KernelSamples| {
@@ -220,18 +252,24 @@ pub fn parse(input: impl BufRead, into: &mut KernelSamples) -> std::io::Result<(
         frames.clear();
         *open = false;
     };
-    for line in input.lines() {
-        let line = line?;
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        if input.read_until(b'\n', &mut buf)? == 0 {
+            break;
+        }
+        let line = String::from_utf8_lossy(&buf);
+        let line = line.trim_end_matches(['\n', '\r']);
         if line.trim().is_empty() {
             flush(&mut frames, &mut open, into);
-        } else if line.starts_with(['\t', ' ']) {
-            let mut parts = line.split_whitespace();
+        } else if let Some(frame) = line.strip_prefix('\t') {
+            let mut parts = frame.split_whitespace();
             let (Some(ip), Some(sym)) = (parts.next(), parts.next()) else {
                 continue;
             };
             let kernel = u64::from_str_radix(ip, 16).is_ok_and(|a| a >= KERNEL_START);
             in_user |= !kernel;
-            if !in_user {
+            if open && !in_user {
                 frames.push(sym.to_string());
             }
         } else {
@@ -241,147 +279,6 @@ pub fn parse(input: impl BufRead, into: &mut KernelSamples) -> std::io::Result<(
     }
     flush(&mut frames, &mut open, into);
     Ok(())
-}
-
-/// A running `perf record` and the ledger folder its data goes to.
-#[derive(Debug)]
-pub struct Sampler {
-    child: Option<Child>,
-    dir: PathBuf,
-    data: PathBuf,
-    period_ns: u64,
-    ledger: Option<Ledger>,
-}
-
-impl Sampler {
-    /// Starts sampling every CPU once per `period_us`.
-    pub fn start(period_us: u32) -> Result<Sampler, LabError> {
-        let (lo, hi) = PERIOD_RANGE_US;
-        if !(lo..=hi).contains(&period_us) {
-            return Err(LabError::Param(format!(
-                "--sample-kernel: {period_us} us: expected {lo} to {hi} us"
-            )));
-        }
-        let perf = super::host::which("perf").ok_or_else(|| LabError::Missing {
-            what: "perf (for --sample-kernel)".into(),
-            hint: Some("Debian: apt-get install linux-perf".into()),
-        })?;
-        let tail = super::host::which("tail").ok_or_else(|| LabError::Missing {
-            what: "tail (for --sample-kernel)".into(),
-            hint: Some("Debian: coreutils".into()),
-        })?;
-        let mut ledger = Ledger::open()?;
-        let dir = std::env::temp_dir().join(format!("fsmeta-lab-samples-{}", std::process::id()));
-        ledger.record(Entry::Dir(dir.clone()))?;
-        let mut s = Sampler {
-            child: None,
-            data: dir.join("perf.data"),
-            dir,
-            period_ns: u64::from(period_us) * 1000,
-            ledger: Some(ledger),
-        };
-        std::fs::create_dir(&s.dir).map_err(|e| LabError::step("sample the kernel", format!("mkdir {}: {e}", s.dir.display())))?;
-        let period = s.period_ns.to_string();
-        let pid = std::process::id().to_string();
-        let data = s.data.to_string_lossy().into_owned();
-        let child = Command::new(&perf)
-            .args(["record", "-q", "-e", "cpu-clock", "-c", &period, "-a", "-g", "-o", &data, "--"])
-            .arg(&tail)
-            .args(["--pid", &pid, "-f", "/dev/null"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| LabError::step("sample the kernel", format!("{}: {e}", perf.display())))?;
-        s.child = Some(child);
-        s.wait_started()?;
-        Ok(s)
-    }
-
-    /// Waits until `perf record` has written its file's header (its
-    /// counters are open by then), or says why it stopped.
-    fn wait_started(&mut self) -> Result<(), LabError> {
-        for _ in 0..100 {
-            if let Some(c) = self.child.as_mut()
-                && let Ok(Some(status)) = c.try_wait()
-            {
-                let mut err = String::new();
-                if let Some(mut e) = c.stderr.take() {
-                    let _ = std::io::Read::read_to_string(&mut e, &mut err);
-                }
-                self.child = None;
-                return Err(LabError::step(
-                    "sample the kernel",
-                    format!("perf record exited with {status}: {}", err.trim()),
-                ));
-            }
-            if std::fs::metadata(&self.data).is_ok_and(|m| m.len() > 0) {
-                // The header is written once the events are open.
-                std::thread::sleep(std::time::Duration::from_millis(100));
-                return Ok(());
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        Err(LabError::step("sample the kernel", "perf record wrote nothing in 5 s"))
-    }
-
-    /// Stops sampling and counts the samples of `runs` runs below `roots`.
-    pub fn finish(mut self, runs: u32, roots: &[&str]) -> Result<KernelSamples, LabError> {
-        self.stop()?;
-        let perf = super::host::which("perf").ok_or_else(|| LabError::step("read the kernel samples", "perf is gone"))?;
-        let data = self.data.to_string_lossy().into_owned();
-        let mut child = Command::new(&perf)
-            .args(["script", "-i", &data, "-F", "comm,ip,sym"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| LabError::step("read the kernel samples", format!("{}: {e}", perf.display())))?;
-        let mut out = KernelSamples::new(self.period_ns, runs, roots);
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| LabError::step("read the kernel samples", "no output"))?;
-        let parsed = parse(BufReader::new(stdout), &mut out);
-        let status = child.wait().map_err(|e| LabError::step("read the kernel samples", e))?;
-        parsed.map_err(|e| LabError::step("read the kernel samples", e))?;
-        if !status.success() {
-            return Err(LabError::step(
-                "read the kernel samples",
-                format!("perf script exited with {status}"),
-            ));
-        }
-        Ok(out)
-    }
-
-    /// Ends `perf record` (SIGINT: it stops its workload and closes the
-    /// file) and waits for it.
-    fn stop(&mut self) -> Result<(), LabError> {
-        let Some(mut c) = self.child.take() else { return Ok(()) };
-        let pid = libc::pid_t::try_from(c.id()).map_err(|e| LabError::step("stop perf record", e))?;
-        // SAFETY: signals our own child, which has not been reaped yet.
-        unsafe { libc::kill(pid, libc::SIGINT) };
-        let status = c.wait().map_err(|e| LabError::step("stop perf record", e))?;
-        let mut err = String::new();
-        if let Some(mut e) = c.stderr.take() {
-            let _ = std::io::Read::read_to_string(&mut e, &mut err);
-        }
-        if !std::fs::metadata(&self.data).is_ok_and(|m| m.len() > 0) {
-            return Err(LabError::step("stop perf record", format!("{status}, no data: {}", err.trim())));
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Sampler {
-    fn drop(&mut self) {
-        let _ = self.stop();
-        let _ = std::fs::remove_dir_all(&self.dir);
-        if let Some(l) = self.ledger.take() {
-            super::host::undo(l.entries());
-            l.close();
-        }
-    }
 }
 
 #[cfg(test)]

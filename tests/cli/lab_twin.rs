@@ -143,6 +143,8 @@ fn a_lab_entry_that_is_not_a_folder_is_named_not_skipped_quietly() {
     let root = fresh_dir("lab-twin-dangling");
     lab_run(&root, "family 6 model 207");
     std::os::unix::fs::symlink(".lab-xfs-alloc.v-1-0", root.join("lab-xfs-alloc")).unwrap();
+    // A file named like a run is not one, and not warned of.
+    std::fs::write(root.join("lab-notes.txt"), "notes").unwrap();
     let doc = root.join("lab.md");
     let out = fsmeta(&["validate", "--lab", root.to_str().unwrap(), "--doc", doc.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -151,5 +153,6 @@ fn a_lab_entry_that_is_not_a_folder_is_named_not_skipped_quietly() {
         .lines()
         .any(|l| l.contains("warning") && l.contains("lab-xfs-alloc ") && l.contains("not a folder"));
     assert!(warned, "{stderr}");
+    assert!(!stderr.contains("lab-notes.txt"), "{stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("alloc_us_p50"));
 }

@@ -110,3 +110,20 @@ fn a_pool_gives_the_lowest_and_highest_line_transfer_of_its_sets() {
     assert!(line.starts_with("line transfer: not measured in every set"), "{line}");
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+#[test]
+fn a_pool_says_which_of_its_sets_were_sampled() {
+    let root = std::env::temp_dir().join(format!("fsmeta-pool-sampled-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let a = set(&root, "a", "extents=10000", &[7.4, 7.5], "first");
+    let b = set(&root, "b", "extents=10000", &[7.3], "second");
+    let lab = b.join("lab.txt");
+    let text = std::fs::read_to_string(&lab).unwrap() + "setup: sampled: perf record -e cpu-clock -c 50000 -a -g\n";
+    std::fs::write(&lab, text).unwrap();
+    let (_, head) = pool(&[a.clone(), b.clone()], &root.join("out")).expect("pooled");
+    assert!(head.contains("setup: sampled: set(s) 2 of 2"), "{head}");
+    let c = set(&root, "c", "extents=10000", &[7.2], "third");
+    let (_, head) = pool(&[a, c], &root.join("out2")).expect("pooled");
+    assert!(!head.contains("sampled"), "{head}");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -1,9 +1,9 @@
 use super::*;
 
-/// Three samples as `perf script -F comm,ip,sym` prints them: one in the
+/// Three samples as `perf script -F cpu,ip,sym` prints them: one in the
 /// kernel below a root called twice on its stack (the outer call
 /// counts), one in the kernel outside it, one in user space.
-const SCRIPT: &str = "kworker/u8:3 \n\
+const SCRIPT: &str = "[001] \n\
 \tffffffff819eac70 btrfs_get_32\n\
 \tffffffff819e0000 btrfs_del_items\n\
 \tffffffff819d0000 root_fn\n\
@@ -11,13 +11,13 @@ const SCRIPT: &str = "kworker/u8:3 \n\
 \tffffffff819d0000 root_fn\n\
 \tffffffff81000000 worker_thread\n\
 \n\
-fsmeta \n\
+[000] \n\
 \tffffffff819eac70 btrfs_get_32\n\
 \tffffffff8223b5d1 do_syscall_64\n\
 \t          27f43d [unknown]\n\
 \t           9b0c2 main\n\
 \n\
-fsmeta \n\
+[000] \n\
 \t          27f43d [unknown]\n\
 \t           9b0c2 main\n\
 \n";
@@ -77,6 +77,39 @@ fn the_csv_has_every_scope_most_inclusive_first() {
 
 #[test]
 fn a_period_out_of_range_is_refused_before_anything_starts() {
-    let e = Sampler::start(1).unwrap_err();
+    let e = Sampler::start(&std::env::temp_dir(), 1).unwrap_err();
     assert!(e.to_string().contains("expected 10 to 100000 us"), "{e}");
+}
+
+#[test]
+fn a_stack_is_the_kernel_part_before_its_first_user_frame() {
+    // A kernel-looking address after a user frame is not the kernel's;
+    // a header with no blank line before it still starts a sample; a
+    // line without a tab is never a frame (it is a header: perf prints
+    // nothing else there); bytes that are not UTF-8 do
+    // not stop the reading; an idle CPU's sample is counted apart.
+    let mut text: Vec<u8> = b"[000] \n\tffffffff81000010 inner\n\t 400000 user_fn\n\tffffffff81000020 after_user\n\
+[001] \n\tffffffff81000030 pv_native_safe_halt\n\tffffffff81000040 do_idle\n\
+[001] \n ffffffff81000050 not_a_frame\n\tffffffff81000060 odd_"
+        .to_vec();
+    text.extend_from_slice(&[0xff, 0xfe]);
+    text.extend_from_slice(b"\n\n[000] \n\n");
+    let mut k = KernelSamples::new(50_000, 1, &[]);
+    parse(text.as_slice(), &mut k).unwrap();
+    assert_eq!((k.total, k.kernel, k.idle), (5, 3, 1));
+    assert!(k.functions.contains_key("inner"));
+    assert!(!k.functions.contains_key("after_user"), "{:?}", k.functions);
+    assert!(!k.functions.contains_key("not_a_frame"));
+    assert!(k.functions.keys().any(|f| f.starts_with("odd_")), "{:?}", k.functions);
+}
+
+#[test]
+fn a_short_count_against_the_cpus_time_is_warned_of() {
+    let mut k = parsed();
+    k.expected = 4;
+    assert!(k.report(3).contains("warning: perf lost or throttled samples"));
+    k.expected = 3;
+    let text = k.report(3);
+    assert!(text.contains("100.0% of the 3 samples"), "{text}");
+    assert!(!text.contains("warning"), "{text}");
 }
