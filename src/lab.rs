@@ -283,15 +283,7 @@ pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
             out.variants = t.variants.iter().map(|v| v.0.clone()).collect();
             out.runs = vec![Vec::new(); t.variants.len()];
             out.setup = t.setup;
-            out.setup.push(format!(
-                "host speed before every run, live only: {} (a dependent load chase going on along a random cycle over {} MiB) and {} (a chain of uncontended lock xadd), each the median of {} samples; {} where CPUs 0 and 1 can be pinned (CAS ping-pong, the median of {} samples)",
-                probe::DRAM_KEY,
-                probe::PROBE_BYTES >> 20,
-                probe::XADD_KEY,
-                probe::SAMPLES,
-                probe::TRANSFER_KEY,
-                probe::TRANSFER_SAMPLES
-            ));
+            out.setup.push(probe_setup_line());
             out.files = t.files;
         }
         for (i, (name, mut m)) in t.variants.into_iter().enumerate() {
@@ -313,25 +305,42 @@ pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
 /// report); a sampling that failed is said and the runs are kept.
 fn keep_samples(host: &host::Host, out: &mut LabRun, s: sample::Sampler, e: &Experiment, runs: u32) {
     let period_us = s.period_us();
+    let how = format!(
+        "{} perf record -e cpu-clock -c {} -a -g over the runs (every CPU once per {period_us} us; the times above include the sampling's interrupts)",
+        sample::SAMPLED,
+        u64::from(period_us) * 1000
+    );
     let samples = match s
         .finish(runs, online_cpus(), e.sample_roots)
         .and_then(|k| k.to_csv().map(|c| (k, c)))
     {
         Ok(k) => k,
         Err(err) => {
+            // The runs were slowed all the same: lab.txt says so.
             host.warn(&format!("the kernel samples are not kept: {err}; the runs are"));
+            out.setup.push(format!("{how}; the samples were not kept: {err}"));
             return;
         }
     };
     let (samples, csv) = samples;
-    out.setup.push(format!(
-        "sampled: perf record -e cpu-clock -c {} -a -g over the runs (every CPU once per {period_us} us; the times above include the sampling's interrupts); kernel-samples.csv and kernel-samples.txt",
-        u64::from(period_us) * 1000
-    ));
+    out.setup.push(format!("{how}; kernel-samples.csv and kernel-samples.txt"));
     let text = samples.report(KERNEL_SAMPLES_TOP);
     out.files.push(("kernel-samples.csv".into(), csv.into_bytes()));
     out.files.push(("kernel-samples.txt".into(), text.clone().into_bytes()));
     out.kernel_samples = Some(text);
+}
+
+/// The setup line that says how the host's speed was probed.
+fn probe_setup_line() -> String {
+    format!(
+        "host speed before every run, live only: {} (a dependent load chase going on along a random cycle over {} MiB) and {} (a chain of uncontended lock xadd), each the median of {} samples; {} where CPUs 0 and 1 can be pinned (CAS ping-pong, the median of {} samples)",
+        probe::DRAM_KEY,
+        probe::PROBE_BYTES >> 20,
+        probe::XADD_KEY,
+        probe::SAMPLES,
+        probe::TRANSFER_KEY,
+        probe::TRANSFER_SAMPLES
+    )
 }
 
 /// Functions shown below each root in the kernel samples' report.

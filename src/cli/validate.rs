@@ -91,27 +91,7 @@ pub fn validate_lab(
     let other = |m: String| CliError::Other(anyhow::anyhow!(m));
     let tmp = std::env::temp_dir().join(format!("fsmeta-validate-lab-{}", std::process::id()));
     let mut entries = Vec::new();
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| other(format!("{}: {e}", dir.display())))?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("lab-")))
-        .collect();
-    dirs.sort();
-    // `fsmeta lab` writes OUT/lab-NAME as a link to its versioned folder:
-    // a copy of the link alone dangles, and is said, not skipped quietly.
-    dirs.retain(|p| {
-        let ok = p.is_dir();
-        if !ok && p.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
-            errln!(
-                "fsmeta validate --lab: warning: {} links to {}, which is not a folder: skipped",
-                p.display(),
-                std::fs::read_link(p).map(|t| t.display().to_string()).unwrap_or_default()
-            );
-        }
-        ok
-    });
-    for ldir in dirs {
+    for ldir in lab_folders(dir).map_err(other)? {
         let live = Outputs::read(&ldir)?;
         let field = |k: &str| live.lab_txt.as_deref().and_then(|t| lab::twin::lab_field(t, k)).map(str::to_string);
         let (Some(exp), Some(twin_path)) = (field("experiment:"), field("twin:")) else {
@@ -122,12 +102,7 @@ pub fn validate_lab(
             continue;
         };
         let e = lab::find(&exp)?;
-        if live.lab_txt.as_deref().is_some_and(|t| t.contains("setup: sampled:")) {
-            errln!(
-                "fsmeta validate --lab: warning: {} was sampled (fsmeta lab --sample-kernel): its times include the sampling's interrupts",
-                ldir.display()
-            );
-        }
+        warn_if_sampled(&ldir, live.lab_txt.as_deref());
         let t = super::twin::run_twin(&live, Path::new(&twin_path), &tmp, sets, jobs, limits)?;
         errln!("fsmeta validate --lab: {}: {}", ldir.display(), t.pricing);
         if let Some(why) = &t.mismatch {
@@ -157,4 +132,43 @@ pub fn validate_lab(
     std::fs::write(&path, text).map_err(|e| other(format!("cannot write {}: {e}", path.display())))?;
     outln!("written: {}", path.display());
     Ok(Status::Ok)
+}
+
+/// The `lab-NAME` folders in `dir`, sorted.
+fn lab_folders(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("lab-")))
+        .collect();
+    dirs.sort();
+    dirs.retain(|p| is_lab_folder(p));
+    Ok(dirs)
+}
+
+/// Whether `p` (a `lab-NAME` entry) is a folder. `fsmeta lab` writes
+/// OUT/lab-NAME as a link to its versioned folder: a copy of the link
+/// alone dangles, and is said, not skipped quietly.
+fn is_lab_folder(p: &Path) -> bool {
+    let ok = p.is_dir();
+    if !ok && p.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+        errln!(
+            "fsmeta validate --lab: warning: {} links to {}, which is not a folder: skipped",
+            p.display(),
+            std::fs::read_link(p).map(|t| t.display().to_string()).unwrap_or_default()
+        );
+    }
+    ok
+}
+
+/// Warns when the lab run in `dir` was sampled (`fsmeta lab
+/// --sample-kernel`): its times include the sampling's interrupts.
+fn warn_if_sampled(dir: &Path, lab_txt: Option<&str>) {
+    if lab_txt.is_some_and(|t| t.lines().any(fsmeta::lab::pool::is_sampled_line)) {
+        errln!(
+            "fsmeta validate --lab: warning: {} was sampled (fsmeta lab --sample-kernel): its times include the sampling's interrupts",
+            dir.display()
+        );
+    }
 }

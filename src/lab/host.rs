@@ -227,6 +227,8 @@ pub struct Fs {
     pub setup: Vec<String>,
 }
 
+/// Bytes free to an unprivileged writer in the filesystem of `dir`
+/// (`statvfs`), or `None` where it cannot be read.
 pub(crate) fn free_bytes(dir: &Path) -> Option<u64> {
     let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
     // SAFETY: c is a valid NUL-terminated path; st is a valid out-pointer.

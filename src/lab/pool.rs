@@ -257,31 +257,42 @@ fn header(sets: &[Set], counts: &[usize]) -> String {
                 "load average at the start: {} (1-minute, the sets)",
                 per_set("load average at the start:")
             );
-        } else {
+        } else if !is_sampled_line(l) {
+            // A set's own `sampled:` line is replaced by the pool's below.
             let _ = writeln!(s, "{l}");
         }
     }
     if sets.iter().any(|x| field(&x.lab_txt, TRANSFER_KEY).is_some()) {
         let _ = writeln!(s, "{}", transfer_range(sets));
     }
-    // A set sampled by --sample-kernel has slower times; say which, in
-    // every pool that holds one (the first set's lines are kept above).
-    let sampled: Vec<String> = sets
-        .iter()
-        .enumerate()
-        .filter(|(_, x)| x.lab_txt.contains(SAMPLED))
-        .map(|(i, _)| (i + 1).to_string())
-        .collect();
-    if !sampled.is_empty() {
-        let _ = writeln!(
-            s,
-            "{SAMPLED} set(s) {} of {} (fsmeta lab --sample-kernel: their times include the sampling's interrupts)",
-            sampled.join(", "),
-            sets.len()
-        );
+    if let Some(line) = sampled_line(sets) {
+        let _ = writeln!(s, "{line}");
     }
     s
 }
 
-/// The setup line of a set `fsmeta lab --sample-kernel` sampled.
-const SAMPLED: &str = "setup: sampled:";
+/// Whether a `lab.txt` line is the setup line of a set `fsmeta lab
+/// --sample-kernel` sampled.
+pub fn is_sampled_line(line: &str) -> bool {
+    line.strip_prefix("setup: ")
+        .is_some_and(|rest| rest.starts_with(super::sample::SAMPLED))
+}
+
+/// The pool's line naming its sampled sets (slower times: the sampling's
+/// interrupts), if it has any.
+fn sampled_line(sets: &[Set]) -> Option<String> {
+    let sampled: Vec<String> = sets
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| x.lab_txt.lines().any(is_sampled_line))
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
+    (!sampled.is_empty()).then(|| {
+        format!(
+            "setup: {} set(s) {} of {} (fsmeta lab --sample-kernel: their times include the sampling's interrupts; the pool keeps no kernel samples of its own)",
+            super::sample::SAMPLED,
+            sampled.join(", "),
+            sets.len()
+        )
+    })
+}

@@ -35,6 +35,10 @@ pub use perf::Sampler;
 /// `perf_event_max_sample_rate` is 100,000 a second).
 pub const PERIOD_RANGE_US: (u32, u32) = (10, 100_000);
 
+/// How `lab.txt` starts the setup line of a sampled set (pool and
+/// validate look for it).
+pub const SAMPLED: &str = "sampled:";
+
 /// Below this share of the samples the CPUs' time should have given, the
 /// report says perf lost or throttled some.
 pub const COVERAGE_WARNING: f64 = 0.9;
@@ -76,7 +80,8 @@ pub struct KernelSamples {
     pub total: u64,
     /// Samples taken in the kernel.
     pub kernel: u64,
-    /// Of the kernel's, samples of an idle CPU (`do_idle` on the stack).
+    /// Of the kernel's, samples with `do_idle` on the stack: an idle CPU,
+    /// or an interrupt it took while idle.
     pub idle: u64,
     /// About how many samples the CPUs' time while sampling should have
     /// given (wall time x CPUs / period); 0 where not known.
@@ -170,7 +175,7 @@ impl KernelSamples {
     pub fn report(&self, top: usize) -> String {
         use std::fmt::Write;
         let mut s = format!(
-            "kernel samples: {} over {} run(s) (each run: every variant, with its mkfs, mount and unmount), {} in the kernel, {} of them idle; one per {} us of a CPU's time (perf record -e cpu-clock -a -g)\n",
+            "kernel samples: {} over {} run(s) (each run: every variant, with its mkfs, mount and unmount), {} in the kernel, {} of them in an idle CPU (do_idle on the stack, interrupts included); one per {} us of a CPU's time (perf record -e cpu-clock -a -g)\n",
             self.total,
             self.runs,
             self.kernel,
@@ -215,6 +220,30 @@ impl KernelSamples {
             }
         }
         s
+    }
+}
+
+/// About how many samples `cpus` CPUs give over `wall` at one per
+/// `period_ns` of each CPU's time.
+pub fn expected_samples(wall: std::time::Duration, cpus: usize, period_ns: u64) -> u64 {
+    u64::try_from(wall.as_nanos() * cpus as u128 / u128::from(period_ns.max(1))).unwrap_or(u64::MAX)
+}
+
+/// Why a period of `period_us` is refused: outside [`PERIOD_RANGE_US`],
+/// or more samples a second per CPU than `max_rate`
+/// (`kernel.perf_event_max_sample_rate`, where known).
+pub fn period_refused(period_us: u32, max_rate: Option<u64>) -> Option<String> {
+    let (lo, hi) = PERIOD_RANGE_US;
+    if !(lo..=hi).contains(&period_us) {
+        return Some(format!("--sample-kernel={period_us}: expected {lo} to {hi} us"));
+    }
+    let rate = u64::from(1_000_000 / period_us);
+    match max_rate {
+        Some(max) if rate > max => Some(format!(
+            "--sample-kernel={period_us}: {rate} samples a second per CPU, over this kernel's kernel.perf_event_max_sample_rate ({max}); take a period of at least {} us",
+            1_000_000u64.div_ceil(max.max(1))
+        )),
+        _ => None,
     }
 }
 

@@ -26,7 +26,15 @@ pub const EXPERIMENT: Experiment = Experiment {
     params: &[("files", 20_000, 100, 1_000_000), ("threads", 2, 1, 64)],
     run,
     twin_param: None,
-    sample_roots: &["xfs_create", "xfs_remove", "xfs_inodegc_worker", "xlog_cil_push_work", "loop_process_work", "xfsaild", "do_syscall_64"],
+    sample_roots: &[
+        "xfs_create",
+        "xfs_remove",
+        "xfs_inodegc_worker",
+        "xlog_cil_push_work",
+        "loop_process_work",
+        "xfsaild",
+        "do_syscall_64",
+    ],
 };
 
 /// Runs `op` on `threads` threads at once (after a barrier); returns the

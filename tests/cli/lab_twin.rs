@@ -104,7 +104,16 @@ fn a_twin_priced_for_another_host_checks_its_counts_not_that_hosts_times() {
     let own = fsmeta(&["run", twin, "--out", o]);
     let text = String::from_utf8_lossy(&own.stdout);
     assert_eq!(own.status.code(), Some(0), "{text}");
-    assert!(text.contains("[pass] alloc_us_p50 [le]") && !text.contains("[n/a]"), "{text}");
+    // (Only the checks measured on another host's profile are not
+    // applicable: the family 23 model 49 host's two.)
+    assert!(
+        text.contains("[pass] alloc_us_p50 [le]") && text.contains("2 not checked"),
+        "{text}"
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, l) in lines.iter().enumerate().filter(|(_, l)| l.contains("[n/a]")) {
+        assert!(lines.get(i + 1).is_some_and(|n| n.contains("lab-epyc-23-49.toml")), "{l}\n{text}");
+    }
     // On the Intel host's: its counts are checked, the AMD host's times
     // are not applicable (they failed before measured_on).
     let set = "machine.profile=../machines/lab-xeon-6-207.toml";
@@ -112,7 +121,7 @@ fn a_twin_priced_for_another_host_checks_its_counts_not_that_hosts_times() {
     let text = String::from_utf8_lossy(&other.stdout);
     assert_eq!(other.status.code(), Some(0), "{text}");
     assert!(text.contains("[pass] buffer_reads [le]"), "{text}");
-    assert!(text.contains("[n/a] alloc_us_p50 [le]") && text.contains("3 not checked"), "{text}");
+    assert!(text.contains("[n/a] alloc_us_p50 [le]") && text.contains("5 not checked"), "{text}");
     assert!(!text.contains("FAIL"), "{text}");
     // A measured_on that names no profile is refused where it is written.
     let bad = crate::write(
@@ -155,4 +164,30 @@ fn a_lab_entry_that_is_not_a_folder_is_named_not_skipped_quietly() {
     assert!(warned, "{stderr}");
     assert!(!stderr.contains("lab-notes.txt"), "{stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("alloc_us_p50"));
+}
+
+/// A lab run `--sample-kernel` sampled is said to be slower when its twin
+/// is priced beside it.
+#[test]
+fn validate_lab_says_a_run_was_sampled() {
+    let root = fresh_dir("lab-twin-sampled");
+    lab_run(&root, "family 6 model 207");
+    let txt = root.join("lab-xfs-alloc-100000").join("lab.txt");
+    let text = std::fs::read_to_string(&txt).unwrap() + "setup: sampled: perf record -e cpu-clock -c 50000 -a -g\n";
+    std::fs::write(&txt, text).unwrap();
+    let doc = root.join("lab.md");
+    let out = fsmeta(&["validate", "--lab", root.to_str().unwrap(), "--doc", doc.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("was sampled (fsmeta lab --sample-kernel)"), "{stderr}");
+}
+
+/// `--sample-kernel` takes its period only as `--sample-kernel=US`: the
+/// word after it is the experiment, not a period.
+#[test]
+fn sample_kernel_takes_its_period_only_after_an_equals_sign() {
+    let out = fsmeta(&["lab", "--sample-kernel", "100", "btrfs-delayed"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("unexpected argument 'btrfs-delayed'"), "{stderr}");
 }

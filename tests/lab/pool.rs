@@ -122,6 +122,11 @@ fn a_pool_says_which_of_its_sets_were_sampled() {
     std::fs::write(&lab, text).unwrap();
     let (_, head) = pool(&[a.clone(), b.clone()], &root.join("out")).expect("pooled");
     assert!(head.contains("setup: sampled: set(s) 2 of 2"), "{head}");
+    // The first set's own sampled line (naming its files) is not kept:
+    // the pool's line says which sets were sampled.
+    let (_, head) = pool(&[b.clone(), a.clone()], &root.join("out3")).expect("pooled");
+    assert!(head.contains("setup: sampled: set(s) 1 of 2"), "{head}");
+    assert!(!head.contains("-c 50000"), "{head}");
     let c = set(&root, "c", "extents=10000", &[7.2], "third");
     let (_, head) = pool(&[a, c], &root.join("out2")).expect("pooled");
     assert!(!head.contains("sampled"), "{head}");

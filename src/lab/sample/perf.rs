@@ -12,7 +12,7 @@
 //!   (`kernel.perf_event_max_sample_rate`, which the kernel lowers by
 //!   itself when samples take too long).
 
-use super::{KernelSamples, PERIOD_RANGE_US};
+use super::KernelSamples;
 use crate::lab::LabError;
 use crate::lab::ledger::{Entry, Ledger};
 use std::io::BufReader;
@@ -39,6 +39,7 @@ static NEXT: AtomicU64 = AtomicU64::new(0);
 /// A running `perf record` and the ledger folder its data goes to.
 #[derive(Debug)]
 pub struct Sampler {
+    perf: PathBuf,
     child: Option<Child>,
     dir: PathBuf,
     data: PathBuf,
@@ -65,6 +66,7 @@ impl Sampler {
             return Err(err(format!("mkdir {}: {e}", dir.display())));
         }
         let mut s = Sampler {
+            perf: perf.clone(),
             child: None,
             data: dir.join("perf.data"),
             log: dir.join("perf.stderr"),
@@ -135,7 +137,7 @@ impl Sampler {
     pub fn finish(mut self, runs: u32, cpus: usize, roots: &[&str]) -> Result<KernelSamples, LabError> {
         let wall = self.started.elapsed();
         self.stop()?;
-        let perf = tool("perf", "linux-perf")?;
+        let perf = self.perf.clone();
         let script_log = std::fs::File::create(self.dir.join("script.stderr")).map_err(err)?;
         let mut child = Command::new(&perf)
             .args(["script", "-F", "cpu,ip,sym", "-i"])
@@ -146,7 +148,7 @@ impl Sampler {
             .spawn()
             .map_err(|e| err(format!("{}: {e}", perf.display())))?;
         let mut out = KernelSamples::new(self.period_ns, runs, roots);
-        out.expected = (wall.as_nanos() * cpus as u128 / u128::from(self.period_ns)) as u64;
+        out.expected = super::expected_samples(wall, cpus, self.period_ns);
         let stdout = child.stdout.take().ok_or_else(|| err("perf script gave no output"))?;
         let parsed = super::parse(BufReader::new(stdout), &mut out);
         let status = child.wait().map_err(err)?;
@@ -167,7 +169,10 @@ impl Sampler {
     fn stop(&mut self) -> Result<(), LabError> {
         let Some(mut c) = self.child.take() else { return Ok(()) };
         if let Ok(Some(status)) = c.try_wait() {
-            return Err(err(format!("perf record stopped early ({status}): {}", self.stderr())));
+            return Err(err(format!(
+                "perf record stopped early ({status}; its output is capped at {MAX_DATA}B: on many CPUs take a longer period): {}",
+                self.stderr()
+            )));
         }
         let pid = libc::pid_t::try_from(c.id()).map_err(err)?;
         // SAFETY: signals our own child, which has not been reaped yet.
@@ -177,7 +182,12 @@ impl Sampler {
             match c.try_wait() {
                 Ok(Some(status)) => break status,
                 Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-                _ => {
+                Err(e) => {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                    return Err(err(format!("waiting for perf record: {e}")));
+                }
+                Ok(None) => {
                     let _ = c.kill();
                     let _ = c.wait();
                     return Err(err(format!(
@@ -217,18 +227,8 @@ impl Drop for Sampler {
 /// against the kernel's rate limit, the tools, the free space and the
 /// folder's name. Gives `perf`, `tail` and the folder to make.
 fn preflight(tmp: &Path, period_us: u32) -> Result<(PathBuf, PathBuf, PathBuf), LabError> {
-    let (lo, hi) = PERIOD_RANGE_US;
-    if !(lo..=hi).contains(&period_us) {
-        return Err(LabError::Param(format!("--sample-kernel={period_us}: expected {lo} to {hi} us")));
-    }
-    if let Some(max) = max_sample_rate()
-        && u64::from(1_000_000 / period_us) > max
-    {
-        return Err(LabError::Param(format!(
-            "--sample-kernel={period_us}: {} samples a second per CPU, over this kernel's kernel.perf_event_max_sample_rate ({max}); take a period of at least {} us",
-            1_000_000 / period_us,
-            1_000_000u64.div_ceil(max.max(1))
-        )));
+    if let Some(why) = super::period_refused(period_us, max_sample_rate()) {
+        return Err(LabError::Param(why));
     }
     let perf = tool("perf", "linux-perf")?;
     let tail = tool("tail", "coreutils")?;
@@ -306,6 +306,7 @@ mod tests {
         let child = Command::new("sleep").arg("60").spawn().unwrap();
         let pid = child.id();
         let s = Sampler {
+            perf: PathBuf::from("perf"),
             child: Some(child),
             data: dir.join("perf.data"),
             log: dir.join("perf.stderr"),
@@ -327,6 +328,7 @@ mod tests {
         let mut child = Command::new("true").spawn().unwrap();
         let _ = child.wait();
         let mut s = Sampler {
+            perf: PathBuf::from("perf"),
             child: Some(child),
             data: dir.join("perf.data"),
             log: dir.join("perf.stderr"),

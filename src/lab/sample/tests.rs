@@ -113,3 +113,20 @@ fn a_short_count_against_the_cpus_time_is_warned_of() {
     assert!(text.contains("100.0% of the 3 samples"), "{text}");
     assert!(!text.contains("warning"), "{text}");
 }
+
+#[test]
+fn a_period_over_the_kernels_rate_limit_is_refused_with_the_shortest_allowed() {
+    assert_eq!(period_refused(50, Some(100_000)), None);
+    assert_eq!(period_refused(50, None), None);
+    let why = period_refused(10, Some(25_000)).expect("refused");
+    assert!(why.contains("100000 samples a second") && why.contains("at least 40 us"), "{why}");
+    assert!(period_refused(5, None).is_some());
+    assert!(period_refused(200_000, None).is_some());
+}
+
+#[test]
+fn the_expected_samples_are_the_cpus_time_over_the_period() {
+    // 2 CPUs for 1.5 s at one sample per 50 us: 60,000.
+    assert_eq!(expected_samples(std::time::Duration::from_millis(1500), 2, 50_000), 60_000);
+    assert_eq!(expected_samples(std::time::Duration::from_secs(1), 0, 50_000), 0);
+}
