@@ -89,6 +89,8 @@ pub const EXPERIMENT: Experiment = Experiment {
         "__btrfs_run_delayed_items",
         "btrfs_commit_transaction",
         "do_unlinkat",
+        "btrfs_force_cow_block",
+        "btrfs_del_leaf",
     ],
 };
 
