@@ -227,6 +227,19 @@ pub struct Fs {
     pub setup: Vec<String>,
 }
 
+/// Refuses a folder the lab would make whose path holds blanks, escapes
+/// or control characters (the ledger keeps one path per line, and the
+/// tools are given it as one argument).
+pub(crate) fn plain_dir(dir: &Path) -> Result<(), LabError> {
+    let text = dir.to_string_lossy();
+    if text.chars().any(|c| c.is_whitespace() || c == '\\' || c.is_control()) {
+        return Err(LabError::Unsafe(format!(
+            "the temporary folder {text:?} holds blanks or escapes; set TMPDIR to a plain path"
+        )));
+    }
+    Ok(())
+}
+
 /// Bytes free to an unprivileged writer in the filesystem of `dir`
 /// (`statvfs`), or `None` where it cannot be read.
 pub(crate) fn free_bytes(dir: &Path) -> Option<u64> {
@@ -268,12 +281,7 @@ impl Fs {
         let mut ledger = Ledger::open()?;
         let n = NEXT_FS.fetch_add(1, Ordering::Relaxed);
         let dir = host.tmp.join(format!("fsmeta-lab-{}-{n}", std::process::id()));
-        let dir_text = dir.to_string_lossy();
-        if dir_text.chars().any(|c| c.is_whitespace() || c == '\\' || c.is_control()) {
-            return Err(LabError::Unsafe(format!(
-                "the temporary folder {dir_text:?} holds blanks or escapes; set TMPDIR to a plain path"
-            )));
-        }
+        plain_dir(&dir)?;
         ledger.record(Entry::Dir(dir.clone()))?;
         let mut me = Fs {
             ledger: Some(ledger),

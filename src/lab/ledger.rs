@@ -73,12 +73,20 @@ pub struct Ledger {
     entries: Vec<Entry>,
 }
 
+/// Process `pid`'s name and the fields of `/proc/PID/stat` after it (the
+/// state first), if it exists.
+pub fn proc_stat(pid: u32) -> Option<(String, String)> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: it runs
+    // from the first '(' to the last ')', the other fields after it.
+    let (open, close) = (stat.find('(')?, stat.rfind(')')?);
+    let name = stat.get(open + 1..close)?.to_string();
+    Some((name, stat[close + 1..].to_string()))
+}
+
 /// The start time of process `pid` in clock ticks, if it exists.
 pub fn start_time(pid: u32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces and parentheses: the
-    // fields after it start after the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
+    let (_, rest) = proc_stat(pid)?;
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 

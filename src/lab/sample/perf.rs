@@ -14,7 +14,7 @@
 
 use super::KernelSamples;
 use crate::lab::LabError;
-use crate::lab::ledger::{Entry, Ledger};
+use crate::lab::ledger::{Entry, Ledger, proc_stat};
 use std::io::BufReader;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -245,12 +245,7 @@ fn preflight(tmp: &Path, period_us: u32) -> Result<(PathBuf, PathBuf, PathBuf), 
     }
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let dir = tmp.join(format!("fsmeta-lab-samples-{}-{n}", std::process::id()));
-    let text = dir.to_string_lossy();
-    if text.chars().any(|c| c.is_whitespace() || c == '\\' || c.is_control()) {
-        return Err(LabError::Unsafe(format!(
-            "the temporary folder {text:?} holds blanks or escapes; set TMPDIR to a plain path"
-        )));
-    }
+    crate::lab::host::plain_dir(&dir)?;
     Ok((perf, tail, dir))
 }
 
@@ -275,14 +270,11 @@ fn max_sample_rate() -> Option<u64> {
 fn workload_started(parent: u32) -> bool {
     let Ok(rd) = std::fs::read_dir("/proc") else { return false };
     rd.flatten().any(|e| {
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+        let pid = e.file_name().to_str().and_then(|p| p.parse::<u32>().ok());
+        let Some((name, rest)) = pid.and_then(proc_stat) else {
             return false;
         };
-        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
-            return false;
-        };
-        let name = &stat[open + 1..close];
-        let ppid = stat[close + 1..].split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok());
+        let ppid = rest.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok());
         name == "tail" && ppid == Some(parent)
     })
 }
