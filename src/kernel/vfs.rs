@@ -36,7 +36,9 @@ pub const GETNAME: Work = Work::straight(55.0, 3.0);
 /// pid formatted) and `N`'s magic link, about 220 loads more;
 /// `complete_walk` / `terminate_walk`: 30. About 625 loads.
 ///
-/// 24 locked operations. Under RCU only `self`'s link body takes any: its
+/// 24 locked operations, 6 of them here and 18 in
+/// [`LAB_PREFIX_WALK_SHARED`] (on lines every thread of the lab's process
+/// writes). Under RCU only `self`'s link body takes any: its
 /// `kmalloc` and the delayed `kfree_link` (2, one each as every slab fast
 /// path here). `tid_fd_revalidate` (`fs/proc/fd.c`) refuses RCU walk with
 /// `-ECHILD`, so from `N` on the walk takes references (`fs/namei.c`):
@@ -59,6 +61,11 @@ pub const GETNAME: Work = Work::straight(55.0, 3.0);
 /// Until session 49 this counted 6 (the link's `path_get` / `path_put`
 /// and two more), short of the ref-walk.
 ///
+/// Private to the walking thread (here): the two `smp_mb()`, the link
+/// body's `kmalloc` and `kfree_link`, `dT`'s `d_lock` and the final
+/// `dput` of `dT`: 6. On lines the lab's threads share (one process, one
+/// descriptor `N`), [`LAB_PREFIX_WALK_SHARED`]: 18.
+///
 /// Ten indirect calls, all in `proc`: `i_op->permission` twice
 /// (`proc_pid_permission` on `<pid>`, `proc_fd_permission` on `fd`),
 /// `d_op->d_revalidate` four times (`pid_revalidate` on `<pid>` and `fd`,
@@ -66,7 +73,24 @@ pub const GETNAME: Work = Work::straight(55.0, 3.0);
 /// `i_op->get_link` twice (`proc_self_get_link`, `proc_pid_get_link`) and
 /// its `proc_get_link` (`proc_fd_link`), and the delayed `kfree_link` of
 /// `self`'s body (`do_delayed_call`).
-pub const LAB_PREFIX_WALK: Work = Work::straight(625.0, 24.0).indirect(10.0);
+pub const LAB_PREFIX_WALK: Work = Work::straight(625.0, 6.0).indirect(10.0);
+
+/// The locked operations of [`LAB_PREFIX_WALK`]'s ref-walk on lines that
+/// every thread of the lab's process writes, since the threads are one
+/// process walking one descriptor's `/proc` link: the task's `usage`
+/// (`get_proc_task` / `put_task_struct` in `tid_fd_revalidate`,
+/// `proc_fd_access_allowed` and `proc_fd_link`: 6), its `alloc_lock`
+/// (`task_lock` in `ptrace_may_access` and `fget_task`: 2), descriptor
+/// `N`'s file reference (`fget_task`, `fput`: 2), and the lockrefs of
+/// four dentries taken and dropped: `fd` and `N` (`try_to_unlazy_next`;
+/// `nd_jump_link`'s and the followed link's `path_put`), the process root
+/// (`legitimize_root`, `terminate_walk`) and the mount root (`proc_fd_link`'s
+/// `path_get`, `step_into`'s `dput` of the parent at `dT`): 8. 18 in all.
+/// A scenario whose threads share these lines models each access as a
+/// step on its own line (`scenarios/lab/xfs-create-scaling.toml`) and
+/// leaves this out of its counted path; a model of one thread counts it
+/// here.
+pub const LAB_PREFIX_WALK_SHARED: Work = Work::straight(0.0, 18.0);
 
 /// `path_openat` for `O_CREAT|O_EXCL` up to the filesystem's create:
 /// `alloc_empty_file` -> `init_file` (a `filp` slab object, the
@@ -76,7 +100,9 @@ pub const LAB_PREFIX_WALK: Work = Work::straight(625.0, 24.0).indirect(10.0);
 /// `d_alloc` (a new dentry: slab object, ~20 fields initialised,
 /// `d_lock`), the in-lookup hash (bit spinlock), `may_o_create`
 /// (`security_inode_create`), then after the create `__d_lookup_done`,
-/// `inode_unlock`: about 260 loads, 10 locked operations. The new
+/// `inode_unlock`: about 260 loads, 10 locked operations, 9 here:
+/// `get_cred` of the process's cred, which the lab's threads share, is a
+/// step of the scenario's path (`lab_cred`). The new
 /// dentry's 3 lines (192 bytes) are in no cache: the slab hands out
 /// objects no CPU has touched in a create-only run, and `dentry_cache` has
 /// no constructor, so `__d_alloc`'s stores are their first touch
@@ -86,7 +112,7 @@ pub const LAB_PREFIX_WALK: Work = Work::straight(625.0, 24.0).indirect(10.0);
 /// has no `atomic_open`).
 pub const OPEN_CREATE_LOOKUP: Work = Work {
     cold_lines: 0.0,
-    atomics: 10.0,
+    atomics: 9.0,
     hits: 260.0,
     iterated: false,
     indirect_calls: 2.0,
@@ -117,9 +143,12 @@ pub const GENERIC_CREATE: Work = Work::straight(150.0, 7.0);
 /// `xfs_file_open` -> `generic_file_open`, `file_ra_state_init`,
 /// `security_file_open`, the mode bits), `fsnotify_open`; then
 /// `get_unused_fd_flags` (`file_lock`, the open-fd bitmap search) and
-/// `fd_install`: about 190 loads, 6 locked operations. One indirect call:
+/// `fd_install`: about 190 loads, 6 locked operations, 5 here:
+/// `alloc_fd`'s `file_lock` of the process's `files_struct`, which the
+/// lab's threads share, is a step of the scenario's path (`files_struct`).
+/// One indirect call:
 /// `do_dentry_open`'s `f_op->open` (`xfs_file_open`).
-pub const DO_OPEN: Work = Work::straight(190.0, 6.0).indirect(1.0);
+pub const DO_OPEN: Work = Work::straight(190.0, 5.0).indirect(1.0);
 
 /// `close` -> `file_close_fd` (`file_lock`, the fd bit cleared),
 /// `filp_flush` (`dnotify_flush`, `locks_remove_posix`), then `__fput`
@@ -128,9 +157,13 @@ pub const DO_OPEN: Work = Work::straight(190.0, 6.0).indirect(1.0);
 /// `locks_remove_file`, `xfs_file_release` -> `xfs_release` (its
 /// checks on a clean empty file), `fops_put`, `dput` (lockref), `mntput`,
 /// `file_free` (`put_cred`, percpu `nr_files`, slab free): about 230
-/// loads, 9 locked operations. One indirect call: `f_op->release`
+/// loads, 9 locked operations, 7 here: `file_close_fd`'s `file_lock` and
+/// `put_cred`, on lines the lab's threads share, are steps of the
+/// scenario's path (`files_struct`, `lab_cred`), as is the new dentry's
+/// `d_lru_add` (`dentry_lru`), which this count did not hold. One
+/// indirect call: `f_op->release`
 /// (`xfs_file_release`).
-pub const CLOSE: Work = Work::straight(230.0, 9.0).indirect(1.0);
+pub const CLOSE: Work = Work::straight(230.0, 7.0).indirect(1.0);
 
 /// `do_unlinkat` around the filesystem's unlink: `filename_parentat`'s
 /// last component split, `mnt_want_write` (percpu), `inode_lock_nested`
@@ -160,9 +193,11 @@ pub const UNLINK_VFS: Work = Work {
 /// `destroy_inode` -> `xfs_fs_destroy_inode` ->
 /// `xfs_inode_mark_reclaimable` -> `xfs_inodegc_queue` (the per-CPU
 /// `xfs_inodegc` list: `llist_add`, the item count, `mod_delayed_work_on`
-/// on every queueing): about 260 loads, 9 locked operations. Three
+/// on every queueing): about 260 loads, 9 locked operations, 8 here:
+/// `inode_sb_list_del`'s `s_inode_list_lock`, which every thread's
+/// inodes share, is a step of the scenario's path (`s_inode_list`). Three
 /// indirect calls through `sb->s_op` (`fs/inode.c`): `drop_inode`
 /// (`iput_final`), `evict_inode` (`xfs_fs_evict_inode`, 6.15 on) and
 /// `destroy_inode`; the RCU callback that frees the LSM blob runs later,
 /// in softirq, and is not counted.
-pub const EVICT: Work = Work::straight(260.0, 9.0).indirect(3.0);
+pub const EVICT: Work = Work::straight(260.0, 8.0).indirect(3.0);

@@ -54,6 +54,7 @@ impl UnlinkCost {
         t.add(vfs::SYSCALL, 1.0)
             .add(vfs::GETNAME, 1.0)
             .add(vfs::LAB_PREFIX_WALK, 1.0)
+            .add(vfs::LAB_PREFIX_WALK_SHARED, 1.0)
             .add(vfs::UNLINK_VFS, 1.0)
             .add_tally(&syscall::unlink_own(), 1.0);
         let (mut events_ps, mut cow_events_ps) = (0, 0);

@@ -50,14 +50,17 @@ fn a_create_into_10000_names_sums_its_stretches_by_hand() {
         t.iterated_hits,
         2.0 * 56.0 + 4.0 + 32.0 + 10_002.0 / 29.0 + split * 252.0 * 2.0,
     );
-    // Locked operations: VFS 3 + 24 + 10 + 2 + 7 + 6 + 9 = 61; lookup 2 +
-    // 2 x 9 = 20; xfs_create 4 + 3 + 4 + 9 + 8 + 9 + 9 + 4 + 12 + 1 = 63;
+    // Locked operations: VFS 3 + 6 + 9 + 2 + 7 + 5 + 7 = 39 (the walk's
+    // 18, get_cred, alloc_fd's and close's file_lock and put_cred are the
+    // scenario's steps on shared lines); lookup 2 + 2 x 9 = 20; xfs_create
+    // 4 + 3 + 4 + 9 + 8 + 9 + 9 + 4 + 11 + 1 = 62 (inode_sb_list_add a
+    // step);
     // insert 20 + 18 + 4 + 2 + 50 / 173 + split x 58; commit 8 + 12 + 18
     // + 4 = 42.
     close(
         "atomics",
         t.atomics,
-        61.0 + 20.0 + 63.0 + (44.0 + 50.0 / 173.0 + split * 58.0) + 42.0,
+        39.0 + 20.0 + 62.0 + (44.0 + 50.0 / 173.0 + split * 58.0) + 42.0,
     );
     // Cold: none. New lines: the new dentry's 3, first touched by
     // __d_alloc's stores, and the new xfs_inode's 15, zeroed by its slab
@@ -92,12 +95,14 @@ fn an_unlink_from_10001_names_sums_its_stretches_by_hand() {
     close("hits", t.hits, 1060.0 + 290.0 + dir + 200.0 + 460.0 + 110.0 + 450.0 + 260.0 + 260.0);
     // Probes 20 + 36; a join's 504 x 0.375 entries moved, 2 loads each.
     close("iterated", t.iterated_hits, 56.0 + j * 378.0);
-    // Locked: VFS 3 + 24 + 12; 4 + 3; directory 2 + 18 + 9 + 5 + 9 + j x
-    // 68 + 60 / 173; iunlink 2 + 9; commit 8 + 12 + 15 + 4; evict 9.
+    // Locked: VFS 3 + 6 + 12 (the walk's other 18 are the scenario's
+    // steps); 4 + 3; directory 2 + 18 + 9 + 5 + 9 + j x 68 + 60 / 173;
+    // iunlink 2 + 9; commit 8 + 12 + 15 + 4; evict 8 (inode_sb_list_del a
+    // step).
     close(
         "atomics",
         t.atomics,
-        39.0 + 7.0 + (43.0 + j * 68.0 + 60.0 / 173.0) + 11.0 + 39.0 + 9.0,
+        21.0 + 7.0 + (43.0 + j * 68.0 + 60.0 / 173.0) + 11.0 + 39.0 + 8.0,
     );
     close("cold", t.cold_lines, 8.0);
     close("new", t.new_lines, 0.0);
