@@ -224,6 +224,28 @@ queue = "w"
     assert_eq!(m["w.wait_mean_ns"], 0.0, "it runs as soon as the operation ends");
 }
 
+/// Two threads, each running 5,000 operations of fixed work, queue on an
+/// unbound queue with `every_total` (counted over both threads) or with
+/// `every` (counted per thread): the number of items queued tells them
+/// apart.
+fn queued_with(key: &str, n: u32) -> f64 {
+    let body = format!(
+        "[workqueues.w]\nkind = \"unbound\"\n[[workqueues.w.path]]\nwork = {{ dist = \"fixed\", mean_ns = 100.0 }}\n[[path]]\nwork = {{ dist = \"fixed\", mean_ns = 1000.0 }}\n[[path]]\nqueue = \"w\"\n{key} = {n}\n"
+    );
+    run(&scenario(2, 4, 10_000, &body))["w.queued"]
+}
+
+#[test]
+fn every_total_counts_the_arrivals_of_all_threads() {
+    // 10,000 arrivals in all, 5,000 per thread: every 7,000th over both
+    // threads is one item (the CIL push of a checkpoint both threads
+    // fill), per thread none; every 3rd over both threads is 3,333.
+    assert_eq!(queued_with("every_total", 7_000), 1.0);
+    assert_eq!(queued_with("every", 7_000), 0.0);
+    assert_eq!(queued_with("every_total", 3), 3_333.0);
+    assert_eq!(queued_with("every", 3), 2.0 * 1_666.0);
+}
+
 /// The error `body` gives, as text (it must not load).
 fn error(body: &str) -> String {
     let text = scenario(2, 4, 100, body);
@@ -282,6 +304,26 @@ fn keys_the_new_objects_do_not_read_are_located_errors() {
         ),
         ("[workqueues.w]\nkind = \"unbound\"\n[[path]]\nqueue = \"w\"\n", "workqueues.w.path"),
         ("[[path]]\nqueue = \"nope\"\n", "path[0].queue"),
+        (
+            "[workqueues.w]\nkind = \"unbound\"\n[[workqueues.w.path]]\nwork = { dist = \"fixed\", mean_ns = 1.0 }\n[[path]]\nqueue = \"w\"\nevery_total = 0\n",
+            "path[0].every_total",
+        ),
+        (
+            "[workqueues.w]\nkind = \"unbound\"\n[[workqueues.w.path]]\nwork = { dist = \"fixed\", mean_ns = 1.0 }\n[[path]]\nqueue = \"w\"\nevery_total = 4\nevery = 2\n",
+            "path[0].every_total",
+        ),
+        (
+            "[[path]]\nwork = { dist = \"fixed\", mean_ns = 1.0 }\nevery_total = 4\n",
+            "path[0].every_total",
+        ),
+        (
+            "[workqueues.w]\nkind = \"unbound\"\n[[workqueues.w.path]]\nwork = { dist = \"fixed\", mean_ns = 1.0 }\n[[path]]\nqueue = \"w\"\nevery_total = 4\n[[path]]\nqueue = \"w\"\n",
+            "path[0].every_total",
+        ),
+        (
+            "[workqueues.w]\nkind = \"unbound\"\n[[workqueues.w.path]]\nwork = { dist = \"fixed\", mean_ns = 1.0 }\nevery_total = 2\n[[path]]\nqueue = \"w\"\n",
+            "workqueues.w.path[0].every_total",
+        ),
     ];
     for (body, field) in cases {
         let e = error(body);

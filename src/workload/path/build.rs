@@ -168,6 +168,14 @@ pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -
             format!("only a step naming a [work.NAME] with `code` or `split_by` reads `{key}` (a point of counted code); remove it"),
         ));
     }
+    if s.every_total.is_some() && action != "queue" {
+        return Err(err(
+            format!("{field}.every_total"),
+            format!(
+                "a `{action}` step does not read `every_total` (only a queue step does: it queues every N-th time any thread reaches it); use `every` or remove it"
+            ),
+        ));
+    }
     if s.mode.is_some() && action != "lock" {
         return Err(err(
             format!("{field}.mode"),
@@ -178,7 +186,23 @@ pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -
         "work" => work_step(s, field, count, lines, names)?,
         "queue" => {
             let name = s.queue.as_deref().unwrap_or_default();
-            Step::Queue(name_ref(names.queues, name, &format!("{field}.queue"), "workqueue")?)
+            let q = name_ref(names.queues, name, &format!("{field}.queue"), "workqueue")?;
+            match s.every_total {
+                None => Step::Queue(q),
+                Some(0) => {
+                    return Err(err(
+                        format!("{field}.every_total"),
+                        "expected every_total >= 1 (1 = every time a thread reaches the step)",
+                    ));
+                }
+                Some(_) if s.every.is_some() => {
+                    return Err(err(
+                        format!("{field}.every_total"),
+                        "a step counts its operations per thread (every) or over all threads (every_total), not both: remove one",
+                    ));
+                }
+                Some(every) => Step::QueueTotal { q, every },
+            }
         }
         "read" => Step::Read {
             line: lines.named(s.read.as_deref().unwrap_or_default(), &format!("{field}.read"))?,

@@ -378,6 +378,13 @@ pub struct StepConfig {
     /// `every`-th, `2 x every`-th, ...); default 1, every operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub every: Option<u32>,
+    /// With `queue`: queue the item only the `every_total`-th,
+    /// `2 x every_total`-th, ... time any thread reaches this step (the
+    /// count is over all threads, as a space shared by every CPU fills:
+    /// `xlog_cil_push_background` queues the CIL push when the context's
+    /// space, summed over the CPUs, passes its limit). Not with `every`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every_total: Option<u32>,
     /// With a named work that has `code` or `split_by`: the stretch starts
     /// at this point of the counted path (default its start).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -125,6 +125,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "run the step only on every N-th operation of its thread (default 1)",
     ),
     p(
+        "path[].every_total",
+        "a whole number",
+        "1 or more; with queue, not with every",
+        "queue the item only every N-th time any thread reaches the step, counted over all threads (a limit shared by every CPU: xlog_cil_push_background's CIL space)",
+    ),
+    p(
         "work.NAME.dist",
         "a word",
         "fixed, exp, uniform, normal, lognormal; with code: fixed (default) or exp",
@@ -277,7 +283,7 @@ pub const PARAMS: &[ParamSpec] = &[
     p(
         "workqueues.NAME.path[].KEY",
         "a step",
-        "the keys of path[] except every and queue",
+        "the keys of path[] except every, every_total and queue",
         "the steps the worker runs per item, as [[workqueues.NAME.path]] tables",
     ),
     p(

@@ -226,6 +226,8 @@ fn check_workqueue(q: &config::WorkqueueConfig, field: &str) -> Result<(), Param
     for (i, s) in q.path.iter().enumerate() {
         let (key, set) = if s.queue.is_some() {
             ("queue", true)
+        } else if s.every_total.is_some() {
+            ("every_total", true)
         } else {
             ("every", s.every.is_some())
         };
@@ -345,6 +347,26 @@ impl PreparedPath {
             if !used_queues.contains(&name.as_str()) {
                 let message = format!("work queue `{name}` is declared but no [[path]] step queues on it (queue = \"{name}\")");
                 return Err(ParamError::new(format!("workqueues.{name}"), message).suggest(near(name, &used_queues)));
+            }
+        }
+        // A queue's arrivals are counted once (the queue's count): a queue
+        // with an `every_total` step is queued by that step alone.
+        for (i, s) in d.path.iter().enumerate() {
+            let (Some(name), Some(_)) = (s.queue.as_deref(), s.every_total) else {
+                continue;
+            };
+            if let Some(j) = d
+                .path
+                .iter()
+                .enumerate()
+                .position(|(j, o)| j != i && o.queue.as_deref() == Some(name))
+            {
+                return Err(ParamError::new(
+                    format!("path[{i}].every_total"),
+                    format!(
+                        "work queue `{name}` counts the arrivals at its every_total step over all threads, so no other step may queue on it (path[{j}] does): give that step its own queue"
+                    ),
+                ));
             }
         }
         let used_counters: Vec<&str> = steps.iter().filter_map(|s| s.counter.as_deref()).collect();

@@ -120,6 +120,14 @@ pub enum Step {
     },
     /// Queue one item on work queue `id` (`queue_work`).
     Queue(u32),
+    /// Queue one item on work queue `q` every `every`-th time any process
+    /// reaches this step (the count is the queue's, over all threads).
+    QueueTotal {
+        /// The work queue.
+        q: u32,
+        /// Queue on the `every`-th, `2 x every`-th, ... arrival.
+        every: u32,
+    },
     /// A worker takes the item it is about to run from its pool (the first
     /// step of every work queue's sub-path, added by the interpreter).
     Dequeue(u32),
@@ -686,6 +694,15 @@ impl World {
                 Next::At(t)
             }
             Step::Queue(q) => Next::At(self.enqueue(proc, p, q, now)),
+            Step::QueueTotal { q, every } => {
+                let wq = &mut self.queues[q as usize];
+                wq.arrivals += 1;
+                if runs_on(wq.arrivals, every) {
+                    Next::At(self.enqueue(proc, p, q, now))
+                } else {
+                    Next::At(now)
+                }
+            }
             Step::EndItem(_) => match self.end_item(proc, p, now) {
                 true => Next::At(now),
                 false => Next::Blocked,

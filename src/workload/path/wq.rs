@@ -53,6 +53,9 @@ pub(super) struct Wq {
     /// Unbound: idle workers, lowest process number taken first.
     pub(super) idle: Vec<u32>,
     pub(super) queued: u64,
+    /// Arrivals at its `every_total` step ([`super::sim::Step::QueueTotal`]),
+    /// over all threads.
+    pub(super) arrivals: u64,
     pub(super) done: u64,
     pub(super) started: u64,
     pub(super) wait_ps: u64,
@@ -74,6 +77,7 @@ impl Wq {
             pool: VecDeque::new(),
             idle,
             queued: 0,
+            arrivals: 0,
             done: 0,
             started: 0,
             wait_ps: 0,
