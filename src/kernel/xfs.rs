@@ -8,5 +8,6 @@ pub mod alloc;
 pub mod dir2;
 pub mod freespace;
 pub mod inode;
+pub mod log;
 pub mod paths;
 pub mod trans;

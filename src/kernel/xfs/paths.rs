@@ -15,11 +15,13 @@
 //! files of the thread's AG (the inode64 rotor gives each thread
 //! directory its own AG).
 //!
+//! The CIL's background push of a checkpoint of creates is a path of its
+//! own (`xlog_cil_push_work`, counted in [`super::log`]).
+//!
 //! Not counted (a named remainder, not a fitted constant): the inode's
 //! reclaim (`xfs_reclaim_inode` in the background reclaim worker, the
-//! RCU free), the CIL push (`xlog_cil_push_work`: formatting into iclogs,
-//! CRCs, the log write) and its I/O, and the user-space side of the lab's
-//! loop (the path formatted and converted per call).
+//! RCU free), the log's I/O and its completion, and the user-space side
+//! of the lab's loop (the path formatted and converted per call).
 
 use super::dir2::{self, Form, Shape};
 use super::inode::{self as ino, INODES_PER_CHUNK};
@@ -87,6 +89,12 @@ pub const CODE_PATHS: &[CodePath] = &[
         name: "xfs_ialloc_ag_alloc",
         about: "a new 64-inode chunk in xfs_dialloc (every 64 creates) and the xfs_dialloc_roll that commits it",
         count: chunk_alloc,
+        points: &[],
+    },
+    CodePath {
+        name: "xlog_cil_push_work",
+        about: "the CIL's background push of a checkpoint of creates (as many as fill XLOG_CIL_SPACE_LIMIT of the lab's log): the log vectors walked, sorted, copied and checksummed into iclogs (src/kernel/xfs/log.rs)",
+        count: cil_push,
         points: &[],
     },
     CodePath {
@@ -353,6 +361,12 @@ pub fn chunk_alloc(p: &CodeParams) -> Tally {
 pub fn remove(p: &CodeParams) -> Tally {
     let full = dir2::shape(p.dir_entries);
     mean(1..=p.dir_entries, |n| remove_at(n, &full))
+}
+
+/// `xlog_cil_push_work` of a checkpoint of creates into directories of
+/// `dir_entries` names ([`super::log::push`]).
+pub fn cil_push(p: &CodeParams) -> Tally {
+    super::log::push(p.dir_entries)
 }
 
 /// `xfs_attr_inactive` with the inodegc worker's share per inode.

@@ -139,7 +139,7 @@ pub const PARAMS: &[ParamSpec] = &[
     p(
         "work.NAME.code",
         "a counted kernel path",
-        "xfs_create, xfs_ialloc_ag_alloc, xfs_remove, xfs_attr_inactive, xfs_inactive_ifree",
+        "xfs_create, xfs_ialloc_ag_alloc, xlog_cil_push_work, xfs_remove, xfs_attr_inactive, xfs_inactive_ifree",
         "the work is this path's counted code (src/kernel/xfs/paths.rs: cold lines at memory_ns, locked operations at atomic_ns, straight-line loads at hit_ns x code.work_scale, inner-loop loads at hit_ns) for code.dir_entries; no mean_ns or other duration key",
     ),
     p(
