@@ -36,7 +36,7 @@ pub const GETNAME: Work = Work::straight(55.0, 3.0);
 /// pid formatted) and `N`'s magic link, about 220 loads more;
 /// `complete_walk` / `terminate_walk`: 30. About 625 loads.
 ///
-/// 24 locked operations, 6 of them here and 18 in
+/// 27 locked operations, 6 of them here and 21 in
 /// [`LAB_PREFIX_WALK_SHARED`] (on lines every thread of the lab's process
 /// writes). Under RCU only `self`'s link body takes any: its
 /// `kmalloc` and the delayed `kfree_link` (2, one each as every slab fast
@@ -45,8 +45,10 @@ pub const GETNAME: Work = Work::straight(55.0, 3.0);
 /// - `try_to_unlazy_next`: `legitimize_mnt`'s `smp_mb()` (a locked add on
 ///   x86-64), `lockref_get_not_dead` on the parent and on `N`, and
 ///   `legitimize_root` (`smp_mb()` and a lockref): 5;
-/// - `tid_fd_revalidate` again, in ref-walk: `get_proc_task` and
-///   `put_task_struct`: 2;
+/// - `tid_fd_revalidate` again, in ref-walk: `get_proc_task`,
+///   `tid_fd_mode` (`fget_task`: `task_lock`, the file's reference;
+///   `fput`; since the file cache became `SLAB_TYPESAFE_BY_RCU`, 6.8) and
+///   `put_task_struct`: 5;
 /// - `proc_pid_get_link` (`fs/proc/base.c`): `proc_fd_access_allowed`
 ///   (`get_proc_task`, `ptrace_may_access`'s `task_lock`,
 ///   `put_task_struct`) 3; `proc_fd_link`: `get_proc_task`, `fget_task`
@@ -64,7 +66,8 @@ pub const GETNAME: Work = Work::straight(55.0, 3.0);
 /// Private to the walking thread (here): the two `smp_mb()`, the link
 /// body's `kmalloc` and `kfree_link`, `dT`'s `d_lock` and the final
 /// `dput` of `dT`: 6. On lines the lab's threads share (one process, one
-/// descriptor `N`), [`LAB_PREFIX_WALK_SHARED`]: 18.
+/// descriptor `N`), [`LAB_PREFIX_WALK_SHARED`]: 21. (Until session 59 the
+/// count was 24: it missed `tid_fd_mode`'s `fget_task` and `fput`.)
 ///
 /// Ten indirect calls, all in `proc`: `i_op->permission` twice
 /// (`proc_pid_permission` on `<pid>`, `proc_fd_permission` on `fd`),
@@ -80,17 +83,18 @@ pub const LAB_PREFIX_WALK: Work = Work::straight(625.0, 6.0).indirect(10.0);
 /// process walking one descriptor's `/proc` link: the task's `usage`
 /// (`get_proc_task` / `put_task_struct` in `tid_fd_revalidate`,
 /// `proc_fd_access_allowed` and `proc_fd_link`: 6), its `alloc_lock`
-/// (`task_lock` in `ptrace_may_access` and `fget_task`: 2), descriptor
-/// `N`'s file reference (`fget_task`, `fput`: 2), and the lockrefs of
+/// (`task_lock` in `tid_fd_mode`'s and `proc_fd_link`'s `fget_task` and
+/// in `ptrace_may_access`: 3), descriptor `N`'s file reference
+/// (`fget_task` and `fput`, twice: 4), and the lockrefs of
 /// four dentries taken and dropped: `fd` and `N` (`try_to_unlazy_next`;
 /// `nd_jump_link`'s and the followed link's `path_put`), the process root
 /// (`legitimize_root`, `terminate_walk`) and the mount root (`proc_fd_link`'s
-/// `path_get`, `step_into`'s `dput` of the parent at `dT`): 8. 18 in all.
+/// `path_get`, `step_into`'s `dput` of the parent at `dT`): 8. 21 in all.
 /// A scenario whose threads share these lines models each access as a
 /// step on its own line (`scenarios/lab/xfs-create-scaling.toml`) and
 /// leaves this out of its counted path; a model of one thread counts it
 /// here.
-pub const LAB_PREFIX_WALK_SHARED: Work = Work::straight(0.0, 18.0);
+pub const LAB_PREFIX_WALK_SHARED: Work = Work::straight(0.0, 21.0);
 
 /// `path_openat` for `O_CREAT|O_EXCL` up to the filesystem's create:
 /// `alloc_empty_file` -> `init_file` (a `filp` slab object, the

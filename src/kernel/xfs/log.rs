@@ -55,8 +55,9 @@ pub const INODE_LV_BYTES: f64 = 56.0 + 12.0 + 176.0 + 12.0;
 pub const FULL_BLOCK_LV_BYTES: f64 = 36.0 + 12.0 + 4096.0;
 
 /// `lv_bytes` of an `xfs_icreate_log` item (`xfs_icreate_item_format`:
-/// one 40-byte vector with its op header).
-pub const ICREATE_LV_BYTES: f64 = 40.0 + 12.0;
+/// one vector of the 28-byte `struct xfs_icreate_log` with its op
+/// header).
+pub const ICREATE_LV_BYTES: f64 = 28.0 + 12.0;
 
 /// Blocks besides the directory's leaves logged once per checkpoint: the
 /// free index and node blocks, the AGI, the inobt and finobt leaves.
@@ -121,48 +122,68 @@ pub fn create_checkpoint(dir_entries: u64, log_bytes: u64) -> Checkpoint {
     }
 }
 
-/// `xlog_cil_push_work`'s work per checkpoint, less its items and iclogs:
-/// the new context (`xlog_cil_ctx_alloc`, `xlog_cil_ticket_alloc`), the
-/// context switch under `down_write(&cil->xc_ctx_lock)` (a step of the
-/// scenario), `xc_push_lock` about five times, the per-CPU lists
-/// aggregated (`xlog_cil_push_pcp_aggregate`), the transaction header
-/// (`xlog_cil_build_trans_hdr`), the ordering and write state
-/// (`xlog_cil_order_write`, `xlog_cil_set_ctx_write_state`), the commit
-/// record (`xlog_cil_write_commit_record`), the ticket's ungrant: about
-/// 250 loads, 30 locked operations, 10 lines last written by another CPU
-/// (the grant heads, `l_tail_lsn`, the CIL's and the iclogs' locks, the
-/// old context).
-pub const PUSH_CHECKPOINT: Work = Work {
-    cold_lines: 10.0,
-    atomics: 30.0,
-    hits: 250.0,
+/// `xlog_cil_push_work` up to `xlog_cil_ctx_switch`, less its items: the
+/// new context and ticket (`xlog_cil_ctx_alloc`, `xlog_cil_ticket_alloc`,
+/// allocated just before `down_write(&cil->xc_ctx_lock)`, a step of the
+/// scenario), `xc_push_lock` twice, the per-CPU lists aggregated
+/// (`xlog_cil_push_pcp_aggregate`), the switch to the new context: about
+/// 100 loads, 12 locked operations, 4 lines last written by other CPUs
+/// (their per-CPU CIL state, the old context). The context lock is
+/// released right after (`up_write`).
+pub const PUSH_SWITCH: Work = Work {
+    cold_lines: 4.0,
+    atomics: 12.0,
+    hits: 100.0,
     iterated: false,
     indirect_calls: 0.0,
     new_lines: 0.0,
     returns: 0.0,
 };
 
-/// One log vector walked by `xlog_cil_build_lv_chain` and written by
-/// `xlog_write` -> `xlog_write_full` (`xlog_write_iovec` per vector: the
-/// op header's `oh_tid`, the copy's bookkeeping): about 15 loads and 10
-/// per vector; two vectors for an inode, two for a buffer: 35, a loop over
-/// the checkpoint's items. Cold: the log item's two lines that the walk
-/// reads (`li_cil`, `li_lv`, `li_flags`; `li_order_id`) and the log
+/// `xlog_cil_push_work` after the switch, less its items and iclogs: the
+/// transaction header (`xlog_cil_build_trans_hdr`), the ordering and write
+/// state (`xlog_cil_order_write`, `xlog_cil_set_ctx_write_state`:
+/// `xc_push_lock`, the wake-ups), the commit record
+/// (`xlog_cil_write_commit_record`), the ticket's ungrant (the grant
+/// heads): about 150 loads, 18 locked operations, 6 lines last written by
+/// other CPUs (the grant heads, `l_tail_lsn`, the iclogs' lock).
+pub const PUSH_COMMIT: Work = Work {
+    cold_lines: 6.0,
+    atomics: 18.0,
+    hits: 150.0,
+    iterated: false,
+    indirect_calls: 0.0,
+    new_lines: 0.0,
+    returns: 0.0,
+};
+
+/// One log item walked by `xlog_cil_build_lv_chain`, under the context
+/// lock: the whiteout test, the item's log vector put on the chain
+/// (`lv_order_id`, the byte and vector counts), the item taken off the
+/// CIL (`list_del_init`, `li_order_id`, `li_lv` cleared): about 15 loads,
+/// a loop over the checkpoint's items. Cold: the item's two lines the
+/// walk reads (`li_cil`, `li_lv`, `li_flags`; `li_order_id`) and the log
 /// vector's first line, last touched when the committing thread formatted
-/// it, thousands of creates before (about 2.5 KB of new objects per
-/// create pass through the caches in between); the vector's other lines
-/// follow the first in one `kmalloc` object and are read in order by the
-/// copy, so they are counted as the copy's loads ([`COPY_8_BYTES`]), not as
-/// misses. The push never touches the `xfs_inode` or the `xfs_buf`.
-pub const PUSH_ITEM: Work = Work {
+/// them, thousands of creates before (about 2.5 KB of new objects per
+/// create pass through the caches in between). The push never touches
+/// the `xfs_inode` or the `xfs_buf`.
+pub const WALK_ITEM: Work = Work {
     cold_lines: 3.0,
     atomics: 0.0,
-    hits: 35.0,
+    hits: 15.0,
     iterated: true,
     indirect_calls: 0.0,
     new_lines: 0.0,
     returns: 0.0,
 };
+
+/// One log vector written by `xlog_write` -> `xlog_write_full`
+/// (`xlog_write_iovec` per vector: the op header's `oh_tid`, the copy's
+/// bookkeeping), about 10 loads a vector, two vectors for an inode or a
+/// buffer: 20, after the lock. The vector's lines after its first follow
+/// it in one `kmalloc` object and are read in order by the copy, so they
+/// are counted as the copy's loads ([`COPY_8_BYTES`]), not as misses.
+pub const WRITE_ITEM: Work = Work::looped(20.0);
 
 /// Eight bytes copied (`memcpy` in `xlog_write_iovec`) or summed
 /// (`xlog_cksum`: `crc32c` over the record), one load each.
@@ -205,11 +226,28 @@ pub fn push(dir_entries: u64) -> Tally {
     push_of(&create_checkpoint(dir_entries, LAB_LOG_BYTES))
 }
 
-/// `xlog_cil_push_work` of checkpoint `c`.
-pub fn push_of(c: &Checkpoint) -> Tally {
+/// `xlog_cil_push_work` of that checkpoint up to `xlog_cil_ctx_switch`
+/// (the part under the context lock).
+pub fn push_to_switch(dir_entries: u64) -> Tally {
+    push_to_switch_of(&create_checkpoint(dir_entries, LAB_LOG_BYTES))
+}
+
+/// `xlog_cil_push_work` of checkpoint `c` up to the context switch: the
+/// new context, the per-CPU lists aggregated, the items walked into the
+/// vector chain.
+pub fn push_to_switch_of(c: &Checkpoint) -> Tally {
     let mut t = Tally::default();
+    t.add(PUSH_SWITCH, 1.0).add(WALK_ITEM, c.items());
+    t
+}
+
+/// `xlog_cil_push_work` of checkpoint `c`: [`push_to_switch_of`], then the
+/// chain sorted, each vector copied into the iclogs and each record
+/// summed, the iclogs sent and the commit record.
+pub fn push_of(c: &Checkpoint) -> Tally {
+    let mut t = push_to_switch_of(c);
     let items = c.items();
-    t.add(PUSH_CHECKPOINT, 1.0).add(PUSH_ITEM, items);
+    t.add(PUSH_COMMIT, 1.0).add(WRITE_ITEM, items);
     t.add(SORT_COMPARE, sort_compares(items));
     // Copied into the iclogs, then summed by xlog_cksum.
     t.add(COPY_8_BYTES, 2.0 * c.bytes() / 8.0);

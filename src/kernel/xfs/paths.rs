@@ -95,7 +95,11 @@ pub const CODE_PATHS: &[CodePath] = &[
         name: "xlog_cil_push_work",
         about: "the CIL's background push of a checkpoint of creates (as many as fill XLOG_CIL_SPACE_LIMIT of the lab's log): the log vectors walked, sorted, copied and checksummed into iclogs (src/kernel/xfs/log.rs)",
         count: cil_push,
-        points: &[],
+        points: &[CodePoint {
+            name: "xlog_cil_ctx_switch",
+            about: "the items walked into the vector chain and the new context switched in under down_write(xc_ctx_lock), released right after (up_write); the sort, the copies and the iclogs follow outside it",
+            before: cil_push_to_switch,
+        }],
     },
     CodePath {
         name: "xfs_remove",
@@ -367,6 +371,12 @@ pub fn remove(p: &CodeParams) -> Tally {
 /// `dir_entries` names ([`super::log::push`]).
 pub fn cil_push(p: &CodeParams) -> Tally {
     super::log::push(p.dir_entries)
+}
+
+/// `xlog_cil_push_work` up to `xlog_cil_ctx_switch`
+/// ([`super::log::push_to_switch`]).
+pub fn cil_push_to_switch(p: &CodeParams) -> Tally {
+    super::log::push_to_switch(p.dir_entries)
 }
 
 /// `xfs_attr_inactive` with the inodegc worker's share per inode.

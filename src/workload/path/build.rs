@@ -122,6 +122,25 @@ fn name_ref(map: &BTreeMap<String, u32>, name: &str, field: &str, what: &str) ->
     })
 }
 
+/// A `queue` step: [`Step::Queue`], or with `every_total`
+/// [`Step::QueueTotal`].
+fn queue_step(s: &StepConfig, field: &str, names: &Names<'_>) -> Result<Step, BuildError> {
+    let name = s.queue.as_deref().unwrap_or_default();
+    let q = name_ref(names.queues, name, &format!("{field}.queue"), "workqueue")?;
+    match s.every_total {
+        None => Ok(Step::Queue(q)),
+        Some(0) => Err(err(
+            format!("{field}.every_total"),
+            "expected every_total >= 1 (1 = every time a thread reaches the step)",
+        )),
+        Some(_) if s.every.is_some() => Err(err(
+            format!("{field}.every_total"),
+            "a step counts its operations per thread (every) or over all threads (every_total), not both: remove one",
+        )),
+        Some(every) => Ok(Step::QueueTotal { q, every }),
+    }
+}
+
 /// Translates one `[[path]]` step (`field` is its path, e.g. `path[2]`).
 pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -> Result<Step, BuildError> {
     let count = s.count.unwrap_or(1);
@@ -184,26 +203,7 @@ pub fn step(s: &StepConfig, field: &str, lines: &mut Lines, names: &Names<'_>) -
     }
     Ok(match action {
         "work" => work_step(s, field, count, lines, names)?,
-        "queue" => {
-            let name = s.queue.as_deref().unwrap_or_default();
-            let q = name_ref(names.queues, name, &format!("{field}.queue"), "workqueue")?;
-            match s.every_total {
-                None => Step::Queue(q),
-                Some(0) => {
-                    return Err(err(
-                        format!("{field}.every_total"),
-                        "expected every_total >= 1 (1 = every time a thread reaches the step)",
-                    ));
-                }
-                Some(_) if s.every.is_some() => {
-                    return Err(err(
-                        format!("{field}.every_total"),
-                        "a step counts its operations per thread (every) or over all threads (every_total), not both: remove one",
-                    ));
-                }
-                Some(every) => Step::QueueTotal { q, every },
-            }
-        }
+        "queue" => queue_step(s, field, names)?,
         "read" => Step::Read {
             line: lines.named(s.read.as_deref().unwrap_or_default(), &format!("{field}.read"))?,
             count,

@@ -202,45 +202,6 @@ fn near(name: &str, used: &[&str]) -> Option<String> {
         .or_else(|| crate::text::closest(name, used.iter().copied()))
 }
 
-/// `WQ_DFL_ACTIVE` (include/linux/workqueue.h): the default `max_active`.
-pub const WQ_DFL_ACTIVE: u32 = 256;
-
-/// A work queue's own keys: a sub-path, and `max_active` only when unbound.
-fn check_workqueue(q: &config::WorkqueueConfig, field: &str) -> Result<(), ParamError> {
-    if q.path.is_empty() {
-        return Err(ParamError::new(
-            format!("{field}.path"),
-            "a work queue needs at least one [[workqueues.NAME.path]] step: what its worker runs per item",
-        ));
-    }
-    match q.max_active {
-        Some(_) if q.kind == WorkqueueKind::Bound => {
-            return Err(ParamError::new(
-                format!("{field}.max_active"),
-                "only an `unbound` work queue reads max_active (a bound item runs on its own CPU)",
-            ));
-        }
-        Some(0) => return Err(ParamError::new(format!("{field}.max_active"), "expected max_active >= 1")),
-        _ => {}
-    }
-    for (i, s) in q.path.iter().enumerate() {
-        let (key, set) = if s.queue.is_some() {
-            ("queue", true)
-        } else if s.every_total.is_some() {
-            ("every_total", true)
-        } else {
-            ("every", s.every.is_some())
-        };
-        if set {
-            return Err(ParamError::new(
-                format!("{field}.path[{i}].{key}"),
-                format!("a work queue's step does not read `{key}` (a worker runs every step of each item and queues nothing); remove it"),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// Translates a list of steps (`at`: `path` or `workqueues.NAME.path`),
 /// checks its lock pairs, and gives each step's `every`.
 fn steps(list: &[StepConfig], at: &str, lines: &mut Lines, names: &Names<'_>) -> Result<(Vec<sim::Step>, Vec<u32>), ParamError> {
@@ -283,11 +244,11 @@ impl PreparedPath {
         let mut taken = 0usize;
         for (name, q) in &sections.workqueues {
             let field = format!("workqueues.{name}");
-            check_workqueue(q, &field)?;
+            wq::check_config(q, &field)?;
             let n = match q.kind {
                 WorkqueueKind::Bound => 0,
                 WorkqueueKind::Unbound => {
-                    let max = q.max_active.unwrap_or(WQ_DFL_ACTIVE) as usize;
+                    let max = q.max_active.unwrap_or(wq::WQ_DFL_ACTIVE) as usize;
                     max.min(idle.len() - taken)
                 }
             };
@@ -349,26 +310,7 @@ impl PreparedPath {
                 return Err(ParamError::new(format!("workqueues.{name}"), message).suggest(near(name, &used_queues)));
             }
         }
-        // A queue's arrivals are counted once (the queue's count): a queue
-        // with an `every_total` step is queued by that step alone.
-        for (i, s) in d.path.iter().enumerate() {
-            let (Some(name), Some(_)) = (s.queue.as_deref(), s.every_total) else {
-                continue;
-            };
-            if let Some(j) = d
-                .path
-                .iter()
-                .enumerate()
-                .position(|(j, o)| j != i && o.queue.as_deref() == Some(name))
-            {
-                return Err(ParamError::new(
-                    format!("path[{i}].every_total"),
-                    format!(
-                        "work queue `{name}` counts the arrivals at its every_total step over all threads, so no other step may queue on it (path[{j}] does): give that step its own queue"
-                    ),
-                ));
-            }
-        }
+        wq::check_every_total(&d.path)?;
         let used_counters: Vec<&str> = steps.iter().filter_map(|s| s.counter.as_deref()).collect();
         for name in d.counters.keys() {
             if !used_counters.contains(&name.as_str()) {

@@ -120,7 +120,7 @@ pub enum Step {
     },
     /// Queue one item on work queue `id` (`queue_work`).
     Queue(u32),
-    /// Queue one item on work queue `q` every `every`-th time any process
+    /// Queue one item on work queue `q` every `every`-th time any thread
     /// reaches this step (the count is the queue's, over all threads).
     QueueTotal {
         /// The work queue.

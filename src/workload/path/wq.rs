@@ -24,9 +24,76 @@
 //! unbound one); a worker writes it again when it takes the item. One
 //! pool stands for the kernel's per-node (per-pod) unbound pools.
 
+use super::config::{StepConfig, WorkqueueConfig, WorkqueueKind};
 use crate::engine::time::SimTimePs;
 use crate::machine::coherence::LineId;
+use crate::param::ParamError;
 use std::collections::VecDeque;
+
+/// `WQ_DFL_ACTIVE` (include/linux/workqueue.h): the default `max_active`.
+pub const WQ_DFL_ACTIVE: u32 = 256;
+
+/// A work queue's own keys (`[workqueues.NAME]` at `field`): a sub-path,
+/// and `max_active` only when unbound.
+pub(super) fn check_config(q: &WorkqueueConfig, field: &str) -> Result<(), ParamError> {
+    if q.path.is_empty() {
+        return Err(ParamError::new(
+            format!("{field}.path"),
+            "a work queue needs at least one [[workqueues.NAME.path]] step: what its worker runs per item",
+        ));
+    }
+    match q.max_active {
+        Some(_) if q.kind == WorkqueueKind::Bound => {
+            return Err(ParamError::new(
+                format!("{field}.max_active"),
+                "only an `unbound` work queue reads max_active (a bound item runs on its own CPU)",
+            ));
+        }
+        Some(0) => return Err(ParamError::new(format!("{field}.max_active"), "expected max_active >= 1")),
+        _ => {}
+    }
+    for (i, s) in q.path.iter().enumerate() {
+        let (key, set) = if s.queue.is_some() {
+            ("queue", true)
+        } else if s.every_total.is_some() {
+            ("every_total", true)
+        } else {
+            ("every", s.every.is_some())
+        };
+        if set {
+            return Err(ParamError::new(
+                format!("{field}.path[{i}].{key}"),
+                format!("a work queue's step does not read `{key}` (a worker runs every step of each item and queues nothing); remove it"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A queue's arrivals at an `every_total` step are counted once, by the
+/// queue ([`Wq::arrivals`]): a queue with such a step in the threads'
+/// `path` is queued by that step alone.
+pub(super) fn check_every_total(path: &[StepConfig]) -> Result<(), ParamError> {
+    for (i, s) in path.iter().enumerate() {
+        let (Some(name), Some(_)) = (s.queue.as_deref(), s.every_total) else {
+            continue;
+        };
+        let other = path
+            .iter()
+            .enumerate()
+            .find(|&(j, o)| j != i && o.queue.as_deref() == Some(name))
+            .map(|(j, _)| j);
+        if let Some(j) = other {
+            return Err(ParamError::new(
+                format!("path[{i}].every_total"),
+                format!(
+                    "work queue `{name}` counts the arrivals at its every_total step over all threads, so no other step may queue on it (path[{j}] does): give that step its own queue"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// A work queue as the interpreter needs it.
 #[derive(Debug, Clone)]

@@ -19,8 +19,8 @@ fn a_checkpoint_of_creates_into_20000_names_by_hand() {
     let s = dir2::shape(20_000);
     let c = create_checkpoint(20_000, LAB_LOG_BYTES);
     // 256 bytes of inode, a 4,144-byte data block over its entries, a
-    // 52-byte icreate item every 64 creates.
-    let per = 256.0 + 4144.0 / s.per_data_block + 52.0 / 64.0;
+    // 40-byte icreate item every 64 creates.
+    let per = 256.0 + 4144.0 / s.per_data_block + 40.0 / 64.0;
     close("bytes per create", c.bytes_per_create, per);
     let fixed = (s.leaves as f64 + 5.0) * 4144.0;
     close("fixed", c.fixed_bytes, fixed);
@@ -51,10 +51,14 @@ fn the_push_of_a_checkpoint_sums_its_stretches_by_hand() {
     // 320,000 bytes: 10 iclogs of 32,256.
     assert_eq!(c.iclogs(), 10.0);
     let compares = 0.5 * items * items.log2() + items;
-    close("straight loads", t.hits, 250.0 + 214.0 * 10.0);
+    close("straight loads", t.hits, 100.0 + 150.0 + 214.0 * 10.0);
     close("loop loads", t.iterated_hits, 35.0 * items + 5.0 * compares + 2.0 * 320_000.0 / 8.0);
-    close("cold", t.cold_lines, 10.0 + 3.0 * items + 2.0 * 10.0);
-    close("atomics", t.atomics, 30.0 + 6.0 * 10.0);
+    close("cold", t.cold_lines, 4.0 + 6.0 + 3.0 * items + 2.0 * 10.0);
+    close("atomics", t.atomics, 12.0 + 18.0 + 6.0 * 10.0);
+    // Under the context lock: the switch and the walk.
+    let locked = push_to_switch_of(&c);
+    close("locked loads", locked.hits + locked.iterated_hits, 100.0 + 15.0 * items);
+    close("locked cold", locked.cold_lines, 4.0 + 3.0 * items);
     close("indirect", t.indirect_calls, compares);
     close("returns", t.returns, compares);
 }
@@ -62,10 +66,17 @@ fn the_push_of_a_checkpoint_sums_its_stretches_by_hand() {
 #[test]
 fn the_twin_queues_the_push_at_the_counted_checkpoint() {
     // scenarios/lab/xfs-create-scaling.toml queues the push every
-    // `create_checkpoint(20_000).creates` creates over both threads: the
-    // scenario's literal is the count's.
-    let n = create_checkpoint(20_000, LAB_LOG_BYTES).creates;
+    // `create_checkpoint(dir_entries).creates` creates over both threads
+    // (the scenario's [code] dir_entries): the scenario's literal is the
+    // count's.
     let text = include_str!("../../../../scenarios/lab/xfs-create-scaling.toml");
+    let entries: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("dir_entries = "))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.replace('_', "").parse().ok())
+        .expect("[code] dir_entries in the scenario");
+    let n = create_checkpoint(entries, LAB_LOG_BYTES).creates;
     let want = format!("every_total = {n} ");
     let steps = text.lines().filter(|l| l.contains("queue = \"cil\"")).collect::<Vec<_>>();
     assert_eq!(steps.len(), 2, "one push step in each create variant");
