@@ -122,13 +122,13 @@ fn name_ref(map: &BTreeMap<String, u32>, name: &str, field: &str, what: &str) ->
     })
 }
 
-/// A `queue` step: [`Step::Queue`], or with `every_total`
-/// [`Step::QueueTotal`].
+/// A `queue` step ([`Step::Queue`]): every arrival, or with
+/// `every_total` every N-th over all threads.
 fn queue_step(s: &StepConfig, field: &str, names: &Names<'_>) -> Result<Step, BuildError> {
     let name = s.queue.as_deref().unwrap_or_default();
     let q = name_ref(names.queues, name, &format!("{field}.queue"), "workqueue")?;
     match s.every_total {
-        None => Ok(Step::Queue(q)),
+        None => Ok(Step::Queue { q, every: 1 }),
         Some(0) => Err(err(
             format!("{field}.every_total"),
             "expected every_total >= 1 (1 = every time a thread reaches the step)",
@@ -137,7 +137,7 @@ fn queue_step(s: &StepConfig, field: &str, names: &Names<'_>) -> Result<Step, Bu
             format!("{field}.every_total"),
             "a step counts its operations per thread (every) or over all threads (every_total), not both: remove one",
         )),
-        Some(every) => Ok(Step::QueueTotal { q, every }),
+        Some(every) => Ok(Step::Queue { q, every }),
     }
 }
 

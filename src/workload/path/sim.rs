@@ -118,11 +118,10 @@ pub enum Step {
         /// Index of the read section's `SeqBegin` step in its path.
         begin: usize,
     },
-    /// Queue one item on work queue `id` (`queue_work`).
-    Queue(u32),
-    /// Queue one item on work queue `q` every `every`-th time any thread
-    /// reaches this step (the count is the queue's, over all threads).
-    QueueTotal {
+    /// Queue one item on work queue `q` (`queue_work`) every `every`-th
+    /// time any thread reaches this step (1: every time; the count is the
+    /// queue's, over all threads: `every_total`).
+    Queue {
         /// The work queue.
         q: u32,
         /// Queue on the `every`-th, `2 x every`-th, ... arrival.
@@ -693,11 +692,10 @@ impl World {
                 }
                 Next::At(t)
             }
-            Step::Queue(q) => Next::At(self.enqueue(proc, p, q, now)),
-            Step::QueueTotal { q, every } => {
+            Step::Queue { q, every } => {
                 let wq = &mut self.queues[q as usize];
                 wq.arrivals += 1;
-                if runs_on(wq.arrivals, every) {
+                if every == 1 || runs_on(wq.arrivals, every) {
                     Next::At(self.enqueue(proc, p, q, now))
                 } else {
                     Next::At(now)

@@ -120,7 +120,7 @@ pub(super) struct Wq {
     /// Unbound: idle workers, lowest process number taken first.
     pub(super) idle: Vec<u32>,
     pub(super) queued: u64,
-    /// Arrivals at its `every_total` step ([`super::sim::Step::QueueTotal`]),
+    /// Arrivals at its queue steps ([`super::sim::Step::Queue`]),
     /// over all threads.
     pub(super) arrivals: u64,
     pub(super) done: u64,
