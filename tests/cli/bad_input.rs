@@ -558,3 +558,14 @@ fn a_counter_amount_is_read_only_where_it_means_something() {
         assert_eq!(o.status.code(), Some(0), "{tag}: {}", String::from_utf8_lossy(&o.stderr));
     }
 }
+
+#[test]
+fn a_start_rule_that_is_not_one_of_the_two_is_refused_at_its_key() {
+    let e = run_bad("start", "[locks.l]", "[start]\nthreads = \"stagered\"\n\n[locks.l]");
+    assert!(e.contains("s.toml:10:"), "{e}");
+    assert!(e.contains("start.threads"), "{e}");
+    assert!(e.contains("together") && e.contains("staggered"), "names the two rules: {e}");
+    let e = run_bad("start-key", "[locks.l]", "[start]\nthread = \"together\"\n\n[locks.l]");
+    assert!(e.contains("s.toml:10:1"), "{e}");
+    assert!(e.contains("did you mean `start.threads`"), "{e}");
+}

@@ -33,6 +33,7 @@ mod readme;
 mod set;
 mod shards;
 mod smallprint;
+mod start;
 mod sweeps;
 mod sync;
 mod theory;

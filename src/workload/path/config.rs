@@ -42,6 +42,30 @@ pub struct PathSections {
     /// `per = "ag"` and `per = "dir"` objects have an instance of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fs: Option<FsSection>,
+    /// `[start]`: when each thread starts its first operation
+    /// ([`super::start`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<StartSection>,
+}
+
+/// `[start]`: when the threads start their first operations.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartSection {
+    /// `"together"` or `"staggered"`; unset: staggered when every work
+    /// step of the path has a fixed duration, together otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<StartRule>,
+}
+
+/// How the threads' first operations start (`[start] threads`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StartRule {
+    /// Every thread at time 0.
+    Together,
+    /// Thread `t` of `T` at `t / T` of an operation's mean work.
+    Staggered,
 }
 
 /// `[fs]`: the filesystem layout a thread's per-AG and per-directory
@@ -174,6 +198,7 @@ impl PathSections {
             stop: sections.get_opt("stop")?,
             code: sections.get_opt("code")?,
             fs: sections.get_opt("fs")?,
+            start: sections.get_opt("start")?,
         })
     }
 }

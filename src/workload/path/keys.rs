@@ -4,7 +4,8 @@ use crate::workload::ParamSpec;
 use crate::workload::contract::param as p;
 
 /// Every key of `[[path]]`, `[work.NAME]`, `[code]`, `[lines.NAME]`,
-/// `[locks.NAME]`, `[counters.NAME]`, `[workqueues.NAME]`, `[stop]`.
+/// `[locks.NAME]`, `[counters.NAME]`, `[workqueues.NAME]`, `[stop]`, `[fs]`,
+/// `[start]`.
 pub const PARAMS: &[ParamSpec] = &[
     p(
         "path[].work",
@@ -231,6 +232,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "a whole number",
         "0 to agcount - 1 (default 0); only with a per = \"ag\" lock",
         "mp->m_agirotor when the first thread directory is made (0 after mount; the directories made before it, modulo agcount)",
+    ),
+    p(
+        "start.threads",
+        "a word",
+        "together, staggered (default: staggered when every work step of [[path]] has a fixed duration, together otherwise)",
+        "when the threads start their first operations: all at time 0, or thread t of T at t/T of an operation's mean work (its work steps' means, an every-N step counting 1/N); threads with fixed durations keep their phase for the whole run, so started together they would run in lockstep",
     ),
     p(
         "counters.NAME.per",

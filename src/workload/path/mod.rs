@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod precision;
 mod proc;
 pub mod sim;
+pub mod start;
 pub mod wq;
 
 use crate::engine::Metrics;
@@ -45,7 +46,18 @@ impl Workload for PathWorkload {
     }
 
     fn sections(&self) -> &'static [&'static str] {
-        &["path", "work", "lines", "locks", "counters", "workqueues", "stop", "code", "fs"]
+        &[
+            "path",
+            "work",
+            "lines",
+            "locks",
+            "counters",
+            "workqueues",
+            "stop",
+            "code",
+            "fs",
+            "start",
+        ]
     }
 
     fn reads_shared(&self) -> &'static [&'static str] {
@@ -481,6 +493,11 @@ impl PreparedPath {
             per: &per,
         };
         let (path, every) = steps(&doc.path, "path", &mut lines, &names)?;
+        let starts = start::offsets(
+            start::rule(doc.start.as_ref(), &path),
+            self.threads as usize,
+            start::mean_work_ps(&path, &every),
+        );
         let mut sub = Vec::with_capacity(doc.workqueues.len());
         for (name, q) in &doc.workqueues {
             let at = format!("workqueues.{name}.path");
@@ -554,6 +571,7 @@ impl PreparedPath {
             rngs,
             path,
             every,
+            starts,
             threads: self.threads as usize,
             lines: LineTable::new(lines.names, procs),
             reported_lines: reported,

@@ -177,6 +177,9 @@ pub struct SimSpec {
     /// Per step of `path`: it runs only on every `every[i]`-th operation of
     /// a process (empty: every step on every operation).
     pub every: Vec<u32>,
+    /// Per thread: when it starts its first operation (empty, or short:
+    /// the rest at 0; [`super::start`]).
+    pub starts: Vec<SimTimePs>,
     /// Processes that are threads (the first `threads`; the rest, up to
     /// `rngs.len()`, are unbound work-queue workers).
     pub threads: usize,
@@ -407,8 +410,13 @@ fn run_with(spec: SimSpec, fast: bool) -> Result<Metrics, SimError> {
         precision: spec.stop.precision.map(BatchMeans::new),
         instances: spec.instances,
     };
-    for p in 0..spec.threads as u32 {
-        w.queue.schedule_at(SimTimePs::ZERO, p)?;
+    for p in 0..spec.threads {
+        let at = spec.starts.get(p).copied().unwrap_or(SimTimePs::ZERO);
+        if at.is_out_of_range() {
+            return Err(SimError::TimeOverflow(at));
+        }
+        procs[p].op_start = at;
+        w.queue.schedule_at(at, p as u32)?;
     }
     let end = if fast && is_lean(&path) {
         w.main_loop::<true>(&mut procs, &path, spec.stop)?
@@ -1023,6 +1031,7 @@ mod tests {
             rngs: vec![ChaCha8Rng::seed_from_u64(1)],
             path,
             every: Vec::new(),
+            starts: Vec::new(),
             lines: LineTable::new(Vec::new(), 1),
             reported_lines: 0,
             locks: LockTable::default(),
@@ -1093,6 +1102,7 @@ mod tests {
                 Step::Unlock(l),
             ],
             every: vec![1, 1, 1, 2, 1, 1],
+            starts: Vec::new(),
             lines: LineTable::new(vec!["data".into(), "lock".into()], n),
             reported_lines: 2,
             locks,
