@@ -410,12 +410,12 @@ fn run_with(spec: SimSpec, fast: bool) -> Result<Metrics, SimError> {
         precision: spec.stop.precision.map(BatchMeans::new),
         instances: spec.instances,
     };
-    for p in 0..spec.threads {
+    for (p, proc) in procs.iter_mut().enumerate().take(spec.threads) {
         let at = spec.starts.get(p).copied().unwrap_or(SimTimePs::ZERO);
         if at.is_out_of_range() {
             return Err(SimError::TimeOverflow(at));
         }
-        procs[p].op_start = at;
+        proc.op_start = at;
         w.queue.schedule_at(at, p as u32)?;
     }
     let end = if fast && is_lean(&path) {
