@@ -185,6 +185,14 @@ fn key(e: &Event) -> u128 {
 /// running process's rival key cached for its burst, branch-free replays.
 /// It popped in the same order, and case 1 ran no faster (1.7-2.5 s
 /// against 1.8-2.1 s user per run point of 4M creates, under load).
+///
+/// Tried in issue 35 (session 60) and not kept: a 4-ary heap (the smallest
+/// of up to four children picked without a branch, the refill a sift
+/// down from the root). It popped in the same order (the proptest below),
+/// and M/M/1//N ran at 7.9M completions/s against 9.4M (`fsmeta bench
+/// --completions 2000000 --repeat 7`, two alternating pairs): on these
+/// small heaps the extra compares per level cost more than the levels
+/// saved, and the refill lost the hole's sink-then-rise.
 #[derive(Debug, Default)]
 struct MinHeap {
     v: Vec<Event>,
