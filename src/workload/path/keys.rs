@@ -237,7 +237,7 @@ pub const PARAMS: &[ParamSpec] = &[
         "start.threads",
         "a word",
         "together, staggered (default: staggered when every work step of [[path]] has a fixed duration, together otherwise)",
-        "when the threads start their first operations: all at time 0, or thread t of T at t/T of an operation's mean work (its work steps' means, an every-N step counting 1/N); threads with fixed durations keep their phase for the whole run, so started together they would run in lockstep",
+        "when the threads start their first operations: all at time 0, or thread t of T at t/T of an operation's mean work (its work steps' means, an every-N step counting 1/N); threads with fixed durations keep their phase for the whole run, so started together they would run in lockstep; no effect with one thread",
     ),
     p(
         "counters.NAME.per",

@@ -11,7 +11,7 @@
 //! ones the start decides. Issue 30 (session 60): on the lab's XFS create
 //! twin, two threads started together moved `lab_task`'s line 4.5 times
 //! per create; started 5 or 13 us apart (a create is about 13 us), once,
-//! with the same rates from either offset.
+//! with rates within 0.7% of each other from either offset.
 
 use super::config::{StartRule, StartSection};
 use super::sim::Step;
