@@ -178,15 +178,7 @@ fn check_clock(spec: &SimSpec, stop: StopConfig) -> Result<(), ParamError> {
     let Some(ops) = stop.ops.filter(|_| stop.time_ms.is_none()) else {
         return Ok(());
     };
-    let per_op_ns: f64 = spec
-        .path
-        .iter()
-        .enumerate()
-        .map(|(i, step)| match step {
-            sim::Step::Work { dur, .. } => dur.mean_ns() / f64::from(spec.every.get(i).copied().unwrap_or(1).max(1)),
-            _ => 0.0,
-        })
-        .sum();
+    let per_op_ns = start::mean_work_ps(&spec.path, &spec.every) / 1000.0;
     let needed_ps = ops as f64 * per_op_ns * 1000.0 / spec.threads.max(1) as f64;
     let range_ps = SimTimePs::MAX.0 as f64;
     if needed_ps < range_ps {

@@ -1,10 +1,10 @@
 use super::*;
 
+/// Counted figures equal their hand sums to within this share.
+const REL: f64 = 1e-6;
+
 fn close(what: &str, got: f64, want: f64) {
-    assert!(
-        (got - want).abs() <= 1e-6 * want.abs().max(1.0),
-        "{what}: counted {got}, hand sum {want}"
-    );
+    crate::kernel::xfs::assert_close(what, got, want, REL);
 }
 
 /// The directory of 10,000 names the hand sums below use: node form.
