@@ -26,6 +26,7 @@
 //! Counts are never fitted: a count that differs from the twin's is a
 //! modelling gap for `docs/lab.md`.
 
+pub mod blockio;
 pub mod btrfs_delayed;
 pub mod btrfs_layout;
 pub mod dumptree;

@@ -66,7 +66,13 @@
 //! to the free-space cache: `btrfs_del_leaf` of a leaf emptied by a batch
 //! or by its merge) gives `leaves_freed`. With `cow_blocks` they count the
 //! steps that made the merging batches of rm -fr slow (docs/lab.md).
+//!
+//! The loop device's requests (live only, [`blockio`]): per phase the
+//! writes, the flushes and their time, and the time with a request in
+//! flight, which shows how much of the sync's and the unmount's wall time
+//! is the image file's writeback and fsync.
 
+use super::blockio;
 use super::host::{self, Fs, FsType, Host};
 use super::trace::{self, EventSpec, Instance, Record};
 use super::{Experiment, LabError, Metrics, Params, Trial};
@@ -201,6 +207,8 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     let switch = plain("sched/sched_switch", None);
     let folio = plain("filemap/mm_filemap_add_to_page_cache", Some(format!("i_ino == {BTREE_INODE}")));
     let freed = plain("btrfs/btrfs_reserved_extent_free", None);
+    let (_, dev) = fs.dev()?;
+    let [rq_issue, rq_complete] = blockio::events(dev);
     let events = [
         ev,
         lock("btrfs/btrfs_tree_lock"),
@@ -209,6 +217,8 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
         switch,
         folio,
         freed,
+        rq_issue,
+        rq_complete,
     ];
     let tr = Instance::create(&mut fs, &events, 32768)?;
     let mut m = Metrics::new();
@@ -299,6 +309,7 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
     let mut m = Metrics::new();
     put_releases(&mut m, &recs, &phases, fsid, per_item)?;
     put_windows(&mut m, &recs, &phases, fsid, per_item);
+    blockio::put(&mut m, &recs, &phases, &PHASES);
     Ok(m)
 }
 

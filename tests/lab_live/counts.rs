@@ -97,6 +97,25 @@ fn btrfs_deletion_batches_are_within_the_workers_spread_of_the_twin() {
         runs.len() == 5 && (runs[2] - t).abs() <= 2.0,
         "live {runs:?} copies on write (sorted), twin {t}"
     );
+    // The loop device's requests (live only, src/lab/blockio.rs). The
+    // sync phase is one commit, whose write_all_supers flushes twice on a
+    // loop device: barrier_all_devices, then the primary superblock's FUA
+    // write, which a device without FUA (the loop device's queue/fua is
+    // 0) completes with a flush after it (blk_insert_flush). Its tree
+    // blocks were written before, and the flushes take part of the wall
+    // time, not more.
+    let flushes = per_run(&live, "leaf-match", "phase.sync.io_flushes");
+    assert_eq!(flushes, vec![2.0; 5], "flushes of the sync phase per run");
+    for (w, (f, wall)) in per_run(&live, "leaf-match", "phase.sync.io_writes").iter().zip(
+        per_run(&live, "leaf-match", "phase.sync.io_flush_us")
+            .into_iter()
+            .zip(per_run(&live, "leaf-match", "phase.sync.wall_us")),
+    ) {
+        assert!(*w >= 2.0 && f > 0.0 && f < wall, "sync: {w} writes, flushes {f} us of {wall} us");
+    }
+    let mut rm = per_run(&live, "leaf-match", "phase.rm_fr.io_flushes");
+    rm.sort_by(f64::total_cmp);
+    assert_eq!(rm[2], 2.0, "the unmount's commit flushes twice: {rm:?}");
     // The host's speed probes, taken before every run, are live only.
     assert!(mean(&live, "leaf-match", "host.dram_load_ns") > 1.0);
     assert!(mean(&live, "untraced", "host.xadd_ns") > 0.1);
