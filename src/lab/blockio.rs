@@ -147,6 +147,17 @@ pub fn put(m: &mut Metrics, recs: &[Record], phases: &[Option<String>], names: &
     }
 }
 
+/// Every write request issued, in order: (its phase, first sector, bytes).
+pub fn writes<'a>(recs: &[Record], phases: &'a [Option<String>]) -> Vec<(Option<&'a str>, u64, u64)> {
+    recs.iter()
+        .zip(phases)
+        .filter_map(|(r, ph)| match request(r)? {
+            (true, Kind::Write, sector, bytes) => Some((ph.as_deref(), sector, bytes)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The length of the union of intervals `[a, b)`, ns.
 fn union_ns(mut spans: Vec<(u64, u64)>) -> u64 {
     spans.sort_unstable();
@@ -217,5 +228,14 @@ mod tests {
         assert_eq!(m["phase.rm_fr.io_writes"], 1.0);
         assert_eq!(m["phase.rm_fr.io_busy_us"], 0.0, "no completion: no time");
         assert_eq!(m["phase.unlink.io_flushes"], 0.0, "reported without requests");
+        let w = writes(&recs, &phases);
+        assert_eq!(
+            w,
+            vec![
+                (Some("sync"), 75872, 16384),
+                (Some("sync"), 141408, 16384),
+                (Some("rm_fr"), 76000, 16384)
+            ]
+        );
     }
 }

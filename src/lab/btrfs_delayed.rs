@@ -79,6 +79,8 @@ use super::{Experiment, LabError, Metrics, Params, Trial};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
+mod io;
+
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {
     name: "btrfs-delayed",
@@ -244,7 +246,8 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
 
 /// A new btrfs of `nodesize` mounted, with `testdir` made and synced.
 fn fresh(host: &Host, nodesize: u64) -> Result<Fs, LabError> {
-    let fs = Fs::create(host, FsType::Btrfs, 1 << 30, &["-f", "-q", "-n", &nodesize.to_string()], "")?;
+    let args = ["-f", "-q", "-m", "dup", "-n", &nodesize.to_string()];
+    let fs = Fs::create(host, FsType::Btrfs, 1 << 30, &args, "")?;
     std::fs::create_dir(fs.base()?.join("testdir")).map_err(|e| LabError::step("mkdir testdir", e))?;
     host::syncfs(&fs.base()?)?;
     Ok(fs)
@@ -310,6 +313,7 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
     put_releases(&mut m, &recs, &phases, fsid, per_item)?;
     put_windows(&mut m, &recs, &phases, fsid, per_item);
     blockio::put(&mut m, &recs, &phases, &PHASES);
+    io::put_tree_writes(&mut m, &blockio::writes(&recs, &phases), nodesize);
     Ok(m)
 }
 

@@ -7,7 +7,7 @@
 
 use fsmeta::kernel::btrfs::ctree::{DIR_INDEX_KEY, Item, Key, Tree};
 use fsmeta::kernel::btrfs::delayed::{Rules, Thresholds};
-use fsmeta::kernel::btrfs::fs::{Fs, ROOT_DIR_INO};
+use fsmeta::kernel::btrfs::fs::{COW_ONLY_ROOT_BLOCKS, Fs, ROOT_DIR_INO};
 
 /// `n` items of 100 bytes from key offset `from`: a leaf well inside its
 /// budget, so no change below splits, pushes or merges.
@@ -67,6 +67,11 @@ fn syncfs_writes_the_tree_back_and_the_commit_copies_what_it_changes() {
     old.sync();
     assert_eq!(cows(&old.tree) - c0, 0, "one transaction: every block was copied by the creates");
     assert_eq!(old.blocks_written_back, 0);
+    // Without the write-back the commit writes each live block once (all
+    // made in this transaction), and the other trees' three leaves.
+    assert_eq!((old.commits, old.tree.height()), (1, 2));
+    let live = old.tree.leaf_layout().len() as u64 + 1;
+    assert_eq!(old.blocks_written, live + COW_ONLY_ROOT_BLOCKS);
 
     let (mut fs, _, same) = before_sync(true);
     assert_eq!(pending, same);
@@ -83,7 +88,7 @@ fn syncfs_writes_the_tree_back_and_the_commit_copies_what_it_changes() {
         .map(|k| layout.iter().rposition(|l| l.2.is_some_and(|f| f <= *k)).expect("a leaf"))
         .collect();
     leaves.dedup();
-    let c0 = cows(&fs.tree);
+    let (c0, f0) = (cows(&fs.tree), fs.tree.stats().leaves_freed);
     fs.sync();
     assert_eq!(fs.blocks_written_back, blocks);
     // The commit's deletions copy the root node and each leaf they change
@@ -91,5 +96,12 @@ fn syncfs_writes_the_tree_back_and_the_commit_copies_what_it_changes() {
     // first leaf, which holds inode 257's items).
     let inode_leaf = u64::from(!leaves.contains(&0));
     assert_eq!(cows(&fs.tree) - c0, 1 + leaves.len() as u64 + inode_leaf, "leaves {leaves:?}");
+    // What the device sees: every block written back, then each copy the
+    // commit made and did not free again (a leaf its deletions emptied or
+    // merged into a sibling), and the other trees' leaves.
+    let freed = fs.tree.stats().leaves_freed - f0;
+    assert!(freed <= 1, "{freed} leaves freed by the commit");
+    assert_eq!(fs.commits, 1);
+    assert_eq!(fs.blocks_written, blocks + cows(&fs.tree) - c0 - freed + COW_ONLY_ROOT_BLOCKS);
     fs.tree.check().expect("invariants");
 }

@@ -116,6 +116,20 @@ fn btrfs_deletion_batches_are_within_the_workers_spread_of_the_twin() {
     let mut rm = per_run(&live, "leaf-match", "phase.rm_fr.io_flushes");
     rm.sort_by(f64::total_cmp);
     assert_eq!(rm[2], 2.0, "the unmount's commit flushes twice: {rm:?}");
+    // The tree blocks the two commits wrote (the write-back before each,
+    // the blocks each dirtied, the root, extent and free space trees'
+    // leaves), counted by the twin's tree: 30 and 5 at 1,000 files; live
+    // 28-30 and 4-5 over 19 runs on 2026-12-04 (medians 30 and 5).
+    for (phase, slack) in [("sync", 2.0), ("rm_fr", 1.0)] {
+        let key = format!("phase.{phase}.tree_blocks_written");
+        let t = mean(&twin, "leaf-match", &key);
+        let mut runs = per_run(&live, "leaf-match", &key);
+        runs.sort_by(f64::total_cmp);
+        assert!(
+            (runs[2] - t).abs() <= slack,
+            "{phase}: live {runs:?} tree blocks written (sorted), twin {t}"
+        );
+    }
     // The host's speed probes, taken before every run, are live only.
     assert!(mean(&live, "leaf-match", "host.dram_load_ns") > 1.0);
     assert!(mean(&live, "untraced", "host.xadd_ns") > 0.1);

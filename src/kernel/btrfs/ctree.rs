@@ -231,6 +231,15 @@ impl Tree {
         written
     }
 
+    /// Blocks dirtied in the running transaction and not written back
+    /// since their last change: what the commit writes
+    /// (`btrfs_write_and_wait_transaction` of the transaction's dirty
+    /// pages; a block freed in it is not written).
+    pub fn dirty_unwritten(&self) -> u64 {
+        let dirty = |b: &&Block| b.generation == self.transid && !b.written && !matches!(b.content, block::Content::Free);
+        self.blocks.iter().filter(dirty).count() as u64
+    }
+
     /// Tree height in levels (1 = the root is a leaf).
     pub fn height(&self) -> usize {
         self.blocks[self.root].level() + 1

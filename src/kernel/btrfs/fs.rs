@@ -96,6 +96,13 @@ pub struct Fs {
     pub sync_task: Task,
     /// Tree blocks written back by syncs and unmounts so far.
     pub blocks_written_back: u64,
+    /// Tree blocks written by syncs and unmounts so far, each copy of a
+    /// block once (the device's metadata copies not counted): the
+    /// write-back before the commit, the blocks the commit itself dirtied
+    /// and the cow-only roots' ([`COW_ONLY_ROOT_BLOCKS`] a commit).
+    pub blocks_written: u64,
+    /// Transactions committed by syncs and unmounts so far.
+    pub commits: u64,
     /// Dir-index items dropped by evictions so far (never reached the
     /// delayed-item functions; the truncate removed their tree items).
     pub killed_at_evict: u64,
@@ -152,6 +159,8 @@ impl Fs {
             writeback_on_sync: true,
             sync_task: Task::Sync,
             blocks_written_back: 0,
+            blocks_written: 0,
+            commits: 0,
             killed_at_evict: 0,
             last_unlink_check: BalanceCheck::default(),
             last_unlink: TreeStats::default(),
@@ -268,13 +277,14 @@ impl Fs {
     /// as `task`.
     fn commit_as(&mut self, task: Task) {
         let caller = self.tree.set_task(task);
-        if self.writeback_on_sync {
-            self.blocks_written_back += self.tree.write_back_dirty();
-        }
+        let back = if self.writeback_on_sync { self.tree.write_back_dirty() } else { 0 };
+        self.blocks_written_back += back;
         self.delayed.run_all(&mut self.tree);
         for ino in std::mem::take(&mut self.deferred_evictions) {
             self.truncate_inode_items(ino);
         }
+        self.blocks_written += back + self.tree.dirty_unwritten() + COW_ONLY_ROOT_BLOCKS;
+        self.commits += 1;
         self.tree.commit_transaction();
         self.tree.set_task(caller);
     }
@@ -342,6 +352,19 @@ impl Fs {
 fn orphan_key(ino: u64) -> Key {
     Key::new(ORPHAN_OBJECTID, ORPHAN_ITEM_KEY, ino)
 }
+
+/// Tree blocks of the other trees a commit writes, on a filesystem as
+/// small as the lab's, each tree a single leaf
+/// (6.x fs/btrfs/transaction.c): the root tree's leaf, which
+/// `commit_fs_roots` (the fs tree's root item, its root moved by a copy on
+/// write) and `update_cowonly_root` change; the extent tree's leaf, which
+/// `btrfs_run_delayed_refs` changes (the metadata extent items of the
+/// blocks allocated and freed, the block group item's used bytes); the
+/// free space tree's leaf (`add_to_free_space_tree` /
+/// `remove_from_free_space_tree` for the same extents; the tree is on by
+/// default since btrfs-progs 5.15). Each is copied on write once per
+/// transaction; the chunk and device trees change only with a new chunk.
+pub const COW_ONLY_ROOT_BLOCKS: u64 = 3;
 
 /// `rm -fr testdir`: unlink the entries in readdir (dir index) order
 /// (`on_unlink` called after each, with the filesystem: the call's own

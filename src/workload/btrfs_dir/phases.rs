@@ -29,7 +29,7 @@ pub const PHASES: [(&str, &str); 4] = [
 ];
 
 /// The values reported per phase: (name, unit, meaning).
-const VALUES: [(&str, &str, &str); 15] = [
+const VALUES: [(&str, &str, &str); 17] = [
     ("batches", "count", "btrfs_del_items calls of the delayed deletions"),
     ("flushes", "count", "calls of btrfs_delete_delayed_items that found deletions"),
     ("batches_per_flush", "count", "batches per flush (0 without flushes)"),
@@ -72,6 +72,12 @@ const VALUES: [(&str, &str, &str); 15] = [
         "folios of the blocks the batches copied on write (nodesize / 4096 each) added to the btree inode's page cache",
     ),
     ("leaves_freed", "count", "leaves the batches emptied and freed (btrfs_del_leaf)"),
+    ("commits", "count", "transactions committed (the sync's, the unmount's)"),
+    (
+        "tree_blocks_written",
+        "count",
+        "tree blocks the commits wrote, each once (the device's metadata copies not counted): the write-back before each commit, the blocks the commit dirtied after it, and the root, extent and free space trees' leaves (3 a commit)",
+    ),
     (
         "transfers",
         "count",
@@ -145,6 +151,22 @@ pub fn put_calls(m: &mut BTreeMap<String, f64>, calls: [&LatencyHistogram; 4]) {
         let (median, sum) = phase_us(c);
         m.insert(axis.metric(key, "unlink_us"), median);
         m.insert(axis.metric(key, "unlinks_us"), sum);
+    }
+}
+
+/// Puts each phase's commits and tree blocks written into `m`: `marks`
+/// are the filesystem's totals ([`Fs::commits`], [`Fs::blocks_written`])
+/// at the start, before the sync, after the sync and at the end.
+///
+/// [`Fs::commits`]: crate::kernel::btrfs::fs::Fs::commits
+/// [`Fs::blocks_written`]: crate::kernel::btrfs::fs::Fs::blocks_written
+pub fn put_writes(m: &mut BTreeMap<String, f64>, marks: [(u64, u64); 4]) {
+    let axis = axis();
+    let spans = [(0, 1), (1, 2), (2, 3), (0, 3)];
+    for ((key, _), (a, b)) in PHASES.iter().zip(spans) {
+        let (c, w) = (marks[b].0 - marks[a].0, marks[b].1 - marks[a].1);
+        m.insert(axis.metric(key, "commits"), c as f64);
+        m.insert(axis.metric(key, "tree_blocks_written"), w as f64);
     }
 }
 

@@ -1,0 +1,68 @@
+//! The tree blocks the script's commits wrote, from the loop device's
+//! write requests ([`writes`](crate::lab::blockio::writes)), by the twin's names.
+
+use super::PHASES;
+use crate::lab::Metrics;
+
+/// `btrfs_sb_offset(i)` of the superblock copies (64 KiB, 64 MiB and 256
+/// GiB; fs/btrfs/disk-io.h) in 512-byte sectors: a 4 KiB write at one of
+/// them is a superblock's (`write_dev_supers` writes the copies that fit
+/// on the device).
+const SUPER_SECTORS: [u64; 3] = [128, 131_072, 536_870_912];
+
+/// Copies of each tree block on the device: the lab makes its btrfs with
+/// `-m dup` (one device: two copies, `BTRFS_BLOCK_GROUP_DUP`).
+const METADATA_COPIES: u64 = 2;
+
+/// Puts each phase's superblock writes and tree blocks written into `m`
+/// from its write requests (`writes`, [`writes`](crate::lab::blockio::writes)): the bytes of
+/// the other writes over `nodesize` and [`METADATA_COPIES`] (a request may
+/// merge adjacent blocks), as the twin counts `tree_blocks_written`. The
+/// script's is the phases' from the first unlink on, as the twin's.
+pub(super) fn put_tree_writes(m: &mut Metrics, writes: &[(Option<&str>, u64, u64)], nodesize: u64) {
+    let per_block = (nodesize * METADATA_COPIES) as f64;
+    let (mut script_blocks, mut script_supers) = (0.0, 0.0);
+    let is_super = |w: &&(Option<&str>, u64, u64)| w.2 == 4096 && SUPER_SECTORS.contains(&w.1);
+    for phase in PHASES {
+        let mine = writes.iter().filter(|w| w.0 == Some(phase));
+        let supers = mine.clone().filter(is_super).count() as f64;
+        let bytes: u64 = mine.filter(|w| !is_super(w)).map(|w| w.2).sum();
+        let blocks = bytes as f64 / per_block;
+        m.insert(format!("phase.{phase}.super_writes"), supers);
+        m.insert(format!("phase.{phase}.tree_blocks_written"), blocks);
+        if phase != "create" {
+            script_blocks += blocks;
+            script_supers += supers;
+        }
+    }
+    m.insert("phase.script.super_writes".into(), script_supers);
+    m.insert("phase.script.tree_blocks_written".into(), script_blocks);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn superblocks_are_told_from_tree_blocks_by_sector_and_size() {
+        let w = [
+            (Some("sync"), 75_872, 16_384),
+            (Some("sync"), 141_408, 16_384),
+            (Some("sync"), 75_904, 32_768), // two blocks merged
+            (Some("sync"), 141_440, 32_768),
+            (Some("sync"), 128, 4096),     // the primary superblock
+            (Some("sync"), 131_072, 4096), // its first mirror
+            (Some("rm_fr"), 200, 4096),    // a 4 KiB write elsewhere: data of a 4 KiB node
+            (None, 128, 4096),             // before the first phase: not counted
+        ];
+        let mut m = Metrics::new();
+        put_tree_writes(&mut m, &w, 16_384);
+        assert_eq!(m["phase.sync.tree_blocks_written"], 3.0);
+        assert_eq!(m["phase.sync.super_writes"], 2.0);
+        assert_eq!(m["phase.rm_fr.tree_blocks_written"], 0.125);
+        assert_eq!(m["phase.rm_fr.super_writes"], 0.0);
+        assert_eq!(m["phase.create.tree_blocks_written"], 0.0);
+        assert_eq!(m["phase.script.tree_blocks_written"], 3.125);
+        assert_eq!(m["phase.script.super_writes"], 2.0);
+    }
+}
