@@ -15,22 +15,22 @@ pub mod precision;
 mod proc;
 pub mod sim;
 pub mod start;
+mod tables;
 pub mod wq;
 
 use crate::engine::Metrics;
 use crate::engine::rng::RunKey;
 use crate::engine::time::SimTimePs;
 use crate::machine::coherence::LineTable;
-use crate::machine::lock::{LockKind, LockTable};
-use crate::machine::rwlock::{RwKind, RwTable};
 use crate::machine::{CpuId, Machine, MachineError, Pricing};
 use crate::param::ParamError;
 use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, StopConfig, Workload};
 use build::{Lines, Names};
-use config::{LockKindName, PathSections, StepConfig, WorkqueueKind};
+use config::{PathSections, StepConfig, WorkqueueKind};
 use precision::Target;
 use sim::{SimSpec, Stop};
 use std::collections::BTreeMap;
+use tables::LockTables;
 
 /// The `path` workload.
 #[derive(Debug, Clone, Copy)]
@@ -392,70 +392,10 @@ impl PreparedPath {
         let doc = &self.sections;
         let topo = self.machine.topology();
         let mut lines = Lines::with_declared(doc.lines.keys().cloned());
-        let mut locks = LockTable::default();
-        let mut lock_ids = BTreeMap::new();
-        let mut rw = RwTable::default();
-        let mut rw_ids = BTreeMap::new();
         // Reported lines: lock words, counter main lines, unbound pools,
         // then path lines; the words of per-instance locks come after
         // them (their number follows [fs], not the scenario's names).
-        let mut per = BTreeMap::new();
-        let mut instance_words = Vec::new();
-        for (name, l) in &doc.locks {
-            let n = match (l.per, &self.layout) {
-                (Some(p), Some(layout)) => {
-                    if l.line.is_some() {
-                        return Err(ParamError::new(
-                            format!("locks.{name}.line"),
-                            "a lock with `per` has a word on each instance's own line (NAME[i].word): `line` would put every instance on one line; remove it",
-                        ));
-                    }
-                    per.insert(name.clone(), (p, layout.count(p)));
-                    Some(layout.count(p))
-                }
-                _ => None,
-            };
-            let line = match (n, l.line.as_deref()) {
-                // Placed once the reported lines are known (below).
-                (Some(_), _) => 0,
-                (None, Some(line)) => lines.named(line, &format!("locks.{name}.line"))?,
-                (None, None) => lines.id(&format!("{name}.word")),
-            };
-            if l.spin.is_some() && l.kind != LockKindName::Rwsem {
-                return Err(ParamError::new(format!("locks.{name}.spin"), "only an `rwsem` lock reads spin"));
-            }
-            let classic = match l.kind {
-                LockKindName::Ticket => Some(LockKind::Ticket),
-                LockKindName::Queued => Some(LockKind::Queued),
-                LockKindName::Mutex => Some(LockKind::Mutex),
-                _ => None,
-            };
-            let rw_kind = match l.kind {
-                LockKindName::Rwsem => RwKind::Rwsem {
-                    spin: l.spin.unwrap_or(true),
-                },
-                LockKindName::Qrwlock => RwKind::Qrwlock,
-                _ => RwKind::Seqlock,
-            };
-            let first = (0..n.unwrap_or(1))
-                .map(|_| match classic {
-                    Some(kind) => locks.add(kind, line),
-                    None => rw.add(rw_kind, line),
-                })
-                .min()
-                .unwrap_or(0);
-            if let Some(n) = n {
-                instance_words.push((name.clone(), classic.is_some(), first, n));
-            }
-            match classic {
-                Some(_) => {
-                    lock_ids.insert(name.clone(), first);
-                }
-                None => {
-                    rw_ids.insert(name.clone(), (first, l.kind));
-                }
-            }
-        }
+        let mut tables = LockTables::new(&doc.locks, self.layout.as_ref(), &mut lines)?;
         let counter_ids: BTreeMap<String, u32> = doc.counters.keys().enumerate().map(|(i, c)| (c.clone(), i as u32)).collect();
         let counter_kinds = doc.counters.iter().map(|(n, c)| (n.clone(), c.kind)).collect();
         for (name, c) in &doc.counters {
@@ -474,15 +414,15 @@ impl PreparedPath {
             }
         }
         let names = Names {
-            locks: &lock_ids,
-            rwlocks: &rw_ids,
+            locks: &tables.lock_ids,
+            rwlocks: &tables.rw_ids,
             counter_kinds: &counter_kinds,
             queues: &queue_ids,
             counters: &counter_ids,
             works: &doc.work,
             code: doc.code.as_ref(),
             profile: &self.machine.profile,
-            per: &per,
+            per: &tables.per,
         };
         let (path, every) = steps(&doc.path, "path", &mut lines, &names)?;
         let starts = start::offsets(
@@ -505,18 +445,7 @@ impl PreparedPath {
             sub.push(list);
         }
         let reported = lines.names.len();
-        for (name, classic, first, n) in &instance_words {
-            for k in 0..*n {
-                let line = lines.id(&format!("{name}[{k}].word"));
-                match classic {
-                    true => locks.set_line(first + k, line),
-                    false => rw.set_line(first + k, line),
-                }
-            }
-        }
-        let count_of = |name: &String| per.get(name).map_or(1, |&(_, n)| n);
-        let lock_arrays = lock_ids.iter().map(|(n, &id)| (id, count_of(n))).collect();
-        let rwlock_arrays = rw_ids.iter().map(|(n, &(id, _))| (id, count_of(n))).collect();
+        tables.place_instance_words(&mut lines);
         let instances = match &self.layout {
             Some(l) => (0..self.cpus.len())
                 .map(|p| if p < self.threads as usize { l.instances(p) } else { [0, 0] })
@@ -528,7 +457,7 @@ impl PreparedPath {
         for (name, c) in &doc.counters {
             counters.push((
                 name.clone(),
-                build::counter(name, c, self.machine.online_cpus, topo, &self.cpus, &mut lines, &mut locks)?,
+                build::counter(name, c, self.machine.online_cpus, topo, &self.cpus, &mut lines, &mut tables.locks)?,
             ));
         }
         let mut queues = Vec::with_capacity(doc.workqueues.len());
@@ -567,16 +496,16 @@ impl PreparedPath {
             threads: self.threads as usize,
             lines: LineTable::new(lines.names, procs),
             reported_lines: reported,
-            locks,
-            lock_names: lock_ids.keys().cloned().collect(),
-            rwlocks: rw,
-            rwlock_names: rw_ids.keys().cloned().collect(),
+            lock_names: tables.lock_ids.keys().cloned().collect(),
+            rwlock_names: tables.rw_ids.keys().cloned().collect(),
             queues,
             counters,
             instances,
-            lock_arrays,
-            rwlock_arrays,
-            arrays: per.keys().cloned().collect(),
+            lock_arrays: tables.lock_arrays(),
+            rwlock_arrays: tables.rwlock_arrays(),
+            arrays: tables.per.keys().cloned().collect(),
+            locks: tables.locks,
+            rwlocks: tables.rw,
             stop: Stop {
                 ops: doc.stop.as_ref().map_or(self.stop.ops, |s| Some(s.max_ops)),
                 time: self.stop.time_ms.map(|ms| SimTimePs::from_ns_f64(ms * 1e6)),
