@@ -11,16 +11,24 @@
 //! filesystem's writeback of what the writes left dirty, its journal and
 //! the host disk's cache flush. So a flush's time is the storage cost that
 //! a commit waits for (`write_all_supers`: the flush of
-//! `barrier_all_devices`, then the superblocks written with FUA, which a
-//! device without FUA, as the loop device, turns into a write and a
-//! flush after it: `blk_insert_flush`).
+//! `barrier_all_devices`, then the primary superblock written with FUA,
+//! which a device without FUA, as the loop device, turns into a write and
+//! a flush after it: `blk_insert_flush`).
 //!
 //! Per phase (the phase a request was issued in): `io_writes` (write
 //! requests), `io_write_kib`, `io_flushes`, `io_flush_us` (their time from
 //! issue to completion, summed) and `io_busy_us` (the time with at least
-//! one request of the device in flight). The twin has no storage yet, so
-//! these are the lab's own measurements of how much of a phase's wall
-//! time is the image's I/O.
+//! one write or flush of the device in flight). The twin prices no
+//! storage yet, so these are the lab's own measurements of how much of a
+//! phase's wall time is the image's I/O.
+//!
+//! Two kinds of completion have no issue of their own and are skipped: a
+//! write of no sectors (the empty PREFLUSH bio of `barrier_all_devices`,
+//! which the flush machinery completes without issuing it) and the second
+//! completion of a FUA-emulated write (`blk_flush_restore_request` at the
+//! end of its flush sequence, again with no sectors left). Requests are
+//! queued whatever their phase, so that one issued before the first
+//! phase cannot take another's completion.
 
 use super::Metrics;
 use super::trace::{EventSpec, Record};
@@ -39,7 +47,8 @@ pub fn events(dev: u64) -> [EventSpec; 2] {
 
 /// What a request is, from its RWBS text (`blk_fill_rwbs`: `F` for a
 /// preflush, then the operation's letter: `W`, `R`, `D` for a discard, `F`
-/// for a flush with no data, `N` for none; then `F` for FUA, `S`, `M`...).
+/// for a flush with no data, `N` for any other; then `F` for FUA, `S`,
+/// `M`...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// A write of data (possibly with a preflush or FUA).
@@ -62,8 +71,8 @@ pub fn kind(rwbs: &str, sectors: u64) -> Kind {
     }
 }
 
-/// One request record: (issue?, kind, sector, bytes at issue).
-fn request(r: &Record) -> Option<(bool, Kind, u64, u64)> {
+/// One request record: (issue?, kind, sector, sectors, bytes at issue).
+fn request(r: &Record) -> Option<(bool, Kind, u64, u64, u64)> {
     let issue = match r.event.as_str() {
         "block_rq_issue" => true,
         "block_rq_complete" => false,
@@ -75,7 +84,7 @@ fn request(r: &Record) -> Option<(bool, Kind, u64, u64)> {
     let sector: u64 = t.get(plus.checked_sub(1)?)?.parse().ok()?;
     let sectors: u64 = t.get(plus + 1)?.parse().ok()?;
     let bytes = if issue { t.get(2)?.parse().ok()? } else { 0 };
-    Some((issue, kind(rwbs, sectors), sector, bytes))
+    Some((issue, kind(rwbs, sectors), sector, sectors, bytes))
 }
 
 /// Per phase: the counts and times of [`put`].
@@ -96,26 +105,29 @@ struct PhaseIo {
 /// named phases are left out.
 pub fn put(m: &mut Metrics, recs: &[Record], phases: &[Option<String>], names: &[&str]) {
     let mut by: BTreeMap<&str, PhaseIo> = names.iter().map(|n| (*n, PhaseIo::default())).collect();
-    // Requests in flight: writes by sector, flushes in order.
-    let mut writes: BTreeMap<u64, (u64, String)> = BTreeMap::new();
-    let mut flushes: VecDeque<(u64, String)> = VecDeque::new();
+    // Requests in flight, with their issue's time and phase: writes by
+    // sector, flushes in order.
+    let mut writes: BTreeMap<u64, (u64, Option<&str>)> = BTreeMap::new();
+    let mut flushes: VecDeque<(u64, Option<&str>)> = VecDeque::new();
     for (r, ph) in recs.iter().zip(phases) {
-        let Some((issue, kind, sector, bytes)) = request(r) else {
+        let Some((issue, kind, sector, sectors, bytes)) = request(r) else {
             continue;
         };
-        let phase = ph.clone().unwrap_or_default();
+        let phase = ph.as_deref();
         if issue {
-            let Some(io) = by.get_mut(phase.as_str()) else {
-                continue;
-            };
+            let io = phase.and_then(|p| by.get_mut(p));
             match kind {
                 Kind::Write => {
-                    io.writes += 1.0;
-                    io.write_bytes += bytes as f64;
+                    if let Some(io) = io {
+                        io.writes += 1.0;
+                        io.write_bytes += bytes as f64;
+                    }
                     writes.insert(sector, (r.ts_ns, phase));
                 }
                 Kind::Flush => {
-                    io.flushes += 1.0;
+                    if let Some(io) = io {
+                        io.flushes += 1.0;
+                    }
                     flushes.push_back((r.ts_ns, phase));
                 }
                 Kind::Other => {}
@@ -123,14 +135,14 @@ pub fn put(m: &mut Metrics, recs: &[Record], phases: &[Option<String>], names: &
             continue;
         }
         let started = match kind {
-            Kind::Write => writes.remove(&sector),
+            Kind::Write if sectors > 0 => writes.remove(&sector),
             Kind::Flush => flushes.pop_front(),
-            Kind::Other => None,
+            Kind::Write | Kind::Other => None,
         };
-        let Some((t0, p0)) = started else {
+        let Some((t0, Some(p0))) = started else {
             continue;
         };
-        if let Some(io) = by.get_mut(p0.as_str()) {
+        if let Some(io) = by.get_mut(p0) {
             let t1 = r.ts_ns.max(t0);
             io.spans.push((t0, t1));
             if kind == Kind::Flush {
@@ -152,7 +164,7 @@ pub fn writes<'a>(recs: &[Record], phases: &'a [Option<String>]) -> Vec<(Option<
     recs.iter()
         .zip(phases)
         .filter_map(|(r, ph)| match request(r)? {
-            (true, Kind::Write, sector, bytes) => Some((ph.as_deref(), sector, bytes)),
+            (true, Kind::Write, sector, _, bytes) => Some((ph.as_deref(), sector, bytes)),
             _ => None,
         })
         .collect()
@@ -198,19 +210,35 @@ mod tests {
     #[test]
     fn requests_are_counted_and_timed_by_the_phase_they_were_issued_in() {
         let line = |ts: &str, ev: &str, body: &str| format!("  kworker/u8:3-9 [000] ..... {ts}: {ev}: {body}\n");
-        let mut t = String::new();
+        // A flush and a write issued before the first phase, completed
+        // inside it: they count nowhere and take no other's completion.
+        let mut t = line("9.000000", "block_rq_issue", "7,0 FF 0 () 0 + 0 none,0,0 [kworker/1:2H]");
+        t += &line("9.000100", "block_rq_issue", "7,0 WSM 16384 () 75872 + 32 be,0,4 [sync]");
         t += "  fsmeta-1 [000] ..... 10.000000: tracing_mark_write: fsmeta:sync\n";
+        t += &line("10.000001", "block_rq_complete", "7,0 FF () 18446744073709551615 + 0 none,0,0 [0]");
+        t += &line("10.000002", "block_rq_complete", "7,0 WSM () 75872 + 32 be,0,4 [0]");
         t += &line("10.000010", "block_rq_issue", "7,0 WSM 16384 () 75872 + 32 be,0,4 [sync]");
         t += &line("10.000012", "block_rq_issue", "7,0 WSM 16384 () 141408 + 32 be,0,4 [sync]");
         t += &line("10.000013", "block_rq_issue", "7,0 RA 4096 () 500 + 8 be,0,4 [sync]");
         t += &line("10.000030", "block_rq_complete", "7,0 WSM () 75872 + 32 be,0,4 [0]");
         t += &line("10.000040", "block_rq_complete", "7,0 WSM () 141408 + 32 be,0,4 [0]");
+        t += &line("10.000045", "block_rq_complete", "7,0 WS () 0 + 0 none,0,0 [0]");
         t += &line("10.000050", "block_rq_issue", "7,0 FF 0 () 0 + 0 none,0,0 [kworker/1:2H]");
         t += &line("10.002050", "block_rq_complete", "7,0 FF () 18446744073709551615 + 0 none,0,0 [0]");
         t += &line("10.002060", "block_rq_issue", "7,0 FF 0 () 0 + 0 none,0,0 [kworker/1:2H]");
         t += &line("10.002160", "block_rq_complete", "7,0 FF () 18446744073709551615 + 0 none,0,0 [0]");
+        // The FUA write's second completion (no sectors left) ends nothing.
+        t += &line("10.002170", "block_rq_complete", "7,0 WSM () 75872 + 0 be,0,4 [0]");
         t += "  fsmeta-1 [000] ..... 10.003000: tracing_mark_write: fsmeta:rm_fr\n";
         t += &line("10.003010", "block_rq_issue", "7,0 WM 16384 () 76000 + 32 be,0,4 [umount]");
+        // A FUA write: its data's completion, and the second one, with no
+        // sectors, that ends its flush sequence, both after another write
+        // at its sector is issued.
+        t += &line("10.003020", "block_rq_issue", "7,0 WSM 4096 () 128 + 8 be,0,4 [umount]");
+        t += &line("10.003030", "block_rq_complete", "7,0 WSM () 128 + 8 be,0,4 [0]");
+        t += &line("10.003040", "block_rq_issue", "7,0 WSM 4096 () 128 + 8 be,0,4 [umount]");
+        t += &line("10.003050", "block_rq_complete", "7,0 WSM () 128 + 0 be,0,4 [0]");
+        t += &line("10.003090", "block_rq_complete", "7,0 WSM () 128 + 8 be,0,4 [0]");
         let recs = trace::parse(&t);
         let phases = trace::phases(&recs);
         let mut m = Metrics::new();
@@ -225,16 +253,21 @@ mod tests {
         );
         // Writes 10..40 us (30 us), then the flushes (2000 + 100 us).
         assert!((m["phase.sync.io_busy_us"] - 2130.0).abs() < 1e-6, "{}", m["phase.sync.io_busy_us"]);
-        assert_eq!(m["phase.rm_fr.io_writes"], 1.0);
-        assert_eq!(m["phase.rm_fr.io_busy_us"], 0.0, "no completion: no time");
+        assert_eq!(m["phase.rm_fr.io_writes"], 3.0);
+        // 76000 never completes (no time); the two writes at sector 128:
+        // 10 us, then 50 us to the completion with sectors.
+        assert!((m["phase.rm_fr.io_busy_us"] - 60.0).abs() < 1e-6, "{}", m["phase.rm_fr.io_busy_us"]);
         assert_eq!(m["phase.unlink.io_flushes"], 0.0, "reported without requests");
         let w = writes(&recs, &phases);
         assert_eq!(
             w,
             vec![
+                (None, 75872, 16384),
                 (Some("sync"), 75872, 16384),
                 (Some("sync"), 141408, 16384),
-                (Some("rm_fr"), 76000, 16384)
+                (Some("rm_fr"), 76000, 16384),
+                (Some("rm_fr"), 128, 4096),
+                (Some("rm_fr"), 128, 4096)
             ]
         );
     }

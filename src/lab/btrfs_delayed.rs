@@ -68,9 +68,11 @@
 //! steps that made the merging batches of rm -fr slow (docs/lab.md).
 //!
 //! The loop device's requests (live only, [`blockio`]): per phase the
-//! writes, the flushes and their time, and the time with a request in
-//! flight, which shows how much of the sync's and the unmount's wall time
-//! is the image file's writeback and fsync.
+//! writes, the flushes and their time, and the time with a write or flush
+//! in flight, which shows how much of the sync's and the unmount's wall
+//! time is the image file's writeback and fsync. From the writes, the tree
+//! blocks each phase wrote (`tree_blocks_written`, as the twin counts
+//! them) and the superblock writes (`super_writes`; `io.rs`).
 
 use super::blockio;
 use super::host::{self, Fs, FsType, Host};
@@ -246,7 +248,10 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
 
 /// A new btrfs of `nodesize` mounted, with `testdir` made and synced.
 fn fresh(host: &Host, nodesize: u64) -> Result<Fs, LabError> {
-    let args = ["-f", "-q", "-m", "dup", "-n", &nodesize.to_string()];
+    // Two copies of each tree block (io.rs counts blocks by them) and the
+    // free space tree (the twin counts its leaf in each commit): the
+    // defaults of btrfs-progs 5.15 on, said explicitly.
+    let args = ["-f", "-q", "-m", "dup", "-R", "free-space-tree", "-n", &nodesize.to_string()];
     let fs = Fs::create(host, FsType::Btrfs, 1 << 30, &args, "")?;
     std::fs::create_dir(fs.base()?.join("testdir")).map_err(|e| LabError::step("mkdir testdir", e))?;
     host::syncfs(&fs.base()?)?;

@@ -217,6 +217,10 @@ fn parse_ts(s: &str) -> Option<u64> {
         return s.trim().parse().ok();
     };
     let sec: u64 = sec.parse().ok()?;
+    // Digits only (a byte slice of anything else could split a character).
+    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
     let digits = frac.len().min(9);
     let f: u64 = frac[..digits].parse().ok()?;
     sec.checked_mul(1_000_000_000)?.checked_add(f * 10u64.pow(9 - digits as u32))
@@ -361,6 +365,15 @@ mod tests {
 
     fn line(ts: &str, event: &str, body: &str) -> String {
         format!("          fsmeta-7   [001] .....  {ts}: {event}: {body}\n")
+    }
+
+    #[test]
+    fn a_timestamp_with_anything_but_digits_after_the_point_is_refused() {
+        assert_eq!(parse_ts("2354.988232"), Some(2_354_988_232_000));
+        assert_eq!(parse_ts("1.1234567891"), Some(1_123_456_789), "ns at most");
+        // A multi-byte character where the ninth digit would end.
+        assert_eq!(parse_ts("1.0270\u{feff}42"), None);
+        assert_eq!(parse_ts("1.02x"), None);
     }
 
     #[test]

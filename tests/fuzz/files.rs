@@ -268,6 +268,7 @@ pub fn fuzz_lab_parsers(count: u64, seed: u64) -> u64 {
     let seeds = [
         data("btrfs-delayed-1000.trace.txt"),
         data("btrfs-delayed-sync-locks.trace.txt"),
+        data("btrfs-delayed-io.trace.txt"),
         data("xfs-handles-1000.trace.txt"),
         data("xfs-alloc-10000.trace.txt"),
         data("btrfs-1000-files.dump-tree.txt"),

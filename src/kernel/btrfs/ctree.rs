@@ -220,8 +220,9 @@ impl Tree {
     pub fn write_back_dirty(&mut self) -> u64 {
         let mut written = 0;
         let flusher = Task::Flusher.bit();
+        let transid = self.transid;
         for b in &mut self.blocks {
-            if b.generation == self.transid && !b.written && !matches!(b.content, block::Content::Free) {
+            if b.dirty_in(transid) {
                 b.written = true;
                 b.holders = flusher;
                 b.locker = flusher;
@@ -236,8 +237,7 @@ impl Tree {
     /// (`btrfs_write_and_wait_transaction` of the transaction's dirty
     /// pages; a block freed in it is not written).
     pub fn dirty_unwritten(&self) -> u64 {
-        let dirty = |b: &&Block| b.generation == self.transid && !b.written && !matches!(b.content, block::Content::Free);
-        self.blocks.iter().filter(dirty).count() as u64
+        self.blocks.iter().filter(|b| b.dirty_in(self.transid)).count() as u64
     }
 
     /// Tree height in levels (1 = the root is a leaf).

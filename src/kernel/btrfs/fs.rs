@@ -39,7 +39,8 @@
 //! kernel runs on another CPU) is kept for the last call
 //! ([`Fs::last_unlink`]), so the caller can price each call.
 //!
-//! Not modelled: the free-space and extent trees, xattrs.
+//! Not modelled: the free-space and extent trees (each commit counts their
+//! leaves among the blocks it writes, [`COW_ONLY_ROOT_BLOCKS`]), xattrs.
 
 use std::collections::BTreeMap;
 
@@ -283,8 +284,14 @@ impl Fs {
         for ino in std::mem::take(&mut self.deferred_evictions) {
             self.truncate_inode_items(ino);
         }
-        self.blocks_written += back + self.tree.dirty_unwritten() + COW_ONLY_ROOT_BLOCKS;
-        self.commits += 1;
+        // `btrfs_sync_fs` and `btrfs_commit_super` commit only a running
+        // transaction (`btrfs_attach_transaction_barrier`: -ENOENT without
+        // one); a transaction that dirtied no block is taken as none.
+        let dirty = back + self.tree.dirty_unwritten();
+        if dirty > 0 {
+            self.blocks_written += dirty + COW_ONLY_ROOT_BLOCKS;
+            self.commits += 1;
+        }
         self.tree.commit_transaction();
         self.tree.set_task(caller);
     }
@@ -354,16 +361,17 @@ fn orphan_key(ino: u64) -> Key {
 }
 
 /// Tree blocks of the other trees a commit writes, on a filesystem as
-/// small as the lab's, each tree a single leaf
-/// (6.x fs/btrfs/transaction.c): the root tree's leaf, which
-/// `commit_fs_roots` (the fs tree's root item, its root moved by a copy on
-/// write) and `update_cowonly_root` change; the extent tree's leaf, which
-/// `btrfs_run_delayed_refs` changes (the metadata extent items of the
-/// blocks allocated and freed, the block group item's used bytes); the
-/// free space tree's leaf (`add_to_free_space_tree` /
-/// `remove_from_free_space_tree` for the same extents; the tree is on by
-/// default since btrfs-progs 5.15). Each is copied on write once per
+/// small as the lab's (each of these trees a single leaf; the lab's mkfs
+/// sets `-R free-space-tree`, and no block group tree): the root tree's
+/// leaf, which `commit_fs_roots` (the fs tree's root item: its root moved
+/// by a copy on write) and `update_cowonly_root` change
+/// (fs/btrfs/transaction.c); the extent tree's leaf, which
+/// `btrfs_run_delayed_refs` changes (fs/btrfs/extent-tree.c: the metadata
+/// extent items of the blocks allocated and freed, the block group item's
+/// used bytes); the free space tree's leaf (fs/btrfs/free-space-tree.c:
+/// the same extents added and removed). Each is copied on write once per
 /// transaction; the chunk and device trees change only with a new chunk.
+/// A larger filesystem, whose trees have more levels, writes more.
 pub const COW_ONLY_ROOT_BLOCKS: u64 = 3;
 
 /// `rm -fr testdir`: unlink the entries in readdir (dir index) order

@@ -11,7 +11,8 @@ use crate::lab::Metrics;
 const SUPER_SECTORS: [u64; 3] = [128, 131_072, 536_870_912];
 
 /// Copies of each tree block on the device: the lab makes its btrfs with
-/// `-m dup` (one device: two copies, `BTRFS_BLOCK_GROUP_DUP`).
+/// `-m dup` (one device: two copies, `BTRFS_BLOCK_GROUP_DUP`; `fresh` in
+/// the parent module).
 const METADATA_COPIES: u64 = 2;
 
 /// Puts each phase's superblock writes and tree blocks written into `m`
@@ -20,7 +21,7 @@ const METADATA_COPIES: u64 = 2;
 /// merge adjacent blocks), as the twin counts `tree_blocks_written`. The
 /// script's is the phases' from the first unlink on, as the twin's.
 pub(super) fn put_tree_writes(m: &mut Metrics, writes: &[(Option<&str>, u64, u64)], nodesize: u64) {
-    let per_block = (nodesize * METADATA_COPIES) as f64;
+    let per_block = nodesize as f64 * METADATA_COPIES as f64;
     let (mut script_blocks, mut script_supers) = (0.0, 0.0);
     let is_super = |w: &&(Option<&str>, u64, u64)| w.2 == 4096 && SUPER_SECTORS.contains(&w.1);
     for phase in PHASES {

@@ -64,6 +64,13 @@ static NO_ITEMS: [Item; 0] = [];
 static NO_PTRS: [KeyPtr; 0] = [];
 
 impl Block {
+    /// Dirty in transaction `transid`: changed in it (its generation), not
+    /// written back since, and not freed (a freed block is cleaned,
+    /// `btrfs_clear_buffer_dirty`, and never written).
+    pub(crate) fn dirty_in(&self, transid: u64) -> bool {
+        self.generation == transid && !self.written && !matches!(self.content, Content::Free)
+    }
+
     pub(crate) fn new_leaf(generation: u64) -> Self {
         Block {
             generation,
