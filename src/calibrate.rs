@@ -30,6 +30,7 @@ pub mod plateau;
 pub mod render;
 pub mod returns;
 pub mod stats;
+pub mod storage;
 pub mod sysfs;
 pub mod tracepoint;
 pub mod transfer;
@@ -179,6 +180,10 @@ pub struct Calibration {
     /// What the kernel's return mitigation (SRSO Safe RET, the untrained
     /// return thunk) adds to a return, or why it was not measured.
     pub returns: Result<returns::ReturnCost, mitigation::NotMeasured>,
+    /// `fsync` times of a sparse image after a btrfs commit's writes, in
+    /// the folder the lab makes its images in, or why they were not
+    /// measured.
+    pub storage: Result<storage::StorageCost, storage::NotMeasured>,
     /// ns per line of a new object zeroed in lines no cache holds
     /// ([`fresh`]), over the chase's largest working set.
     pub fresh_line: Spread,
@@ -234,6 +239,8 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
         returns,
         fresh_line,
     } = single_cpu(cpu, n, max, progress)?;
+    progress("the images' folder: fsync after a btrfs commit's writes");
+    let storage = storage::measure(&std::env::temp_dir());
     Ok(Calibration {
         host,
         cpu,
@@ -244,6 +251,7 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
         tracepoint,
         indirect_call,
         returns,
+        storage,
         fresh_line,
         repeat: n,
         wall_s: start.elapsed().as_secs_f64(),

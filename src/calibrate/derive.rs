@@ -257,6 +257,7 @@ pub fn derive(cal: &Calibration, name: &str, cpu: &str) -> Result<Derived, Calib
         }),
         tracepoint: tracepoint(cal, &mut notes),
         mitigation: mitigation(cal, &mut notes),
+        storage: storage(cal, &mut notes),
         knob: None,
     };
     profile
@@ -287,6 +288,47 @@ fn fresh_line(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> f64
         ),
     ));
     r2(f.median.max(0.0))
+}
+
+/// The storage prices when they were measured (a note either way).
+fn storage(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Option<crate::machine::StoragePrices> {
+    use super::storage::{IMAGE_BYTES, RUNS_AT, SAMPLES};
+    let st = match &cal.storage {
+        Ok(st) => st,
+        Err(e) => {
+            notes.push(("storage", format!("not measured: {}", e.0)));
+            return None;
+        }
+    };
+    let each: Vec<String> = st
+        .flush
+        .iter()
+        .map(|(kib, s)| format!("{kib} KiB {:.0} us (p10-p90 {:.0}-{:.0})", s.median, s.p10, s.p90))
+        .collect();
+    notes.push((
+        "storage.flush_us",
+        format!(
+            "in {} (the lab's temporary folder): {SAMPLES} new sparse files of {} MiB per size, each two runs of 16 KiB buffered writes of the size at {} and {} MiB, then fsync, timed: {}",
+            st.folder.parent().unwrap_or(&st.folder).display(),
+            IMAGE_BYTES >> 20,
+            RUNS_AT[0] >> 20,
+            RUNS_AT[1] >> 20,
+            each.join("; ")
+        ),
+    ));
+    let s = &st.super_flush;
+    notes.push((
+        "storage.super_flush_us",
+        format!(
+            "then 4 KiB at 64 KiB and at 64 MiB (the superblocks) and fsync, timed: p10-p90 {:.0}-{:.0} us, {} samples",
+            s.p10, s.p90, s.n
+        ),
+    ));
+    Some(crate::machine::StoragePrices {
+        flush_kib: st.flush.iter().map(|(kib, _)| *kib as f64).collect(),
+        flush_us: st.flush.iter().map(|(_, s)| s.median.round()).collect(),
+        super_flush_us: s.median.round(),
+    })
 }
 
 /// The tracepoint prices when they were measured (a note either way).

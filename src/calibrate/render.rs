@@ -217,6 +217,25 @@ fn fields(p: &MachineProfile, d: &Derived) -> String {
             let _ = writeln!(s, "\n# tracepoint: {}", d.note("tracepoint"));
         }
     }
+    match &p.storage {
+        Some(st) => {
+            let _ = writeln!(
+                s,
+                "\n# For the lab's btrfs twin: what the images' filesystem charges for a commit's flushes through the loop device."
+            );
+            let _ = writeln!(s, "[storage]");
+            let kib: Vec<String> = st.flush_kib.iter().map(|k| format!("{k:.0}")).collect();
+            let _ = writeln!(s, "flush_kib = [{}]", kib.join(", "));
+            note(&mut s, "storage.flush_us");
+            let us: Vec<String> = st.flush_us.iter().map(|u| format!("{u:.0}")).collect();
+            let _ = writeln!(s, "flush_us = [{}]", us.join(", "));
+            note(&mut s, "storage.super_flush_us");
+            let _ = writeln!(s, "super_flush_us = {:.0}", st.super_flush_us);
+        }
+        None => {
+            let _ = writeln!(s, "\n# storage: {}", d.note("storage"));
+        }
+    }
     match &p.mitigation {
         Some(m) => {
             let _ = writeln!(

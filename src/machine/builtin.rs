@@ -177,6 +177,7 @@ impl Row {
             levels: None,
             tracepoint: None,
             mitigation: None,
+            storage: None,
             knob: None,
         }
     }

@@ -93,6 +93,12 @@ pub struct MachineProfile {
     /// indirect call costs what a direct one does (the assumed profiles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mitigation: Option<MitigationPrices>,
+    /// What the filesystem holding the lab's images charges for a btrfs
+    /// commit's flushes through the loop device, measured by `fsmeta
+    /// calibrate` ([`StoragePrices`]); optional: without it the lab's
+    /// btrfs twin counts a commit's writes and does not price them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<StoragePrices>,
     /// The host's one fitted knob (issue 30), for the scenarios that ask
     /// for it with `work_scale = "host"`; optional: `fsmeta calibrate`
     /// does not write it (a profile measured again needs its knob fitted
@@ -254,6 +260,9 @@ impl MachineProfile {
                     return Err(invalid(field, format!("{ns} ns is not in [0, 1000]")));
                 }
             }
+        }
+        if let Some(st) = &self.storage {
+            st.check().map_err(|(field, msg)| invalid(field, msg))?;
         }
         if let Some(k) = &self.knob {
             if !(k.work_scale > 0.0 && k.work_scale <= MAX_WORK_SCALE) {
@@ -480,5 +489,8 @@ fn invalid(field: &str, message: String) -> ParamError {
     ParamError::new(field, message)
 }
 
+mod storage;
 #[cfg(test)]
 mod tests;
+
+pub use storage::StoragePrices;

@@ -168,7 +168,11 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     phases::put(&mut m, &cost, [&start, &deletes_before_sync, &before_rm, &s])?;
     phases::put_medians(&mut m, &cost, [&unlink_shapes, &sync_shapes, &rm_shapes])?;
     phases::put_calls(&mut m, [&unlink_calls, &LatencyHistogram::new(), &rm_calls, &all_calls]);
-    phases::put_writes(&mut m, [start_writes, before_sync_writes, before_rm_writes, writes(&fs)]);
+    let marks = [start_writes, before_sync_writes, before_rm_writes, writes(&fs)];
+    phases::put_writes(&mut m, marks);
+    if let Some(storage) = &machine.storage {
+        phases::put_flushes(&mut m, storage, p.nodesize, &fs.commit_blocks, marks.map(|w| w.0));
+    }
     Ok(m)
 }
 
@@ -265,6 +269,11 @@ impl Workload for BtrfsDir {
     fn metric_docs(&self) -> Vec<MetricSpec> {
         let mut m: Vec<MetricSpec> = METRICS.iter().map(|&(n, u, m)| MetricSpec::new(n, u, m)).collect();
         m.extend(phases::axis().metric_docs("PHASE"));
+        m.push(MetricSpec::new(
+            &format!("phase.PHASE.{}", phases::FLUSH_US),
+            "us",
+            &format!("{}; PHASE is one of unlink, sync, rm_fr, script", phases::FLUSH_MEANING),
+        ));
         m
     }
 
@@ -308,6 +317,9 @@ impl Prepared for PreparedBtrfsDir {
     fn metrics(&self) -> Vec<MetricSpec> {
         let mut m: Vec<MetricSpec> = METRICS.iter().map(|&(n, u, m)| MetricSpec::new(n, u, m)).collect();
         m.extend(phases::axis().metric_specs());
+        if self.profile.storage.is_some() {
+            m.extend(phases::flush_metrics());
+        }
         m
     }
 

@@ -62,14 +62,26 @@ fn calibration(snapshot: &str, max: usize, cas: &[(Distance, f64)]) -> Calibrati
         tracepoint: Err(fsmeta::calibrate::tracepoint::NotMeasured("not root (test)".into())),
         indirect_call: Err(fsmeta::calibrate::mitigation::NotMeasured("not measured (test)".into())),
         returns: Err(fsmeta::calibrate::mitigation::NotMeasured("not measured (test)".into())),
+        storage: Ok(fsmeta::calibrate::storage::StorageCost {
+            folder: "/tmp/fsmeta-calibrate-storage-1".into(),
+            flush: vec![
+                (16, spread(200.0)),
+                (64, spread(400.0)),
+                (256, spread(900.0)),
+                (1024, spread(3400.0)),
+            ],
+            super_flush: spread(160.0),
+        }),
         fresh_line: spread(17.5),
         repeat: 3,
         wall_s: 1.0,
     }
 }
 
+/// Writes `text` under the build's own temporary folder (not the host's
+/// /tmp: nothing is left there).
 fn write(name: &str, text: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("fsmeta-calibrate-test-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("calibrate-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.toml"));
     std::fs::write(&path, text).unwrap();
@@ -99,6 +111,19 @@ fn the_written_profile_loads_and_holds_the_measurements() {
     let l = p.levels.as_ref().unwrap();
     assert_eq!((l.l2_hit_ns, l.llc_hit_ns, l.l1d_ways, l.l2_ways), (4.0, 14.0, 8, 8));
     assert_eq!(l.fresh_line_ns, Some(17.5));
+    let st = p.storage.as_ref().expect("the storage prices");
+    assert_eq!(
+        (st.flush_kib.as_slice(), st.flush_us.as_slice(), st.super_flush_us),
+        (
+            [16.0, 64.0, 256.0, 1024.0].as_slice(),
+            [200.0, 400.0, 900.0, 3400.0].as_slice(),
+            160.0
+        )
+    );
+    assert!(
+        text.contains("# flush_us: in /tmp (the lab's temporary folder): 7 new sparse files"),
+        "{text}"
+    );
     assert_eq!(
         (p.l1d_bytes, p.l2_bytes, p.llc_bytes_per_socket, p.cache_ways),
         (32 << 10, 1 << 20, 32 << 20, 16)

@@ -104,6 +104,9 @@ pub struct Fs {
     pub blocks_written: u64,
     /// Transactions committed by syncs and unmounts so far.
     pub commits: u64,
+    /// The tree blocks each of those commits wrote, in order (their sum
+    /// is [`Fs::blocks_written`]).
+    pub commit_blocks: Vec<u64>,
     /// Dir-index items dropped by evictions so far (never reached the
     /// delayed-item functions; the truncate removed their tree items).
     pub killed_at_evict: u64,
@@ -162,6 +165,7 @@ impl Fs {
             blocks_written_back: 0,
             blocks_written: 0,
             commits: 0,
+            commit_blocks: Vec::new(),
             killed_at_evict: 0,
             last_unlink_check: BalanceCheck::default(),
             last_unlink: TreeStats::default(),
@@ -291,6 +295,7 @@ impl Fs {
         if dirty > 0 {
             self.blocks_written += dirty + COW_ONLY_ROOT_BLOCKS;
             self.commits += 1;
+            self.commit_blocks.push(dirty + COW_ONLY_ROOT_BLOCKS);
         }
         self.tree.commit_transaction();
         self.tree.set_task(caller);

@@ -15,6 +15,7 @@ use super::syscalls::phase_us;
 use crate::engine::histogram::LatencyHistogram;
 use crate::kernel::ModelError;
 use crate::kernel::btrfs::delayed::DeleteRunStats;
+use crate::machine::StoragePrices;
 use crate::workload::{MetricSpec, StepAxis, StepScale};
 
 /// Name of the axis (a plot's `x`).
@@ -170,6 +171,40 @@ pub fn put_writes(m: &mut BTreeMap<String, f64>, marks: [(u64, u64); 4]) {
     }
 }
 
+/// The name of the flush time a phase's commits wait for, reported only on
+/// a machine whose profile prices storage ([`put_flushes`]).
+pub const FLUSH_US: &str = "io_flush_us";
+
+/// The flush-time metrics ([`FLUSH_US`] per phase), declared only on a
+/// machine whose profile has a `[storage]` table.
+pub fn flush_metrics() -> Vec<MetricSpec> {
+    PHASES
+        .iter()
+        .map(|(key, _)| MetricSpec::new(&axis().metric(key, FLUSH_US), "us", FLUSH_MEANING))
+        .collect()
+}
+
+/// What [`FLUSH_US`] is (the reference's line for it).
+pub const FLUSH_MEANING: &str = "the loop device's flushes the phase's commits wait for, two a commit (barrier_all_devices; the primary superblock's FUA write, completed by a flush after it on a device without FUA), priced by the profile's [storage] table (fsmeta calibrate: fsync of a sparse image after a commit's shape of writes): each commit's first at its blocks per DUP stripe, interpolated, the second at super_flush_us; reported only with a profile that has [storage]";
+
+/// Puts each phase's [`FLUSH_US`] into `m`: `commit_blocks` are the tree
+/// blocks each commit wrote ([`Fs::commit_blocks`]), `marks` the commits
+/// made by the start, before the sync, after the sync and at the end;
+/// each block is `nodesize` bytes in each of the DUP chunk's two stripes.
+///
+/// [`Fs::commit_blocks`]: crate::kernel::btrfs::fs::Fs::commit_blocks
+pub fn put_flushes(m: &mut BTreeMap<String, f64>, storage: &StoragePrices, nodesize: u32, commit_blocks: &[u64], marks: [u64; 4]) {
+    let axis = axis();
+    let spans = [(0, 1), (1, 2), (2, 3), (0, 3)];
+    for ((key, _), (a, b)) in PHASES.iter().zip(spans) {
+        let commits = commit_blocks.get(marks[a] as usize..marks[b] as usize).unwrap_or(&[]);
+        let kib = |blocks: u64| blocks as f64 * f64::from(nodesize) / 1024.0;
+        // A fold from +0 (an empty f64 sum is -0).
+        let us = commits.iter().fold(0.0, |us, &b| us + storage.commit_flush_us(kib(b)));
+        m.insert(axis.metric(key, FLUSH_US), us);
+    }
+}
+
 /// Puts the phase metrics into `m`: `marks` are the deletion counts at
 /// the start, before the sync, after the sync and at the end. Each
 /// phase's time is its own counts priced (so the phases' times can
@@ -225,6 +260,49 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn each_phases_flushes_are_its_commits_priced_by_their_blocks_per_stripe() {
+        let storage = StoragePrices {
+            flush_kib: vec![64.0, 1024.0],
+            flush_us: vec![400.0, 2320.0],
+            super_flush_us: 150.0,
+        };
+        let mut m = BTreeMap::new();
+        // Two commits: the sync's 30 blocks, the unmount's 5, 16 KiB each
+        // in each stripe (480 and 80 KiB).
+        put_flushes(&mut m, &storage, 16384, &[30, 5], [0, 0, 1, 2]);
+        let g = |k: &str| m[&axis().metric(k, FLUSH_US)];
+        assert_eq!(g("sync"), 400.0 + 416.0 * 2.0 + 150.0);
+        assert_eq!(g("rm_fr"), 400.0 + 16.0 * 2.0 + 150.0);
+        assert_eq!(g("script"), g("sync") + g("rm_fr"));
+        assert!(g("unlink") == 0.0 && g("unlink").is_sign_positive(), "no commit: +0, not -0");
+        assert_eq!(flush_metrics().len(), PHASES.len());
+    }
+
+    #[test]
+    fn flush_times_are_reported_only_with_a_storage_table() {
+        let mut machine = crate::machine::find_builtin("icelake-2s").expect("built-in profile");
+        let p = BtrfsDirParams::default();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let none = run_btrfs_dir(&p, &machine, &mut rng).expect("runs");
+        assert!(!none.contains_key(&axis().metric("sync", FLUSH_US)));
+        assert_eq!((none["phase.sync.commits"], none["phase.rm_fr.commits"]), (1.0, 1.0));
+        machine.storage = Some(StoragePrices {
+            flush_kib: vec![16.0],
+            flush_us: vec![1000.0],
+            super_flush_us: 100.0,
+        });
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let priced = run_btrfs_dir(&p, &machine, &mut rng).expect("runs");
+        assert_eq!(priced[&axis().metric("sync", FLUSH_US)], 1100.0, "one commit, one size");
+        assert_eq!(priced[&axis().metric("script", FLUSH_US)], 2200.0);
+        let counts: Vec<_> = none.iter().collect();
+        assert!(
+            counts.iter().all(|(k, v)| priced[*k] == **v),
+            "the storage prices change nothing else"
+        );
+    }
 
     #[test]
     fn case3_phases_split_the_batches_by_flush() {

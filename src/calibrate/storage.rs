@@ -1,0 +1,166 @@
+//! What the filesystem holding the lab's images charges for a btrfs
+//! commit's flushes through the loop device (issue 30: the wall times of
+//! case 3's `sync` and unmount). The loop driver serves a flush by
+//! `vfs_fsync` of its image file (drivers/block/loop.c, `lo_req_flush`),
+//! after buffered writes of the commit's blocks into the file's page
+//! cache (`lo_write_simple`); a commit flushes twice
+//! (`write_all_supers`: `barrier_all_devices`, then the primary
+//! superblock's FUA write, completed by a flush after it on a device
+//! without FUA).
+//!
+//! Method: in a new folder under the temporary folder the lab makes its
+//! images in (`std::env::temp_dir()`), recorded in the lab's ledger before
+//! it is made and removed on every exit path, for each size in
+//! [`SIZES_KIB`], [`SAMPLES`] times, a new sparse file of
+//! [`IMAGE_BYTES`] (the lab's btrfs image) gets two runs of 16 KiB
+//! buffered writes of that many KiB each, far apart (at [`RUNS_AT`], as
+//! the two stripes of a DUP metadata chunk), then an `fsync` (timed),
+//! then 4 KiB at 64 KiB and at 64 MiB (the superblock and its first
+//! copy), then another `fsync` (timed). Each file is removed before the
+//! next is made. The sizes are a fixed grid, not any experiment's.
+
+use super::stats::Spread;
+use crate::lab::ledger::{Entry, Ledger};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// KiB per run written before the first `fsync`.
+pub const SIZES_KIB: [u64; 4] = [16, 64, 256, 1024];
+
+/// Files per size.
+pub const SAMPLES: usize = 7;
+
+/// Size of each sparse file: the lab's btrfs image (1 GiB).
+pub const IMAGE_BYTES: u64 = 1 << 30;
+
+/// Where the two runs start (bytes): 32 MiB and 96 MiB.
+pub const RUNS_AT: [u64; 2] = [32 << 20, 96 << 20];
+
+/// Offsets of the two superblock writes (`btrfs_sb_offset(0)` and `(1)`).
+const SUPERS_AT: [u64; 2] = [64 << 10, 64 << 20];
+
+/// One write (a tree block of the lab's 16 KiB nodes).
+const BLOCK: usize = 16 << 10;
+
+/// The measured `fsync` times.
+#[derive(Debug, Clone)]
+pub struct StorageCost {
+    /// The folder the files were made in.
+    pub folder: PathBuf,
+    /// Per size of [`SIZES_KIB`]: the first `fsync`, us.
+    pub flush: Vec<(u64, Spread)>,
+    /// The `fsync` after the superblocks, over every file, us.
+    pub super_flush: Spread,
+}
+
+/// Why the storage was not measured (the profile says so).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotMeasured(pub String);
+
+/// The folder and its ledger; dropping it removes both.
+struct Guard {
+    ledger: Option<Ledger>,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(l) = self.ledger.take() {
+            crate::lab::host::undo(l.entries());
+            l.close();
+        }
+    }
+}
+
+/// Measures the `fsync` times in a new folder under `tmp`.
+pub fn measure(tmp: &Path) -> Result<StorageCost, NotMeasured> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(NotMeasured(
+            "not root (the lab's ledger, which removes the files on any exit, needs root)".into(),
+        ));
+    }
+    let folder = tmp.join(format!("fsmeta-calibrate-storage-{}", std::process::id()));
+    let mut ledger = Ledger::open().map_err(|e| NotMeasured(format!("the lab's ledger: {e}")))?;
+    ledger
+        .record(Entry::Dir(folder.clone()))
+        .map_err(|e| NotMeasured(format!("the lab's ledger: {e}")))?;
+    let guard = Guard { ledger: Some(ledger) };
+    std::fs::create_dir(&folder).map_err(|e| NotMeasured(format!("mkdir {}: {e}", folder.display())))?;
+    let out = timed(&folder);
+    drop(guard);
+    out
+}
+
+fn timed(folder: &Path) -> Result<StorageCost, NotMeasured> {
+    let block = vec![0x5au8; BLOCK];
+    let (mut flush, mut supers) = (Vec::new(), Vec::new());
+    for (i, &kib) in SIZES_KIB.iter().enumerate() {
+        let mut us = Vec::with_capacity(SAMPLES);
+        for k in 0..SAMPLES {
+            let path = folder.join(format!("image-{i}-{k}"));
+            let (first, second) = one_file(&path, kib, &block);
+            let _ = std::fs::remove_file(&path);
+            let (first, second) = (first?, second?);
+            us.push(first);
+            supers.push(second);
+        }
+        let spread = Spread::of(&us).ok_or_else(|| NotMeasured(format!("no samples at {kib} KiB")))?;
+        flush.push((kib, spread));
+    }
+    let super_flush = Spread::of(&supers).ok_or_else(|| NotMeasured("no superblock samples".into()))?;
+    Ok(StorageCost {
+        folder: folder.to_path_buf(),
+        flush,
+        super_flush,
+    })
+}
+
+type Timed = Result<f64, NotMeasured>;
+
+/// One sparse file: the two runs of `kib` KiB and an `fsync`, then the
+/// superblocks and an `fsync`; both times in us.
+fn one_file(path: &Path, kib: u64, block: &[u8]) -> (Timed, Timed) {
+    let io = |what: &str, e: std::io::Error| NotMeasured(format!("{what} {}: {e}", path.display()));
+    let f = match File::create_new(path).and_then(|f| f.set_len(IMAGE_BYTES).map(|()| f)) {
+        Ok(f) => f,
+        Err(e) => return (Err(io("create", e)), Err(NotMeasured("no file".into()))),
+    };
+    let blocks = (kib << 10).div_ceil(BLOCK as u64);
+    for at in RUNS_AT {
+        for b in 0..blocks {
+            if let Err(e) = f.write_all_at(block, at + b * BLOCK as u64) {
+                return (Err(io("write", e)), Err(NotMeasured("no file".into())));
+            }
+        }
+    }
+    let sync = |f: &File| {
+        let t = Instant::now();
+        f.sync_all().map(|()| t.elapsed().as_secs_f64() * 1e6).map_err(|e| io("fsync", e))
+    };
+    let first = sync(&f);
+    for at in SUPERS_AT {
+        if let Err(e) = f.write_all_at(&block[..4096], at) {
+            return (first, Err(io("write", e)));
+        }
+    }
+    (first, sync(&f))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runs_and_superblocks_fit_the_image_and_do_not_overlap() {
+        let run = |at: u64, kib: u64| (at, at + (kib << 10));
+        let largest = *SIZES_KIB.last().expect("sizes");
+        let (a, b) = (run(RUNS_AT[0], largest), run(RUNS_AT[1], largest));
+        assert!(a.1 <= b.0 && b.1 <= IMAGE_BYTES);
+        for s in SUPERS_AT {
+            assert!(!(a.0..a.1).contains(&s) && !(b.0..b.1).contains(&s) && s + 4096 <= IMAGE_BYTES);
+        }
+        assert!(SIZES_KIB.windows(2).all(|w| w[0] < w[1]));
+    }
+}

@@ -1,0 +1,119 @@
+//! What the filesystem holding the lab's images charges for the flushes a
+//! btrfs commit sends through the loop device: the loop driver serves a
+//! flush by `vfs_fsync` of the image file (drivers/block/loop.c,
+//! `lo_req_flush`), which writes back what the commit's writes left in the
+//! file's page cache, allocates the sparse file's blocks, commits the
+//! host filesystem's journal and flushes its disk's cache. Measured by
+//! `fsmeta calibrate` ([`crate::calibrate::storage`]).
+
+/// `fsync` times of a sparse image file after writes of a commit's shape.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoragePrices {
+    /// KiB written, before the first `fsync`, in each of two contiguous
+    /// runs far apart (the two stripes of a DUP metadata chunk), ascending.
+    pub flush_kib: Vec<f64>,
+    /// us the first `fsync` took after each [`Self::flush_kib`] (the
+    /// medians).
+    pub flush_us: Vec<f64>,
+    /// us the `fsync` took after two 4 KiB writes at 64 KiB and 64 MiB
+    /// (the superblock and its first copy) that followed (the median).
+    pub super_flush_us: f64,
+}
+
+/// Largest accepted price of one `fsync`, us (10 s).
+const MAX_FLUSH_US: f64 = 1e7;
+
+impl StoragePrices {
+    /// Why the table cannot price a flush, as (field, message).
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.flush_kib.is_empty() || self.flush_kib.len() != self.flush_us.len() {
+            let msg = format!(
+                "{} sizes and {} times: expected as many of each, at least one",
+                self.flush_kib.len(),
+                self.flush_us.len()
+            );
+            return Err(("storage.flush_us", msg));
+        }
+        if !self.flush_kib.iter().all(|k| k.is_finite() && *k > 0.0) || !self.flush_kib.windows(2).all(|w| w[0] < w[1]) {
+            return Err(("storage.flush_kib", "expected positive sizes in KiB, ascending".to_string()));
+        }
+        let in_range = |us: f64| us.is_finite() && (0.0..=MAX_FLUSH_US).contains(&us);
+        if let Some(us) = self.flush_us.iter().find(|us| !in_range(**us)) {
+            return Err(("storage.flush_us", format!("{us} us is not in [0, {MAX_FLUSH_US}]")));
+        }
+        if !in_range(self.super_flush_us) {
+            let msg = format!("{} us is not in [0, {MAX_FLUSH_US}]", self.super_flush_us);
+            return Err(("storage.super_flush_us", msg));
+        }
+        Ok(())
+    }
+
+    /// us the first `fsync` of a commit takes after `kib` KiB written in
+    /// each of the two runs: the measured times interpolated linearly in
+    /// the size, and beyond the largest size continued along the last
+    /// segment (below the smallest, along the first; never below 0).
+    pub fn flush_us_at(&self, kib: f64) -> f64 {
+        let (k, t) = (&self.flush_kib, &self.flush_us);
+        if k.len() == 1 {
+            return t[0];
+        }
+        let i = k.partition_point(|&x| x < kib).clamp(1, k.len() - 1);
+        let slope = (t[i] - t[i - 1]) / (k[i] - k[i - 1]);
+        (t[i - 1] + slope * (kib - k[i - 1])).max(0.0)
+    }
+
+    /// us a commit's two flushes take on the loop device: the first after
+    /// its `kib` KiB per run ([`Self::flush_us_at`]), the second after the
+    /// superblocks ([`Self::super_flush_us`]).
+    pub fn commit_flush_us(&self, kib: f64) -> f64 {
+        self.flush_us_at(kib) + self.super_flush_us
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prices() -> StoragePrices {
+        StoragePrices {
+            flush_kib: vec![16.0, 64.0, 256.0, 1024.0],
+            flush_us: vec![300.0, 500.0, 900.0, 3000.0],
+            super_flush_us: 200.0,
+        }
+    }
+
+    #[test]
+    fn a_flush_is_interpolated_between_the_measured_sizes_and_continued_beyond() {
+        let p = prices();
+        assert_eq!(p.flush_us_at(64.0), 500.0);
+        assert_eq!(p.flush_us_at(160.0), 700.0, "halfway between 64 and 256");
+        assert_eq!(p.flush_us_at(2048.0), 3000.0 + 1024.0 * 2100.0 / 768.0, "the last segment's slope");
+        assert_eq!(p.flush_us_at(8.0), 300.0 - 8.0 * 200.0 / 48.0, "the first segment's");
+        assert_eq!(p.flush_us_at(0.0), 300.0 - 16.0 * 200.0 / 48.0);
+        assert_eq!(p.commit_flush_us(160.0), 900.0);
+        let one = StoragePrices {
+            flush_kib: vec![16.0],
+            flush_us: vec![300.0],
+            super_flush_us: 1.0,
+        };
+        assert_eq!(one.flush_us_at(1000.0), 300.0);
+    }
+
+    #[test]
+    fn a_table_that_cannot_price_a_flush_is_refused() {
+        assert!(prices().check().is_ok());
+        let mut p = prices();
+        p.flush_us.pop();
+        assert_eq!(p.check().unwrap_err().0, "storage.flush_us");
+        let mut p = prices();
+        p.flush_kib.swap(0, 1);
+        assert_eq!(p.check().unwrap_err().0, "storage.flush_kib");
+        let mut p = prices();
+        p.flush_us[2] = f64::NAN;
+        assert_eq!(p.check().unwrap_err().0, "storage.flush_us");
+        let mut p = prices();
+        p.super_flush_us = -1.0;
+        assert_eq!(p.check().unwrap_err().0, "storage.super_flush_us");
+    }
+}
