@@ -228,6 +228,36 @@ fn calibrates_tracepoint_measurement_leaves_no_instance_or_ledger_behind() {
     assert_eq!(left(), (0, 0), "instances and ledgers of this process left behind");
 }
 
+/// `fsmeta calibrate`'s storage measurement: a price per size, growing
+/// with the size over the grid's 64-fold span, and nothing left behind
+/// (its folder, its files, its ledger).
+#[test]
+#[ignore = "needs root, loop devices, tracefs, xfsprogs, btrfs-progs: run by .ci/run"]
+fn calibrates_storage_measurement_prices_each_size_and_leaves_nothing_behind() {
+    require_lab();
+    use fsmeta::calibrate::storage::{SAMPLES, SIZES_KIB, measure};
+    let tmp = std::env::temp_dir();
+    let mine = |d: &std::path::Path, prefix: &str| {
+        std::fs::read_dir(d)
+            .map(|d| d.flatten().filter(|e| e.file_name().to_string_lossy().starts_with(prefix)).count())
+            .unwrap_or(0)
+    };
+    let pid = std::process::id();
+    let st = measure(&tmp).expect("root and a writable temporary folder");
+    let kib: Vec<u64> = st.flush.iter().map(|f| f.0).collect();
+    assert_eq!(kib, SIZES_KIB.to_vec());
+    assert!(st.flush.iter().all(|f| f.1.n == SAMPLES && f.1.median > 0.0));
+    assert_eq!(st.super_flush.n, SAMPLES * SIZES_KIB.len());
+    let (small, large) = (st.flush[0].1.median, st.flush[SIZES_KIB.len() - 1].1.median);
+    assert!(large > small, "1 MiB a run flushes in {large} us, 16 KiB in {small}");
+    assert_eq!(mine(&tmp, &format!("fsmeta-calibrate-storage-{pid}")), 0, "the folder left behind");
+    assert_eq!(
+        mine(std::path::Path::new("/run/fsmeta-lab"), &format!("{pid}-")),
+        0,
+        "a ledger left behind"
+    );
+}
+
 #[test]
 #[ignore = "needs root, loop devices, tracefs, xfsprogs, btrfs-progs, perf: run by .ci/run"]
 fn kernel_samples_find_the_flush_below_btrfs_delete_delayed_items_and_leave_nothing() {
