@@ -324,11 +324,18 @@ fn storage(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Option
             s.p10, s.p90, s.n
         ),
     ));
-    Some(crate::machine::StoragePrices {
+    let prices = crate::machine::StoragePrices {
         flush_kib: st.flush.iter().map(|(kib, _)| *kib as f64).collect(),
         flush_us: st.flush.iter().map(|(_, s)| s.median.round()).collect(),
         super_flush_us: s.median.round(),
-    })
+    };
+    // An optional table: one out of range leaves the rest of the profile.
+    if let Err((field, why)) = prices.check() {
+        notes.retain(|(f, _)| !f.starts_with("storage."));
+        notes.push(("storage", format!("not kept: {field}: {why}")));
+        return None;
+    }
+    Some(prices)
 }
 
 /// The tracepoint prices when they were measured (a note either way).

@@ -10,7 +10,8 @@
 //!
 //! Method: in a new folder under the temporary folder the lab makes its
 //! images in (`std::env::temp_dir()`), recorded in the lab's ledger before
-//! it is made and removed on every exit path, for each size in
+//! it is made and removed on every exit path but a kill (then the next
+//! `fsmeta lab` removes it, as it does a killed lab run's), for each size in
 //! [`SIZES_KIB`], [`SAMPLES`] times, a new sparse file of
 //! [`IMAGE_BYTES`] (the lab's btrfs image) gets two runs of 16 KiB
 //! buffered writes of that many KiB each, far apart (at [`RUNS_AT`], as
@@ -81,13 +82,19 @@ pub fn measure(tmp: &Path) -> Result<StorageCost, NotMeasured> {
             "not root (the lab's ledger, which removes the files on any exit, needs root)".into(),
         ));
     }
+    // A ledger line and a profile comment hold the path: a plain one only.
+    crate::lab::host::plain_dir(tmp).map_err(|e| NotMeasured(e.to_string()))?;
     let folder = tmp.join(format!("fsmeta-calibrate-storage-{}", std::process::id()));
     let mut ledger = Ledger::open().map_err(|e| NotMeasured(format!("the lab's ledger: {e}")))?;
     ledger
         .record(Entry::Dir(folder.clone()))
         .map_err(|e| NotMeasured(format!("the lab's ledger: {e}")))?;
+    if let Err(e) = std::fs::create_dir(&folder) {
+        // Not ours: forget it rather than remove it.
+        ledger.close();
+        return Err(NotMeasured(format!("mkdir {}: {e}", folder.display())));
+    }
     let guard = Guard { ledger: Some(ledger) };
-    std::fs::create_dir(&folder).map_err(|e| NotMeasured(format!("mkdir {}: {e}", folder.display())))?;
     let out = timed(&folder);
     drop(guard);
     out

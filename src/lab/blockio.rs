@@ -18,9 +18,10 @@
 //! Per phase (the phase a request was issued in): `io_writes` (write
 //! requests), `io_write_kib`, `io_flushes`, `io_flush_us` (their time from
 //! issue to completion, summed) and `io_busy_us` (the time with at least
-//! one write or flush of the device in flight). The twin prices no
-//! storage yet, so these are the lab's own measurements of how much of a
-//! phase's wall time is the image's I/O.
+//! one write or flush of the device in flight): how much of a phase's wall
+//! time is the image's I/O. The btrfs twin counts the tree blocks written
+//! and, on a profile with a `[storage]` table, prices the flushes
+//! (`io_flush_us`); the rest is live only.
 //!
 //! Two kinds of completion have no issue of their own and are skipped: a
 //! write of no sectors (the empty PREFLUSH bio of `barrier_all_devices`,

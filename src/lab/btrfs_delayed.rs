@@ -67,7 +67,8 @@
 //! or by its merge) gives `leaves_freed`. With `cow_blocks` they count the
 //! steps that made the merging batches of rm -fr slow (docs/lab.md).
 //!
-//! The loop device's requests (live only, [`blockio`]): per phase the
+//! The loop device's requests ([`blockio`]; live only but for the flush
+//! time, which the twin prices on a profile with `[storage]`): per phase the
 //! writes, the flushes and their time, and the time with a write or flush
 //! in flight, which shows how much of the sync's and the unmount's wall
 //! time is the image file's writeback and fsync. From the writes, the tree

@@ -246,6 +246,32 @@ fn a_measured_tracepoint_cost_is_written_and_loaded_and_a_missing_one_says_why()
 }
 
 #[test]
+fn storage_not_measured_or_out_of_range_leaves_the_table_out_and_says_why() {
+    use fsmeta::calibrate::storage::{NotMeasured, StorageCost};
+    let mut cal = calibration("sysfs-epyc-2vcpu.txt", 256 * MIB, &[(Distance::SameLlc, 52.0)]);
+    cal.storage = Err(NotMeasured("not root (test)".into()));
+    let d = derive(&cal, "none", "t").unwrap();
+    assert!(d.profile.storage.is_none());
+    let text = render(&cal, &d, &Header::default());
+    assert!(
+        text.contains("# storage: not measured: not root (test)") && !text.contains("[storage]"),
+        "{text}"
+    );
+    assert_eq!(load_profile(&write("no-storage", &text)).unwrap(), d.profile);
+    // A median past 10 s: the rest of the profile is kept.
+    cal.storage = Ok(StorageCost {
+        folder: "/tmp/x".into(),
+        flush: vec![(16, spread(200.0)), (64, spread(2e7))],
+        super_flush: spread(160.0),
+    });
+    let d = derive(&cal, "slow", "t").unwrap();
+    assert!(d.profile.storage.is_none());
+    let text = render(&cal, &d, &Header::default());
+    assert!(text.contains("# storage: not kept: storage.flush_us:"), "{text}");
+    assert!(!text.contains("# flush_us:"), "no note of a table not written: {text}");
+}
+
+#[test]
 fn a_chase_short_of_dram_is_an_error() {
     // 64 MiB is less than 4x the 32 MiB LLC: no DRAM figure.
     let cal = calibration("sysfs-epyc-2vcpu.txt", 64 * MIB, &[(Distance::SameLlc, 52.0)]);

@@ -191,3 +191,42 @@ fn sample_kernel_takes_its_period_only_after_an_equals_sign() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("unexpected argument 'btrfs-delayed'"), "{stderr}");
 }
+
+/// The btrfs twin prices the commits' flushes only on a profile with a
+/// `[storage]` table (the family 23 model 49 host's has one, the lab
+/// host's has none): the columns are there or not, and nothing else moves.
+#[test]
+fn the_btrfs_twin_prices_flushes_only_with_a_storage_table() {
+    let root = fresh_dir("btrfs-storage");
+    let runs = |out: &Path, more: &[&str]| {
+        let mut args = vec![
+            "run",
+            "scenarios/lab/btrfs-delayed.toml",
+            "--quick",
+            "--silent",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(more);
+        let o = fsmeta(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(out.join("btrfs-delayed/runs.csv")).unwrap()
+    };
+    let plain = runs(&root.join("plain"), &[]);
+    let priced = runs(&root.join("priced"), &["--set", "machine.profile=../machines/lab-epyc-23-49.toml"]);
+    let head = |csv: &str| csv.lines().next().unwrap().split(',').map(str::to_string).collect::<Vec<_>>();
+    let flush = |h: &[String]| h.iter().filter(|c| c.ends_with(".io_flush_us")).count();
+    assert_eq!(flush(&head(&plain)), 0, "no table, no price");
+    assert_eq!(flush(&head(&priced)), 4, "one per phase: unlink, sync, rm_fr, script");
+    let col = |csv: &str, name: &str| {
+        let h = head(csv);
+        let i = h.iter().position(|c| c == name).unwrap_or_else(|| panic!("no {name}"));
+        csv.lines().nth(1).unwrap().split(',').nth(i).unwrap().parse::<f64>().unwrap()
+    };
+    let sync = col(&priced, "phase.sync.io_flush_us");
+    assert!(sync > 0.0 && col(&priced, "phase.unlink.io_flush_us") == 0.0, "sync {sync}");
+    assert_eq!(
+        col(&plain, "phase.sync.tree_blocks_written"),
+        col(&priced, "phase.sync.tree_blocks_written")
+    );
+}

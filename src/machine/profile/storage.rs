@@ -22,7 +22,10 @@ pub struct StoragePrices {
 }
 
 /// Largest accepted price of one `fsync`, us (10 s).
-const MAX_FLUSH_US: f64 = 1e7;
+pub const MAX_FLUSH_US: f64 = 1e7;
+
+/// Accepted sizes of a run, KiB: 1 KiB to 1 TiB.
+const KIB_RANGE: std::ops::RangeInclusive<f64> = 1.0..=(1u64 << 30) as f64;
 
 impl StoragePrices {
     /// Why the table cannot price a flush, as (field, message).
@@ -35,8 +38,8 @@ impl StoragePrices {
             );
             return Err(("storage.flush_us", msg));
         }
-        if !self.flush_kib.iter().all(|k| k.is_finite() && *k > 0.0) || !self.flush_kib.windows(2).all(|w| w[0] < w[1]) {
-            return Err(("storage.flush_kib", "expected positive sizes in KiB, ascending".to_string()));
+        if !self.flush_kib.iter().all(|k| KIB_RANGE.contains(k)) || !self.flush_kib.windows(2).all(|w| w[0] < w[1]) {
+            return Err(("storage.flush_kib", "expected sizes from 1 KiB to 1 TiB, ascending".to_string()));
         }
         let in_range = |us: f64| us.is_finite() && (0.0..=MAX_FLUSH_US).contains(&us);
         if let Some(us) = self.flush_us.iter().find(|us| !in_range(**us)) {
@@ -52,7 +55,8 @@ impl StoragePrices {
     /// us the first `fsync` of a commit takes after `kib` KiB written in
     /// each of the two runs: the measured times interpolated linearly in
     /// the size, and beyond the largest size continued along the last
-    /// segment (below the smallest, along the first; never below 0).
+    /// segment (below the smallest, along the first; never below 0). A
+    /// table of one size gives its time at every size.
     pub fn flush_us_at(&self, kib: f64) -> f64 {
         let (k, t) = (&self.flush_kib, &self.flush_us);
         if k.len() == 1 {
@@ -115,5 +119,13 @@ mod tests {
         let mut p = prices();
         p.super_flush_us = -1.0;
         assert_eq!(p.check().unwrap_err().0, "storage.super_flush_us");
+        for kib in [vec![], vec![0.0], vec![5e-324, 1e-323], vec![16.0, f64::INFINITY]] {
+            let p = StoragePrices {
+                flush_us: vec![100.0; kib.len()],
+                flush_kib: kib.clone(),
+                super_flush_us: 1.0,
+            };
+            assert!(p.check().is_err(), "{kib:?}");
+        }
     }
 }

@@ -185,7 +185,7 @@ pub fn flush_metrics() -> Vec<MetricSpec> {
 }
 
 /// What [`FLUSH_US`] is (the reference's line for it).
-pub const FLUSH_MEANING: &str = "the loop device's flushes the phase's commits wait for, two a commit (barrier_all_devices; the primary superblock's FUA write, completed by a flush after it on a device without FUA), priced by the profile's [storage] table (fsmeta calibrate: fsync of a sparse image after a commit's shape of writes): each commit's first at its blocks per DUP stripe, interpolated, the second at super_flush_us; reported only with a profile that has [storage]";
+pub const FLUSH_MEANING: &str = "the loop device's flushes the phase's commits wait for, two a commit (barrier_all_devices; the primary superblock's FUA write, completed by a flush after it on a device without FUA), priced by the profile's [storage] table (fsmeta calibrate: fsync of a sparse image after a commit's shape of writes): each commit's first at its blocks per DUP stripe, interpolated in the table's sizes (extrapolated along its last segment beyond them), the second at super_flush_us; reported only with a profile that has [storage]";
 
 /// Puts each phase's [`FLUSH_US`] into `m`: `commit_blocks` are the tree
 /// blocks each commit wrote ([`Fs::commit_blocks`]), `marks` the commits
@@ -197,7 +197,9 @@ pub fn put_flushes(m: &mut BTreeMap<String, f64>, storage: &StoragePrices, nodes
     let axis = axis();
     let spans = [(0, 1), (1, 2), (2, 3), (0, 3)];
     for ((key, _), (a, b)) in PHASES.iter().zip(spans) {
-        let commits = commit_blocks.get(marks[a] as usize..marks[b] as usize).unwrap_or(&[]);
+        let range = marks[a] as usize..marks[b] as usize;
+        debug_assert!(range.start <= range.end && range.end <= commit_blocks.len(), "marks {marks:?}");
+        let commits = commit_blocks.get(range).unwrap_or(&[]);
         let kib = |blocks: u64| blocks as f64 * f64::from(nodesize) / 1024.0;
         // A fold from +0 (an empty f64 sum is -0).
         let us = commits.iter().fold(0.0, |us, &b| us + storage.commit_flush_us(kib(b)));
