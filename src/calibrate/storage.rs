@@ -21,6 +21,7 @@
 //! next is made. The sizes are a fixed grid, not any experiment's.
 
 use super::stats::Spread;
+use crate::lab::host::UndoOnDrop;
 use crate::lab::ledger::{Entry, Ledger};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -60,20 +61,6 @@ pub struct StorageCost {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotMeasured(pub String);
 
-/// The folder and its ledger; dropping it removes both.
-struct Guard {
-    ledger: Option<Ledger>,
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Some(l) = self.ledger.take() {
-            crate::lab::host::undo(l.entries());
-            l.close();
-        }
-    }
-}
-
 /// Measures the `fsync` times in a new folder under `tmp`.
 pub fn measure(tmp: &Path) -> Result<StorageCost, NotMeasured> {
     // SAFETY: geteuid has no preconditions.
@@ -94,7 +81,7 @@ pub fn measure(tmp: &Path) -> Result<StorageCost, NotMeasured> {
         ledger.close();
         return Err(NotMeasured(format!("mkdir {}: {e}", folder.display())));
     }
-    let guard = Guard { ledger: Some(ledger) };
+    let guard = UndoOnDrop::new(ledger);
     let out = timed(&folder);
     drop(guard);
     out

@@ -21,8 +21,9 @@
 //! profile says why and the twins count the event's loads instead.
 
 use super::stats::Spread;
+use crate::lab::host::UndoOnDrop;
 use crate::lab::ledger::{Entry, Ledger};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 /// `prctl(PR_SET_NAME)` calls per timing.
@@ -50,21 +51,6 @@ pub struct NotMeasured(pub String);
 
 const TRACEFS: &str = "/sys/kernel/tracing";
 const EVENT: &str = "events/task/task_rename";
-
-/// The instance and its ledger; dropping it undoes both.
-struct Guard {
-    dir: PathBuf,
-    ledger: Option<Ledger>,
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Some(l) = self.ledger.take() {
-            crate::lab::host::undo(l.entries());
-            l.close();
-        }
-    }
-}
 
 fn write(path: &Path, text: &str) -> Result<(), NotMeasured> {
     std::fs::write(path, text).map_err(|e| NotMeasured(format!("write `{text}` to {}: {e}", path.display())))
@@ -100,8 +86,8 @@ pub fn measure() -> Result<TracepointCost, NotMeasured> {
     ledger
         .record(Entry::Instance(dir.clone()))
         .map_err(|e| NotMeasured(format!("the lab's ledger: {e}")))?;
-    let guard = Guard { dir, ledger: Some(ledger) };
-    let out = timed(&guard.dir, SAMPLES);
+    let guard = UndoOnDrop::new(ledger);
+    let out = timed(&dir, SAMPLES);
     drop(guard);
     // SAFETY: old_name is NUL-terminated (17 bytes zeroed, 16 at most written).
     unsafe { libc::prctl(libc::PR_SET_NAME, old_name.as_ptr() as libc::c_ulong, 0, 0, 0) };

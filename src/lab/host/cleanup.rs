@@ -3,6 +3,7 @@
 //! the lab's.
 
 use super::{Entry, which};
+use crate::lab::ledger::Ledger;
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -62,6 +63,28 @@ pub fn parse_mountinfo(text: &str) -> Vec<MountLine> {
 /// The current mounts of this process's namespace.
 pub(super) fn mounts() -> Vec<MountLine> {
     parse_mountinfo(&fs::read_to_string("/proc/self/mountinfo").unwrap_or_default())
+}
+
+/// A ledger undone and closed when dropped: what a measurement set up
+/// (its instance, its folder) goes away on every exit path but a kill,
+/// after which the next lab run undoes the dead ledger.
+#[derive(Debug)]
+pub struct UndoOnDrop(Option<Ledger>);
+
+impl UndoOnDrop {
+    /// Takes charge of `ledger`.
+    pub fn new(ledger: Ledger) -> Self {
+        UndoOnDrop(Some(ledger))
+    }
+}
+
+impl Drop for UndoOnDrop {
+    fn drop(&mut self) {
+        if let Some(l) = self.0.take() {
+            undo(l.entries());
+            l.close();
+        }
+    }
 }
 
 /// Undoes ledger entries, newest first, each only if it is still there
