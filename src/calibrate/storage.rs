@@ -21,6 +21,7 @@
 //! next is made. The sizes are a fixed grid, not any experiment's.
 
 use super::stats::Spread;
+use crate::lab::btrfs_delayed::SUPER_OFFSETS;
 use crate::lab::host::UndoOnDrop;
 use crate::lab::ledger::{Entry, Ledger};
 use std::fs::File;
@@ -35,13 +36,14 @@ pub const SIZES_KIB: [u64; 4] = [16, 64, 256, 1024];
 pub const SAMPLES: usize = 7;
 
 /// Size of each sparse file: the lab's btrfs image (1 GiB).
-pub const IMAGE_BYTES: u64 = 1 << 30;
+pub use crate::lab::btrfs_delayed::IMAGE_BYTES;
 
 /// Where the two runs start (bytes): 32 MiB and 96 MiB.
 pub const RUNS_AT: [u64; 2] = [32 << 20, 96 << 20];
 
-/// Offsets of the two superblock writes (`btrfs_sb_offset(0)` and `(1)`).
-const SUPERS_AT: [u64; 2] = [64 << 10, 64 << 20];
+/// Offsets of the two superblock writes (`btrfs_sb_offset(0)` and `(1)`,
+/// the copies a 1 GiB device holds).
+const SUPERS_AT: [u64; 2] = [SUPER_OFFSETS[0], SUPER_OFFSETS[1]];
 
 /// One write (a tree block of the lab's 16 KiB nodes).
 const BLOCK: usize = 16 << 10;
@@ -94,9 +96,9 @@ fn timed(folder: &Path) -> Result<StorageCost, NotMeasured> {
         let mut us = Vec::with_capacity(SAMPLES);
         for k in 0..SAMPLES {
             let path = folder.join(format!("image-{i}-{k}"));
-            let (first, second) = one_file(&path, kib, &block);
+            let times = one_file(&path, kib, &block);
             let _ = std::fs::remove_file(&path);
-            let (first, second) = (first?, second?);
+            let (first, second) = times?;
             us.push(first);
             supers.push(second);
         }
@@ -111,35 +113,28 @@ fn timed(folder: &Path) -> Result<StorageCost, NotMeasured> {
     })
 }
 
-type Timed = Result<f64, NotMeasured>;
-
 /// One sparse file: the two runs of `kib` KiB and an `fsync`, then the
-/// superblocks and an `fsync`; both times in us.
-fn one_file(path: &Path, kib: u64, block: &[u8]) -> (Timed, Timed) {
+/// superblocks and an `fsync`; both times in us (the file is closed on
+/// return, for the caller to remove).
+fn one_file(path: &Path, kib: u64, block: &[u8]) -> Result<(f64, f64), NotMeasured> {
     let io = |what: &str, e: std::io::Error| NotMeasured(format!("{what} {}: {e}", path.display()));
-    let f = match File::create_new(path).and_then(|f| f.set_len(IMAGE_BYTES).map(|()| f)) {
-        Ok(f) => f,
-        Err(e) => return (Err(io("create", e)), Err(NotMeasured("no file".into()))),
-    };
+    let f = File::create_new(path).map_err(|e| io("create", e))?;
+    f.set_len(IMAGE_BYTES).map_err(|e| io("size", e))?;
     let blocks = (kib << 10).div_ceil(BLOCK as u64);
     for at in RUNS_AT {
         for b in 0..blocks {
-            if let Err(e) = f.write_all_at(block, at + b * BLOCK as u64) {
-                return (Err(io("write", e)), Err(NotMeasured("no file".into())));
-            }
+            f.write_all_at(block, at + b * BLOCK as u64).map_err(|e| io("write", e))?;
         }
     }
     let sync = |f: &File| {
         let t = Instant::now();
         f.sync_all().map(|()| t.elapsed().as_secs_f64() * 1e6).map_err(|e| io("fsync", e))
     };
-    let first = sync(&f);
+    let first = sync(&f)?;
     for at in SUPERS_AT {
-        if let Err(e) = f.write_all_at(&block[..4096], at) {
-            return (first, Err(io("write", e)));
-        }
+        f.write_all_at(&block[..4096], at).map_err(|e| io("write", e))?;
     }
-    (first, sync(&f))
+    Ok((first, sync(&f)?))
 }
 
 #[cfg(test)]

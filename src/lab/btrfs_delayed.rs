@@ -253,11 +253,19 @@ fn fresh(host: &Host, nodesize: u64) -> Result<Fs, LabError> {
     // free space tree (the twin counts its leaf in each commit): the
     // defaults of btrfs-progs 5.15 on, said explicitly.
     let args = ["-f", "-q", "-m", "dup", "-R", "free-space-tree", "-n", &nodesize.to_string()];
-    let fs = Fs::create(host, FsType::Btrfs, 1 << 30, &args, "")?;
+    let fs = Fs::create(host, FsType::Btrfs, IMAGE_BYTES, &args, "")?;
     std::fs::create_dir(fs.base()?.join("testdir")).map_err(|e| LabError::step("mkdir testdir", e))?;
     host::syncfs(&fs.base()?)?;
     Ok(fs)
 }
+
+/// Size of the lab's btrfs image, bytes (1 GiB).
+pub const IMAGE_BYTES: u64 = 1 << 30;
+
+/// `btrfs_sb_offset(i)` of the superblock copies, bytes (64 KiB, 64 MiB
+/// and 256 GiB; fs/btrfs/disk-io.h): `write_dev_supers` writes the
+/// copies that fit on the device.
+pub const SUPER_OFFSETS: [u64; 3] = [64 << 10, 64 << 20, 256 << 30];
 
 /// `BTRFS_FS_TREE_OBJECTID`: the owner of the fs tree's blocks.
 const FS_TREE: u64 = 5;

@@ -97,8 +97,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
             clock.after_call(&fs, ps)?;
         }
     }
-    let writes = |fs: &Fs| (fs.commits, fs.blocks_written);
-    let (start_writes, before_sync_writes) = ((0, 0), writes(&fs));
+    let (start_commits, before_sync_commits) = (0, fs.commits());
     let before_sync = fs.delayed.insert_stats();
     let deletes_before_sync = fs.delayed.delete_stats();
     let unlink_shapes = fs.delayed.take_batch_shapes();
@@ -109,7 +108,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     let height = fs.tree.height();
     let dir_index_leaves = dir_index_leaf_count(&fs, testdir);
     let before_rm = fs.delayed.delete_stats();
-    let before_rm_writes = writes(&fs);
+    let before_rm_commits = fs.commits();
     if p.rm_rf {
         let mut priced = Ok(());
         // Each call waits for a flush still running when it starts (the
@@ -168,10 +167,10 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     phases::put(&mut m, &cost, [&start, &deletes_before_sync, &before_rm, &s])?;
     phases::put_medians(&mut m, &cost, [&unlink_shapes, &sync_shapes, &rm_shapes])?;
     phases::put_calls(&mut m, [&unlink_calls, &LatencyHistogram::new(), &rm_calls, &all_calls]);
-    let marks = [start_writes, before_sync_writes, before_rm_writes, writes(&fs)];
-    phases::put_writes(&mut m, marks);
+    let marks = [start_commits, before_sync_commits, before_rm_commits, fs.commits()];
+    phases::put_writes(&mut m, &fs.commit_blocks, marks);
     if let Some(storage) = &machine.storage {
-        phases::put_flushes(&mut m, storage, p.nodesize, &fs.commit_blocks, marks.map(|w| w.0));
+        phases::put_flushes(&mut m, storage, p.nodesize, &fs.commit_blocks, marks);
     }
     Ok(m)
 }

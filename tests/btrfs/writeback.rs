@@ -69,9 +69,9 @@ fn syncfs_writes_the_tree_back_and_the_commit_copies_what_it_changes() {
     assert_eq!(old.blocks_written_back, 0);
     // Without the write-back the commit writes each live block once (all
     // made in this transaction), and the other trees' three leaves.
-    assert_eq!((old.commits, old.tree.height()), (1, 2));
+    assert_eq!((old.commits(), old.tree.height()), (1, 2));
     let live = old.tree.leaf_layout().len() as u64 + 1;
-    assert_eq!(old.blocks_written, live + COW_ONLY_ROOT_BLOCKS);
+    assert_eq!(old.blocks_written(), live + COW_ONLY_ROOT_BLOCKS);
 
     let (mut fs, _, same) = before_sync(true);
     assert_eq!(pending, same);
@@ -101,7 +101,7 @@ fn syncfs_writes_the_tree_back_and_the_commit_copies_what_it_changes() {
     // merged into a sibling), and the other trees' leaves.
     let freed = fs.tree.stats().leaves_freed - f0;
     assert!(freed <= 1, "{freed} leaves freed by the commit");
-    assert_eq!(fs.commits, 1);
-    assert_eq!(fs.blocks_written, blocks + cows(&fs.tree) - c0 - freed + COW_ONLY_ROOT_BLOCKS);
+    assert_eq!(fs.commits(), 1);
+    assert_eq!(fs.blocks_written(), blocks + cows(&fs.tree) - c0 - freed + COW_ONLY_ROOT_BLOCKS);
     fs.tree.check().expect("invariants");
 }

@@ -97,15 +97,10 @@ pub struct Fs {
     pub sync_task: Task,
     /// Tree blocks written back by syncs and unmounts so far.
     pub blocks_written_back: u64,
-    /// Tree blocks written by syncs and unmounts so far, each copy of a
-    /// block once (the device's metadata copies not counted): the
+    /// The tree blocks each commit of a sync or unmount wrote, in order,
+    /// each block once (the device's metadata copies not counted): the
     /// write-back before the commit, the blocks the commit itself dirtied
     /// and the cow-only roots' ([`COW_ONLY_ROOT_BLOCKS`] a commit).
-    pub blocks_written: u64,
-    /// Transactions committed by syncs and unmounts so far.
-    pub commits: u64,
-    /// The tree blocks each of those commits wrote, in order (their sum
-    /// is [`Fs::blocks_written`]).
     pub commit_blocks: Vec<u64>,
     /// Dir-index items dropped by evictions so far (never reached the
     /// delayed-item functions; the truncate removed their tree items).
@@ -163,8 +158,6 @@ impl Fs {
             writeback_on_sync: true,
             sync_task: Task::Sync,
             blocks_written_back: 0,
-            blocks_written: 0,
-            commits: 0,
             commit_blocks: Vec::new(),
             killed_at_evict: 0,
             last_unlink_check: BalanceCheck::default(),
@@ -272,6 +265,16 @@ impl Fs {
         self.commit_as(self.sync_task);
     }
 
+    /// Transactions committed by syncs and unmounts so far.
+    pub fn commits(&self) -> u64 {
+        self.commit_blocks.len() as u64
+    }
+
+    /// Tree blocks those commits wrote ([`Fs::commit_blocks`] summed).
+    pub fn blocks_written(&self) -> u64 {
+        self.commit_blocks.iter().sum()
+    }
+
     /// The unmount: the same, run by the `umount` process
     /// ([`Task::Unmount`]; `sync_filesystem` from `generic_shutdown_super`).
     pub fn unmount(&mut self) {
@@ -293,8 +296,6 @@ impl Fs {
         // one); a transaction that dirtied no block is taken as none.
         let dirty = back + self.tree.dirty_unwritten();
         if dirty > 0 {
-            self.blocks_written += dirty + COW_ONLY_ROOT_BLOCKS;
-            self.commits += 1;
             self.commit_blocks.push(dirty + COW_ONLY_ROOT_BLOCKS);
         }
         self.tree.commit_transaction();

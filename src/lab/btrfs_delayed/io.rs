@@ -1,14 +1,8 @@
 //! The tree blocks the script's commits wrote, from the loop device's
 //! write requests ([`writes`](crate::lab::blockio::writes)), by the twin's names.
 
-use super::PHASES;
+use super::{PHASES, SUPER_OFFSETS};
 use crate::lab::Metrics;
-
-/// `btrfs_sb_offset(i)` of the superblock copies (64 KiB, 64 MiB and 256
-/// GiB; fs/btrfs/disk-io.h) in 512-byte sectors: a 4 KiB write at one of
-/// them is a superblock's (`write_dev_supers` writes the copies that fit
-/// on the device).
-const SUPER_SECTORS: [u64; 3] = [128, 131_072, 536_870_912];
 
 /// Copies of each tree block on the device: the lab makes its btrfs with
 /// `-m dup` (one device: two copies, `BTRFS_BLOCK_GROUP_DUP`; `fresh` in
@@ -23,7 +17,8 @@ const METADATA_COPIES: u64 = 2;
 pub(super) fn put_tree_writes(m: &mut Metrics, writes: &[(Option<&str>, u64, u64)], nodesize: u64) {
     let per_block = nodesize as f64 * METADATA_COPIES as f64;
     let (mut script_blocks, mut script_supers) = (0.0, 0.0);
-    let is_super = |w: &&(Option<&str>, u64, u64)| w.2 == 4096 && SUPER_SECTORS.contains(&w.1);
+    // A 4 KiB write at a superblock copy's offset (in 512-byte sectors).
+    let is_super = |w: &&(Option<&str>, u64, u64)| w.2 == 4096 && SUPER_OFFSETS.iter().any(|&o| o / 512 == w.1);
     for phase in PHASES {
         let mine = writes.iter().filter(|w| w.0 == Some(phase));
         let supers = mine.clone().filter(is_super).count() as f64;

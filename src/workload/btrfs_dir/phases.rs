@@ -155,19 +155,29 @@ pub fn put_calls(m: &mut BTreeMap<String, f64>, calls: [&LatencyHistogram; 4]) {
     }
 }
 
-/// Puts each phase's commits and tree blocks written into `m`: `marks`
-/// are the filesystem's totals ([`Fs::commits`], [`Fs::blocks_written`])
-/// at the start, before the sync, after the sync and at the end.
+/// Each phase of [`PHASES`] with the blocks of its commits:
+/// `commit_blocks` are the tree blocks each commit wrote
+/// ([`Fs::commit_blocks`]), `marks` the commits made by the start, before
+/// the sync, after the sync and at the end.
 ///
-/// [`Fs::commits`]: crate::kernel::btrfs::fs::Fs::commits
-/// [`Fs::blocks_written`]: crate::kernel::btrfs::fs::Fs::blocks_written
-pub fn put_writes(m: &mut BTreeMap<String, f64>, marks: [(u64, u64); 4]) {
-    let axis = axis();
+/// [`Fs::commit_blocks`]: crate::kernel::btrfs::fs::Fs::commit_blocks
+fn phase_commits(commit_blocks: &[u64], marks: [u64; 4]) -> [(&'static str, &[u64]); 4] {
     let spans = [(0, 1), (1, 2), (2, 3), (0, 3)];
-    for ((key, _), (a, b)) in PHASES.iter().zip(spans) {
-        let (c, w) = (marks[b].0 - marks[a].0, marks[b].1 - marks[a].1);
-        m.insert(axis.metric(key, "commits"), c as f64);
-        m.insert(axis.metric(key, "tree_blocks_written"), w as f64);
+    std::array::from_fn(|i| {
+        let (a, b) = spans[i];
+        let range = marks[a] as usize..marks[b] as usize;
+        debug_assert!(range.start <= range.end && range.end <= commit_blocks.len(), "marks {marks:?}");
+        (PHASES[i].0, commit_blocks.get(range).unwrap_or(&[]))
+    })
+}
+
+/// Puts each phase's commits and tree blocks written into `m`
+/// (`commit_blocks` and `marks` as [`phase_commits`] takes them).
+pub fn put_writes(m: &mut BTreeMap<String, f64>, commit_blocks: &[u64], marks: [u64; 4]) {
+    let axis = axis();
+    for (key, commits) in phase_commits(commit_blocks, marks) {
+        m.insert(axis.metric(key, "commits"), commits.len() as f64);
+        m.insert(axis.metric(key, "tree_blocks_written"), commits.iter().sum::<u64>() as f64);
     }
 }
 
@@ -187,19 +197,12 @@ pub fn flush_metrics() -> Vec<MetricSpec> {
 /// What [`FLUSH_US`] is (the reference's line for it).
 pub const FLUSH_MEANING: &str = "the loop device's flushes the phase's commits wait for, two a commit (barrier_all_devices; the primary superblock's FUA write, completed by a flush after it on a device without FUA), priced by the profile's [storage] table (fsmeta calibrate: fsync of a sparse image after a commit's shape of writes): each commit's first at its blocks per DUP stripe, interpolated in the table's sizes (extrapolated along its last segment beyond them), the second at super_flush_us; reported only with a profile that has [storage]";
 
-/// Puts each phase's [`FLUSH_US`] into `m`: `commit_blocks` are the tree
-/// blocks each commit wrote ([`Fs::commit_blocks`]), `marks` the commits
-/// made by the start, before the sync, after the sync and at the end;
-/// each block is `nodesize` bytes in each of the DUP chunk's two stripes.
-///
-/// [`Fs::commit_blocks`]: crate::kernel::btrfs::fs::Fs::commit_blocks
+/// Puts each phase's [`FLUSH_US`] into `m` (`commit_blocks` and `marks`
+/// as [`phase_commits`] takes them); each block is `nodesize` bytes in
+/// each of the DUP chunk's two stripes.
 pub fn put_flushes(m: &mut BTreeMap<String, f64>, storage: &StoragePrices, nodesize: u32, commit_blocks: &[u64], marks: [u64; 4]) {
     let axis = axis();
-    let spans = [(0, 1), (1, 2), (2, 3), (0, 3)];
-    for ((key, _), (a, b)) in PHASES.iter().zip(spans) {
-        let range = marks[a] as usize..marks[b] as usize;
-        debug_assert!(range.start <= range.end && range.end <= commit_blocks.len(), "marks {marks:?}");
-        let commits = commit_blocks.get(range).unwrap_or(&[]);
+    for (key, commits) in phase_commits(commit_blocks, marks) {
         let kib = |blocks: u64| blocks as f64 * f64::from(nodesize) / 1024.0;
         // A fold from +0 (an empty f64 sum is -0).
         let us = commits.iter().fold(0.0, |us, &b| us + storage.commit_flush_us(kib(b)));
