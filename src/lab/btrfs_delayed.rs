@@ -83,6 +83,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 mod io;
+mod writeout;
 
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {
@@ -328,6 +329,7 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabErro
     put_windows(&mut m, &recs, &phases, fsid, per_item);
     blockio::put(&mut m, &recs, &phases, &PHASES);
     io::put_tree_writes(&mut m, &blockio::writes(&recs, &phases), nodesize);
+    writeout::put_writeout(&mut m, &recs, &phases, fsid);
     Ok(m)
 }
 
