@@ -8,3 +8,4 @@ pub mod delayed;
 pub mod dirname;
 pub mod fs;
 pub mod syscall;
+pub mod writeout;

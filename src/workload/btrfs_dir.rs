@@ -169,6 +169,9 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     phases::put_calls(&mut m, [&unlink_calls, &LatencyHistogram::new(), &rm_calls, &all_calls]);
     let marks = [start_commits, before_sync_commits, before_rm_commits, fs.commits()];
     phases::put_writes(&mut m, &fs.commit_blocks, marks);
+    let lock_event_ps = if p.lock_tracepoints { cost.prices.trace_event_ps } else { 0 };
+    let scale = p.work_scale.on(machine);
+    phases::put_writeout(&mut m, machine, scale, lock_event_ps, p.nodesize, &fs.commit_work, marks);
     if let Some(storage) = &machine.storage {
         phases::put_flushes(&mut m, storage, p.nodesize, &fs.commit_blocks, marks);
     }

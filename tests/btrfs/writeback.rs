@@ -103,5 +103,15 @@ fn syncfs_writes_the_tree_back_and_the_commit_copies_what_it_changes() {
     assert!(freed <= 1, "{freed} leaves freed by the commit");
     assert_eq!(fs.commits(), 1);
     assert_eq!(fs.blocks_written(), blocks + cows(&fs.tree) - c0 - freed + COW_ONLY_ROOT_BLOCKS);
+    // The commit's record, for its time: the blocks written back (one
+    // node, the leaves with their items), the deletions it ran, and the
+    // blocks it wrote itself, which with them make the commit's count.
+    let work = &fs.commit_work[0];
+    assert_eq!(work.writeback.len() as u64, blocks);
+    assert_eq!(work.writeback.iter().filter(|b| b.level == 1).count(), 1);
+    let items: u32 = work.writeback.iter().filter(|b| b.level == 0).map(|b| b.slots).sum();
+    assert_eq!(items as usize, layout.iter().map(|l| l.0).sum::<usize>());
+    assert_eq!(work.deletes.items_released, pending.len() as u64);
+    assert_eq!(work.writeback.len() + work.written.len(), fs.blocks_written() as usize);
     fs.tree.check().expect("invariants");
 }

@@ -26,6 +26,8 @@ pub use block::Item;
 pub use lines::Task;
 pub use stats::TreeStats;
 
+use super::writeout::BlockShape;
+
 /// `sizeof(struct btrfs_header)`: bytes at the start of every tree block.
 pub const HEADER_SIZE: u32 = 101;
 /// `sizeof(struct btrfs_item)`: a leaf item header (key, offset, size).
@@ -230,6 +232,31 @@ impl Tree {
             }
         }
         written
+    }
+
+    /// The shapes of the blocks [`Tree::dirty_unwritten`] counts (what a
+    /// write-back or the commit writes out now), in block order, for the
+    /// write-out's price ([`super::writeout`]).
+    pub fn dirty_shapes(&self) -> Vec<BlockShape> {
+        let nodesize = self.geo.nodesize;
+        self.blocks
+            .iter()
+            .filter(|b| b.dirty_in(self.transid))
+            .map(|b| {
+                if b.is_leaf() {
+                    let used = HEADER_SIZE + block::space_used(b.items());
+                    BlockShape::leaf(b.items(), nodesize.saturating_sub(used))
+                } else {
+                    let slots = b.ptrs().len() as u32;
+                    BlockShape {
+                        level: b.level() as u8,
+                        slots,
+                        free_bytes: nodesize.saturating_sub(HEADER_SIZE + KEY_PTR_SIZE * slots),
+                        ..BlockShape::default()
+                    }
+                }
+            })
+            .collect()
     }
 
     /// Blocks dirtied in the running transaction and not written back

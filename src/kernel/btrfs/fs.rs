@@ -45,11 +45,12 @@
 use std::collections::BTreeMap;
 
 use crate::kernel::btrfs::ctree::{
-    DIR_ITEM_KEY, DIR_ITEM_SIZE, INODE_ITEM_KEY, INODE_ITEM_SIZE, INODE_REF_KEY, INODE_REF_SIZE, Item, Key, ORPHAN_ITEM_KEY,
+    DIR_ITEM_KEY, DIR_ITEM_SIZE, HEADER_SIZE, INODE_ITEM_KEY, INODE_ITEM_SIZE, INODE_REF_KEY, INODE_REF_SIZE, Item, Key, ORPHAN_ITEM_KEY,
     ORPHAN_OBJECTID, Task, Tree, TreeStats,
 };
-use crate::kernel::btrfs::delayed::{BalanceCheck, DelayedRoot, Rules, Thresholds, WorkerStep};
+use crate::kernel::btrfs::delayed::{BalanceCheck, DelayedRoot, DeleteRunStats, InsertRunStats, Rules, Thresholds, WorkerStep};
 use crate::kernel::btrfs::dirname::DirName;
+use crate::kernel::btrfs::writeout::BlockShape;
 
 /// `BTRFS_FIRST_FREE_OBJECTID`: the subvolume's top directory.
 pub const ROOT_DIR_INO: u64 = 256;
@@ -102,6 +103,10 @@ pub struct Fs {
     /// write-back before the commit, the blocks the commit itself dirtied
     /// and the cow-only roots' ([`COW_ONLY_ROOT_BLOCKS`] a commit).
     pub commit_blocks: Vec<u64>,
+    /// For each commit of [`Fs::commit_blocks`], what it did, for its
+    /// time: the blocks written back before it, its delayed items, the
+    /// blocks it wrote itself.
+    pub commit_work: Vec<CommitWork>,
     /// Dir-index items dropped by evictions so far (never reached the
     /// delayed-item functions; the truncate removed their tree items).
     pub killed_at_evict: u64,
@@ -159,6 +164,7 @@ impl Fs {
             sync_task: Task::Sync,
             blocks_written_back: 0,
             commit_blocks: Vec::new(),
+            commit_work: Vec::new(),
             killed_at_evict: 0,
             last_unlink_check: BalanceCheck::default(),
             last_unlink: TreeStats::default(),
@@ -285,9 +291,16 @@ impl Fs {
     /// as `task`.
     fn commit_as(&mut self, task: Task) {
         let caller = self.tree.set_task(task);
-        let back = if self.writeback_on_sync { self.tree.write_back_dirty() } else { 0 };
+        let (shapes, back) = if self.writeback_on_sync {
+            (self.tree.dirty_shapes(), self.tree.write_back_dirty())
+        } else {
+            (Vec::new(), 0)
+        };
         self.blocks_written_back += back;
+        let (deletes, inserts) = (self.delayed.delete_stats(), self.delayed.insert_stats());
         self.delayed.run_all(&mut self.tree);
+        let deletes = self.delayed.delete_stats().since(&deletes);
+        let inserts = self.delayed.insert_stats().since(&inserts);
         for ino in std::mem::take(&mut self.deferred_evictions) {
             self.truncate_inode_items(ino);
         }
@@ -297,6 +310,15 @@ impl Fs {
         let dirty = back + self.tree.dirty_unwritten();
         if dirty > 0 {
             self.commit_blocks.push(dirty + COW_ONLY_ROOT_BLOCKS);
+            let mut written = self.tree.dirty_shapes();
+            let nodesize = self.tree.geometry().nodesize;
+            written.extend((0..COW_ONLY_ROOT_BLOCKS).map(|_| BlockShape::leaf(&[], nodesize.saturating_sub(HEADER_SIZE))));
+            self.commit_work.push(CommitWork {
+                writeback: shapes,
+                deletes,
+                inserts,
+                written,
+            });
         }
         self.tree.commit_transaction();
         self.tree.set_task(caller);
@@ -379,6 +401,24 @@ fn orphan_key(ino: u64) -> Key {
 /// transaction; the chunk and device trees change only with a new chunk.
 /// A larger filesystem, whose trees have more levels, writes more.
 pub const COW_ONLY_ROOT_BLOCKS: u64 = 3;
+
+/// What one commit of a sync or unmount did, for its time (the
+/// workload prices it; `btrfs_commit_transaction` and the write-back
+/// before it).
+#[derive(Debug, Clone, Default)]
+pub struct CommitWork {
+    /// The blocks the writeback flusher wrote out before the commit.
+    pub writeback: Vec<BlockShape>,
+    /// The delayed deletions the commit ran (`btrfs_run_delayed_items`).
+    pub deletes: DeleteRunStats,
+    /// The delayed insertions it ran.
+    pub inserts: InsertRunStats,
+    /// The blocks it wrote itself (`btrfs_write_and_wait_transaction`):
+    /// the fs tree's blocks it dirtied, then the cow-only roots' leaves
+    /// ([`COW_ONLY_ROOT_BLOCKS`]), whose items are not modelled: shaped
+    /// as empty leaves.
+    pub written: Vec<BlockShape>,
+}
 
 /// `rm -fr testdir`: unlink the entries in readdir (dir index) order
 /// (`on_unlink` called after each, with the filesystem: the call's own

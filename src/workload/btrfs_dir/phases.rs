@@ -15,7 +15,9 @@ use super::syscalls::phase_us;
 use crate::engine::histogram::LatencyHistogram;
 use crate::kernel::ModelError;
 use crate::kernel::btrfs::delayed::DeleteRunStats;
-use crate::machine::StoragePrices;
+use crate::kernel::btrfs::fs::CommitWork;
+use crate::kernel::btrfs::writeout;
+use crate::machine::{MachineProfile, StoragePrices};
 use crate::workload::{MetricSpec, StepAxis, StepScale};
 
 /// Name of the axis (a plot's `x`).
@@ -30,7 +32,7 @@ pub const PHASES: [(&str, &str); 4] = [
 ];
 
 /// The values reported per phase: (name, unit, meaning).
-const VALUES: [(&str, &str, &str); 17] = [
+const VALUES: [(&str, &str, &str); 19] = [
     ("batches", "count", "btrfs_del_items calls of the delayed deletions"),
     ("flushes", "count", "calls of btrfs_delete_delayed_items that found deletions"),
     ("batches_per_flush", "count", "batches per flush (0 without flushes)"),
@@ -78,6 +80,16 @@ const VALUES: [(&str, &str, &str); 17] = [
         "tree_blocks_written",
         "count",
         "tree blocks the commits wrote, each once (the device's metadata copies not counted): the write-back before each commit, the blocks the commit dirtied after it, and the root, extent and free space trees' leaves (3 a commit)",
+    ),
+    (
+        "writeout_blocks",
+        "count",
+        "tree blocks the writeback flusher wrote out before the phase's commits (syncfs's and the unmount's writeback_inodes_sb: btree_writepages)",
+    ),
+    (
+        "writeout_us",
+        "us",
+        "the median of those blocks' write-out on the flusher's CPU (the upper one of an even count; each write-back's last block left out, as the lab measures a block from its lock to the next one's), from its lock in lock_extent_buffer_for_io to the next block's: the buffer's writeback set-up, the tree checker's reads of every item, the checksum, the free space zeroed, the DUP stripes' bios submitted (src/kernel/btrfs/writeout.rs), and the lab's lock event (0 without blocks)",
     ),
     (
         "transfers",
@@ -161,7 +173,7 @@ pub fn put_calls(m: &mut BTreeMap<String, f64>, calls: [&LatencyHistogram; 4]) {
 /// the sync, after the sync and at the end.
 ///
 /// [`Fs::commit_blocks`]: crate::kernel::btrfs::fs::Fs::commit_blocks
-fn phase_commits(commit_blocks: &[u64], marks: [u64; 4]) -> [(&'static str, &[u64]); 4] {
+fn phase_commits<T>(commit_blocks: &[T], marks: [u64; 4]) -> [(&'static str, &[T]); 4] {
     let spans = [(0, 1), (1, 2), (2, 3), (0, 3)];
     std::array::from_fn(|i| {
         let (a, b) = spans[i];
@@ -178,6 +190,42 @@ pub fn put_writes(m: &mut BTreeMap<String, f64>, commit_blocks: &[u64], marks: [
     for (key, commits) in phase_commits(commit_blocks, marks) {
         m.insert(axis.metric(key, "commits"), commits.len() as f64);
         m.insert(axis.metric(key, "tree_blocks_written"), commits.iter().sum::<u64>() as f64);
+    }
+}
+
+/// Puts each phase's `writeout_blocks` and `writeout_us` into `m`:
+/// `commits` are what each commit did ([`Fs::commit_work`], `marks` as
+/// [`phase_commits`] takes them): the blocks written back before it,
+/// each priced on its own ([`writeout::writeout`], `nodesize` bytes in
+/// `nodesize / 4096` folios, on `machine` with the run's `work_scale`)
+/// plus `event_ps`, the lab's lock tracepoint that fires in it; the
+/// median over every block but each write-back's last (0 without two).
+///
+/// [`Fs::commit_work`]: crate::kernel::btrfs::fs::Fs::commit_work
+pub fn put_writeout(
+    m: &mut BTreeMap<String, f64>,
+    machine: &MachineProfile,
+    work_scale: f64,
+    event_ps: u64,
+    nodesize: u32,
+    commits: &[CommitWork],
+    marks: [u64; 4],
+) {
+    let axis = axis();
+    let folios = nodesize.div_ceil(4096);
+    for (key, commits) in phase_commits(commits, marks) {
+        // The median leaves out each write-back's last block, as the lab
+        // does, which measures a block from its lock to the next one's.
+        let mut ps: Vec<u64> = commits
+            .iter()
+            .flat_map(|c| c.writeback.iter().take(c.writeback.len().saturating_sub(1)))
+            .map(|b| crate::machine::ns_to_ps(writeout::writeout(b, nodesize, folios).ns(machine, work_scale)) + event_ps)
+            .collect();
+        ps.sort_unstable();
+        let median = ps.get(ps.len() / 2).map_or(0.0, |&p| p as f64 / 1e6);
+        let blocks: usize = commits.iter().map(|c| c.writeback.len()).sum();
+        m.insert(axis.metric(key, "writeout_blocks"), blocks as f64);
+        m.insert(axis.metric(key, "writeout_us"), median);
     }
 }
 
