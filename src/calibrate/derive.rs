@@ -292,7 +292,7 @@ fn fresh_line(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> f64
 
 /// The storage prices when they were measured (a note either way).
 fn storage(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Option<crate::machine::StoragePrices> {
-    use super::storage::{IMAGE_BYTES, RUNS_AT, SAMPLES};
+    use super::storage::{IMAGE_BYTES, QUEUED, RUNS_AT, SAMPLES};
     let st = match &cal.storage {
         Ok(st) => st,
         Err(e) => {
@@ -324,10 +324,22 @@ fn storage(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Option
             s.p10, s.p90, s.n
         ),
     ));
+    let w = &st.write;
+    notes.push((
+        "storage.write_us",
+        format!(
+            "a new sparse image of {} MiB there on a loop device, {QUEUED} buffered 16 KiB writes through it (every other block of a new region), sent and waited for by sync_file_range, timed over {QUEUED}: p10-p90 {:.2}-{:.2} us, {} samples",
+            IMAGE_BYTES >> 20,
+            w.p10,
+            w.p90,
+            w.n
+        ),
+    ));
     let prices = crate::machine::StoragePrices {
         flush_kib: st.flush.iter().map(|(kib, _)| *kib as f64).collect(),
         flush_us: st.flush.iter().map(|(_, s)| s.median.round()).collect(),
         super_flush_us: s.median.round(),
+        write_us: r2(w.median),
     };
     // An optional table: one out of range leaves the rest of the profile.
     if let Err((field, why)) = prices.check() {

@@ -221,7 +221,7 @@ fn fields(p: &MachineProfile, d: &Derived) -> String {
         Some(st) => {
             let _ = writeln!(
                 s,
-                "\n# For the lab's btrfs twin: what the images' filesystem charges for a commit's flushes through the loop device."
+                "\n# For the lab's btrfs twin: what the images' filesystem charges for a commit's writes and flushes through the loop device."
             );
             let _ = writeln!(s, "[storage]");
             let kib: Vec<String> = st.flush_kib.iter().map(|k| format!("{k:.0}")).collect();
@@ -231,6 +231,8 @@ fn fields(p: &MachineProfile, d: &Derived) -> String {
             let _ = writeln!(s, "flush_us = [{}]", us.join(", "));
             note(&mut s, "storage.super_flush_us");
             let _ = writeln!(s, "super_flush_us = {:.0}", st.super_flush_us);
+            note(&mut s, "storage.write_us");
+            let _ = writeln!(s, "write_us = {:.2}", st.write_us);
         }
         None => {
             let _ = writeln!(s, "\n# storage: {}", d.note("storage"));

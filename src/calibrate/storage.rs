@@ -19,6 +19,18 @@
 //! then 4 KiB at 64 KiB and at 64 MiB (the superblock and its first
 //! copy), then another `fsync` (timed). Each file is removed before the
 //! next is made. The sizes are a fixed grid, not any experiment's.
+//!
+//! The write requests themselves: a sparse image of the same size in the
+//! same folder, attached to a loop device (recorded in the ledger before,
+//! checked to be the one device backed by that file), gets
+//! [`WRITE_SAMPLES`] times [`QUEUED`] buffered 16 KiB writes through the device, every
+//! other block of a new region, which `sync_file_range` sends as
+//! [`QUEUED`] requests at once and waits for (timed, no flush): the
+//! loop driver's worker writes each into the image's page cache and
+//! completes it, as it does a commit's blocks. The time also holds the
+//! device's own page-cache writeback (its folios' writeback set-up and
+//! bios), about what the btrfs twin counts for a tree block's folios in
+//! the flusher's write-out: under a microsecond a request counted twice.
 
 use super::stats::Spread;
 use crate::lab::btrfs_delayed::SUPER_OFFSETS;
@@ -48,6 +60,14 @@ const SUPERS_AT: [u64; 2] = [SUPER_OFFSETS[0], SUPER_OFFSETS[1]];
 /// One write (a tree block of the lab's 16 KiB nodes).
 const BLOCK: usize = 16 << 10;
 
+/// Samples of the write requests (each [`QUEUED`] requests).
+pub const WRITE_SAMPLES: usize = 15;
+
+/// Write requests sent through the loop device at once: the writeback
+/// flusher's plug sends the lab's tree blocks 16 at a time (8 blocks, two
+/// copies each).
+pub const QUEUED: usize = 16;
+
 /// The measured `fsync` times.
 #[derive(Debug, Clone)]
 pub struct StorageCost {
@@ -57,6 +77,9 @@ pub struct StorageCost {
     pub flush: Vec<(u64, Spread)>,
     /// The `fsync` after the superblocks, over every file, us.
     pub super_flush: Spread,
+    /// One 16 KiB write request through the loop device, [`QUEUED`] at
+    /// once, us (a sample's time over [`QUEUED`]).
+    pub write: Spread,
 }
 
 /// Why the storage was not measured (the profile says so).
@@ -83,13 +106,72 @@ pub fn measure(tmp: &Path) -> Result<StorageCost, NotMeasured> {
         ledger.close();
         return Err(NotMeasured(format!("mkdir {}: {e}", folder.display())));
     }
-    let guard = UndoOnDrop::new(ledger);
-    let out = timed(&folder);
+    let mut guard = UndoOnDrop::new(ledger);
+    let out = timed(&folder).and_then(|(flush, super_flush)| {
+        let write = loop_writes(&folder, &mut guard)?;
+        Ok(StorageCost {
+            folder: folder.clone(),
+            flush,
+            super_flush,
+            write,
+        })
+    });
     drop(guard);
     out
 }
 
-fn timed(folder: &Path) -> Result<StorageCost, NotMeasured> {
+/// The write requests through a loop device over a new sparse image in
+/// `folder` (module header); `guard` records the image and the device
+/// before they are made, and undoes them.
+fn loop_writes(folder: &Path, guard: &mut UndoOnDrop) -> Result<Spread, NotMeasured> {
+    use crate::lab::host::{cmd, loops_backed_by};
+    use std::os::fd::AsRawFd;
+    let image = folder.join("loop-image");
+    let ledger = |e| NotMeasured(format!("the lab's ledger: {e}"));
+    let io = |what: &str, e: std::io::Error| NotMeasured(format!("{what}: {e}"));
+    guard.record(Entry::Image(image.clone())).map_err(ledger)?;
+    let f = File::create_new(&image).map_err(|e| io("create the loop image", e))?;
+    f.set_len(IMAGE_BYTES).map_err(|e| io("size the loop image", e))?;
+    drop(f);
+    guard.record(Entry::Loop(image.clone())).map_err(ledger)?;
+    let path = image.to_string_lossy().into_owned();
+    let dev = cmd("attach a loop device", "losetup", &["--find", "--show", &path])
+        .map_err(|e| NotMeasured(e.to_string()))?
+        .trim()
+        .to_string();
+    if !dev.starts_with("/dev/loop") || loops_backed_by(&image) != [dev.clone()] {
+        return Err(NotMeasured(format!(
+            "losetup gave `{dev}`, not the one loop device backed by the image"
+        )));
+    }
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&dev)
+        .map_err(|e| io(&format!("open {dev}"), e))?;
+    let block = vec![0x5au8; BLOCK];
+    let span = (2 * QUEUED * BLOCK) as u64;
+    let mut us = Vec::with_capacity(WRITE_SAMPLES);
+    for k in 0..WRITE_SAMPLES as u64 {
+        let base = RUNS_AT[0] + k * span;
+        for i in 0..QUEUED as u64 {
+            f.write_all_at(&block, base + 2 * i * BLOCK as u64).map_err(|e| io("write", e))?;
+        }
+        let flags = libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+        let t = Instant::now();
+        // SAFETY: a valid open descriptor; the range lies in the device.
+        let rc = unsafe { libc::sync_file_range(f.as_raw_fd(), base as i64, span as i64, flags) };
+        let elapsed = t.elapsed().as_secs_f64() * 1e6;
+        if rc != 0 {
+            return Err(io("sync_file_range", std::io::Error::last_os_error()));
+        }
+        us.push(elapsed / QUEUED as f64);
+    }
+    Spread::of(&us).ok_or_else(|| NotMeasured("no write samples".into()))
+}
+
+/// The first `fsync` per size and the one after the superblocks.
+fn timed(folder: &Path) -> Result<(Vec<(u64, Spread)>, Spread), NotMeasured> {
     let block = vec![0x5au8; BLOCK];
     let (mut flush, mut supers) = (Vec::new(), Vec::new());
     for (i, &kib) in SIZES_KIB.iter().enumerate() {
@@ -106,11 +188,7 @@ fn timed(folder: &Path) -> Result<StorageCost, NotMeasured> {
         flush.push((kib, spread));
     }
     let super_flush = Spread::of(&supers).ok_or_else(|| NotMeasured("no superblock samples".into()))?;
-    Ok(StorageCost {
-        folder: folder.to_path_buf(),
-        flush,
-        super_flush,
-    })
+    Ok((flush, super_flush))
 }
 
 /// One sparse file: the two runs of `kib` KiB and an `fsync`, then the

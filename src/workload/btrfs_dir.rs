@@ -11,6 +11,7 @@ mod keys;
 mod params;
 pub mod phases;
 pub mod syscalls;
+pub mod walls;
 mod worker;
 
 use std::collections::BTreeMap;
@@ -109,6 +110,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     let dir_index_leaves = dir_index_leaf_count(&fs, testdir);
     let before_rm = fs.delayed.delete_stats();
     let before_rm_commits = fs.commits();
+    let mut rmdir_wait_ps = 0;
     if p.rm_rf {
         let mut priced = Ok(());
         // Each call waits for a flush still running when it starts (the
@@ -117,6 +119,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
         // dropped by that eviction): the wait is found at the previous
         // call's end (before rm_rf starts for the first unlink).
         let mut wait = clock.before_call(&mut fs)?;
+        // After the loop, the last call's `wait` is the rmdir's.
         rm_rf(&mut fs, testdir, &mut |fs| {
             let call = unlink_cost.call_ps(&fs.last_unlink).and_then(|ps| {
                 rm_calls.record(ps + wait);
@@ -129,6 +132,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
             }
         });
         priced?;
+        rmdir_wait_ps = wait;
     }
     let s = fs.delayed.delete_stats();
     let ins = fs.delayed.insert_stats();
@@ -174,6 +178,16 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     phases::put_writeout(&mut m, machine, scale, lock_event_ps, p.nodesize, &fs.commit_work, marks);
     if let Some(storage) = &machine.storage {
         phases::put_flushes(&mut m, storage, p.nodesize, &fs.commit_blocks, marks);
+        let prices = walls::CommitPrices {
+            cost: &cost,
+            machine,
+            work_scale: scale,
+            event_ps: lock_event_ps,
+            nodesize: p.nodesize,
+            storage,
+        };
+        let calls = [unlink_calls.sum() as f64 / 1e6, rm_calls.sum() as f64 / 1e6];
+        walls::put_walls(&mut m, &prices, calls, rmdir_wait_ps as f64 / 1e6, &fs.commit_work, marks)?;
     }
     Ok(m)
 }
@@ -276,6 +290,11 @@ impl Workload for BtrfsDir {
             "us",
             &format!("{}; PHASE is one of unlink, sync, rm_fr, script", phases::FLUSH_MEANING),
         ));
+        m.push(MetricSpec::new(
+            &format!("phase.PHASE.{}", walls::WALL_US),
+            "us",
+            &format!("{}; PHASE is one of unlink, sync, rm_fr, script", walls::WALL_MEANING),
+        ));
         m
     }
 
@@ -321,6 +340,7 @@ impl Prepared for PreparedBtrfsDir {
         m.extend(phases::axis().metric_specs());
         if self.profile.storage.is_some() {
             m.extend(phases::flush_metrics());
+            m.extend(walls::wall_metrics());
         }
         m
     }

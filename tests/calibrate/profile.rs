@@ -71,6 +71,7 @@ fn calibration(snapshot: &str, max: usize, cas: &[(Distance, f64)]) -> Calibrati
                 (1024, spread(3400.0)),
             ],
             super_flush: spread(160.0),
+            write: spread(7.25),
         }),
         fresh_line: spread(17.5),
         repeat: 3,
@@ -122,6 +123,11 @@ fn the_written_profile_loads_and_holds_the_measurements() {
     );
     assert!(
         text.contains("# flush_us: in /tmp (the lab's temporary folder): 7 new sparse files"),
+        "{text}"
+    );
+    assert_eq!(st.write_us, 7.25);
+    assert!(
+        text.contains("# write_us: a new sparse image of 1024 MiB there on a loop device"),
         "{text}"
     );
     assert_eq!(
@@ -263,6 +269,7 @@ fn storage_not_measured_or_out_of_range_leaves_the_table_out_and_says_why() {
         folder: "/tmp/x".into(),
         flush: vec![(16, spread(200.0)), (64, spread(2e7))],
         super_flush: spread(160.0),
+        write: spread(7.0),
     });
     let d = derive(&cal, "slow", "t").unwrap();
     assert!(d.profile.storage.is_none());

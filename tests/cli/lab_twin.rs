@@ -218,6 +218,12 @@ fn the_btrfs_twin_prices_flushes_only_with_a_storage_table() {
     let flush = |h: &[String]| h.iter().filter(|c| c.ends_with(".io_flush_us")).count();
     assert_eq!(flush(&head(&plain)), 0, "no table, no price");
     assert_eq!(flush(&head(&priced)), 4, "one per phase: unlink, sync, rm_fr, script");
+    let walls = |h: &[String]| h.iter().filter(|c| c.ends_with(".wall_us")).count();
+    assert_eq!(
+        (walls(&head(&plain)), walls(&head(&priced))),
+        (0, 4),
+        "the walls need the loop device's prices"
+    );
     let col = |csv: &str, name: &str| {
         let h = head(csv);
         let i = h.iter().position(|c| c == name).unwrap_or_else(|| panic!("no {name}"));

@@ -229,13 +229,14 @@ fn calibrates_tracepoint_measurement_leaves_no_instance_or_ledger_behind() {
 }
 
 /// `fsmeta calibrate`'s storage measurement: a price per size, growing
-/// with the size over the grid's 64-fold span, and nothing left behind
-/// (its folder, its files, its ledger).
+/// with the size over the grid's 64-fold span, a price of a write request
+/// through a loop device, and nothing left behind (its folder, its files,
+/// its loop device, its ledger).
 #[test]
 #[ignore = "needs root, loop devices, tracefs, xfsprogs, btrfs-progs: run by .ci/run"]
 fn calibrates_storage_measurement_prices_each_size_and_leaves_nothing_behind() {
     require_lab();
-    use fsmeta::calibrate::storage::{SAMPLES, SIZES_KIB, measure};
+    use fsmeta::calibrate::storage::{SAMPLES, SIZES_KIB, WRITE_SAMPLES, measure};
     let tmp = std::env::temp_dir();
     let mine = |d: &std::path::Path, prefix: &str| {
         std::fs::read_dir(d)
@@ -250,6 +251,13 @@ fn calibrates_storage_measurement_prices_each_size_and_leaves_nothing_behind() {
     assert_eq!(st.super_flush.n, SAMPLES * SIZES_KIB.len());
     let (small, large) = (st.flush[0].1.median, st.flush[SIZES_KIB.len() - 1].1.median);
     assert!(large > small, "1 MiB a run flushes in {large} us, 16 KiB in {small}");
+    // The write requests through a loop device: each sample priced, and
+    // the device detached after (no loop device backed by the folder's
+    // image is left).
+    assert_eq!(st.write.n, WRITE_SAMPLES);
+    assert!(st.write.median > 0.0 && st.write.p10 <= st.write.median, "{:?}", st.write);
+    let image = st.folder.join("loop-image");
+    assert!(fsmeta::lab::host::loops_backed_by(&image).is_empty(), "a loop device left attached");
     assert_eq!(mine(&tmp, &format!("fsmeta-calibrate-storage-{pid}")), 0, "the folder left behind");
     assert_eq!(
         mine(std::path::Path::new("/run/fsmeta-lab"), &format!("{pid}-")),

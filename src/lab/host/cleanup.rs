@@ -76,6 +76,14 @@ impl UndoOnDrop {
     pub fn new(ledger: Ledger) -> Self {
         UndoOnDrop(Some(ledger))
     }
+
+    /// Records `e` in the ledger before what it names is made.
+    pub fn record(&mut self, e: Entry) -> Result<(), crate::lab::LabError> {
+        match &mut self.0 {
+            Some(l) => l.record(e),
+            None => Err(crate::lab::LabError::step("ledger", "closed")),
+        }
+    }
 }
 
 impl Drop for UndoOnDrop {

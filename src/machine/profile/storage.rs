@@ -6,7 +6,8 @@
 //! host filesystem's journal and flushes its disk's cache. Measured by
 //! `fsmeta calibrate` ([`crate::calibrate::storage`]).
 
-/// `fsync` times of a sparse image file after writes of a commit's shape.
+/// `fsync` times of a sparse image file after writes of a commit's shape,
+/// and the time of one write request through a loop device.
 #[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoragePrices {
@@ -19,7 +20,15 @@ pub struct StoragePrices {
     /// us the `fsync` took after two 4 KiB writes at 64 KiB and 64 MiB
     /// (the superblock and its first copy) that followed (the median).
     pub super_flush_us: f64,
+    /// us one 16 KiB write request takes through a loop device over a new
+    /// sparse image on that filesystem, 16 sent at once (the loop
+    /// driver's worker writes it into the image's page cache and
+    /// completes it; the median over the samples of their time over 16).
+    pub write_us: f64,
 }
+
+/// Largest accepted price of one write request, us (1 s).
+pub const MAX_WRITE_US: f64 = 1e6;
 
 /// Largest accepted price of one `fsync`, us (10 s).
 pub const MAX_FLUSH_US: f64 = 1e7;
@@ -48,6 +57,10 @@ impl StoragePrices {
         if !in_range(self.super_flush_us) {
             let msg = format!("{} us is not in [0, {MAX_FLUSH_US}]", self.super_flush_us);
             return Err(("storage.super_flush_us", msg));
+        }
+        if !(self.write_us.is_finite() && (0.0..=MAX_WRITE_US).contains(&self.write_us)) {
+            let msg = format!("{} us is not in [0, {MAX_WRITE_US}]", self.write_us);
+            return Err(("storage.write_us", msg));
         }
         Ok(())
     }
@@ -84,6 +97,7 @@ mod tests {
             flush_kib: vec![16.0, 64.0, 256.0, 1024.0],
             flush_us: vec![300.0, 500.0, 900.0, 3000.0],
             super_flush_us: 200.0,
+            write_us: 7.0,
         }
     }
 
@@ -100,6 +114,7 @@ mod tests {
             flush_kib: vec![16.0],
             flush_us: vec![300.0],
             super_flush_us: 1.0,
+            write_us: 7.0,
         };
         assert_eq!(one.flush_us_at(1000.0), 300.0);
     }
@@ -119,11 +134,17 @@ mod tests {
         let mut p = prices();
         p.super_flush_us = -1.0;
         assert_eq!(p.check().unwrap_err().0, "storage.super_flush_us");
+        for bad in [f64::NAN, -1.0, 2e6] {
+            let mut p = prices();
+            p.write_us = bad;
+            assert_eq!(p.check().unwrap_err().0, "storage.write_us", "{bad}");
+        }
         for kib in [vec![], vec![0.0], vec![5e-324, 1e-323], vec![16.0, f64::INFINITY]] {
             let p = StoragePrices {
                 flush_us: vec![100.0; kib.len()],
                 flush_kib: kib.clone(),
                 super_flush_us: 1.0,
+                write_us: 7.0,
             };
             assert!(p.check().is_err(), "{kib:?}");
         }

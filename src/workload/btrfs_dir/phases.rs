@@ -173,7 +173,7 @@ pub fn put_calls(m: &mut BTreeMap<String, f64>, calls: [&LatencyHistogram; 4]) {
 /// the sync, after the sync and at the end.
 ///
 /// [`Fs::commit_blocks`]: crate::kernel::btrfs::fs::Fs::commit_blocks
-fn phase_commits<T>(commit_blocks: &[T], marks: [u64; 4]) -> [(&'static str, &[T]); 4] {
+pub(super) fn phase_commits<T>(commit_blocks: &[T], marks: [u64; 4]) -> [(&'static str, &[T]); 4] {
     let spans = [(0, 1), (1, 2), (2, 3), (0, 3)];
     std::array::from_fn(|i| {
         let (a, b) = spans[i];
@@ -320,6 +320,7 @@ mod tests {
             flush_kib: vec![64.0, 1024.0],
             flush_us: vec![400.0, 2320.0],
             super_flush_us: 150.0,
+            write_us: 10.0,
         };
         let mut m = BTreeMap::new();
         // Two commits: the sync's 30 blocks, the unmount's 5, 16 KiB each
@@ -345,10 +346,14 @@ mod tests {
             flush_kib: vec![16.0],
             flush_us: vec![1000.0],
             super_flush_us: 100.0,
+            write_us: 10.0,
         });
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         let priced = run_btrfs_dir(&p, &machine, &mut rng).expect("runs");
         assert_eq!(priced[&axis().metric("sync", FLUSH_US)], 1100.0, "one commit, one size");
+        assert!(!none.contains_key(&axis().metric("sync", super::super::walls::WALL_US)));
+        let wall = |k: &str| priced[&axis().metric(k, super::super::walls::WALL_US)];
+        assert!(wall("sync") > 1100.0, "the flushes and more: {}", wall("sync"));
         assert_eq!(priced[&axis().metric("script", FLUSH_US)], 2200.0);
         let counts: Vec<_> = none.iter().collect();
         assert!(

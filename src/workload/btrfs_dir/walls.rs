@@ -1,0 +1,188 @@
+//! The phases' wall times, on a profile whose `[storage]` table prices the
+//! loop device (`fsmeta calibrate`): what the script's thread waits for,
+//! step by step, as a trace of the lab's script on 6.18 shows them
+//! (docs/lab-hosts.md, session 62).
+//!
+//! A commit of a sync or of the unmount (`sync_filesystem`, then
+//! `btrfs_commit_transaction`), one step after the other:
+//! - the write-back: the flusher writes each dirty tree block out
+//!   ([`writeout::writeout`]) and the loop device's worker writes both
+//!   DUP copies into the image (`write_us` each); `sync_inodes_sb` waits
+//!   for them. Traced, the flusher and the loop worker take turns on one
+//!   CPU while the other idles, so their times add;
+//! - the commit's delayed items ([`DelayedCost::delete_ps`],
+//!   [`DelayedCost::insert_ps`]) on the committing thread;
+//! - `btrfs_write_and_wait_transaction`: the blocks the commit dirtied
+//!   and the other trees' leaves, written out by the committing thread
+//!   and through the loop device the same way;
+//! - `write_all_supers`: the first flush ([`StoragePrices::flush_us_at`]
+//!   at the commit's blocks per stripe), the superblock and its copy (two
+//!   requests), the second flush (`super_flush_us`).
+//!
+//! Not counted (known gaps, docs/lab.md): the commit's other CPU work
+//! (delayed refs, the roots' updates, the checksums of the other trees'
+//! leaves beyond an empty leaf's, the transaction's state changes), the
+//! time from `syncfs` to the flusher's first block (about 0.2-0.5 ms in
+//! the lab's traces), the rmdir's own path (its wait for a flush is
+//! counted), the unmount's teardown after its commit.
+//!
+//! Per phase, `wall_us`: the unlink phase's calls (their own paths and
+//! their waits for the flush worker); the sync's commit; `rm -fr`'s calls,
+//! the rmdir's wait and the unmount's commit; the script's, the three.
+
+use std::collections::BTreeMap;
+
+use super::cost::DelayedCost;
+use super::phases::{PHASES, axis, phase_commits};
+use crate::kernel::ModelError;
+use crate::kernel::btrfs::fs::CommitWork;
+use crate::kernel::btrfs::writeout::{self, BlockShape};
+use crate::machine::{MachineProfile, StoragePrices};
+use crate::workload::MetricSpec;
+
+/// The name of a phase's wall time.
+pub const WALL_US: &str = "wall_us";
+
+/// What [`WALL_US`] is (the reference's line for it).
+pub const WALL_MEANING: &str = "the phase's wall time as the script's thread waits it: the unlink calls (their own paths and their waits for the flush worker), the rmdir's wait for a flush, and each commit's steps in turn: the flusher's write-out of the dirty tree blocks and the loop device's writes of both DUP copies, the commit's delayed items, its own blocks written out and through the loop device, the two flushes and the superblocks between them (src/workload/btrfs_dir/walls.rs); not counted: the commit's delayed refs and root updates, the time before the flusher starts, the rmdir's own path, the unmount's teardown; reported only with a profile that has [storage]";
+
+/// The wall-time metrics ([`WALL_US`] per phase), declared only on a
+/// machine whose profile has a `[storage]` table.
+pub fn wall_metrics() -> Vec<MetricSpec> {
+    PHASES
+        .iter()
+        .map(|(key, _)| MetricSpec::new(&axis().metric(key, WALL_US), "us", WALL_MEANING))
+        .collect()
+}
+
+/// What prices a commit's steps.
+#[derive(Debug, Clone, Copy)]
+pub struct CommitPrices<'a> {
+    /// The delayed-item functions' prices.
+    pub cost: &'a DelayedCost,
+    /// The machine.
+    pub machine: &'a MachineProfile,
+    /// The run's knob.
+    pub work_scale: f64,
+    /// The lab's lock tracepoint, fired once a block written out, ps (0
+    /// untraced).
+    pub event_ps: u64,
+    /// Tree block bytes.
+    pub nodesize: u32,
+    /// The loop device's prices.
+    pub storage: &'a StoragePrices,
+}
+
+/// Copies of each tree block the loop device writes (DUP metadata).
+const COPIES: f64 = 2.0;
+
+/// Superblock copies a commit writes on the lab's 1 GiB device (at 64 KiB
+/// and 64 MiB; `write_dev_supers`).
+const SUPERS: f64 = 2.0;
+
+impl CommitPrices<'_> {
+    /// Blocks of `shapes` written out on one CPU and through the loop
+    /// device, us.
+    fn blocks_us(&self, shapes: &[BlockShape]) -> f64 {
+        let folios = self.nodesize.div_ceil(4096);
+        let cpu: u64 = shapes
+            .iter()
+            .map(|b| {
+                let ns = writeout::writeout(b, self.nodesize, folios).ns(self.machine, self.work_scale);
+                crate::machine::ns_to_ps(ns) + self.event_ps
+            })
+            .sum();
+        cpu as f64 / 1e6 + shapes.len() as f64 * COPIES * self.storage.write_us
+    }
+
+    /// One commit's steps (module header), us.
+    pub fn commit_us(&self, c: &CommitWork) -> Result<f64, ModelError> {
+        let items = self.cost.delete_ps(&c.deletes)? + self.cost.insert_ps(&c.inserts)?;
+        let blocks = (c.writeback.len() + c.written.len()) as f64;
+        let kib = blocks * f64::from(self.nodesize) / 1024.0;
+        Ok(self.blocks_us(&c.writeback)
+            + items as f64 / 1e6
+            + self.blocks_us(&c.written)
+            + self.storage.commit_flush_us(kib)
+            + SUPERS * self.storage.write_us)
+    }
+}
+
+/// Puts each phase's [`WALL_US`] into `m`: `calls_us` are the unlink
+/// phase's and `rm -fr`'s calls summed (with their waits), `rmdir_wait_us`
+/// the rmdir's wait for a flush, `commits` and `marks` as
+/// [`phase_commits`] takes them.
+pub fn put_walls(
+    m: &mut BTreeMap<String, f64>,
+    prices: &CommitPrices<'_>,
+    calls_us: [f64; 2],
+    rmdir_wait_us: f64,
+    commits: &[CommitWork],
+    marks: [u64; 4],
+) -> Result<(), ModelError> {
+    let axis = axis();
+    let own = [calls_us[0], 0.0, calls_us[1] + rmdir_wait_us];
+    let mut script = 0.0;
+    for (i, (key, phase)) in phase_commits(commits, marks).into_iter().enumerate().take(3) {
+        let us = phase.iter().try_fold(own[i], |us, c| prices.commit_us(c).map(|c| us + c))?;
+        script += us;
+        m.insert(axis.metric(key, WALL_US), us);
+    }
+    m.insert(axis.metric("script", WALL_US), script);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::btrfs_dir::{BtrfsDirParams, delayed_cost};
+
+    #[test]
+    fn a_commit_is_its_steps_in_turn() {
+        let machine = crate::machine::find_builtin("icelake-2s").expect("built-in profile");
+        let cost = delayed_cost(&BtrfsDirParams::default(), &machine);
+        let storage = StoragePrices {
+            flush_kib: vec![16.0, 1024.0],
+            flush_us: vec![100.0, 1108.0],
+            super_flush_us: 50.0,
+            write_us: 10.0,
+        };
+        let prices = CommitPrices {
+            cost: &cost,
+            machine: &machine,
+            work_scale: 1.0,
+            event_ps: 0,
+            nodesize: 16384,
+            storage: &storage,
+        };
+        let leaf = BlockShape::leaf(&[], 16000);
+        let empty = CommitWork::default();
+        // No block, no item: the two flushes (at 0 KiB, along the first
+        // segment: 100 - 16) and the two superblocks.
+        assert!((prices.commit_us(&empty).unwrap() - (84.0 + 50.0 + 20.0)).abs() < 1e-9);
+        // Three blocks written back and one by the commit: 64 KiB a stripe
+        // flushed (100 + 48), each block written out on the CPU and twice
+        // through the loop device.
+        let c = CommitWork {
+            writeback: vec![leaf; 3],
+            written: vec![leaf],
+            ..CommitWork::default()
+        };
+        let cpu = crate::machine::ns_to_ps(writeout::writeout(&leaf, 16384, 4).ns(&machine, 1.0)) as f64 / 1e6;
+        let want = 4.0 * (cpu + 20.0) + 148.0 + 50.0 + 20.0;
+        assert!(
+            (prices.commit_us(&c).unwrap() - want).abs() < 1e-6,
+            "{} vs {want}",
+            prices.commit_us(&c).unwrap()
+        );
+        // The phases: the calls and the rmdir's wait are the script thread's
+        // own; the sync's commit and the unmount's follow.
+        let mut m = BTreeMap::new();
+        put_walls(&mut m, &prices, [1000.0, 2000.0], 30.0, &[c.clone(), empty], [0, 0, 1, 2]).unwrap();
+        let g = |k: &str| m[&axis().metric(k, WALL_US)];
+        assert!((g("unlink") - 1000.0).abs() < 1e-9);
+        assert!((g("sync") - want).abs() < 1e-6);
+        assert!((g("rm_fr") - (2030.0 + 154.0)).abs() < 1e-6);
+        assert!((g("script") - (g("unlink") + g("sync") + g("rm_fr"))).abs() < 1e-9);
+    }
+}
