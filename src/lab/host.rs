@@ -7,7 +7,7 @@ use super::ledger::{self, Entry, Ledger};
 mod cleanup;
 
 use cleanup::mounts;
-pub use cleanup::{MountLine, UndoOnDrop, loops_backed_by, parse_mountinfo, undo};
+pub use cleanup::{MountLine, UndoOnDrop, loops_backed_by, loops_under, parse_mountinfo, undo};
 use std::fs::{self, File};
 use std::io::Write as _;
 use std::os::unix::fs::MetadataExt as _;

@@ -172,12 +172,11 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     phases::put_medians(&mut m, &cost, [&unlink_shapes, &sync_shapes, &rm_shapes])?;
     phases::put_calls(&mut m, [&unlink_calls, &LatencyHistogram::new(), &rm_calls, &all_calls]);
     let marks = [start_commits, before_sync_commits, before_rm_commits, fs.commits()];
-    phases::put_writes(&mut m, &fs.commit_blocks, marks);
+    phases::put_writes(&mut m, &fs.commit_blocks(), marks);
     let lock_event_ps = if p.lock_tracepoints { cost.prices.trace_event_ps } else { 0 };
     let scale = p.work_scale.on(machine);
     phases::put_writeout(&mut m, machine, scale, lock_event_ps, p.nodesize, &fs.commit_work, marks);
     if let Some(storage) = &machine.storage {
-        phases::put_flushes(&mut m, storage, p.nodesize, &fs.commit_blocks, marks);
         let prices = walls::CommitPrices {
             cost: &cost,
             machine,
@@ -187,7 +186,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
             storage,
         };
         let calls = [unlink_calls.sum() as f64 / 1e6, rm_calls.sum() as f64 / 1e6];
-        walls::put_walls(&mut m, &prices, calls, rmdir_wait_ps as f64 / 1e6, &fs.commit_work, marks)?;
+        walls::put_priced(&mut m, &prices, &fs, calls, rmdir_wait_ps as f64 / 1e6, marks)?;
     }
     Ok(m)
 }

@@ -98,14 +98,9 @@ pub struct Fs {
     pub sync_task: Task,
     /// Tree blocks written back by syncs and unmounts so far.
     pub blocks_written_back: u64,
-    /// The tree blocks each commit of a sync or unmount wrote, in order,
-    /// each block once (the device's metadata copies not counted): the
-    /// write-back before the commit, the blocks the commit itself dirtied
-    /// and the cow-only roots' ([`COW_ONLY_ROOT_BLOCKS`] a commit).
-    pub commit_blocks: Vec<u64>,
-    /// For each commit of [`Fs::commit_blocks`], what it did, for its
-    /// time: the blocks written back before it, its delayed items, the
-    /// blocks it wrote itself.
+    /// What each commit of a sync or unmount did, in order: the blocks
+    /// written back before it, its delayed items, the blocks it wrote
+    /// itself ([`Fs::commit_blocks`] counts them).
     pub commit_work: Vec<CommitWork>,
     /// Dir-index items dropped by evictions so far (never reached the
     /// delayed-item functions; the truncate removed their tree items).
@@ -163,7 +158,6 @@ impl Fs {
             writeback_on_sync: true,
             sync_task: Task::Sync,
             blocks_written_back: 0,
-            commit_blocks: Vec::new(),
             commit_work: Vec::new(),
             killed_at_evict: 0,
             last_unlink_check: BalanceCheck::default(),
@@ -273,12 +267,20 @@ impl Fs {
 
     /// Transactions committed by syncs and unmounts so far.
     pub fn commits(&self) -> u64 {
-        self.commit_blocks.len() as u64
+        self.commit_work.len() as u64
+    }
+
+    /// The tree blocks each commit of a sync or unmount wrote, in order,
+    /// each block once (the device's metadata copies not counted): the
+    /// write-back before the commit, the blocks the commit itself dirtied
+    /// and the cow-only roots' ([`COW_ONLY_ROOT_BLOCKS`] a commit).
+    pub fn commit_blocks(&self) -> Vec<u64> {
+        self.commit_work.iter().map(CommitWork::blocks).collect()
     }
 
     /// Tree blocks those commits wrote ([`Fs::commit_blocks`] summed).
     pub fn blocks_written(&self) -> u64 {
-        self.commit_blocks.iter().sum()
+        self.commit_work.iter().map(CommitWork::blocks).sum()
     }
 
     /// The unmount: the same, run by the `umount` process
@@ -309,7 +311,6 @@ impl Fs {
         // one); a transaction that dirtied no block is taken as none.
         let dirty = back + self.tree.dirty_unwritten();
         if dirty > 0 {
-            self.commit_blocks.push(dirty + COW_ONLY_ROOT_BLOCKS);
             let mut written = self.tree.dirty_shapes();
             let nodesize = self.tree.geometry().nodesize;
             written.extend((0..COW_ONLY_ROOT_BLOCKS).map(|_| BlockShape::leaf(&[], nodesize.saturating_sub(HEADER_SIZE))));
@@ -418,6 +419,14 @@ pub struct CommitWork {
     /// ([`COW_ONLY_ROOT_BLOCKS`]), whose items are not modelled: shaped
     /// as empty leaves.
     pub written: Vec<BlockShape>,
+}
+
+impl CommitWork {
+    /// The tree blocks the commit wrote, each once: written back before
+    /// it and written by it.
+    pub fn blocks(&self) -> u64 {
+        (self.writeback.len() + self.written.len()) as u64
+    }
 }
 
 /// `rm -fr testdir`: unlink the entries in readdir (dir index) order

@@ -1,6 +1,8 @@
 //! Writing one tree block out, as the writeback flusher does it
 //! (`btree_writepages`, 6.18), counted in [`Work`] (see
-//! [`crate::kernel::work`] for how). Line numbers cite Linux 6.18.15.
+//! [`crate::kernel::work`] for how). Line numbers cite Linux 6.18.15 as
+//! read (Debian's orig tarball); the lab's host runs 6.18.44, whose
+//! stable updates since may differ in detail.
 //!
 //! Per block, whatever it holds ([`EB_WRITE`], [`EB_FOLIO`] per folio):
 //! - `btree_writepages` (extent_io.c:2289) takes the block from a batch
@@ -45,6 +47,7 @@
 
 use super::ctree::{DIR_INDEX_KEY, DIR_ITEM_KEY, DIR_ITEM_SIZE, INODE_ITEM_KEY, INODE_REF_KEY, Item};
 use crate::kernel::work::{Tally, Work};
+use crate::machine::MachineProfile;
 
 /// What the write-out of one tree block depends on: its level, its slots
 /// by what the tree checker does with them, and its free space.
@@ -94,14 +97,21 @@ impl BlockShape {
 }
 
 /// The per-block work outside the tree checker and the per-folio and
-/// per-line loops (module header): about 900 loads and 30 locked
-/// operations (the tree lock and unlock, `refs_lock`, two bit operations,
-/// the xarray section, the chunk map's read lock, reference and the
-/// `dev_replace` rwsem, three slab allocations, per stripe a bio
-/// reference and a block-layer request tag), five indirect calls
-/// (`crypto_shash` init and final, the two `submit_bio`s' queue
-/// operations, the bio's end hook set-up).
-pub const EB_WRITE: Work = Work::straight(900.0, 30.0).indirect(5.0);
+/// per-line loops (module header), estimated function by function from
+/// reading the code (loads as [`crate::kernel::work`] counts them; no
+/// instruction count was taken):
+///
+/// | step | loads | locked ops | indirect calls |
+/// | --- | --- | --- | --- |
+/// | `btree_writepages`' turn: `xas_find_marked`, `refcount_inc_not_zero`, `xas_reload`, later `free_extent_buffer` | 60 | 2 | |
+/// | `lock_extent_buffer_for_io`: `down_write` / `up_write`, `refs_lock`, the DIRTY and WRITEBACK bits, the `buffer_tree` xarray section and its three marks, the WRITTEN flag, `percpu_counter_add_batch` | 120 | 8 | |
+/// | `write_one_eb`: `prepare_eb_write`'s `btrfs_get_32`, `btrfs_bio_alloc` (a bio from its slab, the btrfs_bio's fields) | 100 | 2 | |
+/// | `btrfs_submit_chunk`: `btrfs_map_block` (the chunk map's rb-tree under `read_lock`, its reference, the `dev_replace` rwsem, a `bioc` from `kzalloc`, two stripes), `btrfs_free_chunk_map` | 180 | 8 | |
+/// | `btree_csum_one_bio`: the header checks, `crypto_shash` init and final, the checksum's store | 80 | | 2 |
+/// | per DUP stripe (two): a clone or the bio itself, `bio_set_dev`, `submit_bio` into the plug (a request from the tag set) | 2 x 180 | 2 x 5 | 2 x 1 |
+///
+/// About 900 loads, 30 locked operations, 4 indirect calls.
+pub const EB_WRITE: Work = Work::straight(900.0, 30.0).indirect(4.0);
 
 /// Per folio of the block (`write_one_eb`'s loop): `folio_lock`,
 /// `folio_clear_dirty_for_io`, `__folio_start_writeback`,
@@ -130,7 +140,8 @@ pub const CRC_LINE: Work = Work::looped(2.0);
 pub const ZERO_LINE: Work = Work::looped(1.0);
 
 /// Eight name bytes hashed by `btrfs_name_hash` (`crc32c` of a short
-/// name: one `crc32q`, no FPU section).
+/// name: one `crc32q`, no FPU section); [`writeout`] counts a block's
+/// DIR_ITEM names' bytes over eight, and one more per name for its tail.
 pub const NAME_HASH_WORD: Work = Work::looped(1.0);
 
 /// The tree checker's calls for one block of `shape` (module header):
@@ -155,6 +166,13 @@ pub fn checker_calls(shape: &BlockShape) -> (f64, f64, f64) {
     acc += 5.0 * dirs;
     reads += 2.0 * dirs + s(shape.dir_items);
     (acc, reads, cmps)
+}
+
+/// [`writeout`] of a block of `shape` (`nodesize` bytes in order-0
+/// folios) priced on `machine` with the run's `work_scale`, ps.
+pub fn writeout_ps(shape: &BlockShape, nodesize: u32, machine: &MachineProfile, work_scale: f64) -> u64 {
+    let ns = writeout(shape, nodesize, nodesize.div_ceil(4096)).ns(machine, work_scale);
+    crate::machine::ns_to_ps(ns)
 }
 
 /// The work of writing out one block of `shape`, `nodesize` bytes in

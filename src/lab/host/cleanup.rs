@@ -143,6 +143,11 @@ fn undo_one(e: &Entry) -> Result<(), String> {
             }
         }
         Entry::Image(p) => {
+            // Removed under a device still attached, the image could no
+            // longer be found by its path: leave both.
+            if let Some(dev) = loops_backed_by(p).first() {
+                return Err(format!("{dev} is still attached to {}: left in place", p.display()));
+            }
             if p.is_file() {
                 fs::remove_file(p).map_err(|err| format!("rm {}: {err}", p.display()))?;
             }
@@ -150,6 +155,9 @@ fn undo_one(e: &Entry) -> Result<(), String> {
         Entry::Dir(d) => {
             if mounts().iter().any(|m| m.point.starts_with(d)) {
                 return Err(format!("{} still has a mount under it: left in place", d.display()));
+            }
+            if let Some(dev) = loops_under(d).first() {
+                return Err(format!("{dev} is still attached to a file in {}: left in place", d.display()));
             }
             if d.is_dir() {
                 fs::remove_dir_all(d).map_err(|err| format!("rm -r {}: {err}", d.display()))?;
@@ -187,6 +195,17 @@ fn clear_triggers(instance: &Path) {
 
 /// Loop devices whose backing file is `image`.
 pub fn loops_backed_by(image: &Path) -> Vec<String> {
+    loops_where(|backing| backing == image)
+}
+
+/// Loop devices whose backing file lies under `dir`, removed or not (a
+/// removed file reads `PATH (deleted)`).
+pub fn loops_under(dir: &Path) -> Vec<String> {
+    loops_where(|backing| backing.starts_with(dir))
+}
+
+/// Loop devices whose backing file's path passes `keep`.
+fn loops_where(keep: impl Fn(&Path) -> bool) -> Vec<String> {
     let Ok(rd) = fs::read_dir("/sys/block") else {
         return Vec::new();
     };
@@ -199,7 +218,7 @@ pub fn loops_backed_by(image: &Path) -> Vec<String> {
         let Ok(b) = fs::read_to_string(ent.path().join("loop/backing_file")) else {
             continue;
         };
-        if Path::new(b.trim()) == image {
+        if keep(Path::new(b.trim())) {
             out.push(format!("/dev/{name}"));
         }
     }

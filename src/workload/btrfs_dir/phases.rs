@@ -89,7 +89,7 @@ const VALUES: [(&str, &str, &str); 19] = [
     (
         "writeout_us",
         "us",
-        "the median of those blocks' write-out on the flusher's CPU (the upper one of an even count; each write-back's last block left out, as the lab measures a block from its lock to the next one's), from its lock in lock_extent_buffer_for_io to the next block's: the buffer's writeback set-up, the tree checker's reads of every item, the checksum, the free space zeroed, the DUP stripes' bios submitted (src/kernel/btrfs/writeout.rs), and the lab's lock event (0 without blocks)",
+        "the median of those blocks' write-out on the flusher's CPU (the upper one of an even count; one block of each write-back left out, as the lab measures a block from its lock to the next one's and has no figure for the last), from its lock in lock_extent_buffer_for_io to the next block's: the buffer's writeback set-up, the tree checker's reads of every item, the checksum, the free space zeroed, the DUP stripes' bios submitted (src/kernel/btrfs/writeout.rs), and the lab's lock event (0 with fewer than two blocks in a write-back)",
     ),
     (
         "transfers",
@@ -199,7 +199,7 @@ pub fn put_writes(m: &mut BTreeMap<String, f64>, commit_blocks: &[u64], marks: [
 /// each priced on its own ([`writeout::writeout`], `nodesize` bytes in
 /// `nodesize / 4096` folios, on `machine` with the run's `work_scale`)
 /// plus `event_ps`, the lab's lock tracepoint that fires in it; the
-/// median over every block but each write-back's last (0 without two).
+/// median over every block but one of each write-back (0 without two).
 ///
 /// [`Fs::commit_work`]: crate::kernel::btrfs::fs::Fs::commit_work
 pub fn put_writeout(
@@ -212,14 +212,16 @@ pub fn put_writeout(
     marks: [u64; 4],
 ) {
     let axis = axis();
-    let folios = nodesize.div_ceil(4096);
     for (key, commits) in phase_commits(commits, marks) {
-        // The median leaves out each write-back's last block, as the lab
-        // does, which measures a block from its lock to the next one's.
+        // The median leaves out one block of each write-back, as the lab
+        // does, which measures a block from its lock to the next one's
+        // and so has no figure for the last: here the last in the model's
+        // block order, not the disk's (which block hardly moves a median
+        // of twenty).
         let mut ps: Vec<u64> = commits
             .iter()
             .flat_map(|c| c.writeback.iter().take(c.writeback.len().saturating_sub(1)))
-            .map(|b| crate::machine::ns_to_ps(writeout::writeout(b, nodesize, folios).ns(machine, work_scale)) + event_ps)
+            .map(|b| writeout::writeout_ps(b, nodesize, machine, work_scale) + event_ps)
             .collect();
         ps.sort_unstable();
         let median = ps.get(ps.len() / 2).map_or(0.0, |&p| p as f64 / 1e6);
@@ -335,6 +337,37 @@ mod tests {
     }
 
     #[test]
+    fn the_writeout_median_leaves_one_block_of_each_write_back_out() {
+        use crate::kernel::btrfs::fs::CommitWork;
+        use crate::kernel::btrfs::writeout::{BlockShape, writeout_ps};
+        let machine = crate::machine::find_builtin("icelake-2s").expect("built-in profile");
+        let leaf = |n: u32| BlockShape {
+            slots: n,
+            inode_items: n,
+            free_bytes: 16_000 - 185 * n,
+            ..BlockShape::default()
+        };
+        let c = |shapes: Vec<BlockShape>| CommitWork {
+            writeback: shapes,
+            ..CommitWork::default()
+        };
+        // The sync's write-back of three blocks, the unmount's of one.
+        let commits = [c(vec![leaf(10), leaf(20), leaf(30)]), c(vec![leaf(40)])];
+        let mut m = BTreeMap::new();
+        put_writeout(&mut m, &machine, 1.0, 7, 16384, &commits, [0, 0, 1, 2]);
+        let us = |n| (writeout_ps(&leaf(n), 16384, &machine, 1.0) + 7) as f64 / 1e6;
+        assert!(us(10) < us(20) && us(20) < us(30) && us(30) < us(40), "more items, more work");
+        let g = |k: &str, v: &str| m[&axis().metric(k, v)];
+        // The sync's first two (its last left out): the upper of two.
+        assert_eq!(g("sync", "writeout_blocks"), 3.0);
+        assert_eq!(g("sync", "writeout_us"), us(20));
+        // One block: no figure, as live.
+        assert_eq!((g("rm_fr", "writeout_blocks"), g("rm_fr", "writeout_us")), (1.0, 0.0));
+        assert_eq!((g("script", "writeout_blocks"), g("script", "writeout_us")), (4.0, us(20)));
+        assert_eq!(g("unlink", "writeout_blocks"), 0.0);
+    }
+
+    #[test]
     fn flush_times_are_reported_only_with_a_storage_table() {
         let mut machine = crate::machine::find_builtin("icelake-2s").expect("built-in profile");
         let p = BtrfsDirParams::default();
@@ -354,6 +387,12 @@ mod tests {
         assert!(!none.contains_key(&axis().metric("sync", super::super::walls::WALL_US)));
         let wall = |k: &str| priced[&axis().metric(k, super::super::walls::WALL_US)];
         assert!(wall("sync") > 1100.0, "the flushes and more: {}", wall("sync"));
+        // The unlink phase is its calls; rm -fr its calls, the rmdir's
+        // wait and the unmount's commit, which flushes too.
+        let calls = |k: &str| priced[&axis().metric(k, "unlinks_us")];
+        assert!((wall("unlink") - calls("unlink")).abs() < 1e-6);
+        assert!(wall("rm_fr") > calls("rm_fr") + priced[&axis().metric("rm_fr", FLUSH_US)]);
+        assert!((wall("script") - wall("unlink") - wall("sync") - wall("rm_fr")).abs() < 1e-6);
         assert_eq!(priced[&axis().metric("script", FLUSH_US)], 2200.0);
         let counts: Vec<_> = none.iter().collect();
         assert!(

@@ -24,7 +24,11 @@
 //! leaves beyond an empty leaf's, the transaction's state changes), the
 //! time from `syncfs` to the flusher's first block (about 0.2-0.5 ms in
 //! the lab's traces), the rmdir's own path (its wait for a flush is
-//! counted), the unmount's teardown after its commit.
+//! counted), the unmount's teardown after its commit. A flush the last
+//! unlink queued and the worker has not run by the sync is run by the
+//! commit here (`Fs::sync`), its batches priced in the commit's delayed
+//! items; live, the worker may run some of it in the time before the
+//! flusher starts.
 //!
 //! Per phase, `wall_us`: the unlink phase's calls (their own paths and
 //! their waits for the flush worker); the sync's commit; `rm -fr`'s calls,
@@ -84,13 +88,9 @@ impl CommitPrices<'_> {
     /// Blocks of `shapes` written out on one CPU and through the loop
     /// device, us.
     fn blocks_us(&self, shapes: &[BlockShape]) -> f64 {
-        let folios = self.nodesize.div_ceil(4096);
         let cpu: u64 = shapes
             .iter()
-            .map(|b| {
-                let ns = writeout::writeout(b, self.nodesize, folios).ns(self.machine, self.work_scale);
-                crate::machine::ns_to_ps(ns) + self.event_ps
-            })
+            .map(|b| writeout::writeout_ps(b, self.nodesize, self.machine, self.work_scale) + self.event_ps)
             .sum();
         cpu as f64 / 1e6 + shapes.len() as f64 * COPIES * self.storage.write_us
     }
@@ -106,6 +106,21 @@ impl CommitPrices<'_> {
             + self.storage.commit_flush_us(kib)
             + SUPERS * self.storage.write_us)
     }
+}
+
+/// Puts the metrics a `[storage]` table prices into `m`: each phase's
+/// flushes ([`super::phases::put_flushes`]) and [`WALL_US`]
+/// ([`put_walls`]); `fs` after the script, the rest as those take them.
+pub fn put_priced(
+    m: &mut BTreeMap<String, f64>,
+    prices: &CommitPrices<'_>,
+    fs: &crate::kernel::btrfs::fs::Fs,
+    calls_us: [f64; 2],
+    rmdir_wait_us: f64,
+    marks: [u64; 4],
+) -> Result<(), ModelError> {
+    super::phases::put_flushes(m, prices.storage, prices.nodesize, &fs.commit_blocks(), marks);
+    put_walls(m, prices, calls_us, rmdir_wait_us, &fs.commit_work, marks)
 }
 
 /// Puts each phase's [`WALL_US`] into `m`: `calls_us` are the unlink
@@ -175,6 +190,22 @@ mod tests {
             "{} vs {want}",
             prices.commit_us(&c).unwrap()
         );
+        // The lab's lock event once a block, and the delayed items' price.
+        let traced = CommitPrices {
+            event_ps: 500_000,
+            ..prices
+        };
+        assert!((traced.commit_us(&c).unwrap() - (want + 4.0 * 0.5)).abs() < 1e-6);
+        let deletes = crate::kernel::btrfs::delayed::DeleteRunStats {
+            runs: 1,
+            batches: 3,
+            items_released: 3,
+            ..Default::default()
+        };
+        let busy = CommitWork { deletes, ..c.clone() };
+        let items = cost.delete_ps(&deletes).unwrap() as f64 / 1e6;
+        assert!(items > 0.0);
+        assert!((prices.commit_us(&busy).unwrap() - (want + items)).abs() < 1e-6);
         // The phases: the calls and the rmdir's wait are the script thread's
         // own; the sync's commit and the unmount's follow.
         let mut m = BTreeMap::new();
