@@ -412,19 +412,30 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
     let metrics = first.map(|c| c.prepared.metrics()).unwrap_or_default();
     let step_axes = first.map(|c| c.prepared.step_axes()).unwrap_or_default();
     let labelled = sweep::labelled(&axes);
-    validate::validate_outputs(&doc, &variants, &sweep, &labelled, &metrics, &step_axes).map_err(|e| locate(&ctx, &[], false, e))?;
+    // An expectation measured on another host is checked against the
+    // metrics a run priced on that host's profile reports.
+    let mut on_metrics = Vec::with_capacity(doc.expect.len());
     for (i, e) in doc.expect.iter().enumerate() {
-        if let Some(on) = &e.measured_on {
-            let m = crate::machine::MachineConfig {
-                profile: on.clone(),
-                ..Default::default()
-            };
-            crate::machine::build::resolve_profile(&m, &dir).map_err(|err| {
-                let at = format!("expect[{i}].measured_on");
-                locate(&ctx, &[], false, ParamError::new(at, format!("not a machine profile: {err}")))
-            })?;
-        }
+        let Some(on) = &e.measured_on else {
+            on_metrics.push(None);
+            continue;
+        };
+        let m = crate::machine::MachineConfig {
+            profile: on.clone(),
+            ..Default::default()
+        };
+        let profile = crate::machine::build::resolve_profile(&m, &dir).map_err(|err| {
+            let at = format!("expect[{i}].measured_on");
+            locate(&ctx, &[], false, ParamError::new(at, format!("not a machine profile: {err}")))
+        })?;
+        on_metrics.push(first.map(|c| c.prepared.metrics_on(&profile)));
     }
+    let outputs = validate::Outputs {
+        metrics: &metrics,
+        expect_metrics: &on_metrics,
+        axes: &step_axes,
+    };
+    validate::validate_outputs(&doc, &variants, &sweep, &labelled, &outputs).map_err(|e| locate(&ctx, &[], false, e))?;
     Ok(Scenario {
         file: file.to_path_buf(),
         dir,

@@ -160,13 +160,19 @@ pub fn report(s: &Scenario, rows: &[Summary], checks: &[Check]) -> String {
         let _ = writeln!(out, "\nexpectations:");
         for c in checks {
             let at = if c.at.is_empty() { String::new() } else { format!(" at {}", c.at) };
+            // A metric only another host's profile reports has no value here.
+            let actual = if c.actual.is_nan() {
+                "not reported".to_string()
+            } else {
+                fmt_exact(c.actual)
+            };
             let _ = writeln!(
                 out,
                 "  [{}] {}{}: {} in [{}, {}]",
                 c.verdict(),
                 c.what,
                 at,
-                fmt_exact(c.actual),
+                actual,
                 fmt_exact(c.lo),
                 fmt_exact(c.hi)
             );

@@ -227,7 +227,7 @@ pub const SHARED: &[ParamSpec] = &[
         "expect[].measured_on",
         "a machine profile",
         "a built-in name or a profile file relative to the scenario",
-        "the host the figure was measured on (a lab time): a run priced on another profile (--set machine.profile) reports the check `[n/a]`, neither passed nor failed",
+        "the host the figure was measured on (a lab time): a run priced on another profile (--set machine.profile) reports the check `[n/a]`, neither passed nor failed; `metric` may name one only that profile makes the workload report (the btrfs twin's wall times need its [storage] table)",
     ),
     p(
         "expect[].ratio",

@@ -70,20 +70,33 @@ pub fn validate(doc: &Document) -> Result<(), ParamError> {
     Ok(())
 }
 
+/// What a scenario's runs report, for [`validate_outputs`].
+#[derive(Debug, Clone, Copy)]
+pub struct Outputs<'a> {
+    /// The metrics of a run at the first point.
+    pub metrics: &'a [MetricSpec],
+    /// Per expectation, the metrics a run priced on its `measured_on`
+    /// profile reports (`None`: the run's own).
+    pub expect_metrics: &'a [Option<Vec<MetricSpec>>],
+    /// The step axes.
+    pub axes: &'a [StepAxis],
+}
+
 /// Checks `[[plot]]` and `[[expect]]` against the variants, the sweep and
-/// the metrics the workload reports.
+/// the metrics the workload reports (an expectation measured on another
+/// host's profile: the metrics a run priced on it reports).
 pub fn validate_outputs(
     doc: &Document,
     variants: &[Variant],
     sweep: &[(String, Vec<toml::Value>)],
     labelled: &[String],
-    metrics: &[MetricSpec],
-    axes: &[StepAxis],
+    outputs: &Outputs<'_>,
 ) -> Result<(), ParamError> {
+    let axes = outputs.axes;
     let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
     let params: Vec<&str> = sweep.iter().map(|(p, _)| p.as_str()).collect();
-    let metrics: Vec<&str> = metrics.iter().map(|m| m.name.as_str()).collect();
-    let known_metric = |field: String, m: &str| -> Result<(), ParamError> {
+    let metrics: Vec<&str> = outputs.metrics.iter().map(|m| m.name.as_str()).collect();
+    let known_in = |field: String, m: &str, metrics: &[&str]| -> Result<(), ParamError> {
         if metrics.contains(&m) {
             return Ok(());
         }
@@ -92,6 +105,7 @@ pub fn validate_outputs(
                 .suggest(closest(m, metrics.iter().copied())),
         )
     };
+    let known_metric = |field: String, m: &str| known_in(field, m, &metrics);
     let known_variant = |field: String, v: &str| -> Result<(), ParamError> {
         if names.contains(&v) {
             return Ok(());
@@ -218,7 +232,13 @@ pub fn validate_outputs(
     }
     check_stems(&doc.plot)?;
     for (i, e) in doc.expect.iter().enumerate() {
-        known_metric(format!("expect[{i}].metric"), &e.metric)?;
+        match outputs.expect_metrics.get(i) {
+            Some(Some(on)) => {
+                let on: Vec<&str> = on.iter().map(|m| m.name.as_str()).collect();
+                known_in(format!("expect[{i}].metric"), &e.metric, &on)?;
+            }
+            _ => known_metric(format!("expect[{i}].metric"), &e.metric)?,
+        }
         if let Some(v) = &e.variant {
             known_variant(format!("expect[{i}].variant"), v)?;
         }

@@ -335,9 +335,14 @@ struct PreparedBtrfsDir {
 
 impl Prepared for PreparedBtrfsDir {
     fn metrics(&self) -> Vec<MetricSpec> {
+        self.metrics_on(&self.profile)
+    }
+
+    /// The flush and wall times only on a profile with `[storage]`.
+    fn metrics_on(&self, profile: &MachineProfile) -> Vec<MetricSpec> {
         let mut m: Vec<MetricSpec> = METRICS.iter().map(|&(n, u, m)| MetricSpec::new(n, u, m)).collect();
         m.extend(phases::axis().metric_specs());
-        if self.profile.storage.is_some() {
+        if profile.storage.is_some() {
             m.extend(phases::flush_metrics());
             m.extend(walls::wall_metrics());
         }

@@ -231,6 +231,13 @@ pub trait Workload: Sync + fmt::Debug {
 pub trait Prepared: Send + Sync + fmt::Debug {
     /// Every metric a run reports.
     fn metrics(&self) -> Vec<MetricSpec>;
+    /// Every metric a run would report priced on `profile` instead (a
+    /// host's figures, `expect[].measured_on`, may name metrics only some
+    /// profiles give). Default: [`Prepared::metrics`].
+    fn metrics_on(&self, profile: &crate::machine::MachineProfile) -> Vec<MetricSpec> {
+        let _ = profile;
+        self.metrics()
+    }
     /// The metrics the printed report shows, in order.
     fn key_metrics(&self) -> &'static [&'static str];
     /// Estimated peak memory of one run, in bytes (0 when negligible). The

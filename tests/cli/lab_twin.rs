@@ -236,3 +236,41 @@ fn the_btrfs_twin_prices_flushes_only_with_a_storage_table() {
         col(&priced, "phase.sync.tree_blocks_written")
     );
 }
+
+/// An expectation measured on a host whose profile prices the loop device
+/// may name the wall times only that profile reports: checked on it, not
+/// applicable (and said to be not reported) on another, and a misspelt
+/// name is refused with the closest of that profile's metrics.
+#[test]
+fn a_measured_on_expectation_may_name_what_only_that_hosts_profile_reports() {
+    let root = fresh_dir("measured-on-metrics");
+    let twin = "scenarios/lab/btrfs-delayed.toml";
+    let run = |out: &str, more: &[&str]| {
+        let mut args = vec!["run", twin, "--quick", "--out", out];
+        args.extend_from_slice(more);
+        let o = fsmeta(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let own = run(root.join("own").to_str().unwrap(), &[]);
+    assert!(own.contains("[n/a] phase.sync.wall_us [leaf-match]: not reported in ["), "{own}");
+    let set = "machine.profile=../machines/lab-epyc-23-49.toml";
+    let host = run(root.join("host").to_str().unwrap(), &["--set", set]);
+    assert!(host.contains("[pass] phase.sync.wall_us [leaf-match]:"), "{host}");
+    assert!(host.contains("[gap] phase.sync.io_flush_us [leaf-match]:"), "{host}");
+    let bad = crate::write(
+        &root,
+        "bad.toml",
+        &std::fs::read_to_string(crate::root().join(twin))
+            .unwrap()
+            .replacen("metric = \"phase.rm_fr.wall_us\"", "metric = \"phase.rm_fr.wal_us\"", 1)
+            .replace("../machines/", &format!("{}/scenarios/machines/", crate::root().display())),
+    );
+    let out = fsmeta(&["check", bad.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no metric `phase.rm_fr.wal_us`") && err.contains("phase.rm_fr.wall_us"),
+        "{err}"
+    );
+}
