@@ -130,6 +130,15 @@ fn btrfs_deletion_batches_are_within_the_workers_spread_of_the_twin() {
             "{phase}: live {runs:?} tree blocks written (sorted), twin {t}"
         );
     }
+    // Of the sync's, the blocks the writeback flusher wrote out before
+    // the commit (src/lab/btrfs_delayed/writeout.rs): 24 in the twin, 23
+    // or 24 in each of 27 runs on 2026-12-05; each with a time.
+    let t = mean(&twin, "leaf-match", "phase.sync.writeout_blocks");
+    let mut runs = per_run(&live, "leaf-match", "phase.sync.writeout_blocks");
+    runs.sort_by(f64::total_cmp);
+    assert!((runs[2] - t).abs() <= 2.0, "live {runs:?} blocks written back (sorted), twin {t}");
+    let times = per_run(&live, "leaf-match", "phase.sync.writeout_us");
+    assert!(times.iter().all(|&us| us > 0.0), "a write-out time in every run: {times:?}");
     // The host's speed probes, taken before every run, are live only.
     assert!(mean(&live, "leaf-match", "host.dram_load_ns") > 1.0);
     assert!(mean(&live, "untraced", "host.xadd_ns") > 0.1);
