@@ -238,9 +238,14 @@ pub const FLUSH_US: &str = "io_flush_us";
 /// The flush-time metrics ([`FLUSH_US`] per phase), declared only on a
 /// machine whose profile has a `[storage]` table.
 pub fn flush_metrics() -> Vec<MetricSpec> {
+    per_phase_us(FLUSH_US, FLUSH_MEANING)
+}
+
+/// One metric in us per phase, `value` of each, that means `meaning`.
+pub(super) fn per_phase_us(value: &str, meaning: &str) -> Vec<MetricSpec> {
     PHASES
         .iter()
-        .map(|(key, _)| MetricSpec::new(&axis().metric(key, FLUSH_US), "us", FLUSH_MEANING))
+        .map(|(key, _)| MetricSpec::new(&axis().metric(key, value), "us", meaning))
         .collect()
 }
 

@@ -37,7 +37,7 @@
 use std::collections::BTreeMap;
 
 use super::cost::DelayedCost;
-use super::phases::{PHASES, axis, phase_commits};
+use super::phases::{axis, per_phase_us, phase_commits};
 use crate::kernel::ModelError;
 use crate::kernel::btrfs::fs::CommitWork;
 use crate::kernel::btrfs::writeout::{self, BlockShape};
@@ -53,10 +53,7 @@ pub const WALL_MEANING: &str = "the phase's wall time as the script's thread wai
 /// The wall-time metrics ([`WALL_US`] per phase), declared only on a
 /// machine whose profile has a `[storage]` table.
 pub fn wall_metrics() -> Vec<MetricSpec> {
-    PHASES
-        .iter()
-        .map(|(key, _)| MetricSpec::new(&axis().metric(key, WALL_US), "us", WALL_MEANING))
-        .collect()
+    per_phase_us(WALL_US, WALL_MEANING)
 }
 
 /// What prices a commit's steps.
