@@ -5,6 +5,7 @@ mod calibrate;
 mod command;
 mod compare;
 mod fit;
+mod implied;
 pub(crate) mod io;
 mod lab;
 mod merge;
@@ -291,9 +292,24 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
         Command::Calibrate { out, repeat } => calibrate::calibrate(out.as_deref(), repeat as usize),
         Command::Fit {
             profile,
+            out,
+            implied: Some(dir),
+            ..
+        } => implied::implied_knobs(
+            &implied::ImpliedArgs {
+                profile: &profile,
+                dir: &dir,
+                out: &out,
+            },
+            default_jobs(None),
+            Limits::default(),
+        ),
+        Command::Fit {
+            profile,
             runs,
             statistic,
             out,
+            implied: None,
         } => fit::fit(&fit::FitArgs {
             profile: &profile,
             runs,

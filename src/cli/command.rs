@@ -249,9 +249,17 @@ pub enum Command {
         /// speeds).
         #[arg(long, value_enum, default_value = "median")]
         statistic: fit::Statistic,
-        /// Where the live runs' outputs go (OUT/lab-xfs-alloc-100000/).
+        /// Where the live runs' outputs go (OUT/lab-xfs-alloc-100000/),
+        /// or with --implied the table (OUT/implied-knob.csv).
         #[arg(long, default_value = "plots")]
         out: PathBuf,
+        /// Instead of fitting: for every lab run in DIR (DIR/lab-NAME/),
+        /// the knob each of its times and rates would need on PROFILE
+        /// (the twin at PROFILE's knob and at twice it, a line in the
+        /// knob, solved on the live median): which figures the fitted
+        /// knob carries to. Needs no root; the profile is not changed.
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["runs", "statistic"])]
+        implied: Option<PathBuf>,
     },
     /// List the built-in machine profiles.
     Machines,

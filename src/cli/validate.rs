@@ -91,7 +91,7 @@ pub fn validate_lab(
     let other = |m: String| CliError::Other(anyhow::anyhow!(m));
     let tmp = std::env::temp_dir().join(format!("fsmeta-validate-lab-{}", std::process::id()));
     let mut entries = Vec::new();
-    for ldir in lab_folders(dir).map_err(other)? {
+    for ldir in lab_folders(dir, "fsmeta validate --lab").map_err(other)? {
         let live = Outputs::read(&ldir)?;
         let field = |k: &str| live.lab_txt.as_deref().and_then(|t| lab::twin::lab_field(t, k)).map(str::to_string);
         let (Some(exp), Some(twin_path)) = (field("experiment:"), field("twin:")) else {
@@ -135,7 +135,7 @@ pub fn validate_lab(
 }
 
 /// The `lab-NAME` folders in `dir`, sorted.
-fn lab_folders(dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub(super) fn lab_folders(dir: &Path, who: &str) -> Result<Vec<PathBuf>, String> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
         .flatten()
@@ -143,18 +143,18 @@ fn lab_folders(dir: &Path) -> Result<Vec<PathBuf>, String> {
         .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("lab-")))
         .collect();
     dirs.sort();
-    dirs.retain(|p| is_lab_folder(p));
+    dirs.retain(|p| is_lab_folder(p, who));
     Ok(dirs)
 }
 
 /// Whether `p` (a `lab-NAME` entry) is a folder. `fsmeta lab` writes
 /// OUT/lab-NAME as a link to its versioned folder: a copy of the link
 /// alone dangles, and is said, not skipped quietly.
-fn is_lab_folder(p: &Path) -> bool {
+fn is_lab_folder(p: &Path, who: &str) -> bool {
     let ok = p.is_dir();
     if !ok && p.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
         errln!(
-            "fsmeta validate --lab: warning: {} links to {}, which is not a folder: skipped",
+            "{who}: warning: {} links to {}, which is not a folder: skipped",
             p.display(),
             std::fs::read_link(p).map(|t| t.display().to_string()).unwrap_or_default()
         );

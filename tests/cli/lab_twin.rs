@@ -275,3 +275,41 @@ fn a_measured_on_expectation_may_name_what_only_that_hosts_profile_reports() {
         "{err}"
     );
 }
+
+/// `fsmeta fit PROFILE --implied DIR`: each live time's knob on the
+/// twin's line in the knob, the profile left as it was; a profile without
+/// a knob is refused.
+#[test]
+fn fit_implied_solves_each_live_time_for_the_knob_on_the_twins_line() {
+    let root = fresh_dir("fit-implied");
+    lab_run(&root, "family 23 model 49");
+    let profile = "scenarios/machines/lab-epyc-23-49.toml";
+    let before = std::fs::read_to_string(profile).unwrap();
+    let out = root.join("out");
+    let o = fsmeta(&["fit", profile, "--implied", root.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(profile).unwrap(), before, "the profile is not changed");
+    // The profile's comment gives the twin there: 3.604340 + 1.305000 x
+    // work_scale us, so a live 6.0 us asks for (6.0 - 3.60434) / 1.305.
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("xfs-alloc-100000") && l.contains("alloc_us_p50"))
+        .unwrap_or_else(|| panic!("no le row: {text}"));
+    let knob: f64 = row.split_whitespace().last().unwrap().parse().unwrap();
+    assert!((knob - (6.0 - 3.60434) / 1.305).abs() < 0.01, "{row}");
+    let csv = std::fs::read_to_string(out.join("implied-knob.csv")).unwrap();
+    assert!(
+        csv.starts_with("setup,variant,metric,live_median,twin,a,b,share,implied_knob\n"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 2, "one figure, no count: {csv}");
+    // A profile without a knob has no line to solve on.
+    let bare = root.join("bare.toml");
+    let cut = before.find("\n[knob]").unwrap();
+    std::fs::write(&bare, &before[..cut]).unwrap();
+    let o = fsmeta(&["fit", bare.to_str().unwrap(), "--implied", root.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(err.contains("has no [knob]"), "{err}");
+}
