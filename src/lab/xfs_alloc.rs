@@ -15,6 +15,15 @@
 //! the empty files: AG 0 is full, so the first extent comes from AG 1
 //! through `xfs_alloc_ag_vextent_size` with maxlen 4.
 //!
+//! With `quiet=1` (and `busy=0`), the same calls again with only the
+//! window's bounds traced (`le-quiet`: `xfs_alloc_read_agf` and
+//! `xfs_alloc_size_done`, no `xfs_trans_read_buf`): `le` less what its
+//! buffer reads' events cost inside the window, beside the price the
+//! host's knob is fitted with. Its buffer reads are not counted (their
+//! event is off). Not by default: the pass takes 4 extents a call from
+//! the top of the by-size order, and at 10^6 extents that changes the
+//! leaves the busy passes after it walk (docs/lab-notes/xfs-alloc.md).
+//!
 //! Then, unless `busy` is 0, the busy variant (`le-busy`): `busy` more
 //! blocks at the top of the by-size order are taken by `fallocate` on new
 //! files (16 KiB each: one by-size allocation from the top, three near
@@ -52,7 +61,12 @@ use std::os::fd::AsRawFd as _;
 pub const EXPERIMENT: Experiment = Experiment {
     name: "xfs-alloc",
     about: "by-size allocation (maxlen 4) in an AG of K one-block free extents: buffer reads, chosen extent, time",
-    params: &[("extents", 10_000, 100, 2_000_000), ("calls", 19, 1, 1000), ("busy", 256, 0, 4096)],
+    params: &[
+        ("extents", 10_000, 100, 2_000_000),
+        ("calls", 19, 1, 1000),
+        ("busy", 256, 0, 4096),
+        ("quiet", 0, 0, 1),
+    ],
     run,
     twin_param: Some("extents"),
     sample_roots: &["xfs_alloc_ag_vextent_size", "xfs_alloc_vextent_start_ag"],
@@ -117,7 +131,13 @@ fn fiemap(f: &File) -> Result<Vec<(u64, u64, u64)>, LabError> {
 }
 
 fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
-    let (k, calls, busy) = (p.get("extents"), p.get("calls"), p.get("busy"));
+    let (k, calls, busy, quiet) = (p.get("extents"), p.get("calls"), p.get("busy"), p.get("quiet") > 0);
+    if quiet && busy > 0 {
+        return Err(LabError::step(
+            "check the parameters",
+            "quiet=1 needs busy=0: its pass would move the leaves the busy passes walk, which the twin's busy variants do not replay",
+        ));
+    }
     // AG 1 must hold 2K blocks of the filler; 300 MiB is mkfs.xfs's floor.
     // Slack: the internal log sits in the middle AG (AG 1 of 2).
     let ag_blocks = (2 * k + k / 8 + 65_536).max(300 << 20 >> 12 >> 1);
@@ -128,6 +148,9 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     std::fs::create_dir(base.join("e")).map_err(|e| LabError::step("mkdir e", e))?;
     host::create_files(&base.join("e"), "f", calls)?;
     host::create_files(&base.join("e"), "g", calls)?;
+    if quiet {
+        host::create_files(&base.join("e"), "q", calls)?;
+    }
     host::create_files(&base.join("e"), "b", busy.div_ceil(4))?;
     if busy > 0 {
         host::create_files(&base.join("e"), "h", calls)?;
@@ -167,6 +190,14 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     let tr = Instance::create(&mut fs, &events, 16384)?;
     timed_calls(&fs, "f", calls)?;
     let text = tr.finish()?;
+    let quiet_le = if quiet {
+        let bounds: Vec<EventSpec> = events.iter().filter(|e| WINDOW_BOUNDS.contains(&e.event)).cloned().collect();
+        let tr = Instance::create(&mut fs, &bounds, 16384)?;
+        timed_calls(&fs, "q", calls)?;
+        Some(tr.finish()?)
+    } else {
+        None
+    };
     let busy_texts = if busy > 0 {
         Some(busy_passes(&mut fs, &events, busy, calls)?)
     } else {
@@ -196,6 +227,13 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
         super::keep("trace.txt", text),
     ]
     .concat();
+    if let Some(q) = quiet_le {
+        setup.push(format!(
+            "le-quiet: then {calls} more calls with only xfs_alloc_read_agf and xfs_alloc_size_done traced (no buffer read counted)"
+        ));
+        variants.push(("le-quiet".to_string(), bounds_metrics(&q)?));
+        files.extend(super::keep("trace-quiet.txt", q));
+    }
     if let Some((t, quiet, after)) = busy_texts {
         setup.push(format!(
             "le-busy: then {busy} blocks taken from the top of the by-size order (fallocate of 16 KiB on new files) and punched out again without syncfs (busy), then {calls} more calls"
@@ -258,6 +296,21 @@ fn busy_passes(fs: &mut Fs, events: &[EventSpec], busy: u64, calls: u64) -> Resu
     timed_calls(fs, "i", calls)?;
     let after = tr.finish()?;
     Ok((traced, quiet, after))
+}
+
+/// The events that open and close a call's window.
+const WINDOW_BOUNDS: [&str; 2] = ["xfs/xfs_alloc_read_agf", "xfs/xfs_alloc_size_done"];
+
+/// The figures of a pass traced by its window's bounds alone: its calls
+/// as [`analyse`] reads them, less the counts their events were off for
+/// (`buffer_reads`, `header_reads`, `busy_trims`: no zero that reads as
+/// a count).
+pub fn bounds_metrics(text: &str) -> Result<Metrics, LabError> {
+    let mut m = analyse(text)?;
+    for count in ["buffer_reads", "header_reads", "busy_trims"] {
+        m.remove(count);
+    }
+    Ok(m)
 }
 
 /// The quiet pass's figures: its calls as [`analyse`] reads them, less
@@ -432,6 +485,17 @@ mod tests {
             s += &l(t0_us + 1, "xfs_extent_busy_trim", "dev 7:0 agno 0x1");
         }
         s + &l(t0_us + us, "xfs_alloc_size_done", "dev 7:0 agno 0x1 len 1")
+    }
+
+    #[test]
+    fn a_pass_traced_by_its_bounds_reports_its_times_and_no_counts() {
+        let text = call(10, 20, 0) + &call(100, 30, 0) + &call(200, 40, 0);
+        let m = bounds_metrics(&text).expect("metrics");
+        assert_eq!(m.get("alloc_us_p50"), Some(&30.0));
+        assert_eq!(m.get("calls"), Some(&3.0));
+        for count in ["buffer_reads", "header_reads", "busy_trims"] {
+            assert_eq!(m.get(count), None, "{count}");
+        }
     }
 
     #[test]

@@ -313,3 +313,35 @@ fn fit_implied_solves_each_live_time_for_the_knob_on_the_twins_line() {
     assert_ne!(o.status.code(), Some(0));
     assert!(err.contains("has no [knob]"), "{err}");
 }
+
+/// The twin's `le-quiet` (the lab's second pass with only the window's
+/// bounds traced) is `le` less its buffer reads' events: 4 btree blocks
+/// and the AGF and AGFL, each at the profile's kept-event price, give or
+/// take the one line the first pass meets cold.
+#[test]
+fn the_quiet_twin_pass_is_le_less_its_buffer_reads_events() {
+    let root = fresh_dir("le-quiet");
+    let o = fsmeta(&[
+        "run",
+        "scenarios/lab/xfs-alloc-100000.toml",
+        "--silent",
+        "--out",
+        root.to_str().unwrap(),
+        "--set",
+        "machine.profile=../machines/lab-epyc-23-49.toml",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary = std::fs::read_to_string(root.join("xfs-alloc-100000/summary.csv")).unwrap();
+    let get = |v: &str, m: &str| -> f64 {
+        let l = summary
+            .lines()
+            .find(|l| l.split(',').nth(1) == Some(v) && l.split(',').nth(2) == Some(m))
+            .unwrap_or_else(|| panic!("no {v} {m}"));
+        l.split(',').nth(3).unwrap().parse().unwrap()
+    };
+    assert_eq!(get("le-quiet", "buffer_reads"), 4.0);
+    let events_us = 6.0 * 123.49 / 1000.0; // the profile's tracepoint.event_ns
+    let line_us = 132.36 / 1000.0; // its memory_ns
+    let d = get("le", "alloc_us_p50") - get("le-quiet", "alloc_us_p50");
+    assert!(d > events_us - 0.01 && d < events_us + line_us + 0.01, "le - le-quiet {d} us");
+}

@@ -155,6 +155,8 @@ fn xfs_by_size_allocations_read_as_many_btree_blocks_as_the_twin() {
     let (live, twin) = (out.join("lab-xfs-alloc"), out.join("xfs-alloc"));
     assert_eq!(mean(&live, "le", "buffer_reads"), mean(&twin, "le", "buffer_reads"));
     assert_eq!(mean(&live, "le", "alloc_len"), 1.0, "every free extent is one block");
+    let summary = std::fs::read_to_string(live.join("summary.csv")).expect("summary.csv");
+    assert!(!summary.contains(",le-quiet,"), "no quiet pass by default: {summary}");
     // The free-space btrees' blocks after the hole punching (the AGF's
     // btreeblks) as the twin's inserts grow them, with the kernel's shifts
     // before splits (40 on 2026-12-03; bulk-loaded 75% full: 54).
@@ -359,4 +361,32 @@ fn expected_share(text: &str) -> f64 {
         .and_then(|l| l.trim().split('%').next())
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("no share of the expected samples:\n{text}"))
+}
+
+#[test]
+#[ignore = "needs root, loop devices, tracefs, xfsprogs, btrfs-progs: run by .ci/run"]
+fn xfs_allocations_traced_by_their_bounds_alone_report_times_and_no_reads() {
+    require_lab();
+    let out = out_dir("xfs-alloc-quiet");
+    let o = out.to_str().expect("utf-8");
+    let args = ["lab", "xfs-alloc", "--out", o, "--silent", "-p", "extents=10000", "-p", "busy=0"];
+    run_ok(&[&args[..], &["-p", "quiet=1"]].concat());
+    let live = out.join("lab-xfs-alloc");
+    // The second pass traces the window's bounds alone: its calls and
+    // times, and no buffer read counted (the event was off).
+    assert_eq!(mean(&live, "le-quiet", "calls"), 19.0);
+    assert_eq!(mean(&live, "le-quiet", "alloc_len"), 1.0);
+    assert!(mean(&live, "le-quiet", "alloc_us_p50") > 0.0);
+    assert_eq!(mean(&live, "le", "buffer_reads"), 4.0);
+    let summary = std::fs::read_to_string(live.join("summary.csv")).expect("summary.csv");
+    assert!(!summary.contains(",le-quiet,buffer_reads,"), "{summary}");
+    assert!(live.join("trace-quiet.txt").is_file());
+    // With the busy passes it is refused before any filesystem is made.
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_fsmeta"))
+        .args(["lab", "xfs-alloc", "--out", o, "--silent", "-p", "quiet=1"])
+        .output()
+        .expect("fsmeta runs");
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_ne!(refused.status.code(), Some(0));
+    assert!(err.contains("quiet=1 needs busy=0"), "{err}");
 }
