@@ -56,16 +56,17 @@ fn as_time(metric: &str, v: f64) -> f64 {
     if metric.contains("per_sec") { 1e6 / v } else { v }
 }
 
-/// Solves the line through the twin's `at_k` (knob `k`) and `at_2k`
-/// (knob `2k`) and the knob at which it gives `live`; `None` for a count
-/// (no time or rate) or a zero figure.
-pub(super) fn implied(metric: &str, k: f64, at_k: f64, at_2k: f64, live: f64) -> Option<Implied> {
+/// Solves the line through the twin's `at_k` (at the first of `knobs`)
+/// and `at_k2` (at the second) and the knob at which it gives `live`;
+/// `None` for a count (no time or rate), a zero figure or equal knobs.
+pub(super) fn implied(metric: &str, knobs: (f64, f64), at_k: f64, at_k2: f64, live: f64) -> Option<Implied> {
     twin::fast_end(metric, &[live])?;
-    if [at_k, at_2k, live].iter().any(|&v| v == 0.0 || !v.is_finite()) || k <= 0.0 {
+    let (k, k2) = knobs;
+    if [at_k, at_k2, live].iter().any(|&v| v == 0.0 || !v.is_finite()) || k <= 0.0 || k2 == k {
         return None;
     }
-    let (t1, t2, l) = (as_time(metric, at_k), as_time(metric, at_2k), as_time(metric, live));
-    let b = (t2 - t1) / k;
+    let (t1, t2, l) = (as_time(metric, at_k), as_time(metric, at_k2), as_time(metric, live));
+    let b = (t2 - t1) / (k2 - k);
     let a = t1 - b * k;
     let moves = (b * k).abs() > 1e-3 * t1.abs();
     Some(Implied {
@@ -88,7 +89,12 @@ pub(super) fn implied_knobs(a: &ImpliedArgs<'_>, jobs: usize, limits: Limits) ->
         )));
     };
     let k = knob.work_scale;
-    let tmp = std::env::temp_dir().join(format!("fsmeta-implied-{}", std::process::id()));
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let tmp = std::env::temp_dir().join(format!("fsmeta-implied-{}-{stamp}", std::process::id()));
+    // A folder of its own: refused if anything is there already.
+    std::fs::create_dir(&tmp).map_err(|e| CliError::msg(format!("{}: {e}", tmp.display())))?;
     let result = run_all(a, &profile, k, &tmp, jobs, limits);
     let _ = std::fs::remove_dir_all(&tmp);
     let rows = result?;
@@ -114,7 +120,8 @@ struct Figure {
 }
 
 /// The figures of every lab run in `a.dir` whose twin takes the host's
-/// knob, their twins run under `tmp`.
+/// knob, their twins run under `tmp` at the knob `k` and at a second
+/// knob ([`second_knob`]).
 fn run_all(
     a: &ImpliedArgs<'_>,
     profile: &fsmeta::machine::MachineProfile,
@@ -123,52 +130,100 @@ fn run_all(
     jobs: usize,
     limits: Limits,
 ) -> Result<Vec<Figure>, CliError> {
-    std::fs::create_dir_all(tmp).map_err(|e| CliError::msg(format!("{}: {e}", tmp.display())))?;
+    let k2 = second_knob(k);
     let at_k = copy_with_knob(a.profile, k, &tmp.join("at-k.toml"))?;
-    let at_2k = copy_with_knob(a.profile, 2.0 * k, &tmp.join("at-2k.toml"))?;
+    let at_k2 = copy_with_knob(a.profile, k2, &tmp.join("at-k2.toml"))?;
     let mut figures = Vec::new();
     for ldir in super::validate::lab_folders(a.dir, "fsmeta fit --implied").map_err(CliError::msg)? {
-        let live = Outputs::read(&ldir)?;
-        let field = |key: &str| live.lab_txt.as_deref().and_then(|t| twin::lab_field(t, key)).map(str::to_string);
-        let (Some(exp), Some(scenario)) = (field("experiment:"), field("twin:")) else {
-            errln!(
-                "fsmeta fit --implied: {} has no lab.txt naming its experiment and twin: skipped",
-                ldir.display()
-            );
-            continue;
+        let run = Run {
+            ldir: &ldir,
+            profile,
+            knobs: (k, k2),
+            profiles: (&at_k, &at_k2),
+            tmp,
         };
-        let doc: Option<toml::Table> = std::fs::read_to_string(&scenario).ok().and_then(|t| toml::from_str(&t).ok());
-        if !doc.as_ref().is_some_and(twin::takes_host_knob) {
-            errln!(
-                "fsmeta fit --implied: {}: its twin ({scenario}) does not take the host's knob: skipped",
+        figures.extend(folder_figures(&run, a.profile, jobs, limits)?);
+    }
+    Ok(figures)
+}
+
+/// The knob of the second twin run: twice `k`, or half of it where twice
+/// would pass the profile's largest knob.
+fn second_knob(k: f64) -> f64 {
+    if 2.0 * k <= fsmeta::machine::profile::MAX_WORK_SCALE {
+        2.0 * k
+    } else {
+        k / 2.0
+    }
+}
+
+/// One lab folder's twin runs: the folder, the profile, the two knobs and
+/// the profiles' copies with them, the scratch folder.
+struct Run<'a> {
+    ldir: &'a Path,
+    profile: &'a fsmeta::machine::MachineProfile,
+    knobs: (f64, f64),
+    profiles: (&'a Path, &'a Path),
+    tmp: &'a Path,
+}
+
+/// The figures of the lab run `r.ldir` (none, said on stderr, where its
+/// twin cannot be read or does not take the host's knob).
+fn folder_figures(r: &Run<'_>, profile_path: &Path, jobs: usize, limits: Limits) -> Result<Vec<Figure>, CliError> {
+    let ldir = r.ldir;
+    let live = Outputs::read(ldir)?;
+    let field = |key: &str| live.lab_txt.as_deref().and_then(|t| twin::lab_field(t, key)).map(str::to_string);
+    let (Some(exp), Some(scenario)) = (field("experiment:"), field("twin:")) else {
+        errln!(
+            "fsmeta fit --implied: {} has no lab.txt naming its experiment and twin: skipped",
+            ldir.display()
+        );
+        return Ok(Vec::new());
+    };
+    let doc: toml::Table = match std::fs::read_to_string(&scenario).map(|t| toml::from_str(&t)) {
+        Ok(Ok(doc)) => doc,
+        Ok(Err(e)) => return Err(CliError::msg(format!("{scenario}: {e}"))),
+        Err(e) => {
+            return Err(CliError::msg(format!(
+                "{}: its twin {scenario}: {e} (run from the repository's folder)",
                 ldir.display()
-            );
-            continue;
+            )));
         }
-        if let Some(fm) = field("cpu model:")
-            && !profile.cpu.contains(&format!("({fm})"))
-        {
-            errln!(
-                "fsmeta fit --implied: warning: {} ran on {fm}, and {} measured `{}`: the knobs are for that pairing",
-                ldir.display(),
-                a.profile.display(),
-                profile.cpu
-            );
-        }
-        let name = ldir.file_name().and_then(|n| n.to_str()).unwrap_or("lab").to_string();
-        // The folder names the setup (lab-xfs-alloc-100000), the
-        // experiment only the kind (xfs-alloc).
-        let setup = name.strip_prefix("lab-").unwrap_or(&exp).to_string();
-        let run = |p: &Path, sub: &str| {
-            let sets = [("machine.profile".to_string(), toml::Value::String(p.display().to_string()))];
-            super::twin::run_twin(&live, Path::new(&scenario), &tmp.join(&name).join(sub), &sets, jobs, limits)
-        };
-        let (t1, t2) = (run(&at_k, "k")?.outputs, run(&at_2k, "2k")?.outputs);
-        for row in twin::join(&live, &t1) {
-            let v2 = t2.means.get(&(t1_variant(&t1, &row), row.metric.clone())).map(|m| m.0);
-            let Some(line) = v2.and_then(|v2| implied(&row.metric, k, row.twin, v2, row.live.0)) else {
-                continue;
-            };
+    };
+    if !twin::takes_host_knob(&doc) {
+        errln!(
+            "fsmeta fit --implied: {}: its twin ({scenario}) does not take the host's knob: skipped",
+            ldir.display()
+        );
+        return Ok(Vec::new());
+    }
+    if let Some(fm) = field("cpu model:")
+        && !r.profile.cpu.contains(&format!("({fm})"))
+    {
+        errln!(
+            "fsmeta fit --implied: warning: {} ran on {fm}, and {} measured `{}`: the knobs are for that pairing",
+            ldir.display(),
+            profile_path.display(),
+            r.profile.cpu
+        );
+    }
+    let name = ldir.file_name().and_then(|n| n.to_str()).unwrap_or("lab").to_string();
+    // The folder names the setup (lab-xfs-alloc-100000), the experiment
+    // only the kind (xfs-alloc).
+    let setup = name.strip_prefix("lab-").unwrap_or(&exp).to_string();
+    let run = |p: &Path, sub: &str| {
+        let sets = [("machine.profile".to_string(), toml::Value::String(p.display().to_string()))];
+        super::twin::run_twin(&live, Path::new(&scenario), &r.tmp.join(&name).join(sub), &sets, jobs, limits)
+    };
+    let (t1, t2) = (run(r.profiles.0, "k")?, run(r.profiles.1, "k2")?);
+    if let Some(why) = &t1.transfer {
+        errln!("fsmeta fit --implied: warning: {}: {why}", ldir.display());
+    }
+    let (t1, t2) = (t1.outputs, t2.outputs);
+    let mut figures = Vec::new();
+    for row in twin::join(&live, &t1) {
+        let v2 = t2.means.get(&(t1_variant(&t1, &row), row.metric.clone())).map(|m| m.0);
+        if let Some(line) = v2.and_then(|v2| implied(&row.metric, r.knobs, row.twin, v2, row.live.0)) {
             figures.push(Figure {
                 experiment: setup.clone(),
                 row,
@@ -219,7 +274,12 @@ fn table(figures: &[Figure], k: f64, fitted_on: &str) -> String {
     );
     for f in figures {
         let line = format!("{} + {}", twin::num(f.line.a), twin::num(f.line.b));
-        let knob = f.line.knob.map_or_else(|| "-".to_string(), |x| format!("{x:.3}"));
+        let knob = match f.line.knob {
+            None => "-".to_string(),
+            Some(x) if x <= 0.0 => "< 0".to_string(),
+            Some(x) if x > fsmeta::machine::profile::MAX_WORK_SCALE => "> max".to_string(),
+            Some(x) => format!("{x:.3}"),
+        };
         let share = format!("{:.0}%", 100.0 * f.line.share);
         let (live, tw) = (twin::num(f.row.live.0), twin::num(f.row.twin));
         s.push_str(&row(
@@ -229,24 +289,31 @@ fn table(figures: &[Figure], k: f64, fitted_on: &str) -> String {
             [&live, &tw, &line, &share, &knob],
         ));
     }
-    let mut knobs: Vec<f64> = figures
-        .iter()
-        .filter(|f| f.line.share >= MIN_SHARE)
-        .filter_map(|f| f.line.knob)
-        .collect();
+    let mut knobs: Vec<f64> = figures.iter().filter(|f| in_spread(f)).filter_map(|f| f.line.knob).collect();
     knobs.sort_by(f64::total_cmp);
     s.push_str(&format!(
-        "\nthe profile's knob: {k} (fitted on {fitted_on})\na and b in the metric's unit, a rate's as us per operation; share: the knob's part of the twin at {k}; knob: the one at which the twin gives the live median ('-': the twin does not move with the knob)\n"
+        "\nthe profile's knob: {k} (fitted on {fitted_on})\na and b in the metric's unit, a rate's as us per operation; share: the knob's part of the twin at {k}; knob: the one at which the twin gives the live median ('-': the twin does not move with the knob; '< 0': the twin's part without it is already over the live figure)\n"
     ));
     if let (Some(lo), Some(hi)) = (knobs.first(), knobs.last()) {
         s.push_str(&format!(
-            "implied by the {} figures whose share is at least {:.0}%: {lo:.3} .. {hi:.3}, median {:.3}\n",
+            "implied by the {} figures whose share is at least {:.0}% (not a run's extremes, *_min, *_max, *_p99; no impossible knob): {lo:.3} .. {hi:.3}, median {:.3}\n",
             knobs.len(),
             100.0 * MIN_SHARE,
             fsmeta::report::stats::median(&knobs)
         ));
     }
     s
+}
+
+/// Whether a figure counts in the printed spread: the knob at least
+/// [`MIN_SHARE`] of its twin, not a run's extreme, its knob possible.
+fn in_spread(f: &Figure) -> bool {
+    let extreme = ["_min", "_max", "_p99"].iter().any(|e| f.row.metric.ends_with(e));
+    let possible = f
+        .line
+        .knob
+        .is_some_and(|x| x > 0.0 && x <= fsmeta::machine::profile::MAX_WORK_SCALE);
+    f.line.share >= MIN_SHARE && !extreme && possible
 }
 
 /// `implied-knob.csv`: setup, variant, metric, live median, twin, a, b,
@@ -290,7 +357,7 @@ mod tests {
     #[test]
     fn a_time_implies_the_knob_on_the_twins_line() {
         // Twin 4 + 2 x knob us: 6 at knob 1, 8 at knob 2; live 7 -> 1.5.
-        let i = implied("alloc_us_p50", 1.0, 6.0, 8.0, 7.0).unwrap();
+        let i = implied("alloc_us_p50", (1.0, 2.0), 6.0, 8.0, 7.0).unwrap();
         assert_eq!((i.a, i.b), (4.0, 2.0));
         assert_eq!(i.knob, Some(1.5));
         assert!((i.share - 2.0 / 6.0).abs() < 1e-12, "{i:?}");
@@ -300,16 +367,26 @@ mod tests {
     fn a_rate_is_solved_as_time_per_operation() {
         // 10 us + 10 us x knob an operation: 50,000/s at knob 1, 33,333/s
         // at 2; live 40,000/s = 25 us -> 1.5.
-        let i = implied("ops_per_sec", 1.0, 50_000.0, 1e6 / 30.0, 40_000.0).unwrap();
+        let i = implied("ops_per_sec", (1.0, 2.0), 50_000.0, 1e6 / 30.0, 40_000.0).unwrap();
         assert!((i.a - 10.0).abs() < 1e-9 && (i.b - 10.0).abs() < 1e-9, "{i:?}");
         assert!((i.knob.unwrap() - 1.5).abs() < 1e-9);
     }
 
     #[test]
     fn a_count_or_a_figure_the_knob_does_not_move_gets_none() {
-        assert_eq!(implied("buffer_reads", 1.0, 4.0, 4.0, 4.0), None, "a count");
-        let flat = implied("phase.sync.io_flush_us", 1.876, 2365.0, 2365.0, 2639.0).unwrap();
+        assert_eq!(implied("buffer_reads", (1.0, 2.0), 4.0, 4.0, 4.0), None, "a count");
+        let flat = implied("phase.sync.io_flush_us", (1.876, 3.752), 2365.0, 2365.0, 2639.0).unwrap();
         assert_eq!(flat.knob, None, "{flat:?}");
-        assert_eq!(implied("alloc_us_p50", 1.0, 6.0, 8.0, 0.0), None, "a zero live figure");
+        assert_eq!(implied("alloc_us_p50", (1.0, 2.0), 6.0, 8.0, 0.0), None, "a zero live figure");
+        assert_eq!(implied("alloc_us_p50", (2.0, 2.0), 6.0, 8.0, 7.0), None, "one knob gives no line");
+    }
+
+    #[test]
+    fn the_second_knob_stays_within_the_profiles_range() {
+        assert_eq!(second_knob(1.876), 3.752);
+        assert_eq!(second_knob(800.0), 400.0);
+        // Half a knob gives the same line: 4 + 2 x knob at 2 and 1.
+        let i = implied("alloc_us_p50", (2.0, 1.0), 8.0, 6.0, 7.0).unwrap();
+        assert_eq!((i.a, i.b, i.knob), (4.0, 2.0, Some(1.5)));
     }
 }

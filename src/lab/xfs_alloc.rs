@@ -133,9 +133,9 @@ fn fiemap(f: &File) -> Result<Vec<(u64, u64, u64)>, LabError> {
 fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     let (k, calls, busy, quiet) = (p.get("extents"), p.get("calls"), p.get("busy"), p.get("quiet") > 0);
     if quiet && busy > 0 {
-        return Err(LabError::step(
-            "check the parameters",
-            "quiet=1 needs busy=0: its pass would move the leaves the busy passes walk, which the twin's busy variants do not replay",
+        return Err(LabError::Param(
+            "quiet=1 needs busy=0: its pass would move the leaves the busy passes walk, which the twin's busy variants do not replay"
+                .into(),
         ));
     }
     // AG 1 must hold 2K blocks of the filler; 300 MiB is mkfs.xfs's floor.
@@ -144,18 +144,7 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     let size = 2 * ag_blocks * BLOCK;
     let sz = format!("agcount=2,size={size}");
     let mut fs = Fs::create(host, FsType::Xfs, size, &["-f", "-q", "-d", &sz, "-m", "reflink=0,finobt=0"], "")?;
-    let base = fs.base()?;
-    std::fs::create_dir(base.join("e")).map_err(|e| LabError::step("mkdir e", e))?;
-    host::create_files(&base.join("e"), "f", calls)?;
-    host::create_files(&base.join("e"), "g", calls)?;
-    if quiet {
-        host::create_files(&base.join("e"), "q", calls)?;
-    }
-    host::create_files(&base.join("e"), "b", busy.div_ceil(4))?;
-    if busy > 0 {
-        host::create_files(&base.join("e"), "h", calls)?;
-        host::create_files(&base.join("e"), "i", calls)?;
-    }
+    empty_files(&fs.base()?.join("e"), calls, busy, quiet)?;
     let mnt = fs.mount_point()?.to_string_lossy().into_owned();
     host::cmd("set the reserve pool to 0", "xfs_io", &["-x", "-c", "resblks 0", &mnt])?;
     let filler = OpenOptions::new()
@@ -190,14 +179,7 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     let tr = Instance::create(&mut fs, &events, 16384)?;
     timed_calls(&fs, "f", calls)?;
     let text = tr.finish()?;
-    let quiet_le = if quiet {
-        let bounds: Vec<EventSpec> = events.iter().filter(|e| WINDOW_BOUNDS.contains(&e.event)).cloned().collect();
-        let tr = Instance::create(&mut fs, &bounds, 16384)?;
-        timed_calls(&fs, "q", calls)?;
-        Some(tr.finish()?)
-    } else {
-        None
-    };
+    let quiet_le = if quiet { Some(bounds_pass(&mut fs, &events, calls)?) } else { None };
     let busy_texts = if busy > 0 {
         Some(busy_passes(&mut fs, &events, busy, calls)?)
     } else {
@@ -234,19 +216,52 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
         variants.push(("le-quiet".to_string(), bounds_metrics(&q)?));
         files.extend(super::keep("trace-quiet.txt", q));
     }
-    if let Some((t, quiet, after)) = busy_texts {
-        setup.push(format!(
-            "le-busy: then {busy} blocks taken from the top of the by-size order (fallocate of 16 KiB on new files) and punched out again without syncfs (busy), then {calls} more calls"
-        ));
-        setup.push(format!(
-            "le-busy-quiet: then {calls} more calls with xfs_extent_busy_trim off, and {calls} with it on again (busy_trims_after: the records were still busy)"
-        ));
-        variants.push(("le-busy".to_string(), analyse(&t)?));
-        variants.push(("le-busy-quiet".to_string(), quiet_metrics(&quiet, &after)?));
-        files.extend(super::keep("trace-busy.txt", t));
-        files.extend(super::keep("trace-busy-quiet.txt", quiet));
+    if let Some(texts) = busy_texts {
+        busy_variants(texts, busy, calls, &mut setup, &mut variants, &mut files)?;
     }
     Ok(Trial { variants, setup, files })
+}
+
+/// The empty files the passes allocate into, made in `dir` while AG 0
+/// has room: `f` (le), `g` (le-busy), `q` (le-quiet, with `quiet`), `b`
+/// (the blocks made busy), `h` and `i` (the quiet busy pass and the one
+/// after it).
+fn empty_files(dir: &std::path::Path, calls: u64, busy: u64, quiet: bool) -> Result<(), LabError> {
+    std::fs::create_dir(dir).map_err(|e| LabError::step("mkdir e", e))?;
+    host::create_files(dir, "f", calls)?;
+    host::create_files(dir, "g", calls)?;
+    if quiet {
+        host::create_files(dir, "q", calls)?;
+    }
+    host::create_files(dir, "b", busy.div_ceil(4))?;
+    if busy > 0 {
+        host::create_files(dir, "h", calls)?;
+        host::create_files(dir, "i", calls)?;
+    }
+    Ok(())
+}
+
+/// The busy passes' variants, setup lines and traces from their texts
+/// (traced, quiet, after).
+fn busy_variants(
+    (t, quiet, after): (String, String, String),
+    busy: u64,
+    calls: u64,
+    setup: &mut Vec<String>,
+    variants: &mut Vec<(String, Metrics)>,
+    files: &mut Vec<(String, Vec<u8>)>,
+) -> Result<(), LabError> {
+    setup.push(format!(
+        "le-busy: then {busy} blocks taken from the top of the by-size order (fallocate of 16 KiB on new files) and punched out again without syncfs (busy), then {calls} more calls"
+    ));
+    setup.push(format!(
+        "le-busy-quiet: then {calls} more calls with xfs_extent_busy_trim off, and {calls} with it on again (busy_trims_after: the records were still busy)"
+    ));
+    variants.push(("le-busy".to_string(), analyse(&t)?));
+    variants.push(("le-busy-quiet".to_string(), quiet_metrics(&quiet, &after)?));
+    files.extend(super::keep("trace-busy.txt", t));
+    files.extend(super::keep("trace-busy-quiet.txt", quiet));
+    Ok(())
 }
 
 /// Punches every other block of the filler's extents in AG 1 (of
@@ -296,6 +311,15 @@ fn busy_passes(fs: &mut Fs, events: &[EventSpec], busy: u64, calls: u64) -> Resu
     timed_calls(fs, "i", calls)?;
     let after = tr.finish()?;
     Ok((traced, quiet, after))
+}
+
+/// The `le-quiet` pass: `calls` more calls traced by their window's
+/// bounds alone (files `e/qi`); its trace.
+fn bounds_pass(fs: &mut Fs, events: &[EventSpec], calls: u64) -> Result<String, LabError> {
+    let bounds: Vec<EventSpec> = events.iter().filter(|e| WINDOW_BOUNDS.contains(&e.event)).cloned().collect();
+    let tr = Instance::create(fs, &bounds, 16384)?;
+    timed_calls(fs, "q", calls)?;
+    tr.finish()
 }
 
 /// The events that open and close a call's window.
