@@ -369,9 +369,17 @@ fn tracepoint(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Opt
                 "tracepoint.discard_ns",
                 how(&t.discarded, "a record the filter rejects (common_pid == 0)"),
             ));
+            notes.push((
+                "tracepoint.passed_ns",
+                how(
+                    &t.passed,
+                    "a record the filter passes (common_pid != 0), as every event the lab enables has a filter",
+                ),
+            ));
             Some(crate::machine::TracepointPrices {
                 event_ns: r2(t.kept.median.max(0.0)),
                 discard_ns: r2(t.discarded.median.max(0.0)),
+                passed_ns: Some(r2(t.passed.median.max(0.0))),
             })
         }
         Err(why) => {

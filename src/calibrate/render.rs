@@ -212,6 +212,10 @@ fn fields(p: &MachineProfile, d: &Derived) -> String {
             let _ = writeln!(s, "event_ns = {:.2}", t.event_ns);
             note(&mut s, "tracepoint.discard_ns");
             let _ = writeln!(s, "discard_ns = {:.2}", t.discard_ns);
+            if let Some(ns) = t.passed_ns {
+                note(&mut s, "tracepoint.passed_ns");
+                let _ = writeln!(s, "passed_ns = {ns:.2}");
+            }
         }
         None => {
             let _ = writeln!(s, "\n# tracepoint: {}", d.note("tracepoint"));

@@ -12,8 +12,13 @@
 //! event off; on with no filter (`kept`: the record reserved, filled and
 //! committed in the ring buffer); on with a filter no record passes
 //! (`common_pid == 0`; `discarded`: built in the per-CPU temp buffer and
-//! dropped, 0fc1b09ff1ff); off again. A sample's cost per call is on
-//! minus the mean of its two offs. The instance runs on the lab's trace
+//! dropped, 0fc1b09ff1ff); on with a filter every record passes
+//! (`common_pid != 0`; `passed`: built in the temp buffer, tested, then
+//! copied into the ring buffer by `ring_buffer_write`, as
+//! `__buffer_unlock_commit` does for a temp-buffer event,
+//! kernel/trace/trace.c: every event the lab enables has such a filter);
+//! off again. A sample's cost per call is on minus the mean of its two
+//! offs. The instance runs on the lab's trace
 //! clock (`x86-tsc` where offered), whose read is part of a kept record's
 //! price.
 //!
@@ -29,7 +34,7 @@ use std::time::Instant;
 /// `prctl(PR_SET_NAME)` calls per timing.
 pub const CALLS: u32 = 2_000;
 
-/// Samples (each four timings): many short timings, so that the medians
+/// Samples (each five timings): many short timings, so that the medians
 /// stand against a virtual CPU's noise (a prctl costs 200-250 ns here;
 /// one timing's mean moves by 100 ns from one to the next).
 pub const SAMPLES: usize = 200;
@@ -41,6 +46,9 @@ pub struct TracepointCost {
     pub kept: Spread,
     /// Rejected by the event's filter (built in the temp buffer, dropped).
     pub discarded: Spread,
+    /// Passed by the event's filter: built in the temp buffer, tested,
+    /// copied into the ring buffer and committed.
+    pub passed: Spread,
     /// The instance's trace clock: the lab's ([`crate::lab::trace::clock_of`]).
     pub clock: &'static str,
 }
@@ -100,11 +108,11 @@ fn timed(dir: &Path, n: usize) -> Result<TracepointCost, NotMeasured> {
     let clock = crate::lab::trace::clock_of(&std::fs::read_to_string(dir.join("trace_clock")).unwrap_or_default());
     write(&dir.join("trace_clock"), clock)?;
     let ev = dir.join(EVENT);
-    let (mut kept, mut discarded) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut kept, mut discarded, mut passed) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     set_name_ns(); // warm up
     for _ in 0..n {
-        // off, kept, discarded, off again: each against the mean of the
-        // two offs around it, so a drift within the sample cancels.
+        // off, kept, discarded, passed, off again: each against the mean
+        // of the two offs around it, so a drift within the sample cancels.
         write(&ev.join("enable"), "0")?;
         write(&ev.join("filter"), "0")?;
         let off0 = set_name_ns();
@@ -112,16 +120,20 @@ fn timed(dir: &Path, n: usize) -> Result<TracepointCost, NotMeasured> {
         let on = set_name_ns();
         write(&ev.join("filter"), "common_pid == 0")?;
         let filtered = set_name_ns();
+        write(&ev.join("filter"), "common_pid != 0")?;
+        let through = set_name_ns();
         write(&ev.join("enable"), "0")?;
         let off = (off0 + set_name_ns()) / 2.0;
         kept.push(on - off);
         discarded.push(filtered - off);
+        passed.push(through - off);
     }
     write(&ev.join("enable"), "0")?;
     let spread = |v: &[f64], what: &str| Spread::of(v).ok_or_else(|| NotMeasured(format!("no {what} samples")));
     Ok(TracepointCost {
         kept: spread(&kept, "kept")?,
         discarded: spread(&discarded, "discarded")?,
+        passed: spread(&passed, "passed")?,
         clock,
     })
 }

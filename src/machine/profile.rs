@@ -135,6 +135,15 @@ pub struct TracepointPrices {
     /// A record the event's filter rejects (built in the per-CPU temp
     /// buffer and dropped).
     pub discard_ns: f64,
+    /// A record the event's filter passes: built in the per-CPU temp
+    /// buffer, tested, then copied into the ring buffer
+    /// (`__buffer_unlock_commit` -> `ring_buffer_write`,
+    /// kernel/trace/trace.c). Every event the lab enables has a filter, so
+    /// where a profile has it the twins price a kept record at it
+    /// ([`crate::kernel::tracing::kept_ps`]); profiles measured before
+    /// session 64 have only `event_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed_ns: Option<f64>,
 }
 
 /// What the kernel's speculation mitigations add to kernel code on one
@@ -245,7 +254,11 @@ impl MachineProfile {
             }
         }
         if let Some(t) = &self.tracepoint {
-            for (field, ns) in [("tracepoint.event_ns", t.event_ns), ("tracepoint.discard_ns", t.discard_ns)] {
+            for (field, ns) in [
+                ("tracepoint.event_ns", t.event_ns),
+                ("tracepoint.discard_ns", t.discard_ns),
+                ("tracepoint.passed_ns", t.passed_ns.unwrap_or(0.0)),
+            ] {
                 if !(ns.is_finite() && (0.0..=1e6).contains(&ns)) {
                     return Err(invalid(field, format!("{ns} ns is not in [0, 1e6]")));
                 }

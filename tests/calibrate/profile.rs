@@ -240,13 +240,16 @@ fn a_measured_tracepoint_cost_is_written_and_loaded_and_a_missing_one_says_why()
     cal.tracepoint = Ok(TracepointCost {
         kept: spread(96.0),
         discarded: spread(32.0),
+        passed: spread(130.0),
         clock: "x86-tsc",
     });
     let d = derive(&cal, "tp", "t").unwrap();
     let t = d.profile.tracepoint.as_ref().expect("measured");
-    assert_eq!((t.event_ns, t.discard_ns), (96.0, 32.0));
+    assert_eq!((t.event_ns, t.discard_ns, t.passed_ns), (96.0, 32.0, Some(130.0)));
     let text = render(&cal, &d, &Header::default());
     assert!(text.contains("[tracepoint]\n# event_ns: a record kept"), "{text}");
+    assert!(text.contains("\n# passed_ns: a record the filter passes (common_pid != 0)"), "{text}");
+    assert!(text.contains("\npassed_ns = 130.00\n"), "{text}");
     assert!(text.contains("(trace clock x86-tsc, as the lab's)"), "{text}");
     assert_eq!(load_profile(&write("tp", &text)).unwrap(), d.profile);
 }

@@ -111,6 +111,7 @@ fn a_measured_tracepoint_prices_the_per_call_events_not_the_loops() {
     m.tracepoint = Some(fsmeta::machine::TracepointPrices {
         event_ns: 321.0,
         discard_ns: 158.0,
+        passed_ns: None,
     });
     let measured = EventPrices::with(&m, &Pricing::default()).unwrap();
     assert_eq!(measured.trace_event_ps, 321_000);
@@ -126,9 +127,37 @@ fn a_measured_tracepoint_prices_the_per_call_events_not_the_loops() {
     m.tracepoint = Some(fsmeta::machine::TracepointPrices {
         event_ns: cheap,
         discard_ns: cheap / 2.0,
+        passed_ns: None,
     });
     let bounded = EventPrices::with(&m, &Pricing::default()).unwrap();
     assert_eq!(bounded.trace_event_iterated_ps, fsmeta::machine::ns_to_ps(cheap));
+}
+
+#[test]
+fn a_kept_record_is_priced_as_one_its_filter_passed() {
+    // Every event the lab enables has a filter: where calibrate measured
+    // a record passing one, that is a kept record's price, per call and
+    // (still at most) per loop turn; without it, the unfiltered one.
+    let mut m = find_builtin("cascadelake-gold-6242").unwrap();
+    m.tracepoint = Some(fsmeta::machine::TracepointPrices {
+        event_ns: 120.0,
+        discard_ns: 60.0,
+        passed_ns: None,
+    });
+    let unfiltered = EventPrices::with(&m, &Pricing::default()).unwrap();
+    assert_eq!(unfiltered.trace_event_ps, 120_000);
+    m.tracepoint = Some(fsmeta::machine::TracepointPrices {
+        event_ns: 120.0,
+        discard_ns: 60.0,
+        passed_ns: Some(164.0),
+    });
+    let passed = EventPrices::with(&m, &Pricing::default()).unwrap();
+    assert_eq!(passed.trace_event_ps, 164_000);
+    let counted = fsmeta::machine::ns_to_ps(TRACE_EVENT_ITERATED.ns(&m));
+    assert_eq!(passed.trace_event_iterated_ps, counted.min(164_000));
+    let btrfs = fsmeta::workload::btrfs_dir::cost::LinePrices::from_profile(&m, 1.0);
+    assert_eq!(btrfs.trace_event_ps, 164_000);
+    assert_eq!(btrfs.trace_discard_ps, 60_000);
 }
 
 #[test]
