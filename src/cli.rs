@@ -310,11 +310,13 @@ pub fn execute(cli: Cli) -> Result<Status, CliError> {
             statistic,
             out,
             implied: None,
+            from,
         } => fit::fit(&fit::FitArgs {
             profile: &profile,
             runs,
             statistic,
             out: &out,
+            from: from.as_deref(),
         }),
         Command::Machines => {
             for p in fsmeta::machine::builtin_profiles() {

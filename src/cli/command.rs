@@ -258,8 +258,15 @@ pub enum Command {
         /// (the twin at PROFILE's knob and at twice it, a line in the
         /// knob, solved on the live median): which figures the fitted
         /// knob carries to. Needs no root; the profile is not changed.
-        #[arg(long, value_name = "DIR", conflicts_with_all = ["runs", "statistic"])]
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["runs", "statistic", "from"])]
         implied: Option<PathBuf>,
+        /// Fit on earlier live runs of the figure instead of new ones: a
+        /// folder `fsmeta lab xfs-alloc -p extents=100000` or `fsmeta
+        /// fit` wrote on this host (DIR/lab-xfs-alloc-100000/ or that
+        /// folder itself). Needs no root: to refit after the model or
+        /// the profile changed, on the same runs.
+        #[arg(long, value_name = "DIR", conflicts_with = "runs")]
+        from: Option<PathBuf>,
     },
     /// List the built-in machine profiles.
     Machines,

@@ -56,13 +56,18 @@ pub(super) struct FitArgs<'a> {
     pub statistic: Statistic,
     /// Where the lab run's outputs go.
     pub out: &'a Path,
+    /// Earlier live runs of the figure to fit on instead of new ones: a
+    /// `lab-xfs-alloc-100000` folder (or a folder holding one) that
+    /// `fsmeta lab xfs-alloc -p extents=100000` or `fsmeta fit` wrote on
+    /// this host.
+    pub from: Option<&'a Path>,
 }
 
 /// Runs the figure live, solves the knob on the twin, writes `[knob]`.
 pub(super) fn fit(a: &FitArgs<'_>) -> Result<Status, CliError> {
     let profile = fsmeta::machine::load_profile(a.profile).map_err(|e| CliError::msg(format!("{}: {e}", a.profile.display())))?;
     let here = fsmeta::hostinfo::HostInfo::read();
-    if !profile.cpu.contains(&format!("({})", here.family)) {
+    if a.from.is_none() && !profile.cpu.contains(&format!("({})", here.family)) {
         return Err(CliError::msg(format!(
             "{} was measured on `{}`, and this host is {} ({}): a knob is fitted on the host its profile measured; run `fsmeta calibrate --out scenarios/machines/NAME.toml` here first",
             a.profile.display(),
@@ -80,7 +85,10 @@ pub(super) fn fit(a: &FitArgs<'_>) -> Result<Status, CliError> {
     let line = Line::of(&abs, &tmp);
     let _ = std::fs::remove_dir_all(&tmp);
     let line = line?;
-    let (live, dir) = live_figure(a)?;
+    let (live, dir) = match a.from {
+        Some(from) => earlier_figure(from, &profile)?,
+        None => live_figure(a)?,
+    };
     let figure = a.statistic.of(&live);
     let knob = (figure - line.a) / line.b;
     if !(knob > 0.0 && knob <= fsmeta::machine::profile::MAX_WORK_SCALE) {
@@ -202,6 +210,46 @@ fn live_figure(a: &FitArgs<'_>) -> Result<(Vec<f64>, PathBuf), CliError> {
     if xs.is_empty() {
         return Err(CliError::msg("the lab run gave no le alloc_us_p50"));
     }
+    Ok((xs, dir))
+}
+
+/// The runs of the figure in an earlier lab folder `from` (or its
+/// `lab-xfs-alloc-100000/`): each run's value and the folder. The folder
+/// must be that experiment at 10^5 extents, and have run on the CPU the
+/// profile measured.
+fn earlier_figure(from: &Path, profile: &fsmeta::machine::MachineProfile) -> Result<(Vec<f64>, PathBuf), CliError> {
+    let inner = from.join(format!("lab-xfs-alloc-{EXTENTS}"));
+    let dir = if inner.is_dir() { inner } else { from.to_path_buf() };
+    let o = Outputs::read(&dir)?;
+    let txt = o.lab_txt.as_deref().ok_or_else(|| {
+        CliError::msg(format!(
+            "{}: no lab.txt: --from takes a folder `fsmeta lab xfs-alloc -p extents={EXTENTS}` or `fsmeta fit` wrote",
+            dir.display()
+        ))
+    })?;
+    let field = |key: &str| fsmeta::lab::twin::lab_field(txt, key).unwrap_or("");
+    let params = field("parameters:");
+    if field("experiment:") != "xfs-alloc" || !params.split_whitespace().any(|p| p == format!("extents={EXTENTS}")) {
+        return Err(CliError::msg(format!(
+            "{}: the runs are `{} {params}`, and the figure is xfs-alloc at extents={EXTENTS}",
+            dir.display(),
+            field("experiment:")
+        )));
+    }
+    let model = field("cpu model:");
+    if model.is_empty() || !profile.cpu.contains(&format!("({model})")) {
+        return Err(CliError::msg(format!(
+            "{} ran on `{model}`, and the profile measured `{}`: a knob is fitted on runs of the host its profile measured",
+            dir.display(),
+            profile.cpu
+        )));
+    }
+    let xs = o
+        .values
+        .get(&(FIGURE.0.to_string(), FIGURE.1.to_string()))
+        .filter(|v| !v.is_empty())
+        .cloned()
+        .ok_or_else(|| CliError::msg(format!("{}: no le alloc_us_p50 in its runs.csv", dir.display())))?;
     Ok((xs, dir))
 }
 

@@ -314,6 +314,47 @@ fn fit_implied_solves_each_live_time_for_the_knob_on_the_twins_line() {
     assert!(err.contains("has no [knob]"), "{err}");
 }
 
+/// `fsmeta fit PROFILE --from DIR`: the knob refitted on earlier runs of
+/// the figure, without the kernel; runs of another figure or CPU refused.
+#[test]
+fn fit_from_earlier_runs_solves_the_knob_on_them_and_refuses_others() {
+    let root = fresh_dir("fit-from");
+    lab_run(&root, "family 23 model 49");
+    let runs = "scenario,variant,replication,seed,alloc_us_p50\n";
+    let rows = "lab-xfs-alloc-100000,le,0,0,7.0\nlab-xfs-alloc-100000,le,1,1,6.2\nlab-xfs-alloc-100000,le,2,2,6.0\n";
+    std::fs::write(root.join("lab-xfs-alloc-100000/runs.csv"), format!("{runs}{rows}")).unwrap();
+    let text = std::fs::read_to_string("scenarios/machines/lab-epyc-23-49.toml").unwrap();
+    let p = root.join("p.toml");
+    std::fs::write(&p, &text).unwrap();
+    let (pp, r, o) = (p.to_str().unwrap(), root.to_str().unwrap(), root.join("out"));
+    let out = fsmeta(&["fit", pp, "--from", r, "--out", o.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // The twin there is 3.604340 + 1.305000 x work_scale us (the
+    // profile's comment); the median of the three runs is 6.2.
+    let fitted = fsmeta::machine::load_profile(&p).unwrap();
+    let knob = fitted.knob.as_ref().expect("[knob] written").work_scale;
+    assert!((knob - (6.2 - 3.60434) / 1.305).abs() < 0.002, "{knob}");
+    assert!(!o.exists(), "no lab run made");
+    // Runs of another CPU, or of another size, are refused; the profile
+    // is left as it is.
+    let now = std::fs::read_to_string(&p).unwrap();
+    for (model, params) in [("family 6 model 207", "extents=100000"), ("family 23 model 49", "extents=10000")] {
+        let lab = root.join("lab-xfs-alloc-100000/lab.txt");
+        let txt = std::fs::read_to_string(&lab).unwrap();
+        let bad = txt.replace("family 23 model 49", model).replace("extents=100000", params);
+        std::fs::write(&lab, &bad).unwrap();
+        let out = fsmeta(&["fit", pp, "--from", r]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("ran on") || err.contains("the figure is xfs-alloc at extents=100000"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), now);
+        std::fs::write(&lab, &txt).unwrap();
+    }
+}
+
 /// The twin's `le-quiet` (the lab's second pass with only the window's
 /// bounds traced) is `le` less its buffer reads' events: 4 btree blocks
 /// and the AGF and AGFL, each at the profile's kept-event price, give or
