@@ -25,6 +25,7 @@ pub mod chase;
 pub mod derive;
 pub mod fresh;
 pub mod host;
+pub mod loop_load;
 pub mod mitigation;
 pub mod plateau;
 pub mod render;
@@ -187,6 +188,8 @@ pub struct Calibration {
     /// ns per line of a new object zeroed in lines no cache holds
     /// ([`fresh`]), over the chase's largest working set.
     pub fresh_line: Spread,
+    /// ns per L1 load in a hot loop's body ([`loop_load`]).
+    pub loop_load: Spread,
     /// Samples per measurement.
     pub repeat: usize,
     /// Wall time of the measurements, s.
@@ -238,6 +241,7 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
         indirect_call,
         returns,
         fresh_line,
+        loop_load,
     } = single_cpu(cpu, n, max, progress)?;
     progress("the images' folder: fsync after a btrfs commit's writes");
     let storage = storage::measure(&std::env::temp_dir());
@@ -253,6 +257,7 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
         returns,
         storage,
         fresh_line,
+        loop_load,
         repeat: n,
         wall_s: start.elapsed().as_secs_f64(),
     })
@@ -294,6 +299,7 @@ struct SingleCpu {
     indirect_call: Result<mitigation::IndirectCallCost, mitigation::NotMeasured>,
     returns: Result<returns::ReturnCost, mitigation::NotMeasured>,
     fresh_line: Spread,
+    loop_load: Spread,
 }
 
 fn single_cpu(cpu: u32, n: usize, max: usize, progress: &dyn Fn(&str)) -> Result<SingleCpu, CalibrateError> {
@@ -303,12 +309,14 @@ fn single_cpu(cpu: u32, n: usize, max: usize, progress: &dyn Fn(&str)) -> Result
     progress(&format!("an indirect call through the kernel's Spectre v2 sequence (CPU {cpu})"));
     progress(&format!("a return through the kernel's return thunk (CPU {cpu})"));
     progress(&format!("new 1 KiB objects zeroed where no cache holds them (CPU {cpu})"));
+    progress(&format!("independent loads in a hot loop's body (CPU {cpu})"));
     std::thread::scope(|s| {
         s.spawn(|| {
             pin_to(cpu)?;
             let atomic = Spread::of(&chase::xadd_chain(ATOMIC_OPS, n)).ok_or_else(|| no_samples("xadd"))?;
             let (points, huge) = chase_curve(&chase::sizes(max), n)?;
             let fresh_line = Spread::of(&fresh::fresh_line_ns(max, n)).ok_or_else(|| no_samples("fresh lines"))?;
+            let loop_load = Spread::of(&loop_load::loop_load_ns(n)).ok_or_else(|| no_samples("loop loads"))?;
             Ok(SingleCpu {
                 atomic,
                 chase: points,
@@ -317,6 +325,7 @@ fn single_cpu(cpu: u32, n: usize, max: usize, progress: &dyn Fn(&str)) -> Result
                 indirect_call: mitigation::measure(),
                 returns: returns::measure(),
                 fresh_line,
+                loop_load,
             })
         })
         .join()

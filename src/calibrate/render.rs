@@ -203,6 +203,10 @@ fn fields(p: &MachineProfile, d: &Derived) -> String {
             note(&mut s, "levels.fresh_line_ns");
             let _ = writeln!(s, "fresh_line_ns = {f:.2}");
         }
+        note(&mut s, "levels.loop_load_ns");
+        if let Some(f) = l.loop_load_ns {
+            let _ = writeln!(s, "loop_load_ns = {f:.2}");
+        }
     }
     match &p.tracepoint {
         Some(t) => {

@@ -48,7 +48,12 @@ pub fn discarded_ps(m: &crate::machine::MachineProfile, counted_ps: u64) -> u64 
 
 /// The price of a kept record fired once per turn of a kernel loop, ps:
 /// `counted_ps` (the loop's price for its loads), at most the measured
-/// cold firing ([`kept_ps`]), an upper bound for a hot one.
+/// cold firing ([`kept_ps`]), an upper bound for a hot one. On the family
+/// 23 model 1 host, measured without the earlier passes' events (the lab
+/// fix of 267492c), the kept `xfs_extent_busy_trim` in the busy walk costs
+/// 146 ns a record: between that host's `event_ns` (120-136) and its
+/// `passed_ns` (164-176), the price the bound gives there
+/// (docs/lab-hosts.md, session 64).
 pub fn looped_ps(m: &crate::machine::MachineProfile, counted_ps: u64) -> u64 {
     counted_ps.min(kept_ps(m, counted_ps))
 }

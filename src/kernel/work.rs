@@ -14,7 +14,10 @@
 //! holds when the stretch starts (freshly allocated objects, objects last
 //! touched long ago). Inner loops whose trip count grows with the data
 //! (records walked, entries shifted, bytes copied) are [`Work::iterated`]:
-//! their loads are priced at `hit_ns` without the scale.
+//! their loads are priced without the scale, at `hit_ns`; a loop whose
+//! turns do not wait on one another ([`Work::overlapped`]) at the
+//! profile's measured `levels.loop_load_ns` (`fsmeta calibrate`, since
+//! session 64), else at `hit_ns`.
 
 use crate::machine::MachineProfile;
 
@@ -35,10 +38,21 @@ pub struct Work {
     /// with the data (records walked, binary-search probes, busy-tree
     /// nodes, entries shifted, bytes copied): after its first turns its
     /// code runs from a hot instruction cache with trained branches, so
-    /// its loads are priced at `hit_ns` and `work_scale` (what a host's
-    /// straight-line kernel code costs beyond its loads) does not apply.
+    /// `work_scale` (what a host's straight-line kernel code costs beyond
+    /// its loads) does not apply: its loads are priced at `hit_ns`, or
+    /// at `loop_load_ns` where its turns overlap ([`Work::overlapped`]).
     /// Per-call and per-level work is not iterated.
     pub iterated: bool,
+    /// For an inner loop ([`Work::iterated`]): whether its turns carry no
+    /// dependency from one to the next (each turn's addresses come from
+    /// the loop's cursor or index, not from the last turn's data, and no
+    /// running value such as a checksum threads through them), so that an
+    /// out-of-order core overlaps them turn over turn. Such a loop's loads
+    /// are priced at the profile's measured `levels.loop_load_ns`
+    /// (`hit_ns` without it); a loop whose turns wait on one another, or
+    /// whose turns have not been shown to overlap, at `hit_ns`, each load
+    /// after the last.
+    pub overlapped: bool,
     /// Calls through a function pointer (ops tables, callbacks): each
     /// pays what the host's Spectre v2 mitigation adds to an indirect
     /// call (`mitigation.indirect_call_ns`, 0 on a profile without it),
@@ -68,6 +82,7 @@ impl Work {
             atomics,
             hits,
             iterated: false,
+            overlapped: false,
             indirect_calls: 0.0,
             new_lines: 0.0,
             returns: 0.0,
@@ -81,10 +96,16 @@ impl Work {
             atomics: 0.0,
             hits,
             iterated: true,
+            overlapped: false,
             indirect_calls: 0.0,
             new_lines: 0.0,
             returns: 0.0,
         }
+    }
+
+    /// This loop's turns overlap ([`Work::overlapped`]).
+    pub const fn overlapping(self) -> Work {
+        Work { overlapped: true, ..self }
     }
 
     /// This work with `n` indirect calls per run.
@@ -120,8 +141,11 @@ pub struct Tally {
     pub atomics: f64,
     /// Straight-line L1 loads (priced at `hit_ns x work_scale`).
     pub hits: f64,
-    /// Inner-loop L1 loads (priced at `hit_ns`).
+    /// Inner-loop L1 loads, each after the last (priced at `hit_ns`).
     pub iterated_hits: f64,
+    /// Inner-loop L1 loads of turns that overlap ([`Work::overlapped`]:
+    /// priced at the profile's `loop_load_ns`, `hit_ns` without it).
+    pub overlapped_hits: f64,
     /// Indirect calls (priced at the profile's `indirect_call_ns`).
     pub indirect_calls: f64,
     /// New objects' lines initialised in no cache (priced at the
@@ -140,7 +164,9 @@ impl Tally {
         self.indirect_calls += w.indirect_calls * times;
         self.new_lines += w.new_lines * times;
         self.returns += w.returns * times;
-        if w.iterated {
+        if w.iterated && w.overlapped {
+            self.overlapped_hits += w.hits * times;
+        } else if w.iterated {
             self.iterated_hits += w.hits * times;
         } else {
             self.hits += w.hits * times;
@@ -154,6 +180,7 @@ impl Tally {
         self.atomics += t.atomics * times;
         self.hits += t.hits * times;
         self.iterated_hits += t.iterated_hits * times;
+        self.overlapped_hits += t.overlapped_hits * times;
         self.indirect_calls += t.indirect_calls * times;
         self.new_lines += t.new_lines * times;
         self.returns += t.returns * times;
@@ -168,8 +195,10 @@ impl Tally {
     }
 
     /// Price in ns on `m` with the host's `work_scale`: cold lines at
-    /// `memory_ns`, new objects' lines at `fresh_line_ns`, locked operations at `atomic_ns`, straight-line loads
-    /// at `hit_ns x work_scale`, inner-loop loads at `hit_ns`, indirect
+    /// `memory_ns`, new objects' lines at `fresh_line_ns`, locked
+    /// operations at `atomic_ns`, straight-line loads at `hit_ns x
+    /// work_scale`, inner-loop loads at `hit_ns`, those of a loop whose
+    /// turns overlap at `loop_load_ns` (`hit_ns` without it), indirect
     /// calls at `indirect_call_ns`, returns at `return_ns` (the knob does
     /// not scale a measured price).
     pub fn ns(&self, m: &MachineProfile, work_scale: f64) -> f64 {
@@ -185,6 +214,7 @@ impl Tally {
             + self.atomics * m.atomic_ns
             + self.hits * m.hit_ns * work_scale
             + self.iterated_hits * m.hit_ns
+            + self.overlapped_hits * m.loop_load_ns()
             + self.indirect_calls * m.indirect_call_ns()
             + self.returns * m.return_ns()
     }
@@ -194,6 +224,32 @@ impl Tally {
 mod tests {
     use super::*;
     use crate::machine::{MitigationPrices, find_builtin};
+
+    #[test]
+    fn only_a_loop_whose_turns_overlap_is_priced_at_the_measured_loop_load() {
+        let mut m = find_builtin("cascadelake-gold-6242").expect("built in");
+        let mut t = Tally::default();
+        t.add(Work::looped(10.0).overlapping(), 2.0)
+            .add(Work::looped(3.0), 1.0)
+            .add(Work::straight(5.0, 0.0).overlapping(), 1.0);
+        assert_eq!((t.overlapped_hits, t.iterated_hits, t.hits), (20.0, 3.0, 5.0));
+        let without = t.ns(&m, 2.0);
+        assert!(
+            (without - (23.0 * m.hit_ns + 10.0 * m.hit_ns)).abs() < 1e-9,
+            "hit_ns without a measurement"
+        );
+        let levels = crate::machine::profile::CacheLevels {
+            l1d_ways: 8,
+            l2_ways: 8,
+            l2_hit_ns: 4.0,
+            llc_hit_ns: 14.0,
+            fresh_line_ns: None,
+            loop_load_ns: Some(0.25),
+        };
+        m.levels = Some(levels);
+        let with = t.ns(&m, 2.0);
+        assert!((with - (20.0 * 0.25 + 3.0 * m.hit_ns + 10.0 * m.hit_ns)).abs() < 1e-9, "{with}");
+    }
 
     #[test]
     fn returns_are_priced_at_the_measured_return_not_scaled_by_the_knob() {

@@ -199,6 +199,14 @@ pub struct CacheLevels {
     /// priced as a load from DRAM (`memory_ns`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fresh_line_ns: Option<f64>,
+    /// ns per L1-resident load in the body of a hot loop whose turns do
+    /// not wait on one another (issued, not waited for: loads overlap turn
+    /// over turn), measured by `fsmeta calibrate`
+    /// ([`crate::calibrate::loop_load`]); optional: without it an inner
+    /// loop's load is priced at `hit_ns`, as if each waited for the last.
+    /// The price of [`crate::kernel::work::Work::iterated`] loads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_load_ns: Option<f64>,
 }
 
 /// Converts ns to integer ps: `ns x 1000` rounded to the nearest ps, halves
@@ -241,6 +249,11 @@ impl MachineProfile {
             }
             if l.llc_hit_ns < l.l2_hit_ns {
                 return Err(invalid("levels.llc_hit_ns", "is less than levels.l2_hit_ns".to_string()));
+            }
+            if let Some(ns) = l.loop_load_ns
+                && !(ns.is_finite() && ns > 0.0 && ns <= 1e3)
+            {
+                return Err(invalid("levels.loop_load_ns", format!("{ns} ns is not in (0, 1000]")));
             }
             if let Some(ns) = l.fresh_line_ns
                 && !(ns.is_finite() && (0.0..=1e3).contains(&ns))
@@ -311,6 +324,13 @@ impl MachineProfile {
     /// the measured [`CacheLevels::fresh_line_ns`], else `memory_ns`.
     pub fn fresh_line_ns(&self) -> f64 {
         self.levels.as_ref().and_then(|l| l.fresh_line_ns).unwrap_or(self.memory_ns)
+    }
+
+    /// ns per load in the body of a hot inner loop
+    /// ([`crate::kernel::work::Work::iterated`]): the measured
+    /// [`CacheLevels::loop_load_ns`], else `hit_ns`.
+    pub fn loop_load_ns(&self) -> f64 {
+        self.levels.as_ref().and_then(|l| l.loop_load_ns).unwrap_or(self.hit_ns)
     }
 
     /// Every latency field with its name, in declaration order.

@@ -74,6 +74,7 @@ fn calibration(snapshot: &str, max: usize, cas: &[(Distance, f64)]) -> Calibrati
             write: spread(7.25),
         }),
         fresh_line: spread(17.5),
+        loop_load: spread(0.34),
         repeat: 3,
         wall_s: 1.0,
     }
@@ -111,7 +112,7 @@ fn the_written_profile_loads_and_holds_the_measurements() {
     );
     let l = p.levels.as_ref().unwrap();
     assert_eq!((l.l2_hit_ns, l.llc_hit_ns, l.l1d_ways, l.l2_ways), (4.0, 14.0, 8, 8));
-    assert_eq!(l.fresh_line_ns, Some(17.5));
+    assert_eq!((l.fresh_line_ns, l.loop_load_ns), (Some(17.5), Some(0.34)));
     let st = p.storage.as_ref().expect("the storage prices");
     assert_eq!(
         (st.flush_kib.as_slice(), st.flush_us.as_slice(), st.super_flush_us),
@@ -141,6 +142,8 @@ fn the_written_profile_loads_and_holds_the_measurements() {
         "# hit_ns: L1d load-to-use: pointer chase over 4 KiB to 16 KiB",
         "# smt_ns: not measured",
         "# fresh_line_ns: write_bytes (memset) of 4096 1024-byte objects per sample",
+        "# loop_load_ns: 256 64-byte records (16 KiB) walked last to first, 6 independent loads a record",
+        "\nloop_load_ns = 0.34\n",
         "plateau ends at   32 KiB",
         "# Kernel mitigations on calls and returns (sysfs vulnerabilities): spec_rstack_overflow: Vulnerable: Safe RET, no microcode.",
     ] {
@@ -248,7 +251,10 @@ fn a_measured_tracepoint_cost_is_written_and_loaded_and_a_missing_one_says_why()
     assert_eq!((t.event_ns, t.discard_ns, t.passed_ns), (96.0, 32.0, Some(130.0)));
     let text = render(&cal, &d, &Header::default());
     assert!(text.contains("[tracepoint]\n# event_ns: a record kept"), "{text}");
-    assert!(text.contains("\n# passed_ns: a record the filter passes (common_pid != 0)"), "{text}");
+    assert!(
+        text.contains("\n# passed_ns: a record the filter passes (common_pid != 0)"),
+        "{text}"
+    );
     assert!(text.contains("\npassed_ns = 130.00\n"), "{text}");
     assert!(text.contains("(trace clock x86-tsc, as the lab's)"), "{text}");
     assert_eq!(load_profile(&write("tp", &text)).unwrap(), d.profile);

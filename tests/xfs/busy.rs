@@ -7,7 +7,8 @@ use fsmeta::kernel::xfs::alloc::{AllocArgs, CutoffStrategy, xfs_alloc_ag_vextent
 use fsmeta::kernel::xfs::freespace::{AllocRec, BtreeGeometry, FreeSpace};
 use fsmeta::machine::builtin::find_builtin;
 use fsmeta::workload::xfs_alloc::cost::{
-    BUFFER_READ, BetweenCalls, EventPrices, FIX_FREELIST, HEADER_READ, Pricing, Probes, TRACE_EVENT, TRACE_EVENT_ITERATED, TimedFrom,
+    BUFFER_READ, BUSY_NODE, BUSY_TRIM, BetweenCalls, EventPrices, FIX_FREELIST, HEADER_READ, Pricing, Probes, TRACE_EVENT,
+    TRACE_EVENT_ITERATED, TimedFrom,
 };
 
 /// 1,000 one-block free extents at 0, 2, 4, ..., 1998 (as the lab's
@@ -105,7 +106,7 @@ fn work_scale_multiplies_only_the_instruction_path() {
 fn a_measured_tracepoint_prices_the_per_call_events_not_the_loops() {
     // calibrate measures one firing per syscall; the busy walk's event
     // fires per turn of the kernel's loop, hot, and keeps its counted
-    // loads at hit_ns (the lab's le-busy-quiet pass: docs/lab-hosts.md).
+    // loads at hit_ns, at most the measured firing (docs/lab-hosts.md).
     let mut m = find_builtin("cascadelake-gold-6242").unwrap();
     let counted = EventPrices::with(&m, &Pricing::default()).unwrap();
     m.tracepoint = Some(fsmeta::machine::TracepointPrices {
@@ -134,10 +135,41 @@ fn a_measured_tracepoint_prices_the_per_call_events_not_the_loops() {
 }
 
 #[test]
+fn a_measured_loop_load_prices_the_walks_loads_not_the_straight_line_ones() {
+    // levels.loop_load_ns prices the loads of loops whose turns overlap
+    // (the record steps, the busy search, its nodes and trims); other
+    // loops keep hit_ns, straight-line work hit_ns x work_scale.
+    let mut m = find_builtin("cascadelake-gold-6242").unwrap();
+    let hit = EventPrices::with(&m, &Pricing::default()).unwrap();
+    assert_eq!(hit.busy_node_ps, fsmeta::machine::ns_to_ps(BUSY_NODE.hits * m.hit_ns));
+    let loop_ns = m.hit_ns / 4.0;
+    m.levels = Some(fsmeta::machine::profile::CacheLevels {
+        l1d_ways: 8,
+        l2_ways: 8,
+        l2_hit_ns: 4.0,
+        llc_hit_ns: 14.0,
+        fresh_line_ns: None,
+        loop_load_ns: Some(loop_ns),
+    });
+    let looped = EventPrices::with(&m, &Pricing::default()).unwrap();
+    assert_eq!(looped.busy_node_ps, fsmeta::machine::ns_to_ps(BUSY_NODE.hits * loop_ns));
+    assert_eq!(looped.busy_trim_ps, fsmeta::machine::ns_to_ps(BUSY_TRIM.hits * loop_ns));
+    assert!(looped.record_ps < hit.record_ps);
+    assert_eq!(looped.buffer_read_ps, hit.buffer_read_ps, "straight-line work keeps hit_ns");
+    assert_eq!(looped.cursor_ps, hit.cursor_ps);
+    assert_eq!(
+        looped.key_compare_ps, hit.key_compare_ps,
+        "a binary search's probes wait on each other"
+    );
+    let btrfs = fsmeta::workload::btrfs_dir::cost::LinePrices::from_profile(&m, 2.0);
+    assert_eq!(btrfs.loop_hit_ps, fsmeta::machine::ns_to_ps(m.hit_ns));
+}
+
+#[test]
 fn a_kept_record_is_priced_as_one_its_filter_passed() {
     // Every event the lab enables has a filter: where calibrate measured
-    // a record passing one, that is a kept record's price, per call and
-    // (still at most) per loop turn; without it, the unfiltered one.
+    // a record passing one, that is a kept record's price (per loop turn,
+    // at most that); without it, the unfiltered one.
     let mut m = find_builtin("cascadelake-gold-6242").unwrap();
     m.tracepoint = Some(fsmeta::machine::TracepointPrices {
         event_ns: 120.0,

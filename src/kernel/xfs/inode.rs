@@ -95,6 +95,7 @@ pub const IGET_CREATE: Work = Work {
     atomics: 11.0,
     hits: 430.0,
     iterated: false,
+    overlapped: false,
     indirect_calls: 1.0,
     new_lines: 15.0,
     returns: 0.0,

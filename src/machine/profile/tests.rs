@@ -151,6 +151,7 @@ fn measured_prices_apply_only_where_a_profile_has_them() {
         l2_hit_ns: 3.0 * p.hit_ns,
         llc_hit_ns: 10.0 * p.hit_ns,
         fresh_line_ns: None,
+        loop_load_ns: None,
     });
     assert_eq!(p.fresh_line_ns(), p.memory_ns);
     p.levels.as_mut().unwrap().fresh_line_ns = Some(17.71);

@@ -58,6 +58,7 @@ pub const BUFFER_READ: Work = Work {
     atomics: 9.0,
     hits: 80.0,
     iterated: false,
+    overlapped: false,
     indirect_calls: 0.0,
     new_lines: 0.0,
     returns: 0.0,
@@ -80,6 +81,7 @@ pub const KEY_COMPARE: Work = Work {
     atomics: 0.0,
     hits: 4.0,
     iterated: true,
+    overlapped: false,
     indirect_calls: 0.0,
     new_lines: 0.0,
     returns: 2.0,
@@ -95,6 +97,7 @@ pub const CURSOR: Work = Work {
     atomics: 4.0,
     hits: 30.0,
     iterated: false,
+    overlapped: false,
     indirect_calls: 0.0,
     new_lines: 0.0,
     returns: 0.0,
@@ -112,6 +115,7 @@ pub const UPDATE: Work = Work {
     atomics: 2.0,
     hits: 94.0,
     iterated: false,
+    overlapped: false,
     indirect_calls: 0.0,
     new_lines: 0.0,
     returns: 0.0,
@@ -125,6 +129,7 @@ pub const AGF_LOG: Work = Work {
     atomics: 1.0,
     hits: 40.0,
     iterated: false,
+    overlapped: false,
     indirect_calls: 0.0,
     new_lines: 0.0,
     returns: 0.0,
@@ -160,11 +165,25 @@ pub const AGF_LOG: Work = Work {
 /// `__raw_callee_save___pv_queued_spin_unlock`: 11
 /// (`xfs_btree_get_block`, `xfs_btree_rec_addr` and
 /// `xfs_alloc_btrec_to_irec` are inlined: never a frame).
+///
+/// The walk's turns overlap ([`Work::overlapped`]): a turn's record comes
+/// from the cursor's `ptr` (decremented, a register and a store the next
+/// turn's load forwards), not from the last record's data; a record
+/// trimmed to nothing only sends the loop on (`flen` 0, the next
+/// decrement). So do the busy walk's [`BUSY_SEARCH`], [`BUSY_NODE`] and
+/// [`BUSY_TRIM`]: each record's descent starts again from the tree's
+/// root. Live on the family 23 model 1 host (session 64,
+/// `le-busy-quiet` less `le` at 10^4 extents, 9 runs each): 99, 93, 94,
+/// 105 and 112 ns a busy record with 16, 64, 256, 1024 and 4096 of them:
+/// from 64 to 256 (two levels more, the objects still in L1) 1 ns more a
+/// record, where [`BUSY_NODE`]'s loads one after another would add 2 x 6
+/// x `hit_ns`, 24 ns (docs/lab-hosts.md).
 pub const RECORD: Work = Work {
     cold_lines: 0.125,
     atomics: 2.0,
     hits: 46.0,
     iterated: true,
+    overlapped: true,
     indirect_calls: 0.0,
     new_lines: 0.0,
     returns: 11.0,
@@ -180,6 +199,7 @@ pub const HEADER_READ: Work = Work {
     atomics: BUFFER_READ.atomics,
     hits: BUFFER_READ.hits + 20.0,
     iterated: false,
+    overlapped: false,
     indirect_calls: 0.0,
     new_lines: 0.0,
     returns: 0.0,
@@ -203,6 +223,7 @@ pub const FIX_FREELIST: Work = Work {
     atomics: 0.0,
     hits: 62.0,
     iterated: false,
+    overlapped: false,
     indirect_calls: 0.0,
     new_lines: 0.0,
     returns: 0.0,
@@ -218,6 +239,7 @@ pub const BUSY_SEARCH: Work = Work {
     atomics: 0.0,
     hits: 12.0,
     iterated: true,
+    overlapped: true,
     indirect_calls: 0.0,
     new_lines: 0.0,
     returns: 0.0,
@@ -230,6 +252,7 @@ pub const BUSY_NODE: Work = Work {
     atomics: 0.0,
     hits: 6.0,
     iterated: true,
+    overlapped: true,
     indirect_calls: 0.0,
     new_lines: 0.0,
     returns: 0.0,
@@ -243,6 +266,7 @@ pub const BUSY_TRIM: Work = Work {
     atomics: 0.0,
     hits: 14.0,
     iterated: true,
+    overlapped: true,
     indirect_calls: 0.0,
     new_lines: 0.0,
     returns: 0.0,
@@ -256,6 +280,7 @@ pub const TRACE_EVENT: Work = Work {
     atomics: 0.0,
     hits: crate::kernel::tracing::TRACE_EVENT_LOADS,
     iterated: false,
+    overlapped: false,
     indirect_calls: 0.0,
     new_lines: 0.0,
     returns: 0.0,
@@ -264,23 +289,27 @@ pub const TRACE_EVENT: Work = Work {
 /// [`TRACE_EVENT`] fired once per turn of an inner loop
 /// (`xfs_extent_busy_trim` per busy record walked): [`Work::iterated`],
 /// its counted loads at `hit_ns`; where the profile has a measured
-/// tracepoint cost, at most that. The measured cost is one firing per
-/// `prctl` syscall, the event's code cold after each kernel entry: an
-/// upper bound for the same event fired hot, turn after turn, in the
-/// kernel's own loop, not its price. The lab's `le-busy-quiet` pass (the
-/// same walk with the event off) shows the gap on the AMD lab host: live,
-/// the 256 firings of a call cost about 0.06 us each, against 0.32 us
-/// measured one per syscall (docs/lab-hosts.md).
+/// tracepoint cost, at most that
+/// ([`crate::kernel::tracing::looped_ps`]). The measured cost is one
+/// firing per `prctl` syscall, the event's code cold after each kernel
+/// entry: an upper bound for the same event fired hot, turn after turn, in
+/// the kernel's own loop. The lab's `le-busy-quiet` pass (the same walk
+/// with the event off) showed the walk's firings at 0.06 us each on the
+/// AMD lab host, against 0.32 us measured one per syscall; those passes
+/// also ran an earlier pass's event at each record, left enabled until the
+/// lab fix of 267492c, so 0.06 us is a kept firing less that one
+/// (docs/lab-hosts.md).
 ///
-/// Fired hot alone, the event is not cheaper: on the family 23 model 49
-/// host (session 58) `io_uring_complete`, fired once per NOP request in
-/// one `io_uring_enter`'s completion loop (256 a call), cost 120 ns a
-/// kept record, against 123.5 measured per `prctl`, while the walk's
-/// firings cost 60 ns each live. So the gap is the event's work
-/// overlapping the walk's own latency-bound steps, which neither bound
-/// prices.
+/// Fired hot alone the event is not always cheaper: on the family 23
+/// model 49 host (session 58) `io_uring_complete`, fired once per NOP
+/// request in one `io_uring_enter`'s completion loop (256 a call), cost
+/// 120 ns a kept record, against 123.5 measured per `prctl`; on the
+/// family 23 model 1 host (session 64, after the fix) the walk's kept
+/// firing cost 146 ns, against 120-136 per `prctl` unfiltered and 164-176
+/// through a filter (`passed_ns`, the price there).
 pub const TRACE_EVENT_ITERATED: Work = Work {
     iterated: true,
+    overlapped: false,
     indirect_calls: 0.0,
     new_lines: 0.0,
     returns: 0.0,
@@ -477,11 +506,12 @@ impl EventPrices {
             busy_trim_ps: price(BUSY_TRIM),
             window_ps: window,
             header_reads,
-            // Measured by fsmeta calibrate when the profile has it, else
-            // the counted loads. Calibrate fires one event per syscall;
-            // an event fired per turn of the kernel's own loop runs hot:
-            // the loop's price for its loads (TRACE_EVENT_ITERATED), at
-            // most the measured cold firing.
+            // Measured by fsmeta calibrate when the profile has it (a
+            // record its filter passes, as the lab's are; else one with no
+            // filter), else the counted loads. Calibrate fires one event
+            // per syscall; an event fired per turn of the kernel's own
+            // loop runs hot: the loop's price for its loads
+            // (TRACE_EVENT_ITERATED), at most the measured cold firing.
             trace_event_ps: crate::kernel::tracing::kept_ps(m, price(TRACE_EVENT)),
             trace_event_iterated_ps: crate::kernel::tracing::looped_ps(m, price(TRACE_EVENT_ITERATED)),
             indirect_call_ps: ns_to_ps(m.indirect_call_ns()),

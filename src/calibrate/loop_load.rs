@@ -1,0 +1,102 @@
+//! What one L1-resident load costs in the body of a hot loop whose turns
+//! do not wait on one another: the price of the counted paths' inner-loop
+//! loads ([`crate::kernel::work::Work::iterated`]).
+//!
+//! The pointer chase ([`super::chase`]) prices a load that waits for the
+//! one before it (`hit_ns`). A kernel loop such as the by-size walk
+//! (`xfs_alloc_ag_vextent_size`: a record decremented to, read, trimmed
+//! against the busy tree) or an item-offset rewrite turns with its code
+//! hot and its branches trained, and its turns' loads take their addresses
+//! from registers and the turn's own first loads, not from the turn before:
+//! an out-of-order core overlaps them, turn over turn, and the loop runs
+//! at the rate the core issues them.
+//!
+//! The measurement: [`RECORDS`] records of 64 bytes (16 KiB, inside every
+//! L1d of the project's hosts), walked from the last to the first as the
+//! by-size walk goes; each turn loads [`LOADS_PER_TURN`] fields of its
+//! record (volatile: each is one load, none hoisted, merged or
+//! vectorised), compares each against a bound or another field and keeps
+//! the result in a conditional update, and stores one field: about four
+//! instructions a load, what a counted load stands for in the counted
+//! paths (src/kernel/work.rs: one per 3-5 instructions). A sample is
+//! `elapsed / (turns x loads per turn)`, in ns, [`WALKS`] walks.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+/// Records walked per pass (64 bytes each: 16 KiB).
+pub const RECORDS: usize = 256;
+/// Loads per turn.
+pub const LOADS_PER_TURN: usize = 6;
+/// Passes over the records per sample.
+pub const WALKS: usize = 2_000;
+
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+struct Record([u32; 16]);
+
+/// `n` samples of ns per load, on the calling thread (pin it first).
+pub fn loop_load_ns(n: usize) -> Vec<f64> {
+    let mut records: Vec<Record> = (0..RECORDS)
+        .map(|i| {
+            let mut r = [0u32; 16];
+            for (j, f) in r.iter_mut().enumerate() {
+                *f = (i * 7 + j * 3) as u32;
+            }
+            Record(r)
+        })
+        .collect();
+    let bound = black_box(900u32);
+    walk(&mut records, bound, WALKS / 10); // warm up: code and lines hot
+    (0..n)
+        .map(|_| {
+            let t0 = Instant::now();
+            walk(&mut records, bound, WALKS);
+            t0.elapsed().as_nanos() as f64 / (WALKS * RECORDS * LOADS_PER_TURN) as f64
+        })
+        .collect()
+}
+
+/// `walks` passes, last record first. `#[inline(never)]`: one copy of the
+/// loop, the same code each sample.
+#[inline(never)]
+fn walk(records: &mut [Record], bound: u32, walks: usize) {
+    let mut best = 0u32;
+    let mut count = 0u32;
+    for _ in 0..walks {
+        for r in records.iter_mut().rev() {
+            let p = r.0.as_ptr();
+            // SAFETY: `p` points at the 16 initialised u32 of `r`, which
+            // this loop borrows mutably; indices 0..6 and 8 are in bounds.
+            let (bno, len, lo, hi, a, b) = unsafe {
+                (
+                    std::ptr::read_volatile(p),
+                    std::ptr::read_volatile(p.add(1)),
+                    std::ptr::read_volatile(p.add(2)),
+                    std::ptr::read_volatile(p.add(3)),
+                    std::ptr::read_volatile(p.add(4)),
+                    std::ptr::read_volatile(p.add(5)),
+                )
+            };
+            if len > best && bno < bound {
+                best = len;
+            }
+            count += u32::from(lo < hi) + u32::from(a.wrapping_add(b) > bound);
+            // SAFETY: as above; index 8 is in bounds.
+            unsafe { std::ptr::write_volatile(r.0.as_mut_ptr().add(8), best ^ count) };
+        }
+    }
+    black_box((best, count));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_sample_is_a_positive_finite_price_per_load() {
+        let s = loop_load_ns(3);
+        assert_eq!(s.len(), 3);
+        assert!(s.iter().all(|v| v.is_finite() && *v > 0.0), "{s:?}");
+    }
+}
