@@ -205,7 +205,7 @@ fn fields(p: &MachineProfile, d: &Derived) -> String {
         }
         note(&mut s, "levels.loop_load_ns");
         if let Some(f) = l.loop_load_ns {
-            let _ = writeln!(s, "loop_load_ns = {f:.2}");
+            let _ = writeln!(s, "loop_load_ns = {f:.3}");
         }
     }
     match &p.tracepoint {

@@ -16,7 +16,8 @@
 //! (`common_pid != 0`; `passed`: built in the temp buffer, tested, then
 //! copied into the ring buffer by `ring_buffer_write`, as
 //! `__buffer_unlock_commit` does for a temp-buffer event,
-//! kernel/trace/trace.c: every event the lab enables has such a filter);
+//! kernel/trace/trace.c: the lab's events have such a filter, all but
+//! `btrfs_reserved_extent_free` and `sched_switch`);
 //! off again. A sample's cost per call is on minus the mean of its two
 //! offs. The instance runs on the lab's trace
 //! clock (`x86-tsc` where offered), whose read is part of a kept record's

@@ -63,7 +63,8 @@ pub(super) struct FitArgs<'a> {
     pub from: Option<&'a Path>,
 }
 
-/// Runs the figure live, solves the knob on the twin, writes `[knob]`.
+/// Runs the figure live (or reads earlier runs of it, `--from`), solves
+/// the knob on the twin, writes `[knob]`.
 pub(super) fn fit(a: &FitArgs<'_>) -> Result<Status, CliError> {
     let profile = fsmeta::machine::load_profile(a.profile).map_err(|e| CliError::msg(format!("{}: {e}", a.profile.display())))?;
     let here = fsmeta::hostinfo::HostInfo::read();
@@ -80,13 +81,15 @@ pub(super) fn fit(a: &FitArgs<'_>) -> Result<Status, CliError> {
         return Err(CliError::msg(format!("no {TWIN} here: run from the repository's folder")));
     }
     let abs = std::fs::canonicalize(a.profile).map_err(|e| CliError::msg(format!("{}: {e}", a.profile.display())))?;
+    // Earlier runs are read and checked before anything is run.
+    let earlier = a.from.map(|from| earlier_figure(from, &profile)).transpose()?;
     // The twin first: a profile it cannot price is refused before the lab.
     let tmp = std::env::temp_dir().join(format!("fsmeta-fit-{}", std::process::id()));
     let line = Line::of(&abs, &tmp);
     let _ = std::fs::remove_dir_all(&tmp);
     let line = line?;
-    let (live, dir) = match a.from {
-        Some(from) => earlier_figure(from, &profile)?,
+    let (live, dir) = match earlier {
+        Some(runs) => runs,
         None => live_figure(a)?,
     };
     let figure = a.statistic.of(&live);
@@ -215,29 +218,40 @@ fn live_figure(a: &FitArgs<'_>) -> Result<(Vec<f64>, PathBuf), CliError> {
 
 /// The runs of the figure in an earlier lab folder `from` (or its
 /// `lab-xfs-alloc-100000/`): each run's value and the folder. The folder
-/// must be that experiment at 10^5 extents, and have run on the CPU the
-/// profile measured.
+/// must be that experiment at 10^5 extents with the figure's other
+/// parameters at their defaults, have run on the CPU the profile
+/// measured, and hold a positive time for every run.
 fn earlier_figure(from: &Path, profile: &fsmeta::machine::MachineProfile) -> Result<(Vec<f64>, PathBuf), CliError> {
     let inner = from.join(format!("lab-xfs-alloc-{EXTENTS}"));
     let dir = if inner.is_dir() { inner } else { from.to_path_buf() };
-    let o = Outputs::read(&dir)?;
-    let txt = o.lab_txt.as_deref().ok_or_else(|| {
-        CliError::msg(format!(
-            "{}: no lab.txt: --from takes a folder `fsmeta lab xfs-alloc -p extents={EXTENTS}` or `fsmeta fit` wrote",
-            dir.display()
-        ))
-    })?;
-    let field = |key: &str| fsmeta::lab::twin::lab_field(txt, key).unwrap_or("");
-    let params = field("parameters:");
-    if field("experiment:") != "xfs-alloc" || !params.split_whitespace().any(|p| p == format!("extents={EXTENTS}")) {
+    let expected = format!(
+        "--from takes a folder `fsmeta lab xfs-alloc -p extents={EXTENTS}` or `fsmeta fit` wrote (its lab.txt, summary.csv and runs.csv)"
+    );
+    let o = Outputs::read(&dir).map_err(|e| CliError::msg(format!("{e}: {expected}")))?;
+    let txt = o
+        .lab_txt
+        .as_deref()
+        .ok_or_else(|| CliError::msg(format!("{}: no lab.txt: {expected}", dir.display())))?;
+    let field = |key: &str| fsmeta::lab::twin::lab_field(txt, key);
+    let params = field("parameters:").unwrap_or("");
+    let wanted = default_params();
+    let off: Vec<&str> = params.split_whitespace().filter(|p| !wanted.contains(&p.to_string())).collect();
+    if field("experiment:") != Some("xfs-alloc") || !params.split_whitespace().any(|p| p == format!("extents={EXTENTS}")) || !off.is_empty()
+    {
         return Err(CliError::msg(format!(
-            "{}: the runs are `{} {params}`, and the figure is xfs-alloc at extents={EXTENTS}",
+            "{}: the runs are `{} {params}`, and the figure is xfs-alloc with {}",
             dir.display(),
-            field("experiment:")
+            field("experiment:").unwrap_or("(no experiment: line)"),
+            wanted.join(" ")
         )));
     }
-    let model = field("cpu model:");
-    if model.is_empty() || !profile.cpu.contains(&format!("({model})")) {
+    let Some(model) = field("cpu model:").filter(|m| !m.is_empty()) else {
+        return Err(CliError::msg(format!(
+            "{}/lab.txt has no `cpu model:` line: {expected}",
+            dir.display()
+        )));
+    };
+    if !profile.cpu.contains(&format!("({model})")) {
         return Err(CliError::msg(format!(
             "{} ran on `{model}`, and the profile measured `{}`: a knob is fitted on runs of the host its profile measured",
             dir.display(),
@@ -249,8 +263,33 @@ fn earlier_figure(from: &Path, profile: &fsmeta::machine::MachineProfile) -> Res
         .get(&(FIGURE.0.to_string(), FIGURE.1.to_string()))
         .filter(|v| !v.is_empty())
         .cloned()
-        .ok_or_else(|| CliError::msg(format!("{}: no le alloc_us_p50 in its runs.csv", dir.display())))?;
+        .ok_or_else(|| CliError::msg(format!("{}/runs.csv: no le alloc_us_p50: {expected}", dir.display())))?;
+    if let Some((i, x)) = xs.iter().enumerate().find(|(_, x)| !(x.is_finite() && **x > 0.0)) {
+        return Err(CliError::msg(format!(
+            "{}/runs.csv: le alloc_us_p50 of run {} is {x}: expected a positive time in us",
+            dir.display(),
+            i + 1
+        )));
+    }
     Ok((xs, dir))
+}
+
+/// The lab parameters of the figure, `NAME=VALUE` each: the experiment's
+/// defaults with `extents` set.
+fn default_params() -> Vec<String> {
+    let Ok(e) = fsmeta::lab::find("xfs-alloc") else {
+        return vec![format!("extents={EXTENTS}")];
+    };
+    e.params
+        .iter()
+        .map(|d| {
+            if d.0 == "extents" {
+                format!("extents={EXTENTS}")
+            } else {
+                format!("{}={}", d.0, d.1)
+            }
+        })
+        .collect()
 }
 
 /// The `[knob]` table and its comment: the command, date, figure and

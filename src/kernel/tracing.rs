@@ -25,19 +25,27 @@ pub const TRACE_EVENT_LOADS: f64 = 110.0;
 /// 0fc1b09ff1ff, v4.7). About 45.
 pub const TRACE_DISCARD_LOADS: f64 = 45.0;
 
-/// The price of a kept record fired once per call, ps. Every event the
-/// lab enables has a filter, so a kept record is one the filter passed:
-/// built in the per-CPU temp buffer, tested, copied into the ring buffer
-/// (`__buffer_unlock_commit` -> `ring_buffer_write`, kernel/trace/trace.c).
-/// The profile's measured `tracepoint.passed_ns` (`fsmeta calibrate`,
-/// since session 64) when it has one, else its `event_ns` (a record
-/// kept with no filter: the temp buffer, the test and the copy not
-/// counted), else `counted_ps`, the event's counted loads as the caller
-/// prices them.
+/// The price of a kept record of an event with a filter, fired once per
+/// call, ps: a record the filter passed, built in the per-CPU temp
+/// buffer, tested, copied into the ring buffer (`__buffer_unlock_commit`
+/// -> `ring_buffer_write`, kernel/trace/trace.c). The lab filters the
+/// events its twins price (`dev == ...`, `owner == 5`, `type ==
+/// "delayed_item"`) but one, [`unfiltered_ps`]. The profile's measured
+/// `tracepoint.passed_ns` (`fsmeta calibrate`, since session 64) when it
+/// has one, else its `event_ns` (a record kept with no filter: the temp
+/// buffer, the test and the copy not counted), else `counted_ps`, the
+/// event's counted loads as the caller prices them.
 pub fn kept_ps(m: &crate::machine::MachineProfile, counted_ps: u64) -> u64 {
     m.tracepoint
         .as_ref()
         .map_or(counted_ps, |t| crate::machine::ns_to_ps(t.passed_ns.unwrap_or(t.event_ns)))
+}
+
+/// The price of a kept record of an event with no filter (the lab's
+/// `btrfs_reserved_extent_free`), ps: the profile's measured
+/// `tracepoint.event_ns` when it has one, else `counted_ps`.
+pub fn unfiltered_ps(m: &crate::machine::MachineProfile, counted_ps: u64) -> u64 {
+    m.tracepoint.as_ref().map_or(counted_ps, |t| crate::machine::ns_to_ps(t.event_ns))
 }
 
 /// The price of a record the filter rejects, ps: the profile's measured

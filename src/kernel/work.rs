@@ -43,11 +43,16 @@ pub struct Work {
     /// at `loop_load_ns` where its turns overlap ([`Work::overlapped`]).
     /// Per-call and per-level work is not iterated.
     pub iterated: bool,
-    /// For an inner loop ([`Work::iterated`]): whether its turns carry no
-    /// dependency from one to the next (each turn's addresses come from
-    /// the loop's cursor or index, not from the last turn's data, and no
-    /// running value such as a checksum threads through them), so that an
-    /// out-of-order core overlaps them turn over turn. Such a loop's loads
+    /// For an inner loop ([`Work::iterated`]): whether the turns of the
+    /// loop it is counted in carry no dependency from one to the next
+    /// (each turn's addresses come from the loop's cursor or index, not
+    /// from the last turn's data, and no running value such as a checksum
+    /// threads through them), so that an out-of-order core overlaps them
+    /// turn over turn. A loop nested in such a loop overlaps across the
+    /// outer loop's turns even where its own turns chain (the busy tree's
+    /// descent, node after node, within each record of the by-size walk,
+    /// each record's descent from the root: `xfs_alloc`'s `BUSY_NODE`,
+    /// measured live so, docs/lab-hosts.md session 64). Such a loop's loads
     /// are priced at the profile's measured `levels.loop_load_ns`
     /// (`hit_ns` without it); a loop whose turns wait on one another, or
     /// whose turns have not been shown to overlap, at `hit_ns`, each load
@@ -103,8 +108,10 @@ impl Work {
         }
     }
 
-    /// This loop's turns overlap ([`Work::overlapped`]).
+    /// This loop's turns overlap ([`Work::overlapped`]); only an inner
+    /// loop's ([`Work::iterated`]) can.
     pub const fn overlapping(self) -> Work {
+        debug_assert!(self.iterated, "only an inner loop's turns overlap");
         Work { overlapped: true, ..self }
     }
 
@@ -124,7 +131,8 @@ impl Work {
         Work { new_lines: n, ..self }
     }
 
-    /// Price in ns on `m`, loads at `hit_ns` (no scale).
+    /// Price in ns on `m` with no scale: loads at `hit_ns`, an
+    /// overlapped loop's at `loop_load_ns` ([`Tally::ns`]).
     pub fn ns(&self, m: &MachineProfile) -> f64 {
         let mut t = Tally::default();
         t.add(*self, 1.0);
@@ -231,7 +239,7 @@ mod tests {
         let mut t = Tally::default();
         t.add(Work::looped(10.0).overlapping(), 2.0)
             .add(Work::looped(3.0), 1.0)
-            .add(Work::straight(5.0, 0.0).overlapping(), 1.0);
+            .add(Work::straight(5.0, 0.0), 1.0);
         assert_eq!((t.overlapped_hits, t.iterated_hits, t.hits), (20.0, 3.0, 5.0));
         let without = t.ns(&m, 2.0);
         assert!(

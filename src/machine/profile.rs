@@ -138,8 +138,9 @@ pub struct TracepointPrices {
     /// A record the event's filter passes: built in the per-CPU temp
     /// buffer, tested, then copied into the ring buffer
     /// (`__buffer_unlock_commit` -> `ring_buffer_write`,
-    /// kernel/trace/trace.c). Every event the lab enables has a filter, so
-    /// where a profile has it the twins price a kept record at it
+    /// kernel/trace/trace.c). The events of the lab the twins price have
+    /// a filter but one (`btrfs_reserved_extent_free`), so where a profile
+    /// has it the twins price their kept records at it
     /// ([`crate::kernel::tracing::kept_ps`]); profiles measured before
     /// session 64 have only `event_ns`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -204,7 +205,8 @@ pub struct CacheLevels {
     /// over turn), measured by `fsmeta calibrate`
     /// ([`crate::calibrate::loop_load`]); optional: without it an inner
     /// loop's load is priced at `hit_ns`, as if each waited for the last.
-    /// The price of [`crate::kernel::work::Work::iterated`] loads.
+    /// The price of the loads of loops whose turns overlap
+    /// ([`crate::kernel::work::Work::overlapped`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_load_ns: Option<f64>,
 }
@@ -327,7 +329,8 @@ impl MachineProfile {
     }
 
     /// ns per load in the body of a hot inner loop
-    /// ([`crate::kernel::work::Work::iterated`]): the measured
+    /// whose turns overlap ([`crate::kernel::work::Work::overlapped`]):
+    /// the measured
     /// [`CacheLevels::loop_load_ns`], else `hit_ns`.
     pub fn loop_load_ns(&self) -> f64 {
         self.levels.as_ref().and_then(|l| l.loop_load_ns).unwrap_or(self.hit_ns)

@@ -143,7 +143,7 @@ fn the_written_profile_loads_and_holds_the_measurements() {
         "# smt_ns: not measured",
         "# fresh_line_ns: write_bytes (memset) of 4096 1024-byte objects per sample",
         "# loop_load_ns: 256 64-byte records (16 KiB) walked last to first, 6 independent loads a record",
-        "\nloop_load_ns = 0.34\n",
+        "\nloop_load_ns = 0.340\n",
         "plateau ends at   32 KiB",
         "# Kernel mitigations on calls and returns (sysfs vulnerabilities): spec_rstack_overflow: Vulnerable: Safe RET, no microcode.",
     ] {

@@ -321,6 +321,11 @@ fn fit_from_earlier_runs_solves_the_knob_on_them_and_refuses_others() {
     let root = fresh_dir("fit-from");
     lab_run(&root, "family 23 model 49");
     let runs = "scenario,variant,replication,seed,alloc_us_p50\n";
+    std::fs::write(
+        root.join("lab-xfs-alloc-100000/lab.txt"),
+        "experiment: xfs-alloc\ntwin: scenarios/lab/xfs-alloc-100000.toml\ncpu: Some CPU (2 CPUs online)\ncpu model: family 23 model 49\nparameters: busy=256 calls=19 extents=100000 quiet=0\n",
+    )
+    .unwrap();
     let rows = "lab-xfs-alloc-100000,le,0,0,7.0\nlab-xfs-alloc-100000,le,1,1,6.2\nlab-xfs-alloc-100000,le,2,2,6.0\n";
     std::fs::write(root.join("lab-xfs-alloc-100000/runs.csv"), format!("{runs}{rows}")).unwrap();
     let text = std::fs::read_to_string("scenarios/machines/lab-epyc-23-49.toml").unwrap();
@@ -335,23 +340,49 @@ fn fit_from_earlier_runs_solves_the_knob_on_them_and_refuses_others() {
     let knob = fitted.knob.as_ref().expect("[knob] written").work_scale;
     assert!((knob - (6.2 - 3.60434) / 1.305).abs() < 0.002, "{knob}");
     assert!(!o.exists(), "no lab run made");
-    // Runs of another CPU, or of another size, are refused; the profile
-    // is left as it is.
+    // Runs of another CPU, size or call count, a lab.txt without the CPU,
+    // a run without a time, a folder without runs: each refused, saying
+    // why; the profile left as it is.
     let now = std::fs::read_to_string(&p).unwrap();
-    for (model, params) in [("family 6 model 207", "extents=100000"), ("family 23 model 49", "extents=10000")] {
-        let lab = root.join("lab-xfs-alloc-100000/lab.txt");
-        let txt = std::fs::read_to_string(&lab).unwrap();
-        let bad = txt.replace("family 23 model 49", model).replace("extents=100000", params);
-        std::fs::write(&lab, &bad).unwrap();
+    let lab = root.join("lab-xfs-alloc-100000/lab.txt");
+    let runs_csv = root.join("lab-xfs-alloc-100000/runs.csv");
+    let (txt, good_runs) = (std::fs::read_to_string(&lab).unwrap(), std::fs::read_to_string(&runs_csv).unwrap());
+    let cases: [(String, String, &str); 6] = [
+        (
+            txt.replace("family 23 model 49", "family 6 model 207"),
+            good_runs.clone(),
+            "ran on `family 6 model 207`",
+        ),
+        (
+            txt.replace("extents=100000", "extents=10000"),
+            good_runs.clone(),
+            "the figure is xfs-alloc with",
+        ),
+        (txt.replace("calls=19", "calls=50"), good_runs.clone(), "calls=50"),
+        (
+            txt.replace("cpu model: family 23 model 49\n", ""),
+            good_runs.clone(),
+            "has no `cpu model:` line",
+        ),
+        (
+            txt.clone(),
+            good_runs.replace("6.2\n", "NaN\n"),
+            "of run 2 is NaN: expected a positive time in us",
+        ),
+        (txt.clone(), String::new(), "runs.csv"),
+    ];
+    for (lab_txt, runs, want) in cases {
+        std::fs::write(&lab, &lab_txt).unwrap();
+        if runs.is_empty() {
+            std::fs::remove_file(&runs_csv).unwrap();
+        } else {
+            std::fs::write(&runs_csv, &runs).unwrap();
+        }
         let out = fsmeta(&["fit", pp, "--from", r]);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{err}");
-        assert!(
-            err.contains("ran on") || err.contains("the figure is xfs-alloc at extents=100000"),
-            "{err}"
-        );
+        assert_eq!(out.status.code(), Some(2), "{want}: {err}");
+        assert!(err.contains(want), "{want}: {err}");
         assert_eq!(std::fs::read_to_string(&p).unwrap(), now);
-        std::fs::write(&lab, &txt).unwrap();
     }
 }
 

@@ -181,14 +181,16 @@ fn a_kept_record_is_priced_as_one_its_filter_passed() {
     m.tracepoint = Some(fsmeta::machine::TracepointPrices {
         event_ns: 120.0,
         discard_ns: 60.0,
-        passed_ns: Some(164.0),
+        passed_ns: Some(100.0),
     });
     let passed = EventPrices::with(&m, &Pricing::default()).unwrap();
-    assert_eq!(passed.trace_event_ps, 164_000);
+    assert_eq!(passed.trace_event_ps, 100_000);
     let counted = fsmeta::machine::ns_to_ps(TRACE_EVENT_ITERATED.ns(&m));
-    assert_eq!(passed.trace_event_iterated_ps, counted.min(164_000));
+    assert!(counted > 100_000, "{counted}");
+    assert_eq!(passed.trace_event_iterated_ps, 100_000, "at most the measured firing");
     let btrfs = fsmeta::workload::btrfs_dir::cost::LinePrices::from_profile(&m, 1.0);
-    assert_eq!(btrfs.trace_event_ps, 164_000);
+    assert_eq!(btrfs.trace_event_ps, 100_000);
+    assert_eq!(btrfs.trace_unfiltered_ps, 120_000, "btrfs_reserved_extent_free has no filter");
     assert_eq!(btrfs.trace_discard_ps, 60_000);
 }
 

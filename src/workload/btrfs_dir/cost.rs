@@ -67,10 +67,15 @@ pub struct LinePrices {
     pub miss_ps: u64,
     /// A locked read-modify-write on a held line (`atomic_ns`).
     pub atomic_ps: u64,
-    /// One enabled tracepoint whose record is kept: the profile's measured
-    /// `tracepoint.event_ns` when it has one, else [`TRACE_EVENT`]'s loads
-    /// (`hit_ns x work_scale` each).
+    /// One enabled tracepoint whose record its filter passes: the
+    /// profile's measured `tracepoint.passed_ns`, else its `event_ns`,
+    /// else [`TRACE_EVENT`]'s loads (`hit_ns x work_scale` each)
+    /// ([`tracing::kept_ps`]).
     pub trace_event_ps: u64,
+    /// One enabled tracepoint with no filter, its record kept (the lab's
+    /// `btrfs_reserved_extent_free`): the profile's `tracepoint.event_ns`,
+    /// else [`TRACE_EVENT`]'s loads.
+    pub trace_unfiltered_ps: u64,
     /// One enabled tracepoint whose record the filter rejects: the
     /// profile's `tracepoint.discard_ns`, else
     /// [`crate::kernel::tracing::TRACE_DISCARD_LOADS`] loads.
@@ -97,6 +102,7 @@ impl LinePrices {
             miss_ps: ps(p.memory_ns),
             atomic_ps: ps(p.atomic_ns),
             trace_event_ps: tracing::kept_ps(p, counted(tracing::TRACE_EVENT_LOADS)),
+            trace_unfiltered_ps: tracing::unfiltered_ps(p, counted(tracing::TRACE_EVENT_LOADS)),
             trace_discard_ps: tracing::discarded_ps(p, counted(tracing::TRACE_DISCARD_LOADS)),
             indirect_ps: ps(p.indirect_call_ns()),
             return_ps: ps(p.return_ns()),
@@ -222,6 +228,7 @@ impl DelayedCost {
         let visits = s.node_visits + s.leaf_visits;
         let collected = s.items_released - s.not_found.min(s.items_released);
         let trace = if self.lock_tracepoints { p.trace_event_ps } else { 0 };
+        let freed_event = if self.lock_tracepoints { p.trace_unfiltered_ps } else { 0 };
         let trace_alloc = trace * (1 + u64::from(self.folios()));
         let terms = [
             (visits, BLOCK_VISIT.price(p) + trace),
@@ -229,7 +236,7 @@ impl DelayedCost {
             (s.transfers, p.xfer_ps),
             (s.bytes_moved.div_ceil(64), MOVE_LINE.price(p)),
             (s.cow_blocks, self.cow_price() + trace_alloc),
-            (s.leaves_freed, self.leaf_free_price() + trace),
+            (s.leaves_freed, self.leaf_free_price() + freed_event),
             (s.batches, DEL_ITEMS.price(p)),
             (collected.saturating_sub(s.own_collected), ITEM_COLLECT.price(p)),
             (s.own_collected, ITEM_COLLECT.local().price(p)),

@@ -86,6 +86,7 @@ impl UnlinkCost {
     pub fn tree_ps(&self, d: &TreeStats) -> Result<u64, ModelError> {
         let p = &self.tree.prices;
         let trace = if self.tree.lock_tracepoints { p.trace_event_ps } else { 0 };
+        let freed_event = if self.tree.lock_tracepoints { p.trace_unfiltered_ps } else { 0 };
         let trace_alloc = trace * (1 + u64::from(self.tree.folios()));
         let terms = [
             (d.node_visits + d.leaf_visits, BLOCK_VISIT.price(p) + trace),
@@ -94,7 +95,7 @@ impl UnlinkCost {
             (d.transfers(), p.xfer_ps),
             (d.bytes_moved.div_ceil(64), MOVE_LINE.price(p)),
             (d.cow_blocks, self.tree.cow_price() + trace_alloc + self.cow_events_ps),
-            (d.leaves_freed, self.tree.leaf_free_price() + trace),
+            (d.leaves_freed, self.tree.leaf_free_price() + freed_event),
             (d.del_items_calls, DEL_ITEMS.price(p)),
             (d.items_shifted + d.push_offsets, ITEM_SHIFT.price(p)),
             (d.sibling_reads, SIBLING_LOCK.price(p) + trace),

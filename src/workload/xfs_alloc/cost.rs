@@ -11,7 +11,10 @@
 //! is [`RECORD`] priced like the rest), and `work_scale`, the ns per
 //! counted instruction-path load as a multiple of `hit_ns` (1 unless a
 //! host's one knob is fitted there), which inner loops do not pay
-//! ([`Work::iterated`]: records walked, probes, the busy walk).
+//! ([`Work::iterated`]: records walked, probes, the busy walk); those
+//! whose turns overlap ([`Work::overlapped`]: the walk's record steps and
+//! busy search) are priced at the profile's measured
+//! `levels.loop_load_ns` where it has one.
 //!
 //! Where lines come from between calls (`between_calls`): `cold` prices
 //! every line a call touches first at `memory_ns` (case 4's single call);
@@ -175,9 +178,10 @@ pub const AGF_LOG: Work = Work {
 /// root. Live on the family 23 model 1 host (session 64,
 /// `le-busy-quiet` less `le` at 10^4 extents, 9 runs each): 99, 93, 94,
 /// 105 and 112 ns a busy record with 16, 64, 256, 1024 and 4096 of them:
-/// from 64 to 256 (two levels more, the objects still in L1) 1 ns more a
-/// record, where [`BUSY_NODE`]'s loads one after another would add 2 x 6
-/// x `hit_ns`, 24 ns (docs/lab-hosts.md).
+/// from 64 to 256 (about two levels more, the objects still in L1) about
+/// 1 ns more a record, where [`BUSY_NODE`]'s loads one after another
+/// would add 2 x 6 x `hit_ns`, 25 ns at that host's 2.10
+/// (docs/lab-hosts.md).
 pub const RECORD: Work = Work {
     cold_lines: 0.125,
     atomics: 2.0,

@@ -1,0 +1,226 @@
+//! The profile's fields measured beside the caches' latencies and
+//! transfers: a new object's line, a hot loop's load, the images'
+//! storage, a tracepoint, the kernel's mitigations on calls and returns;
+//! each with the note the profile writes above it, or why it was not
+//! measured.
+
+use super::r2;
+use crate::calibrate::Calibration;
+use crate::calibrate::stats::Spread;
+
+/// ns per load in a hot loop's body, with its note; `None` (and a note)
+/// when the median is not a positive price.
+pub(super) fn loop_load(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Option<f64> {
+    use crate::calibrate::loop_load::{LOADS_PER_TURN, RECORDS, WALKS};
+    let f = &cal.loop_load;
+    let how = format!(
+        "{RECORDS} 64-byte records (16 KiB) walked last to first, {LOADS_PER_TURN} independent loads a record compared with a bound and one another, the flags stored into the record, nothing carried from turn to turn, {WALKS} walks per sample, per load: p10-p90 {:.3}-{:.3} ns, {} samples",
+        f.p10, f.p90, f.n
+    );
+    // Three decimals: a tenth of a ns is a few percent of this price.
+    let ns = (f.median * 1000.0).round() / 1000.0;
+    if ns.is_finite() && ns > 0.0 && ns <= 1e3 {
+        notes.push(("levels.loop_load_ns", how));
+        Some(ns)
+    } else {
+        notes.push(("levels.loop_load_ns", format!("not kept ({ns} ns): {how}")));
+        None
+    }
+}
+
+/// ns per line of a new object initialised in lines no cache holds, with
+/// its note.
+pub(super) fn fresh_line(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> f64 {
+    let f = &cal.fresh_line;
+    let region = cal
+        .chase
+        .last()
+        .map_or(0, |p| p.bytes)
+        .clamp(crate::calibrate::fresh::REGION.0, crate::calibrate::fresh::REGION.1);
+    notes.push((
+        "levels.fresh_line_ns",
+        format!(
+            "write_bytes (memset) of {} {}-byte objects per sample, in one random order over {} MiB (huge pages asked for, pages faulted in first), per 64-byte line: p10-p90 {:.2}-{:.2} ns, {} samples",
+            crate::calibrate::fresh::OBJECTS,
+            crate::calibrate::fresh::OBJECT,
+            region >> 20,
+            f.p10,
+            f.p90,
+            f.n
+        ),
+    ));
+    r2(f.median.max(0.0))
+}
+
+/// The storage prices when they were measured (a note either way).
+pub(super) fn storage(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Option<crate::machine::StoragePrices> {
+    use crate::calibrate::storage::{IMAGE_BYTES, QUEUED, RUNS_AT, SAMPLES};
+    let st = match &cal.storage {
+        Ok(st) => st,
+        Err(e) => {
+            notes.push(("storage", format!("not measured: {}", e.0)));
+            return None;
+        }
+    };
+    let each: Vec<String> = st
+        .flush
+        .iter()
+        .map(|(kib, s)| format!("{kib} KiB {:.0} us (p10-p90 {:.0}-{:.0})", s.median, s.p10, s.p90))
+        .collect();
+    notes.push((
+        "storage.flush_us",
+        format!(
+            "in {} (the lab's temporary folder): {SAMPLES} new sparse files of {} MiB per size, each two runs of 16 KiB buffered writes of the size at {} and {} MiB, then fsync, timed: {}",
+            st.folder.parent().unwrap_or(&st.folder).display(),
+            IMAGE_BYTES >> 20,
+            RUNS_AT[0] >> 20,
+            RUNS_AT[1] >> 20,
+            each.join("; ")
+        ),
+    ));
+    let s = &st.super_flush;
+    notes.push((
+        "storage.super_flush_us",
+        format!(
+            "then 4 KiB at 64 KiB and at 64 MiB (the superblocks) and fsync, timed: p10-p90 {:.0}-{:.0} us, {} samples",
+            s.p10, s.p90, s.n
+        ),
+    ));
+    let w = &st.write;
+    notes.push((
+        "storage.write_us",
+        format!(
+            "a new sparse image of {} MiB there on a loop device, {QUEUED} buffered 16 KiB writes through it (every other block of a new region), sent and waited for by sync_file_range, timed over {QUEUED}: p10-p90 {:.2}-{:.2} us, {} samples",
+            IMAGE_BYTES >> 20,
+            w.p10,
+            w.p90,
+            w.n
+        ),
+    ));
+    let prices = crate::machine::StoragePrices {
+        flush_kib: st.flush.iter().map(|(kib, _)| *kib as f64).collect(),
+        flush_us: st.flush.iter().map(|(_, s)| s.median.round()).collect(),
+        super_flush_us: s.median.round(),
+        write_us: r2(w.median),
+    };
+    // An optional table: one out of range leaves the rest of the profile.
+    if let Err((field, why)) = prices.check() {
+        notes.retain(|(f, _)| !f.starts_with("storage."));
+        notes.push(("storage", format!("not kept: {field}: {why}")));
+        return None;
+    }
+    Some(prices)
+}
+
+/// The tracepoint prices when they were measured (a note either way).
+pub(super) fn tracepoint(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Option<crate::machine::TracepointPrices> {
+    match &cal.tracepoint {
+        Ok(t) => {
+            let how = |s: &Spread, what: &str| {
+                format!(
+                    "{what}: task:task_rename fired by prctl(PR_SET_NAME) in a private tracefs instance (trace clock {}, as the lab's), {} calls per timing, on minus the mean of the offs around it, per call: p10-p90 {:.1}-{:.1} ns, {} samples",
+                    t.clock,
+                    crate::calibrate::tracepoint::CALLS,
+                    s.p10,
+                    s.p90,
+                    s.n
+                )
+            };
+            notes.push(("tracepoint.event_ns", how(&t.kept, "a record kept (no filter)")));
+            notes.push((
+                "tracepoint.discard_ns",
+                how(&t.discarded, "a record the filter rejects (common_pid == 0)"),
+            ));
+            notes.push((
+                "tracepoint.passed_ns",
+                how(
+                    &t.passed,
+                    "a record the filter passes (common_pid != 0), as the lab's filtered events are",
+                ),
+            ));
+            Some(crate::machine::TracepointPrices {
+                event_ns: r2(t.kept.median.max(0.0)),
+                discard_ns: r2(t.discarded.median.max(0.0)),
+                // A noisy median at or below 0 is not a price: the
+                // unfiltered one stands in (kernel::tracing::kept_ps).
+                passed_ns: Some(r2(t.passed.median)).filter(|ns| *ns > 0.0),
+            })
+        }
+        Err(why) => {
+            notes.push(("tracepoint", format!("not measured: {}", why.0)));
+            None
+        }
+    }
+}
+
+/// The indirect call's price when the host's line names a sequence (a
+/// note either way).
+pub(super) fn mitigation(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Option<crate::machine::MitigationPrices> {
+    match &cal.indirect_call {
+        Ok(c) => {
+            let how = match &c.extra {
+                Some(s) => format!(
+                    "{}, timed in user space on the pinned CPU: {} calls of an empty function through it less the mean of {} plain call *%rax before and after, per call: p10-p90 {:.2}-{:.2} ns, {} samples",
+                    c.sequence.describe(),
+                    crate::calibrate::mitigation::CALLS,
+                    crate::calibrate::mitigation::CALLS,
+                    s.p10,
+                    s.p90,
+                    s.n
+                ),
+                None => c.sequence.describe().to_string(),
+            };
+            notes.push(("mitigation.indirect_call_ns", how));
+            let (spec_rstack_overflow, return_ns) = returns(cal, notes);
+            Some(crate::machine::MitigationPrices {
+                spectre_v2: c.spectre_v2.clone(),
+                indirect_call_ns: c.extra.map_or(0.0, |s| r2(s.median.max(0.0))),
+                spec_rstack_overflow,
+                return_ns,
+            })
+        }
+        Err(why) => {
+            // The table holds both prices and names the spectre_v2 line:
+            // without that measurement neither is written, the return's
+            // included (said here, so a measured return is not lost
+            // silently).
+            notes.push((
+                "mitigation",
+                format!("not measured: {}; so no [mitigation] table, and no return price either", why.0),
+            ));
+            None
+        }
+    }
+}
+
+/// The return's price and the `spec_rstack_overflow` line it was measured
+/// for (none and 0 when it was not measured, with a note saying why).
+fn returns(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> (Option<String>, f64) {
+    match &cal.returns {
+        Ok(r) => {
+            let named = format!(
+                "{} (spec_rstack_overflow: {}; retbleed: {})",
+                r.sequence.describe(),
+                r.spec_rstack_overflow,
+                r.retbleed
+            );
+            let how = match &r.extra {
+                Some(s) => format!(
+                    "{named}, timed in user space on the pinned CPU: {} calls of an empty function returning through it less the mean of {} returning with a plain ret before and after, per return: p10-p90 {:.2}-{:.2} ns, {} samples",
+                    crate::calibrate::returns::RETURNS,
+                    crate::calibrate::returns::RETURNS,
+                    s.p10,
+                    s.p90,
+                    s.n
+                ),
+                None => named,
+            };
+            notes.push(("mitigation.return_ns", how));
+            (Some(r.spec_rstack_overflow.clone()), r.extra.map_or(0.0, |s| r2(s.median.max(0.0))))
+        }
+        Err(why) => {
+            notes.push(("mitigation.return_ns", format!("not measured: {}; returns are not priced", why.0)));
+            (None, 0.0)
+        }
+    }
+}
