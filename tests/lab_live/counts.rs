@@ -236,6 +236,15 @@ fn calibrates_tracepoint_measurement_leaves_no_instance_or_ledger_behind() {
     let t = fsmeta::calibrate::tracepoint::measure().expect("root with tracefs and task:task_rename");
     assert_eq!(t.kept.n, fsmeta::calibrate::tracepoint::SAMPLES);
     assert_eq!(t.discarded.n, fsmeta::calibrate::tracepoint::SAMPLES);
+    assert_eq!(t.passed.n, fsmeta::calibrate::tracepoint::SAMPLES);
+    // A record the filter passes is built and tested as a dropped one is,
+    // then copied into the ring buffer and committed: dearer.
+    assert!(
+        t.passed.median > t.discarded.median,
+        "passed {} ns, discarded {} ns",
+        t.passed.median,
+        t.discarded.median
+    );
     assert_eq!(left(), (0, 0), "instances and ledgers of this process left behind");
 }
 
