@@ -26,6 +26,9 @@ pub struct Header {
 /// The profile file for `d`, measured as `cal`, with `h`'s header.
 pub fn render(cal: &Calibration, d: &Derived, h: &Header) -> String {
     let mut s = header(cal, h);
+    for w in &d.warnings {
+        let _ = writeln!(s, "# Warning: {w}.");
+    }
     s.push_str(&measurements(cal, d));
     s.push_str(&fields(&d.profile, d));
     s

@@ -51,6 +51,9 @@ pub(super) fn calibrate(out: Option<&Path>, repeat: usize) -> Result<Status, Cli
         if header.info.hypervisor { " of a virtual machine" } else { "" }
     );
     let derived = calibrate::derive::derive(&cal, &name, &cpu).map_err(|e| fail(e.to_string()))?;
+    for w in &derived.warnings {
+        errln!("fsmeta: calibrate: warning: {w}");
+    }
     let text = render::render(&cal, &derived, &header);
     let Some(path) = out else {
         out!("{text}");

@@ -59,9 +59,9 @@ pub fn discarded_ps(m: &crate::machine::MachineProfile, counted_ps: u64) -> u64 
 /// cold firing ([`kept_ps`]), an upper bound for a hot one. On the family
 /// 23 model 1 host, measured without the earlier passes' events (the lab
 /// fix of 267492c), the kept `xfs_extent_busy_trim` in the busy walk costs
-/// 146 ns a record: between that host's `event_ns` (120-136) and its
-/// `passed_ns` (164-176), the price the bound gives there
-/// (docs/lab-hosts.md, session 64).
+/// 140-151 ns a record with 16 to 4096 busy records: between that host's
+/// `event_ns` (119-140) and its `passed_ns` (157-178), the price the bound
+/// gives there (docs/lab-hosts.md, session 64).
 pub fn looped_ps(m: &crate::machine::MachineProfile, counted_ps: u64) -> u64 {
     counted_ps.min(kept_ps(m, counted_ps))
 }

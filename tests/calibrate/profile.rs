@@ -288,6 +288,30 @@ fn storage_not_measured_or_out_of_range_leaves_the_table_out_and_says_why() {
 }
 
 #[test]
+fn an_l1_that_holds_less_than_sysfs_says_is_warned_of() {
+    let mut cal = calibration("sysfs-epyc-2vcpu.txt", 256 * MIB, &[(Distance::SameLlc, 52.0)]);
+    let quiet = derive(&cal, "quiet", "t").unwrap();
+    assert!(quiet.warnings.is_empty(), "{:?}", quiet.warnings);
+    assert!(!render(&cal, &quiet, &Header::default()).contains("# Warning:"));
+    // 24 KiB of the 32 KiB L1d at L2 latency, as on a core whose other
+    // SMT thread another VM runs on.
+    for p in cal.chase.iter_mut().filter(|p| p.bytes > 16 << 10 && p.bytes <= 32 << 10) {
+        p.ns = spread(4.0);
+        p.samples = vec![3.8, 4.0, 4.2];
+    }
+    let shared = derive(&cal, "shared", "t").unwrap();
+    assert_eq!(shared.warnings.len(), 1, "{:?}", shared.warnings);
+    assert!(
+        shared.warnings[0].contains("24 KiB") && shared.warnings[0].contains("the L1d holds less than sysfs says"),
+        "{:?}",
+        shared.warnings
+    );
+    let text = render(&cal, &shared, &Header::default());
+    assert!(text.contains("\n# Warning: the chase's latency at 24 KiB"), "{text}");
+    assert_eq!(load_profile(&write("shared-l1", &text)).unwrap(), shared.profile);
+}
+
+#[test]
 fn a_chase_short_of_dram_is_an_error() {
     // 64 MiB is less than 4x the 32 MiB LLC: no DRAM figure.
     let cal = calibration("sysfs-epyc-2vcpu.txt", 64 * MIB, &[(Distance::SameLlc, 52.0)]);
