@@ -213,12 +213,41 @@ pub struct Experiment {
     pub params: &'static [(&'static str, u64, u64, u64)],
     /// Runs the experiment once (run number given) on a fresh filesystem.
     pub run: fn(&host::Host, &Params, u32) -> Result<Trial, LabError>,
+    /// Refuses parameters that are each in range but cannot go together
+    /// or that the experiment cannot take (`LabError::Param`, saying
+    /// why): checked before the host is touched ([`resolve`]).
+    pub check: fn(&Params) -> Result<(), LabError>,
     /// A parameter whose non-default value names another twin:
     /// `NAME-VALUE` (e.g. `xfs-alloc-100000` for `-p extents=100000`).
     pub twin_param: Option<&'static str>,
     /// Kernel functions whose samples `--sample-kernel` breaks down (what
     /// ran below each), in this order.
     pub sample_roots: &'static [&'static str],
+    /// Whether the twin models a run with parameter `name` at `value`
+    /// other than its default ([`off_twin`]): true where the twin's
+    /// variants cover it (xfs-alloc's `quiet=1` pass is its `le-quiet`
+    /// variant); [`defaults_only`] for a twin of the defaults alone.
+    pub twin_models: fn(&str, u64) -> bool,
+}
+
+/// A twin that models its experiment's default parameters only
+/// ([`Experiment::twin_models`]).
+pub fn defaults_only(_name: &str, _value: u64) -> bool {
+    false
+}
+
+/// Accepts every parameter set in range ([`Experiment::check`]).
+pub fn any_params(_: &Params) -> Result<(), LabError> {
+    Ok(())
+}
+
+/// `e`'s parameters with `given` applied, each in its range and the set
+/// accepted by the experiment's [`Experiment::check`]: what `fsmeta lab`
+/// checks before it probes or prepares the host.
+pub fn resolve(e: &Experiment, given: &BTreeMap<String, String>) -> Result<Params, LabError> {
+    let p = Params::resolve(e.params, given)?;
+    (e.check)(&p)?;
+    Ok(p)
 }
 
 /// Every experiment, by name.
@@ -247,7 +276,7 @@ pub fn find(name: &str) -> Result<&'static Experiment, LabError> {
 /// Runs experiment `e` `opts.runs` times, each on a fresh filesystem,
 /// after checking the requirements and undoing what dead labs left.
 pub fn run(e: &Experiment, opts: &LabOptions) -> Result<LabRun, LabError> {
-    let params = Params::resolve(e.params, &opts.params)?;
+    let params = resolve(e, &opts.params)?;
     let host = host::Host::prepare(opts.verbose)?;
     let start = std::time::Instant::now();
     let mut out = LabRun {
@@ -362,13 +391,14 @@ pub fn twin_name(e: &Experiment, params: &Params) -> String {
 }
 
 /// The parameters of a run that differ from `e`'s defaults, other than
-/// the one that names the twin ([`Experiment::twin_param`]), as
-/// `name=value`: the twin models the defaults, so a run with any of
-/// these is not its lab run.
+/// the one that names the twin ([`Experiment::twin_param`]) and those
+/// its variants cover ([`Experiment::twin_models`]), as `name=value`: the
+/// twin models the defaults, so a run with any of these is not its lab
+/// run.
 pub fn off_twin(e: &Experiment, params: &Params) -> Vec<String> {
     e.params
         .iter()
-        .filter(|d| Some(d.0) != e.twin_param && params.get(d.0) != d.1)
+        .filter(|d| Some(d.0) != e.twin_param && params.get(d.0) != d.1 && !(e.twin_models)(d.0, params.get(d.0)))
         .map(|d| format!("{}={}", d.0, params.get(d.0)))
         .collect()
 }

@@ -69,6 +69,8 @@ pub(super) fn lab(a: &LabArgs<'_>) -> Result<Status, CliError> {
         verbose: !silent,
         sample_us,
     };
+    // Every parameter checked before the host is probed or touched.
+    let resolved = lab::resolve(e, &opts.params)?;
     let line_transfer = || fsmeta::lab::probe::line_transfer(fsmeta::lab::output::TRANSFER_SAMPLES);
     let before = line_transfer();
     let mut run = lab::run(e, &opts)?;
@@ -82,7 +84,7 @@ pub(super) fn lab(a: &LabArgs<'_>) -> Result<Status, CliError> {
         outln!("outputs: {}", dir.display());
     }
     if twin {
-        beside_twin(e, &opts, &run.twin, &dir, out, silent)?;
+        beside_twin(e, &resolved, &run.twin, &dir, out, silent)?;
     }
     Ok(Status::Ok)
 }
@@ -93,7 +95,7 @@ pub(super) fn lab(a: &LabArgs<'_>) -> Result<Status, CliError> {
 /// are not the twin's or there is no twin file.
 fn beside_twin(
     e: &fsmeta::lab::Experiment,
-    opts: &fsmeta::lab::LabOptions,
+    params: &fsmeta::lab::Params,
     name: &str,
     dir: &Path,
     out: &Path,
@@ -101,7 +103,7 @@ fn beside_twin(
 ) -> Result<(), CliError> {
     use fsmeta::lab;
     let scenario = lab::twin_path(name);
-    let off = lab::off_twin(e, &lab::Params::resolve(e.params, &opts.params)?);
+    let off = lab::off_twin(e, params);
     if !off.is_empty() {
         errln!(
             "fsmeta lab: no twin run: {} models the default parameters, and this run set {}",

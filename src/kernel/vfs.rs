@@ -115,14 +115,11 @@ pub const LAB_PREFIX_WALK_SHARED: Work = Work::straight(0.0, 21.0);
 /// (`xfs_vn_lookup`) and `dir_inode->i_op->create` (`xfs_vn_create`; XFS
 /// has no `atomic_open`).
 pub const OPEN_CREATE_LOOKUP: Work = Work {
-    cold_lines: 0.0,
     atomics: 9.0,
     hits: 260.0,
-    iterated: false,
-    overlapped: false,
     indirect_calls: 2.0,
     new_lines: 3.0,
-    returns: 0.0,
+    ..Work::ZERO
 };
 
 /// `xfs_vn_lookup` for a name that is not there (the XFS lookup itself is
@@ -186,11 +183,8 @@ pub const UNLINK_VFS: Work = Work {
     cold_lines: 8.0,
     atomics: 12.0,
     hits: 320.0,
-    iterated: false,
-    overlapped: false,
     indirect_calls: 1.0,
-    new_lines: 0.0,
-    returns: 0.0,
+    ..Work::ZERO
 };
 
 /// `iput` of the unlinked inode -> `iput_final` -> `evict`:

@@ -80,31 +80,35 @@ pub struct Work {
 }
 
 impl Work {
+    /// No work: the base of a stretch written field by field
+    /// (`Work { hits: 100.0, atomics: 12.0, ..Work::ZERO }`), straight-line
+    /// and not overlapped unless it says so.
+    pub const ZERO: Work = Work {
+        cold_lines: 0.0,
+        atomics: 0.0,
+        hits: 0.0,
+        iterated: false,
+        overlapped: false,
+        indirect_calls: 0.0,
+        new_lines: 0.0,
+        returns: 0.0,
+    };
+
     /// Straight-line work: `hits` loads and `atomics` locked operations.
     pub const fn straight(hits: f64, atomics: f64) -> Work {
         Work {
-            cold_lines: 0.0,
             atomics,
             hits,
-            iterated: false,
-            overlapped: false,
-            indirect_calls: 0.0,
-            new_lines: 0.0,
-            returns: 0.0,
+            ..Work::ZERO
         }
     }
 
     /// The body of an inner loop: `hits` loads per turn.
     pub const fn looped(hits: f64) -> Work {
         Work {
-            cold_lines: 0.0,
-            atomics: 0.0,
             hits,
             iterated: true,
-            overlapped: false,
-            indirect_calls: 0.0,
-            new_lines: 0.0,
-            returns: 0.0,
+            ..Work::ZERO
         }
     }
 

@@ -95,6 +95,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         ("nodesize", 16384, 4096, 65536),
     ],
     run,
+    check,
     twin_param: None,
     sample_roots: &[
         "btrfs_delete_delayed_items",
@@ -104,6 +105,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         "btrfs_force_cow_block",
         "btrfs_del_leaf",
     ],
+    twin_models: crate::lab::defaults_only,
 };
 
 /// Puts a phase's `unlink(2)` calls into `m`: `phase.P.unlink_us`, the
@@ -191,11 +193,13 @@ fn script(fs: &mut Fs, n: u64, k: u64, m: &mut Metrics, mark: &dyn Fn(&str) -> R
 /// The phases of the script, in order, as the twin names them.
 pub const PHASES: [&str; 4] = ["create", "unlink", "sync", "rm_fr"];
 
+/// `nodesize` a power of two ([`super::btrfs_layout::check`]).
+fn check(p: &Params) -> Result<(), LabError> {
+    super::btrfs_layout::check(p)
+}
+
 fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     let (n, k, nodesize) = (p.get("files"), p.get("delete_every"), p.get("nodesize"));
-    if !nodesize.is_power_of_two() {
-        return Err(LabError::Param(format!("nodesize = {nodesize}: expected a power of two")));
-    }
     let mut fs = fresh(host, nodesize)?;
     let fsid = fsid(&fs)?;
     let ev = EventSpec {

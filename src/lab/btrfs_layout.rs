@@ -12,15 +12,23 @@ pub const EXPERIMENT: Experiment = Experiment {
     about: "N files in one directory: fs tree leaves, height, items per leaf by type (dump-tree)",
     params: &[("files", 1000, 1, 200_000), ("nodesize", 16384, 4096, 65536)],
     run,
+    check,
     twin_param: None,
     sample_roots: &["__btrfs_run_delayed_items", "btrfs_commit_transaction"],
+    twin_models: crate::lab::defaults_only,
 };
 
-fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
-    let (n, nodesize) = (p.get("files"), p.get("nodesize"));
+/// `nodesize` a power of two, as `mkfs.btrfs -n` takes.
+pub(super) fn check(p: &Params) -> Result<(), LabError> {
+    let nodesize = p.get("nodesize");
     if !nodesize.is_power_of_two() {
         return Err(LabError::Param(format!("nodesize = {nodesize}: expected a power of two")));
     }
+    Ok(())
+}
+
+fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
+    let (n, nodesize) = (p.get("files"), p.get("nodesize"));
     let ns = nodesize.to_string();
     let mut fs = Fs::create(host, FsType::Btrfs, 1 << 30, &["-f", "-q", "-n", &ns], "")?;
     let base = fs.base()?;

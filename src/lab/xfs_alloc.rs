@@ -68,9 +68,18 @@ pub const EXPERIMENT: Experiment = Experiment {
         ("quiet", 0, 0, 1),
     ],
     run,
+    check,
     twin_param: Some("extents"),
     sample_roots: &["xfs_alloc_ag_vextent_size", "xfs_alloc_vextent_start_ag"],
+    twin_models,
 };
+
+/// The twin's variants cover the quiet pass (`le-quiet`,
+/// `le-busy-quiet`) and a run without busy passes (`busy=0`: those
+/// variants are simply not live); another busy count is not its run.
+fn twin_models(name: &str, value: u64) -> bool {
+    name == "quiet" || (name == "busy" && value == 0)
+}
 
 const BLOCK: u64 = 4096;
 
@@ -130,14 +139,19 @@ fn fiemap(f: &File) -> Result<Vec<(u64, u64, u64)>, LabError> {
     }
 }
 
-fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
-    let (k, calls, busy, quiet) = (p.get("extents"), p.get("calls"), p.get("busy"), p.get("quiet") > 0);
-    if quiet && busy > 0 {
+/// `quiet=1` only with `busy=0`.
+fn check(p: &Params) -> Result<(), LabError> {
+    if p.get("quiet") > 0 && p.get("busy") > 0 {
         return Err(LabError::Param(
             "quiet=1 needs busy=0: its pass would move the leaves the busy passes walk, which the twin's busy variants do not replay"
                 .into(),
         ));
     }
+    Ok(())
+}
+
+fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
+    let (k, calls, busy, quiet) = (p.get("extents"), p.get("calls"), p.get("busy"), p.get("quiet") > 0);
     // AG 1 must hold 2K blocks of the filler; 300 MiB is mkfs.xfs's floor.
     // Slack: the internal log sits in the middle AG (AG 1 of 2).
     let ag_blocks = (2 * k + k / 8 + 65_536).max(300 << 20 >> 12 >> 1);

@@ -25,8 +25,10 @@ pub const EXPERIMENT: Experiment = Experiment {
     about: "XFS transaction handles per create, unlink, mkdir, rmdir, link, rename (by caller)",
     params: &[("files", 10_000, 1, 1_000_000), ("threads", 1, 1, 64)],
     run,
+    check: crate::lab::any_params,
     twin_param: None,
     sample_roots: &["xfs_create", "xfs_remove"],
+    twin_models: crate::lab::defaults_only,
 };
 
 /// Callers whose transactions are background work, not the operation's:

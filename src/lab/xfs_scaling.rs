@@ -30,6 +30,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     about: "creates/s and unlinks/s with 1..T threads, each in its own directory (untraced)",
     params: &[("files", 20_000, 100, 1_000_000), ("threads", 2, 1, 64)],
     run,
+    check: crate::lab::any_params,
     twin_param: None,
     sample_roots: &[
         "xfs_create",
@@ -40,6 +41,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         "xfsaild",
         "do_syscall_64",
     ],
+    twin_models: crate::lab::defaults_only,
 };
 
 /// Runs `op` on `threads` threads at once (after a barrier); returns the

@@ -243,52 +243,9 @@ impl MachineProfile {
                 return Err(invalid(field, "must be at least 1".to_string()));
             }
         }
-        if let Some(l) = &self.levels {
-            for (field, ns) in [("levels.l2_hit_ns", l.l2_hit_ns), ("levels.llc_hit_ns", l.llc_hit_ns)] {
-                if !(self.hit_ns..=self.memory_ns.max(self.hit_ns)).contains(&ns) {
-                    return Err(invalid(field, format!("{ns} ns is not between hit_ns and memory_ns")));
-                }
-            }
-            if l.llc_hit_ns < l.l2_hit_ns {
-                return Err(invalid("levels.llc_hit_ns", "is less than levels.l2_hit_ns".to_string()));
-            }
-            if let Some(ns) = l.loop_load_ns
-                && !(ns.is_finite() && ns > 0.0 && ns <= 1e3)
-            {
-                return Err(invalid("levels.loop_load_ns", format!("{ns} ns is not in (0, 1000]")));
-            }
-            if let Some(ns) = l.fresh_line_ns
-                && !(ns.is_finite() && (0.0..=1e3).contains(&ns))
-            {
-                return Err(invalid("levels.fresh_line_ns", format!("{ns} ns is not in [0, 1000]")));
-            }
-            for (field, w) in [("levels.l1d_ways", l.l1d_ways), ("levels.l2_ways", l.l2_ways)] {
-                if w == 0 {
-                    return Err(invalid(field, "must be at least 1".to_string()));
-                }
-            }
-        }
-        if let Some(t) = &self.tracepoint {
-            for (field, ns) in [
-                ("tracepoint.event_ns", t.event_ns),
-                ("tracepoint.discard_ns", t.discard_ns),
-                ("tracepoint.passed_ns", t.passed_ns.unwrap_or(0.0)),
-            ] {
-                if !(ns.is_finite() && (0.0..=1e6).contains(&ns)) {
-                    return Err(invalid(field, format!("{ns} ns is not in [0, 1e6]")));
-                }
-            }
-        }
-        if let Some(mi) = &self.mitigation {
-            for (field, ns) in [
-                ("mitigation.indirect_call_ns", mi.indirect_call_ns),
-                ("mitigation.return_ns", mi.return_ns),
-            ] {
-                if !(ns.is_finite() && (0.0..=1e3).contains(&ns)) {
-                    return Err(invalid(field, format!("{ns} ns is not in [0, 1000]")));
-                }
-            }
-        }
+        self.validate_levels()?;
+        self.validate_tracepoint()?;
+        self.validate_mitigation()?;
         if let Some(st) = &self.storage {
             st.check().map_err(|(field, msg)| invalid(field, msg))?;
         }
@@ -306,6 +263,76 @@ impl MachineProfile {
         if !(1.0..=2.0).contains(&self.smt_throughput) {
             let msg = format!("{} is not in [1, 2]", self.smt_throughput);
             return Err(invalid("smt_throughput", msg));
+        }
+        Ok(())
+    }
+
+    /// The optional measured cache levels: each level between `hit_ns`
+    /// and `memory_ns`, the loop and fresh-line prices in range, ways at
+    /// least 1.
+    fn validate_levels(&self) -> Result<(), ParamError> {
+        let Some(l) = &self.levels else {
+            return Ok(());
+        };
+        for (field, ns) in [("levels.l2_hit_ns", l.l2_hit_ns), ("levels.llc_hit_ns", l.llc_hit_ns)] {
+            if !(self.hit_ns..=self.memory_ns.max(self.hit_ns)).contains(&ns) {
+                return Err(invalid(field, format!("{ns} ns is not between hit_ns and memory_ns")));
+            }
+        }
+        if l.llc_hit_ns < l.l2_hit_ns {
+            return Err(invalid("levels.llc_hit_ns", "is less than levels.l2_hit_ns".to_string()));
+        }
+        if let Some(ns) = l.loop_load_ns
+            && !(ns.is_finite() && ns > 0.0 && ns <= 1e3)
+        {
+            return Err(invalid("levels.loop_load_ns", format!("{ns} ns is not in (0, 1000]")));
+        }
+        if let Some(ns) = l.fresh_line_ns
+            && !(ns.is_finite() && (0.0..=1e3).contains(&ns))
+        {
+            return Err(invalid("levels.fresh_line_ns", format!("{ns} ns is not in [0, 1000]")));
+        }
+        for (field, w) in [("levels.l1d_ways", l.l1d_ways), ("levels.l2_ways", l.l2_ways)] {
+            if w == 0 {
+                return Err(invalid(field, "must be at least 1".to_string()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The optional tracepoint prices: in `[0, 1e6]` ns, a passed record
+    /// in `(0, 1e6]`.
+    fn validate_tracepoint(&self) -> Result<(), ParamError> {
+        let Some(t) = &self.tracepoint else {
+            return Ok(());
+        };
+        for (field, ns) in [("tracepoint.event_ns", t.event_ns), ("tracepoint.discard_ns", t.discard_ns)] {
+            if !(ns.is_finite() && (0.0..=1e6).contains(&ns)) {
+                return Err(invalid(field, format!("{ns} ns is not in [0, 1e6]")));
+            }
+        }
+        // A passed record is built and copied: never free (`fsmeta
+        // calibrate` keeps it only when positive).
+        if let Some(ns) = t.passed_ns
+            && !(ns.is_finite() && ns > 0.0 && ns <= 1e6)
+        {
+            return Err(invalid("tracepoint.passed_ns", format!("{ns} ns is not in (0, 1e6]")));
+        }
+        Ok(())
+    }
+
+    /// The optional mitigation prices, each in `[0, 1000]` ns.
+    fn validate_mitigation(&self) -> Result<(), ParamError> {
+        let Some(mi) = &self.mitigation else {
+            return Ok(());
+        };
+        for (field, ns) in [
+            ("mitigation.indirect_call_ns", mi.indirect_call_ns),
+            ("mitigation.return_ns", mi.return_ns),
+        ] {
+            if !(ns.is_finite() && (0.0..=1e3).contains(&ns)) {
+                return Err(invalid(field, format!("{ns} ns is not in [0, 1000]")));
+            }
         }
         Ok(())
     }

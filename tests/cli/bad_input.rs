@@ -569,3 +569,26 @@ fn a_start_rule_that_is_not_one_of_the_two_is_refused_at_its_key() {
     assert!(e.contains("s.toml:10:1"), "{e}");
     assert!(e.contains("did you mean `start.threads`"), "{e}");
 }
+
+/// A lab parameter set that is in range key by key but that the experiment
+/// refuses (`quiet=1` with busy passes, a `nodesize` not a power of two)
+/// fails with exit code 2 before the host is probed or prepared: one line
+/// on stderr, no progress, no output folder, root or not.
+#[test]
+fn lab_refuses_a_parameter_set_before_touching_the_host() {
+    let dir = temp_dir("lab-params");
+    let out = dir.join("out");
+    let o = out.to_str().expect("utf-8");
+    for (exp, param, want) in [
+        ("xfs-alloc", "quiet=1", "quiet=1 needs busy=0"),
+        ("btrfs-delayed", "nodesize=5000", "nodesize = 5000: expected a power of two"),
+        ("btrfs-layout", "nodesize=12288", "nodesize = 12288: expected a power of two"),
+    ] {
+        let r = fsmeta(&["lab", exp, "--out", o, "-p", param]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{exp} {param}: {err}");
+        assert!(err.contains(want), "{exp} {param}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{exp} {param}: more than the error: {err}");
+        assert!(!out.exists(), "{exp} {param} wrote {}", out.display());
+    }
+}

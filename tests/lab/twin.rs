@@ -103,3 +103,23 @@ fn a_set_of_runs_at_two_speeds_is_split_at_its_widest_gap() {
     assert_eq!(speed_groups(&[10.0]), None);
     assert_eq!(speed_groups(&[f64::NAN, 10.0, 0.0, -3.0]), None);
 }
+
+/// The twin of xfs-alloc models the quiet pass (its `le-quiet` variants)
+/// and a run without busy passes, not another busy count or call count;
+/// the btrfs twins model their defaults only; the size that names the
+/// twin is never "off".
+#[test]
+fn off_twin_names_only_what_the_twin_does_not_model() {
+    use fsmeta::lab::{find, off_twin, resolve};
+    let off = |exp: &str, ps: &[(&str, &str)]| {
+        let e = find(exp).expect("experiment");
+        let given = ps.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        off_twin(e, &resolve(e, &given).expect("parameters"))
+    };
+    assert!(off("xfs-alloc", &[("quiet", "1"), ("busy", "0")]).is_empty());
+    assert!(off("xfs-alloc", &[("extents", "100000")]).is_empty());
+    assert!(off("xfs-alloc", &[("busy", "0")]).is_empty());
+    assert_eq!(off("xfs-alloc", &[("busy", "64")]), ["busy=64"]);
+    assert_eq!(off("xfs-alloc", &[("calls", "7"), ("busy", "0")]), ["calls=7"]);
+    assert_eq!(off("btrfs-delayed", &[("nodesize", "4096")]), ["nodesize=4096"]);
+}

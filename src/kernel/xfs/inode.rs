@@ -91,14 +91,11 @@ pub const RECORD_UPDATE: Work = Work::straight(94.0, 2.0);
 /// later, its lines still in the cache hierarchy, so the fields above are
 /// not cold loads. One indirect call: the constructor itself.
 pub const IGET_CREATE: Work = Work {
-    cold_lines: 0.0,
     atomics: 11.0,
     hits: 430.0,
-    iterated: false,
-    overlapped: false,
     indirect_calls: 1.0,
     new_lines: 15.0,
-    returns: 0.0,
+    ..Work::ZERO
 };
 
 /// `xfs_dialloc`'s AG choice and `xfs_dialloc_ag` logic around its

@@ -134,11 +134,7 @@ pub const PUSH_SWITCH: Work = Work {
     cold_lines: 4.0,
     atomics: 12.0,
     hits: 100.0,
-    iterated: false,
-    overlapped: false,
-    indirect_calls: 0.0,
-    new_lines: 0.0,
-    returns: 0.0,
+    ..Work::ZERO
 };
 
 /// `xlog_cil_push_work` after the switch, less its items and iclogs: the
@@ -152,11 +148,7 @@ pub const PUSH_COMMIT: Work = Work {
     cold_lines: 6.0,
     atomics: 18.0,
     hits: 150.0,
-    iterated: false,
-    overlapped: false,
-    indirect_calls: 0.0,
-    new_lines: 0.0,
-    returns: 0.0,
+    ..Work::ZERO
 };
 
 /// One log item walked by `xlog_cil_build_lv_chain`, under the context
@@ -171,13 +163,9 @@ pub const PUSH_COMMIT: Work = Work {
 /// the `xfs_inode` or the `xfs_buf`.
 pub const WALK_ITEM: Work = Work {
     cold_lines: 3.0,
-    atomics: 0.0,
     hits: 15.0,
     iterated: true,
-    overlapped: false,
-    indirect_calls: 0.0,
-    new_lines: 0.0,
-    returns: 0.0,
+    ..Work::ZERO
 };
 
 /// One log vector written by `xlog_write` -> `xlog_write_full`
@@ -217,11 +205,7 @@ pub const PUSH_ICLOG: Work = Work {
     cold_lines: 2.0,
     atomics: 6.0,
     hits: 214.0,
-    iterated: false,
-    overlapped: false,
-    indirect_calls: 0.0,
-    new_lines: 0.0,
-    returns: 0.0,
+    ..Work::ZERO
 };
 
 /// `xlog_cil_push_work` of the checkpoint [`create_checkpoint`] gives for

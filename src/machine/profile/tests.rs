@@ -169,3 +169,24 @@ fn measured_prices_apply_only_where_a_profile_has_them() {
     bad.levels.as_mut().unwrap().fresh_line_ns = Some(f64::NAN);
     assert_eq!(bad.validate().unwrap_err().field, "levels.fresh_line_ns");
 }
+
+#[test]
+fn a_passed_tracepoint_record_is_never_free() {
+    let mut p = icelake();
+    p.tracepoint = Some(TracepointPrices {
+        event_ns: 130.0,
+        discard_ns: 70.0,
+        passed_ns: Some(160.0),
+    });
+    p.validate().unwrap();
+    for bad in [0.0, -1.0, f64::NAN, 2e6] {
+        p.tracepoint.as_mut().unwrap().passed_ns = Some(bad);
+        let e = p.validate().unwrap_err();
+        assert_eq!(e.field, "tracepoint.passed_ns", "{bad}");
+        assert!(e.to_string().contains("not in (0, 1e6]"), "{e}");
+    }
+    p.tracepoint.as_mut().unwrap().passed_ns = None;
+    p.validate().unwrap();
+    p.tracepoint.as_mut().unwrap().event_ns = -1.0;
+    assert_eq!(p.validate().unwrap_err().field, "tracepoint.event_ns");
+}

@@ -60,11 +60,7 @@ pub const BUFFER_READ: Work = Work {
     cold_lines: 4.0,
     atomics: 9.0,
     hits: 80.0,
-    iterated: false,
-    overlapped: false,
-    indirect_calls: 0.0,
-    new_lines: 0.0,
-    returns: 0.0,
+    ..Work::ZERO
 };
 
 /// One probe of the binary search in `xfs_btree_lookup`:
@@ -80,14 +76,10 @@ pub const BUFFER_READ: Work = Work {
 /// leaf probes alike, though the cursor tells them apart for their
 /// indirect calls.
 pub const KEY_COMPARE: Work = Work {
-    cold_lines: 0.0,
-    atomics: 0.0,
     hits: 4.0,
     iterated: true,
-    overlapped: false,
-    indirect_calls: 0.0,
-    new_lines: 0.0,
     returns: 2.0,
+    ..Work::ZERO
 };
 
 /// A cursor made and deleted: `xfs_btree_alloc_cursor` (slab allocation,
@@ -96,14 +88,9 @@ pub const KEY_COMPARE: Work = Work {
 /// slab free; the buffers it drops are in [`BUFFER_READ`]). Four locked
 /// operations (two slab, two reference counts), about 30 L1 loads/stores.
 pub const CURSOR: Work = Work {
-    cold_lines: 0.0,
     atomics: 4.0,
     hits: 30.0,
-    iterated: false,
-    overlapped: false,
-    indirect_calls: 0.0,
-    new_lines: 0.0,
-    returns: 0.0,
+    ..Work::ZERO
 };
 
 /// One record deleted, inserted or rewritten in a leaf
@@ -114,28 +101,18 @@ pub const CURSOR: Work = Work {
 /// `XFS_LI_DIRTY` set with a locked bit operation each), the delrec/insrec
 /// bookkeeping. Two locked operations, about 94 L1 loads.
 pub const UPDATE: Work = Work {
-    cold_lines: 0.0,
     atomics: 2.0,
     hits: 94.0,
-    iterated: false,
-    overlapped: false,
-    indirect_calls: 0.0,
-    new_lines: 0.0,
-    returns: 0.0,
+    ..Work::ZERO
 };
 
 /// `xfs_alloc_log_agf`: `xfs_btree_offsets` over the AGF field table and
 /// one `xfs_trans_log_buf` of the (hot) AGF buffer. One locked operation,
 /// about 40 L1 loads.
 pub const AGF_LOG: Work = Work {
-    cold_lines: 0.0,
     atomics: 1.0,
     hits: 40.0,
-    iterated: false,
-    overlapped: false,
-    indirect_calls: 0.0,
-    new_lines: 0.0,
-    returns: 0.0,
+    ..Work::ZERO
 };
 
 /// One record step of the by-size walk, counted
@@ -188,9 +165,8 @@ pub const RECORD: Work = Work {
     hits: 46.0,
     iterated: true,
     overlapped: true,
-    indirect_calls: 0.0,
-    new_lines: 0.0,
     returns: 11.0,
+    ..Work::ZERO
 };
 
 /// An AG header read inside the window (`xfs_alloc_read_agf` ->
@@ -202,11 +178,7 @@ pub const HEADER_READ: Work = Work {
     cold_lines: BUFFER_READ.cold_lines,
     atomics: BUFFER_READ.atomics,
     hits: BUFFER_READ.hits + 20.0,
-    iterated: false,
-    overlapped: false,
-    indirect_calls: 0.0,
-    new_lines: 0.0,
-    returns: 0.0,
+    ..Work::ZERO
 };
 
 /// AG header reads in the lab's window: the AGF (`xfs_alloc_read_agf`)
@@ -222,16 +194,7 @@ pub const WINDOW_HEADER_READS: u64 = 2;
 /// (counted in [`HEADER_READ`]), then `xfs_alloc_vextent_prepare_ag` and
 /// the entry of `xfs_alloc_ag_vextent_size` (about 20). About 62 loads,
 /// no locked operation.
-pub const FIX_FREELIST: Work = Work {
-    cold_lines: 0.0,
-    atomics: 0.0,
-    hits: 62.0,
-    iterated: false,
-    overlapped: false,
-    indirect_calls: 0.0,
-    new_lines: 0.0,
-    returns: 0.0,
-};
+pub const FIX_FREELIST: Work = Work { hits: 62.0, ..Work::ZERO };
 
 /// What a non-empty busy tree adds to `xfs_extent_busy_trim` (whose
 /// call and lock every record pays, in [`RECORD`]): the loop set-up and
@@ -239,55 +202,37 @@ pub const FIX_FREELIST: Work = Work {
 /// against are [`BUSY_NODE`] each, their lines counted apart. No call:
 /// no return.
 pub const BUSY_SEARCH: Work = Work {
-    cold_lines: 0.0,
-    atomics: 0.0,
     hits: 12.0,
     iterated: true,
     overlapped: true,
-    indirect_calls: 0.0,
-    new_lines: 0.0,
-    returns: 0.0,
+    ..Work::ZERO
 };
 
 /// One node of the busy-tree descent: `rb_entry`, `bno` and `length`
 /// loads, the two compares, the child pointer: about 6 loads.
 pub const BUSY_NODE: Work = Work {
-    cold_lines: 0.0,
-    atomics: 0.0,
     hits: 6.0,
     iterated: true,
     overlapped: true,
-    indirect_calls: 0.0,
-    new_lines: 0.0,
-    returns: 0.0,
+    ..Work::ZERO
 };
 
 /// A trimmed candidate: the overlap case analysis and the result stores
 /// of `xfs_extent_busy_trim` (about 14 loads); the tracepoint it fires is
 /// [`TRACE_EVENT`] when enabled.
 pub const BUSY_TRIM: Work = Work {
-    cold_lines: 0.0,
-    atomics: 0.0,
     hits: 14.0,
     iterated: true,
     overlapped: true,
-    indirect_calls: 0.0,
-    new_lines: 0.0,
-    returns: 0.0,
+    ..Work::ZERO
 };
 
 /// One enabled tracepoint firing with a filter, into a private
 /// instance's ring buffer ([`crate::kernel::tracing::TRACE_EVENT_LOADS`]
 /// loads and stores, no locked operation).
 pub const TRACE_EVENT: Work = Work {
-    cold_lines: 0.0,
-    atomics: 0.0,
     hits: crate::kernel::tracing::TRACE_EVENT_LOADS,
-    iterated: false,
-    overlapped: false,
-    indirect_calls: 0.0,
-    new_lines: 0.0,
-    returns: 0.0,
+    ..Work::ZERO
 };
 
 /// [`TRACE_EVENT`] fired once per turn of an inner loop
