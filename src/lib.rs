@@ -27,6 +27,7 @@ pub mod plan;
 pub mod report;
 pub mod runner;
 pub mod scenario;
+pub mod slope;
 pub mod study;
 pub mod text;
 pub mod workload;

@@ -83,6 +83,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 mod io;
+mod shift;
 mod writeout;
 
 /// The experiment.
@@ -238,7 +239,7 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     setup.extend(tr.describe());
     setup.push(format!("fsid {fsid}; one item's reservation {} bytes", item_bytes(nodesize)));
     m.insert("files_deleted".into(), deleted as f64);
-    m.extend(analyse(&text, &fsid, nodesize)?);
+    m.extend(analyse(&text, &fsid, nodesize, k)?);
     drop(fs);
     let mut quiet = fresh(host, nodesize)?;
     let mut untraced = Metrics::new();
@@ -324,13 +325,16 @@ pub fn classify(r: &Record) -> Release {
 
 /// The metrics of one run from its trace text: batches and items per
 /// phase, by the twin's names, plus the lab's own (gaps, wall times).
-pub fn analyse(text: &str, fsid: &str, nodesize: u64) -> Result<Metrics, LabError> {
+/// `delete_every` is the script's k (every k-th file unlinked), for the
+/// unlink phase's cost per item after the deleted one
+/// (`shift_ns_per_item`, [`shift`]).
+pub fn analyse(text: &str, fsid: &str, nodesize: u64, delete_every: u64) -> Result<Metrics, LabError> {
     let recs = trace::parse(text);
     let phases = trace::phases(&recs);
     let per_item = item_bytes(nodesize) as f64;
     let mut m = Metrics::new();
     put_releases(&mut m, &recs, &phases, fsid, per_item)?;
-    put_windows(&mut m, &recs, &phases, fsid, per_item);
+    put_windows(&mut m, &recs, &phases, fsid, per_item, delete_every);
     blockio::put(&mut m, &recs, &phases, &PHASES);
     io::put_tree_writes(&mut m, &blockio::writes(&recs, &phases), nodesize);
     writeout::put_writeout(&mut m, &recs, &phases, fsid);
@@ -405,9 +409,11 @@ fn put_releases(m: &mut Metrics, recs: &[Record], phases: &[Option<String>], fsi
 /// median window, the windows' sum per item, the copies on write, the
 /// lock time and count, the time off the CPU, the tree blocks made and
 /// freed.
-fn put_windows(m: &mut Metrics, recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64) {
+fn put_windows(m: &mut Metrics, recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64, delete_every: u64) {
     let per = |v: f64, n: f64| if n > 0.0 { v / n } else { 0.0 };
     for (phase, mut w) in windows(recs, phases, fsid, per_item) {
+        let shift = shift::shift_ns_per_item(&w.batches, delete_every);
+        m.insert(format!("phase.{phase}.shift_ns_per_item"), shift.unwrap_or(0.0));
         // The median sorts the windows; they are summed in that order.
         m.insert(format!("phase.{phase}.us_per_batch"), upper_median(&mut w.us));
         let sum: f64 = w.us.iter().sum();
@@ -470,6 +476,8 @@ fn release(r: &Record, fsid: &str) -> Option<Option<f64>> {
 struct Windows {
     /// Each batch's window, us.
     us: Vec<f64>,
+    /// Each batch in trace order, with its items and leaf.
+    batches: Vec<shift::Batch>,
     /// Items the batches deleted.
     items: f64,
     /// Fs-tree blocks copied on write inside the windows.
@@ -506,6 +514,8 @@ struct Open {
     blocked: bool,
     folios: f64,
     freed: f64,
+    /// The last block the task write-locked since its root lock.
+    leaf: Option<u64>,
 }
 
 /// The windows of the deletion batches (see the module docs), per phase
@@ -551,6 +561,9 @@ fn windows(recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64
                     },
                 );
             } else if let Some(o) = root_lock.get_mut(&r.pid) {
+                if r.event == "btrfs_tree_lock" {
+                    o.leaf = Some(b);
+                }
                 let d = lock_diff_ns(r);
                 o.lock_ns += d as f64;
                 o.locks += 1.0;
@@ -591,6 +604,11 @@ fn windows(recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64
         for key in [phase, "script".to_string()] {
             let e = out.entry(key).or_default();
             e.us.push(us);
+            e.batches.push(shift::Batch {
+                us,
+                items: bytes / per_item,
+                leaf: o.leaf,
+            });
             e.items += bytes / per_item;
             e.cows += o.cows;
             e.lock_ns += o.lock_ns;

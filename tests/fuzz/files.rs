@@ -286,7 +286,7 @@ pub fn fuzz_lab_parsers(count: u64, seed: u64) -> u64 {
         let r = catch_unwind(AssertUnwindSafe(|| {
             let _ = trace::parse(&text);
             let _ = trace::phases(&trace::parse(&text));
-            let a = btrfs_delayed::analyse(&text, "27687bd2-84f2-44eb-bab2-c0951f5d7cb0", 16384).is_ok();
+            let a = btrfs_delayed::analyse(&text, "27687bd2-84f2-44eb-bab2-c0951f5d7cb0", 16384, 2).is_ok();
             let _ = xfs_handles::analyse(&text, 1000.0);
             let b = xfs_alloc::analyse(&text).is_ok();
             let _ = Tree::parse(&text);

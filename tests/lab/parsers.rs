@@ -14,7 +14,7 @@ fn data(name: &str) -> String {
 #[test]
 fn the_btrfs_delayed_trace_gives_the_batches_of_case_3s_script() {
     let text = data("btrfs-delayed-1000.trace.txt");
-    let m = btrfs_delayed::analyse(&text, "27687bd2-84f2-44eb-bab2-c0951f5d7cb0", 16384).expect("analyse");
+    let m = btrfs_delayed::analyse(&text, "27687bd2-84f2-44eb-bab2-c0951f5d7cb0", 16384, 2).expect("analyse");
     assert_eq!(m["batches"], 508.0);
     assert_eq!(m["insert_batches"], 8.0);
     assert_eq!(m["killed_at_evict"], 0.0);
@@ -36,7 +36,7 @@ fn the_btrfs_delayed_trace_gives_the_batches_of_case_3s_script() {
 #[test]
 fn the_loop_devices_requests_give_each_phases_writes_flushes_and_tree_blocks() {
     let text = data("btrfs-delayed-io.trace.txt");
-    let m = btrfs_delayed::analyse(&text, "27687bd2-84f2-44eb-bab2-c0951f5d7cb0", 16384).expect("analyse");
+    let m = btrfs_delayed::analyse(&text, "27687bd2-84f2-44eb-bab2-c0951f5d7cb0", 16384, 2).expect("analyse");
     let g = |k: &str| m[k];
     assert_eq!((g("phase.sync.io_writes"), g("phase.sync.io_write_kib")), (62.0, 968.0));
     assert_eq!((g("phase.sync.super_writes"), g("phase.sync.tree_blocks_written")), (2.0, 30.0));
@@ -56,7 +56,7 @@ fn the_loop_devices_requests_give_each_phases_writes_flushes_and_tree_blocks() {
 #[test]
 fn a_trace_of_another_filesystem_counts_nothing() {
     let text = data("btrfs-delayed-1000.trace.txt");
-    let m = btrfs_delayed::analyse(&text, "00000000-0000-0000-0000-000000000000", 16384).expect("analyse");
+    let m = btrfs_delayed::analyse(&text, "00000000-0000-0000-0000-000000000000", 16384, 2).expect("analyse");
     assert_eq!(m["batches"], 0.0);
 }
 
@@ -189,7 +189,7 @@ fn windows_trace() -> String {
 
 #[test]
 fn deletion_batches_are_timed_from_their_root_lock_to_their_release() {
-    let m = btrfs_delayed::analyse(&windows_trace(), "00000000-0000-0000-0000-0000000000aa", 16384).expect("analyse");
+    let m = btrfs_delayed::analyse(&windows_trace(), "00000000-0000-0000-0000-0000000000aa", 16384, 2).expect("analyse");
     assert_eq!((m["phase.sync.batches"], m["phase.rm_fr.batches"]), (2.0, 1.0));
     // Windows 5 and 3 us in the sync phase: the median of two is the upper.
     assert!((m["phase.sync.us_per_batch"] - 5.0).abs() < 1e-9, "{m:?}");
@@ -250,7 +250,7 @@ fn batch_gaps_are_each_tasks_own_per_phase() {
         t += &release(k, ts);
     }
     t += &mark("10.002000", "end");
-    let m = btrfs_delayed::analyse(&t, f, 16384).expect("analyse");
+    let m = btrfs_delayed::analyse(&t, f, 16384, 2).expect("analyse");
     assert_eq!((m["phase.sync.batches"], m["phase.rm_fr.batches"]), (4.0, 3.0));
     let near = |k: &str, want: f64| assert!((m[k] - want).abs() < 1e-6, "{k}: {} want {want}", m[k]);
     near("phase.sync.batch_gap_us", 7.0);
@@ -269,7 +269,7 @@ fn the_sync_phase_of_a_real_trace_gives_its_batch_windows() {
     // item (the first batch has no root lock before it in the slice),
     // summing 254.8288 us, median 2.1417 us, 1 COW inside them.
     let text = data("btrfs-delayed-sync-locks.trace.txt");
-    let m = btrfs_delayed::analyse(&text, "1351c052-79a9-4cc6-a073-057295b2ba62", 16384).expect("analyse");
+    let m = btrfs_delayed::analyse(&text, "1351c052-79a9-4cc6-a073-057295b2ba62", 16384, 2).expect("analyse");
     assert_eq!(m["phase.sync.batches"], 110.0);
     assert!(
         (m["phase.sync.us_per_batch"] - 2.1417).abs() < 1e-3,
@@ -396,4 +396,26 @@ fn the_lab_tables_give_the_fast_runs_figure_beside_the_median() {
     let md = markdown_table(&rows);
     assert!(md.contains("| live fast |") && md.contains("| 7.4000 |"), "{md}");
     assert!(md.contains("-30.4%") && md.contains("+0.7%"), "{md}");
+}
+
+/// The first 48 releases of a live unlink phase (session 64, the family
+/// 23 model 1 host; the flush worker's lock and release records alone,
+/// cut from the set's trace with their markers and stacks): 47 one-item
+/// deletion windows on one leaf, the items after the deleted one falling
+/// by 2 from each to the next. The slope was computed apart from the
+/// parser (a Python script: windows from the worker's root lock to its
+/// release, TSC cycles converted through the two clock markers, the lower
+/// median of the 1,081 pairwise slopes): 21.851 ns per item.
+#[test]
+fn one_item_windows_on_one_leaf_give_the_cost_per_item_after_the_slot() {
+    let text = data("btrfs-delayed-unlink-leaf.trace.txt");
+    let m = btrfs_delayed::analyse(&text, "749d46b0-5807-4855-8f60-10afbe0025e1", 16384, 2).expect("analyse");
+    assert_eq!(m["phase.unlink.batches"], 47.0);
+    let ns = m["phase.unlink.shift_ns_per_item"];
+    assert!((ns - 21.851).abs() < 0.01, "{ns}");
+    // Every third file would make the same windows 2/3 as much a item.
+    let m3 = btrfs_delayed::analyse(&text, "749d46b0-5807-4855-8f60-10afbe0025e1", 16384, 3).expect("analyse");
+    assert!((m3["phase.unlink.shift_ns_per_item"] - ns * 2.0 / 3.0).abs() < 1e-9);
+    // No run in the other phases.
+    assert!(m.get("phase.sync.shift_ns_per_item").is_none_or(|&v| v == 0.0), "{m:?}");
 }

@@ -32,7 +32,7 @@ pub const PHASES: [(&str, &str); 4] = [
 ];
 
 /// The values reported per phase: (name, unit, meaning).
-const VALUES: [(&str, &str, &str); 19] = [
+const VALUES: [(&str, &str, &str); 20] = [
     ("batches", "count", "btrfs_del_items calls of the delayed deletions"),
     ("flushes", "count", "calls of btrfs_delete_delayed_items that found deletions"),
     ("batches_per_flush", "count", "batches per flush (0 without flushes)"),
@@ -56,6 +56,11 @@ const VALUES: [(&str, &str, &str); 19] = [
         "batch_gap_us",
         "us",
         "the median deletion batch's whole time in btrfs_delete_delayed_items (the upper one of an even count): its window, the loop turn, the release tracepoint and its stack, the items' release, and the fitted batch_overhead_ns; in a flush of like batches, the time from one batch's release to the next one's. Every batch counts, the first of a flush and a flush's only one too, where the lab has no gap (0 without batches)",
+    ),
+    (
+        "shift_ns_per_item",
+        "ns",
+        "the one-item deletion window's growth per item after the deleted one in its leaf (btrfs_del_items: each item's data offset rewritten, its header and data memmoved): the Theil-Sen slope of the windows against the items after the slot, over the phase's one-item batches; live, over runs of consecutive one-item windows on one leaf, the items after the slot falling by delete_every from one to the next (0 with fewer than 8 such batches)",
     ),
     ("cow_blocks", "count", "tree blocks the deletion batches copied on write"),
     (
@@ -132,12 +137,44 @@ pub fn put_medians(
         }
         all_windows.extend_from_slice(&windows);
         all_batches.extend_from_slice(&batches);
+        m.insert(axis.metric(key, "shift_ns_per_item"), shift_ns_per_item(cost, phase)?);
         m.insert(axis.metric(key, "us_per_batch"), upper_median_us(&mut windows));
         m.insert(axis.metric(key, "batch_gap_us"), upper_median_us(&mut batches));
     }
+    let mut all = BTreeMap::new();
+    for phase in shapes {
+        for (s, &n) in phase {
+            *all.entry(*s).or_insert(0) += n;
+        }
+    }
+    m.insert(axis.metric("script", "shift_ns_per_item"), shift_ns_per_item(cost, &all)?);
     m.insert(axis.metric("script", "us_per_batch"), upper_median_us(&mut all_windows));
     m.insert(axis.metric("script", "batch_gap_us"), upper_median_us(&mut all_batches));
     Ok(())
+}
+
+/// Fewest one-item batches a phase needs for [`shift_ns_per_item`] (the
+/// lab's shortest run of one-item windows on one leaf).
+const MIN_ONE_ITEM_BATCHES: u64 = 8;
+
+/// The one-item deletion window's price per item after the deleted one,
+/// ns: the Theil-Sen slope ([`crate::slope::theil_sen`]) of the
+/// windows ([`DelayedCost::window_ps`]) against the items after the slot
+/// (`items_shifted`) over `shapes`' one-item batches, as the lab measures
+/// it live (`src/lab/btrfs_delayed/shift.rs`); 0 with fewer than
+/// [`MIN_ONE_ITEM_BATCHES`] or no two with different counts.
+fn shift_ns_per_item(cost: &DelayedCost, shapes: &BTreeMap<DeleteRunStats, u64>) -> Result<f64, ModelError> {
+    let mut points = Vec::new();
+    for (s, &n) in shapes {
+        if s.batches == 1 && s.items_released == 1 {
+            points.push((s.items_shifted as f64, cost.window_ps(s)? as f64, n));
+        }
+    }
+    if points.iter().map(|p| p.2).sum::<u64>() < MIN_ONE_ITEM_BATCHES {
+        return Ok(0.0);
+    }
+    // Slopes in ps per item (whole ps differences), then ns.
+    Ok(crate::slope::theil_sen(&[points]).map_or(0.0, |ps| ps / 1e3))
 }
 
 /// The time at 0-based rank n / 2 of the n batches in `windows` (ps,

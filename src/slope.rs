@@ -1,0 +1,85 @@
+//! The Theil-Sen slope (Theil 1950, Sen 1968): the median of the slopes
+//! between pairs of points, robust to a few outlying points (a window
+//! that copied a block on write, one the task was switched out in). The
+//! lab and the twins estimate a cost per item with it the same way
+//! (`unlink.shift_ns_per_item`: the btrfs deletion window's growth per
+//! item after the deleted one, [`crate::lab`]'s `btrfs-delayed` and
+//! [`crate::workload::btrfs_dir`]).
+
+/// One point: `(x, y, weight)`; a weight of `n` stands for `n` equal
+/// points.
+pub type Point = (f64, f64, u64);
+
+/// The weighted median of the slopes `(y_j - y_i) / (x_j - x_i)` over the
+/// pairs of points within each group (never across groups) whose `x`
+/// differ, each pair weighted by the product of its points' weights: the
+/// lower median (the first slope at or past half the total weight).
+/// `None` without such a pair or with a non-finite coordinate.
+pub fn theil_sen(groups: &[Vec<Point>]) -> Option<f64> {
+    let mut slopes: Vec<(f64, u128)> = Vec::new();
+    for g in groups {
+        for (i, a) in g.iter().enumerate() {
+            for b in &g[i + 1..] {
+                if !(a.0.is_finite() && a.1.is_finite() && b.0.is_finite() && b.1.is_finite()) {
+                    return None;
+                }
+                if a.0 != b.0 {
+                    slopes.push(((b.1 - a.1) / (b.0 - a.0), u128::from(a.2) * u128::from(b.2)));
+                }
+            }
+        }
+    }
+    slopes.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    let total: u128 = slopes.iter().map(|s| s.1).sum();
+    if total == 0 {
+        return None;
+    }
+    let mut below = 0;
+    for &(s, w) in &slopes {
+        below += w;
+        if 2 * below >= total {
+            return Some(s);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_gives_its_slope_and_an_outlier_does_not_move_it() {
+        let line: Vec<Point> = (0..10).map(|i| (f64::from(i), 3.0 + 2.5 * f64::from(i), 1)).collect();
+        assert_eq!(theil_sen(std::slice::from_ref(&line)), Some(2.5));
+        let mut bent = line;
+        bent[4].1 += 1000.0;
+        assert_eq!(theil_sen(&[bent]), Some(2.5));
+    }
+
+    #[test]
+    fn pairs_are_taken_within_groups_only() {
+        // Two sawtooth runs with the same slope and far-apart intercepts:
+        // across them the slope would be large.
+        let a: Vec<Point> = (0..5).map(|i| (f64::from(i), 10.0 - f64::from(i), 1)).collect();
+        let b: Vec<Point> = (0..5).map(|i| (f64::from(i) + 5.0, 100.0 - f64::from(i), 1)).collect();
+        assert_eq!(theil_sen(&[a, b]), Some(-1.0));
+    }
+
+    #[test]
+    fn weights_count_as_repeated_points() {
+        // x = 0 weighs 10: slopes from it dominate.
+        let g = vec![(0.0, 0.0, 10), (1.0, 1.0, 1), (2.0, 10.0, 1)];
+        // Pairs: (0,1) slope 1 weight 10, (0,2) slope 5 weight 10, (1,2)
+        // slope 9 weight 1: total 21, the median reaches 11 at slope 5.
+        assert_eq!(theil_sen(&[g]), Some(5.0));
+    }
+
+    #[test]
+    fn no_pair_no_slope() {
+        assert_eq!(theil_sen(&[]), None);
+        assert_eq!(theil_sen(&[vec![(1.0, 2.0, 3)]]), None);
+        assert_eq!(theil_sen(&[vec![(1.0, 2.0, 1), (1.0, 5.0, 1)]]), None);
+        assert_eq!(theil_sen(&[vec![(1.0, f64::NAN, 1), (2.0, 5.0, 1)]]), None);
+    }
+}
