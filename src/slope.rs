@@ -1,10 +1,10 @@
 //! The Theil-Sen slope (Theil 1950, Sen 1968): the median of the slopes
 //! between pairs of points, robust to a few outlying points (a window
-//! that copied a block on write, one the task was switched out in). The
-//! lab and the twins estimate a cost per item with it the same way
-//! (`unlink.shift_ns_per_item`: the btrfs deletion window's growth per
-//! item after the deleted one, [`crate::lab`]'s `btrfs-delayed` and
-//! [`crate::workload::btrfs_dir`]).
+//! the task was switched out in). Its pairs are O(n^2): for groups of at
+//! most a leaf's items. The lab and the twins estimate a cost per item
+//! with it the same way (`phase.P.shift_ns_per_item`: the btrfs deletion
+//! window's growth per item after the deleted one, [`crate::lab`]'s
+//! `btrfs-delayed` and [`crate::workload::btrfs_dir`]).
 
 /// One point: `(x, y, weight)`; a weight of `n` stands for `n` equal
 /// points.
@@ -68,11 +68,27 @@ mod tests {
 
     #[test]
     fn weights_count_as_repeated_points() {
-        // x = 0 weighs 10: slopes from it dominate.
-        let g = vec![(0.0, 0.0, 10), (1.0, 1.0, 1), (2.0, 10.0, 1)];
-        // Pairs: (0,1) slope 1 weight 10, (0,2) slope 5 weight 10, (1,2)
-        // slope 9 weight 1: total 21, the median reaches 11 at slope 5.
-        assert_eq!(theil_sen(&[g]), Some(5.0));
+        // Pairs: (0,1) slope 1 weight 100, (0,2) slope 5 weight 10, (1,2)
+        // slope 9 weight 10: the weighted median is 1 (unweighted, or
+        // with weights added, 5).
+        let g = vec![(0.0, 0.0, 10), (1.0, 1.0, 10), (2.0, 10.0, 1)];
+        assert_eq!(theil_sen(&[g]), Some(1.0));
+    }
+
+    #[test]
+    fn an_even_count_takes_the_lower_median() {
+        // Four points on a convex curve: the six slopes sorted are 1,
+        // 1.5, 2, 2, 2.5, 3, both middles 2.
+        let g: Vec<Point> = [(0.0, 0.0), (1.0, 1.0), (2.0, 3.0), (3.0, 6.0)]
+            .iter()
+            .map(|&(x, y)| (x, y, 1))
+            .collect();
+        assert_eq!(theil_sen(&[g]), Some(2.0));
+        // Two groups of two points: slopes 1 and 3, the lower is taken
+        // (the upper median would be 3).
+        let a = vec![(0.0, 0.0, 1), (1.0, 1.0, 1)];
+        let b = vec![(0.0, 0.0, 1), (1.0, 3.0, 1)];
+        assert_eq!(theil_sen(&[a, b]), Some(1.0));
     }
 
     #[test]

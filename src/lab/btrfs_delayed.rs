@@ -24,7 +24,10 @@
 //! `btrfs_block_rsv_release`), which leaves out the stack the release
 //! records. Per phase: the median window (`us_per_batch`) and the windows'
 //! sum per item deleted (`us_per_item`), and the fs-tree blocks copied on
-//! write inside the windows (`btrfs_cow_block`, `cow_blocks`).
+//! write inside the windows (`btrfs_cow_block`, `cow_blocks`). Each
+//! window's leaf (the last block its task write-locked) gives the growth
+//! of one-item windows per item after the deleted one
+//! (`shift_ns_per_item`, [`shift`]).
 //!
 //! Lock time inside the windows (live only): each lock tracepoint carries
 //! `diff_ns`, the time its `btrfs_tree_lock` / `btrfs_tree_read_lock` call
@@ -411,8 +414,8 @@ fn put_releases(m: &mut Metrics, recs: &[Record], phases: &[Option<String>], fsi
 /// freed.
 fn put_windows(m: &mut Metrics, recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64, delete_every: u64) {
     let per = |v: f64, n: f64| if n > 0.0 { v / n } else { 0.0 };
-    for (phase, mut w) in windows(recs, phases, fsid, per_item) {
-        let shift = shift::shift_ns_per_item(&w.batches, delete_every);
+    for (phase, mut w) in windows(recs, phases, fsid, per_item, delete_every) {
+        let shift = shift::shift_ns_per_item(&w.batches);
         m.insert(format!("phase.{phase}.shift_ns_per_item"), shift.unwrap_or(0.0));
         // The median sorts the windows; they are summed in that order.
         m.insert(format!("phase.{phase}.us_per_batch"), upper_median(&mut w.us));
@@ -516,12 +519,14 @@ struct Open {
     freed: f64,
     /// The last block the task write-locked since its root lock.
     leaf: Option<u64>,
+    /// The blocks it write-locked since its root lock.
+    write_locks: u32,
 }
 
 /// The windows of the deletion batches (see the module docs), per phase
 /// and for the whole script. A batch whose task took no root lock since
 /// its previous release has no window.
-fn windows(recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64) -> BTreeMap<String, Windows> {
+fn windows(recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64, delete_every: u64) -> BTreeMap<String, Windows> {
     // Roots: the first block each task locks after each of its releases.
     let mut roots = BTreeSet::new();
     let mut after_release: BTreeSet<u32> = BTreeSet::new();
@@ -563,6 +568,7 @@ fn windows(recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64
             } else if let Some(o) = root_lock.get_mut(&r.pid) {
                 if r.event == "btrfs_tree_lock" {
                     o.leaf = Some(b);
+                    o.write_locks += 1;
                 }
                 let d = lock_diff_ns(r);
                 o.lock_ns += d as f64;
@@ -596,11 +602,19 @@ fn windows(recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64
         if classify(r) != Release::Delete {
             continue;
         }
+        let phase = ph.clone().unwrap_or_else(|| "before".into());
+        // rm -fr deletes every file left, in dir-index order.
+        let step = if phase == "rm_fr" { 1 } else { delete_every };
         let (Some(o), Some(bytes)) = (start, bytes) else {
+            // A deletion without its window: it breaks a run of windows.
+            for key in [phase, "script".to_string()] {
+                if let Some(e) = out.get_mut(&key) {
+                    e.batches.push(shift::Batch::UNTIMED);
+                }
+            }
             continue;
         };
         let us = r.ts_ns.saturating_sub(o.t0) as f64 / 1e3;
-        let phase = ph.clone().unwrap_or_else(|| "before".into());
         for key in [phase, "script".to_string()] {
             let e = out.entry(key).or_default();
             e.us.push(us);
@@ -608,6 +622,9 @@ fn windows(recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64
                 us,
                 items: bytes / per_item,
                 leaf: o.leaf,
+                write_locks: o.write_locks,
+                copied: o.cows > 0.0,
+                step,
             });
             e.items += bytes / per_item;
             e.cows += o.cows;

@@ -413,9 +413,49 @@ fn one_item_windows_on_one_leaf_give_the_cost_per_item_after_the_slot() {
     assert_eq!(m["phase.unlink.batches"], 47.0);
     let ns = m["phase.unlink.shift_ns_per_item"];
     assert!((ns - 21.851).abs() < 0.01, "{ns}");
-    // Every third file would make the same windows 2/3 as much a item.
+    // Every third file would make the same windows 2/3 as much an item.
     let m3 = btrfs_delayed::analyse(&text, "749d46b0-5807-4855-8f60-10afbe0025e1", 16384, 3).expect("analyse");
     assert!((m3["phase.unlink.shift_ns_per_item"] - ns * 2.0 / 3.0).abs() < 1e-9);
     // No run in the other phases.
     assert!(m.get("phase.sync.shift_ns_per_item").is_none_or(|&v| v == 0.0), "{m:?}");
+}
+
+/// A hand-made unlink phase (mono clock): 18 one-item windows, 9 on leaf
+/// 600 then 9 on leaf 610, each window 1 us shorter than the one before
+/// on its leaf (every second file: 2 items fewer after the slot, so 500
+/// ns an item). Each window read-locks and write-locks the root (500),
+/// write-locks a node (550), the same in every window, then its leaf, and
+/// read-locks another block (650) after it. The leaf is the last block
+/// write-locked: were it the first after the root (550) or the last
+/// locked at all (650), the two leaves' windows would join into one run
+/// whose jump back up at the tenth window changes the slope.
+#[test]
+fn a_windows_leaf_is_the_last_block_it_write_locked() {
+    let f = "00000000-0000-0000-0000-0000000000cc";
+    let k = "kworker/u8:3-9";
+    let ev = |ts: f64, kind: &str, block: u64| {
+        format!(
+            "  {k} [001] ..... {ts:.6}: {kind}: {f}: block={block} generation=9 start_ns=1 end_ns=2 diff_ns=100 owner=5 is_log_tree=0\n"
+        )
+    };
+    let mut t = String::from("# tracer: nop\n  fsmeta-100 [000] ..... 9.000000: tracing_mark_write: fsmeta:unlink\n");
+    for j in 0..18u32 {
+        let (leaf, us) = if j < 9 { (600, 20 - j) } else { (610, 25 - (j - 9)) };
+        let t0 = 10.0 + f64::from(j) * 1e-4;
+        t += &ev(t0 - 1e-6, "btrfs_tree_read_lock", 500);
+        t += &ev(t0, "btrfs_tree_lock", 500);
+        t += &ev(t0 + 1e-6, "btrfs_tree_lock", 550);
+        t += &ev(t0 + 2e-6, "btrfs_tree_lock", leaf);
+        t += &ev(t0 + 3e-6, "btrfs_tree_read_lock", 650);
+        t += &format!(
+            "  {k} [001] ..... {:.6}: btrfs_space_reservation: {f}: delayed_item: 257 release 262144\n  {k} [001] ..... {:.6}: <stack trace>\n => btrfs_delete_delayed_items+0x1a/0x300\n",
+            t0 + f64::from(us) * 1e-6,
+            t0 + f64::from(us) * 1e-6
+        );
+    }
+    t += "  fsmeta-100 [000] ..... 11.000000: tracing_mark_write: fsmeta:end\n";
+    let m = btrfs_delayed::analyse(&t, f, 16384, 2).expect("analyse");
+    assert_eq!(m["phase.unlink.batches"], 18.0);
+    let ns = m["phase.unlink.shift_ns_per_item"];
+    assert!((ns - 500.0).abs() < 1e-6, "{ns}");
 }

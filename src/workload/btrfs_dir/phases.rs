@@ -60,7 +60,7 @@ const VALUES: [(&str, &str, &str); 20] = [
     (
         "shift_ns_per_item",
         "ns",
-        "the one-item deletion window's growth per item after the deleted one in its leaf (btrfs_del_items: each item's data offset rewritten, its header and data memmoved): the Theil-Sen slope of the windows against the items after the slot, over the phase's one-item batches; live, over runs of consecutive one-item windows on one leaf, the items after the slot falling by delete_every from one to the next (0 with fewer than 8 such batches)",
+        "the one-item deletion window's growth per item after the deleted one in its leaf (btrfs_del_items: each item's data offset rewritten, its header and data memmoved): the Theil-Sen slope of the windows against the items after the slot, over the phase's one-item batches (0 with fewer than 8); live, over runs of at least 8 consecutive one-item windows on one leaf without a copy on write, the items after the slot falling by delete_every from one to the next (1 in rm -fr; 0 without such a run)",
     ),
     ("cow_blocks", "count", "tree blocks the deletion batches copied on write"),
     (
@@ -153,8 +153,9 @@ pub fn put_medians(
     Ok(())
 }
 
-/// Fewest one-item batches a phase needs for [`shift_ns_per_item`] (the
-/// lab's shortest run of one-item windows on one leaf).
+/// Fewest one-item batches a phase needs for [`shift_ns_per_item`] (as
+/// the lab's shortest run of one-item windows on one leaf; the twin's
+/// batches are not grouped by leaf, its `items_shifted` is exact).
 const MIN_ONE_ITEM_BATCHES: u64 = 8;
 
 /// The one-item deletion window's price per item after the deleted one,
