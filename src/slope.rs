@@ -10,22 +10,40 @@
 /// points.
 pub type Point = (f64, f64, u64);
 
+/// Most pairs [`theil_sen`] takes every pair of a group for (32 MiB of
+/// slopes); beyond, each point is paired with the one half a group
+/// further on only.
+pub const MAX_PAIRS: usize = 1 << 20;
+
 /// The weighted median of the slopes `(y_j - y_i) / (x_j - x_i)` over the
 /// pairs of points within each group (never across groups) whose `x`
 /// differ, each pair weighted by the product of its points' weights: the
 /// lower median (the first slope at or past half the total weight).
+/// Where the groups hold more than [`MAX_PAIRS`] pairs, only the pairs
+/// half a group apart (`i` with `i + n / 2`), so memory stays linear.
 /// `None` without such a pair or with a non-finite coordinate.
 pub fn theil_sen(groups: &[Vec<Point>]) -> Option<f64> {
+    if groups.iter().flatten().any(|p| !(p.0.is_finite() && p.1.is_finite())) {
+        return None;
+    }
+    let all: usize = groups.iter().map(|g| g.len() * g.len().saturating_sub(1) / 2).sum();
     let mut slopes: Vec<(f64, u128)> = Vec::new();
+    let mut pair = |a: &Point, b: &Point| {
+        if a.0 != b.0 {
+            slopes.push(((b.1 - a.1) / (b.0 - a.0), u128::from(a.2) * u128::from(b.2)));
+        }
+    };
     for g in groups {
-        for (i, a) in g.iter().enumerate() {
-            for b in &g[i + 1..] {
-                if !(a.0.is_finite() && a.1.is_finite() && b.0.is_finite() && b.1.is_finite()) {
-                    return None;
+        if all <= MAX_PAIRS {
+            for (i, a) in g.iter().enumerate() {
+                for b in &g[i + 1..] {
+                    pair(a, b);
                 }
-                if a.0 != b.0 {
-                    slopes.push(((b.1 - a.1) / (b.0 - a.0), u128::from(a.2) * u128::from(b.2)));
-                }
+            }
+        } else {
+            let half = g.len() / 2;
+            for (a, b) in g.iter().zip(&g[half..]) {
+                pair(a, b);
             }
         }
     }
@@ -89,6 +107,19 @@ mod tests {
         let a = vec![(0.0, 0.0, 1), (1.0, 1.0, 1)];
         let b = vec![(0.0, 0.0, 1), (1.0, 3.0, 1)];
         assert_eq!(theil_sen(&[a, b]), Some(1.0));
+    }
+
+    #[test]
+    fn many_points_are_paired_half_a_group_apart() {
+        // 2,000 points: 1,999,000 pairs, over MAX_PAIRS; 1,000 are taken.
+        let mut line: Vec<Point> = (0..2000).map(|i| (f64::from(i), 3.0 + 2.5 * f64::from(i), 1)).collect();
+        assert!(line.len() * (line.len() - 1) / 2 > MAX_PAIRS);
+        line[10].1 += 1e6;
+        assert_eq!(theil_sen(&[line]), Some(2.5));
+        // A point that is not finite anywhere refuses the slope.
+        let mut bad: Vec<Point> = (0..2000).map(|i| (f64::from(i), 1.0, 1)).collect();
+        bad[1999].0 = f64::INFINITY;
+        assert_eq!(theil_sen(&[bad]), None);
     }
 
     #[test]
