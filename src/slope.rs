@@ -1,7 +1,8 @@
 //! The Theil-Sen slope (Theil 1950, Sen 1968): the median of the slopes
 //! between pairs of points, robust to a few outlying points (a window
-//! the task was switched out in). Its pairs are O(n^2): for groups of at
-//! most a leaf's items. The lab and the twins estimate a cost per item
+//! the task was switched out in). Every pair within a group is taken up
+//! to [`MAX_PAIRS`], half a group apart beyond. The lab and the twins
+//! estimate a cost per item
 //! with it the same way (`phase.P.shift_ns_per_item`: the btrfs deletion
 //! window's growth per item after the deleted one, [`crate::lab`]'s
 //! `btrfs-delayed` and [`crate::workload::btrfs_dir`]).
