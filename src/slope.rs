@@ -7,6 +7,11 @@
 //! window's growth per item after the deleted one, [`crate::lab`]'s
 //! `btrfs-delayed` and [`crate::workload::btrfs_dir`]).
 
+/// Fewest points a cost per item is taken over, the lab's and the twins'
+/// alike: a run of one-item windows on one leaf, a phase's one-item
+/// batches.
+pub const MIN_POINTS: usize = 8;
+
 /// One point: `(x, y, weight)`; a weight of `n` stands for `n` equal
 /// points.
 pub type Point = (f64, f64, u64);

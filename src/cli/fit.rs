@@ -275,21 +275,16 @@ fn earlier_figure(from: &Path, profile: &fsmeta::machine::MachineProfile) -> Res
 }
 
 /// The lab parameters of the figure, `NAME=VALUE` each: the experiment's
-/// defaults with `extents` set.
+/// defaults with `extents` set, as the lab writes them
+/// ([`fsmeta::lab::Params::describe`]).
 fn default_params() -> Vec<String> {
-    let Ok(e) = fsmeta::lab::find("xfs-alloc") else {
-        return vec![format!("extents={EXTENTS}")];
-    };
-    e.params
-        .iter()
-        .map(|d| {
-            if d.0 == "extents" {
-                format!("extents={EXTENTS}")
-            } else {
-                format!("{}={}", d.0, d.1)
-            }
-        })
-        .collect()
+    let given = std::collections::BTreeMap::from([("extents".to_string(), EXTENTS.to_string())]);
+    fsmeta::lab::find("xfs-alloc")
+        .and_then(|e| fsmeta::lab::resolve(e, &given))
+        .map_or_else(
+            |_| vec![format!("extents={EXTENTS}")],
+            |p| p.describe().split_whitespace().map(str::to_string).collect(),
+        )
 }
 
 /// The `[knob]` table and its comment: the command, date, figure and

@@ -11,7 +11,7 @@
 //! counts (`crate::workload::btrfs_dir`), so the two compare the price
 //! of the items after the slot apart from the window's fixed part.
 
-use crate::slope::{Point, theil_sen};
+use crate::slope::{MIN_POINTS, Point, theil_sen};
 
 /// One deletion window, in trace order.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,16 +49,13 @@ impl Batch {
 
     /// The run it may join: one item, on a known leaf, no copy on write.
     fn run_key(&self) -> Option<(u64, u32, u64)> {
-        let one = (self.items - 1.0).abs() < 1e-9 && !self.copied && self.step > 0;
+        let one = (self.items - 1.0).abs() < 1e-9 && !self.copied;
         self.leaf.filter(|_| one).map(|l| (l, self.write_locks, self.step))
     }
 }
 
-/// Fewest consecutive one-item windows on one leaf taken as a run.
-pub const MIN_RUN: usize = 8;
-
 /// ns per item after the deleted one: the Theil-Sen slope of the windows
-/// over each run of at least [`MIN_RUN`] consecutive one-item windows on
+/// over each run of at least [`MIN_POINTS`] consecutive one-item windows on
 /// one leaf, with the same number of blocks write-locked and no copy on
 /// write, the items after the slot falling by the batch's
 /// [`Batch::step`] from one window to the next; `None` without such a
@@ -67,7 +64,7 @@ pub(super) fn shift_ns_per_item(batches: &[Batch]) -> Option<f64> {
     let mut groups: Vec<Vec<Point>> = Vec::new();
     let mut run: Vec<&Batch> = Vec::new();
     let mut close = |run: &mut Vec<&Batch>| {
-        if run.len() >= MIN_RUN {
+        if run.len() >= MIN_POINTS {
             let mut x = 0.0;
             let mut points = Vec::with_capacity(run.len());
             for b in run.iter() {
@@ -78,11 +75,13 @@ pub(super) fn shift_ns_per_item(batches: &[Batch]) -> Option<f64> {
         }
         run.clear();
     };
+    let mut key = None;
     for b in batches {
-        let key = b.run_key();
-        if key.is_none() || run.last().and_then(|r| r.run_key()) != key {
+        let next = b.run_key();
+        if next.is_none() || next != key {
             close(&mut run);
         }
+        key = next;
         if key.is_some() {
             run.push(b);
         }
@@ -130,11 +129,11 @@ mod tests {
     fn a_copy_at_the_head_of_a_run_is_left_out() {
         // After a commit the first window copies the leaf (30 us more):
         // the run is the windows after it, one short of a run here.
-        let mut b: Vec<Batch> = (0..MIN_RUN).map(|j| batch(5.0 - 0.04 * j as f64, 7)).collect();
+        let mut b: Vec<Batch> = (0..MIN_POINTS).map(|j| batch(5.0 - 0.04 * j as f64, 7)).collect();
         b[0].us += 30.0;
         b[0].copied = true;
         assert_eq!(shift_ns_per_item(&b), None);
-        b.push(batch(5.0 - 0.04 * MIN_RUN as f64, 7));
+        b.push(batch(5.0 - 0.04 * MIN_POINTS as f64, 7));
         let ns = shift_ns_per_item(&b).unwrap();
         assert!((ns - 20.0).abs() < 1e-6, "{ns}");
     }
@@ -149,7 +148,7 @@ mod tests {
 
     #[test]
     fn short_runs_and_batches_of_more_items_are_left_out() {
-        let short: Vec<Batch> = (0..MIN_RUN - 1).map(|j| batch(5.0 - 0.04 * j as f64, 7)).collect();
+        let short: Vec<Batch> = (0..MIN_POINTS - 1).map(|j| batch(5.0 - 0.04 * j as f64, 7)).collect();
         assert_eq!(shift_ns_per_item(&short), None);
         let run: Vec<Batch> = (0..13).map(|j| batch(5.0 - 0.04 * f64::from(j), 7)).collect();
         assert!(shift_ns_per_item(&run).is_some());

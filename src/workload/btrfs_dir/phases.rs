@@ -153,17 +153,14 @@ pub fn put_medians(
     Ok(())
 }
 
-/// Fewest one-item batches a phase needs for [`shift_ns_per_item`] (as
-/// the lab's shortest run of one-item windows on one leaf; the twin's
-/// batches are not grouped by leaf, its `items_shifted` is exact).
-const MIN_ONE_ITEM_BATCHES: u64 = 8;
-
 /// The one-item deletion window's price per item after the deleted one,
 /// ns: the Theil-Sen slope ([`crate::slope::theil_sen`]) of the
 /// windows ([`DelayedCost::window_ps`]) against the items after the slot
 /// (`items_shifted`) over `shapes`' one-item batches, as the lab measures
 /// it live (`src/lab/btrfs_delayed/shift.rs`); 0 with fewer than
-/// [`MIN_ONE_ITEM_BATCHES`] or no two with different counts.
+/// [`crate::slope::MIN_POINTS`] (the lab's shortest run on one leaf; the
+/// twin's batches are not grouped by leaf, its `items_shifted` is exact)
+/// or no two with different counts.
 fn shift_ns_per_item(cost: &DelayedCost, shapes: &BTreeMap<DeleteRunStats, u64>) -> Result<f64, ModelError> {
     let mut points = Vec::new();
     for (s, &n) in shapes {
@@ -171,7 +168,7 @@ fn shift_ns_per_item(cost: &DelayedCost, shapes: &BTreeMap<DeleteRunStats, u64>)
             points.push((s.items_shifted as f64, cost.window_ps(s)? as f64, n));
         }
     }
-    if points.iter().map(|p| p.2).sum::<u64>() < MIN_ONE_ITEM_BATCHES {
+    if points.iter().map(|p| p.2).sum::<u64>() < crate::slope::MIN_POINTS as u64 {
         return Ok(0.0);
     }
     // Slopes in ps per item (whole ps differences), then ns.
