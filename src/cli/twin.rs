@@ -59,7 +59,8 @@ pub(super) fn run_twin(
             Some(up) if !lab_dir.as_os_str().is_empty() => up.join("machines"),
             _ => lab_dir.join("../machines"),
         };
-        if let Some(h) = twin::host_profile(&machines, fm)
+        let mitigations = live.lab_txt.as_deref().and_then(|t| twin::lab_field(t, "mitigations:"));
+        if let Some(h) = twin::host_profile(&machines, fm, mitigations.and_then(twin::spectre_v2))
             && let (Some(file), Some(knob)) = (h.path.file_name().and_then(|f| f.to_str()), &h.profile.knob)
         {
             let value = toml::Value::String(format!("../machines/{file}"));

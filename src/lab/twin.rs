@@ -51,15 +51,23 @@ pub fn lab_field<'a>(lab_txt: &'a str, key: &str) -> Option<&'a str> {
 /// F model M`) and its twin (`twin: scenarios/lab/X.toml`); the twin's
 /// `scenario.resolved.toml` names its machine profile, whose `cpu` names
 /// the host `fsmeta calibrate` measured. Counts do not depend on the host;
-/// times do. `None` when they agree, or when either side does not say
-/// (a built-in profile, an older lab run).
+/// times do. The same for the `spectre_v2` mitigation on one CPU model
+/// ([`host_profile`]). `None` when they agree, or when either side does
+/// not say (a built-in profile, an older lab run).
 pub fn host_mismatch(live: &Outputs, twin: &Outputs) -> Option<String> {
     let lab = live.lab_txt.as_deref()?;
     let line = |key: &str| lab_field(lab, key);
     let family_model = line("cpu model:")?;
     let (path, p) = twin_profile(live, twin)?;
     if p.cpu.contains(&format!("({family_model})")) {
-        return None;
+        let here = line("mitigations:").and_then(spectre_v2)?;
+        let priced = p.mitigation.as_ref().map(|m| m.spectre_v2.as_str())?;
+        return (here != priced).then(|| {
+            format!(
+                "the twin is priced on {}, measured under spectre_v2 `{priced}`, but this host runs `{here}`: the same CPU model under another mitigation pays another price on every indirect call (indirect_call_ns); calibrate this host (fsmeta calibrate --out scenarios/machines/NAME.toml) and fit its knob (fsmeta fit scenarios/machines/NAME.toml)",
+                path.display()
+            )
+        });
     }
     Some(format!(
         "the twin is priced for `{}` ({}), but the lab ran on `{}` ({family_model}): its times are not predictions for this host (its counts are); calibrate this host (fsmeta calibrate --out scenarios/machines/NAME.toml) and fit its knob (fsmeta fit scenarios/machines/NAME.toml)",
@@ -122,12 +130,16 @@ pub struct HostProfile {
     pub profile: crate::machine::MachineProfile,
 }
 
-/// The first profile (by file name) among the `*.toml` of `machines`
-/// whose `cpu` names the CPU `family_model` (`family F model M`, as
-/// `lab.txt` gives it; `fsmeta calibrate` writes `(family F model M)`)
-/// and that has a fitted knob; `None` when there is none. Files that do
-/// not read as profiles are passed over (the folder may hold others).
-pub fn host_profile(machines: &Path, family_model: &str) -> Option<HostProfile> {
+/// The profile among the `*.toml` of `machines` whose `cpu` names the CPU
+/// `family_model` (`family F model M`, as `lab.txt` gives it; `fsmeta
+/// calibrate` writes `(family F model M)`) and that has a fitted knob:
+/// of several, the first (by file name) measured under the lab host's
+/// `spectre_v2` mitigation ([`spectre_v2`] of `lab.txt`'s `mitigations:`
+/// line; one CPU model rents out as VMs with retpolines and with enhanced
+/// IBRS, whose indirect calls cost 13 ns and nothing), else the first.
+/// `None` when there is none. Files that do not read as profiles are
+/// passed over (the folder may hold others).
+pub fn host_profile(machines: &Path, family_model: &str, spectre_v2: Option<&str>) -> Option<HostProfile> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(machines)
         .ok()?
         .flatten()
@@ -136,10 +148,30 @@ pub fn host_profile(machines: &Path, family_model: &str) -> Option<HostProfile> 
         .collect();
     files.sort();
     let cpu = format!("({family_model})");
-    files.into_iter().find_map(|path| {
-        let profile = crate::machine::load_profile(&path).ok()?;
-        (profile.cpu.contains(&cpu) && profile.knob.is_some()).then_some(HostProfile { path, profile })
-    })
+    let found: Vec<HostProfile> = files
+        .into_iter()
+        .filter_map(|path| {
+            let profile = crate::machine::load_profile(&path).ok()?;
+            (profile.cpu.contains(&cpu) && profile.knob.is_some()).then_some(HostProfile { path, profile })
+        })
+        .collect();
+    let same = |h: &&HostProfile| spectre_v2.is_some_and(|v| h.profile.mitigation.as_ref().is_some_and(|m| m.spectre_v2 == v));
+    let pick = found.iter().position(|h| same(&h)).unwrap_or(0);
+    found.into_iter().nth(pick)
+}
+
+/// The `spectre_v2` state in `lab.txt`'s `mitigations:` line
+/// (`spectre_v2: STATE; retbleed: ...; spec_rstack_overflow: ...`, as
+/// [`crate::hostinfo::mitigations`] joins them; the state itself may hold
+/// `; `), or `None` when the line does not name it.
+pub fn spectre_v2(mitigations: &str) -> Option<&str> {
+    let rest = mitigations.strip_prefix("spectre_v2: ")?;
+    let end = crate::hostinfo::MITIGATIONS[1..]
+        .iter()
+        .filter_map(|n| rest.find(&format!("; {n}: ")))
+        .min()
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
 }
 
 /// Whether a scenario document asks for the host's knob

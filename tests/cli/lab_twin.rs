@@ -7,12 +7,15 @@ use std::path::Path;
 
 /// A lab folder as `fsmeta lab xfs-alloc -p extents=100000` writes it,
 /// run on the CPU `model`, with one run of `le`.
-fn lab_run(root: &Path, model: &str) {
+fn lab_run(root: &Path, model: &str, spectre_v2: Option<&str>) {
     let dir = root.join("lab-xfs-alloc-100000");
     std::fs::create_dir_all(&dir).unwrap();
+    let mitigations = spectre_v2.map_or(String::new(), |s| {
+        format!("mitigations: spectre_v2: {s}; retbleed: Not affected; spec_rstack_overflow: Not affected\n")
+    });
     std::fs::write(
         dir.join("lab.txt"),
-        format!("experiment: xfs-alloc\ntwin: scenarios/lab/xfs-alloc-100000.toml\ncpu: Some CPU (2 CPUs online)\ncpu model: {model}\nparameters: busy=256 calls=19 extents=100000\n"),
+        format!("experiment: xfs-alloc\ntwin: scenarios/lab/xfs-alloc-100000.toml\ncpu: Some CPU (2 CPUs online)\ncpu model: {model}\n{mitigations}parameters: busy=256 calls=19 extents=100000\n"),
     )
     .unwrap();
     std::fs::write(
@@ -29,8 +32,15 @@ fn twin_le(model: &str) -> (String, String) {
 
 /// [`twin_le`] with more arguments (`--set PATH=VALUE`).
 fn twin_le_with(model: &str, more: &[&str]) -> (String, String) {
-    let root = fresh_dir(&format!("lab-twin-{}-{}", model.replace(' ', "-"), more.len()));
-    lab_run(&root, model);
+    twin_le_under(model, None, more)
+}
+
+/// [`twin_le_with`] of a lab run on a host under the `spectre_v2`
+/// mitigation (`lab.txt`'s `mitigations:` line; none without it).
+fn twin_le_under(model: &str, spectre_v2: Option<&str>, more: &[&str]) -> (String, String) {
+    let tag = format!("{}-{}-{}", model.replace(' ', "-"), spectre_v2.map_or(0, str::len), more.len());
+    let root = fresh_dir(&format!("lab-twin-{tag}"));
+    lab_run(&root, model, spectre_v2);
     let doc = root.join("lab.md");
     let mut args = vec!["validate", "--lab", root.to_str().unwrap(), "--doc", doc.to_str().unwrap()];
     args.extend_from_slice(more);
@@ -53,13 +63,21 @@ fn twin_le_with(model: &str, more: &[&str]) -> (String, String) {
 
 #[test]
 fn the_twin_is_priced_for_the_lab_host_when_its_profile_is_shipped() {
-    // The Intel host: its profile and knob (fitted on this very figure).
-    let (intel, err) = twin_le("family 6 model 207");
+    // The Intel host under retpolines: its profile and knob (fitted on
+    // this very figure).
+    let retpolines = "Mitigation: Retpolines; STIBP: disabled; RSB filling; PBRSB-eIBRS: Not affected; BHI: Retpoline";
+    let (intel, err) = twin_le_under("family 6 model 207", Some(retpolines), &[]);
     assert!(
         err.contains("priced for this host (family 6 model 207)") && err.contains("lab-xeon-6-207.toml"),
         "{err}"
     );
     assert!(!err.contains("warning"), "{err}");
+    // The same CPU model under enhanced IBRS: the profile measured there,
+    // another time.
+    let eibrs = "Mitigation: Enhanced / Automatic IBRS; IBPB: conditional; PBRSB-eIBRS: SW sequence; BHI: Vulnerable";
+    let (intel_eibrs, err) = twin_le_under("family 6 model 207", Some(eibrs), &[]);
+    assert!(err.contains("lab-xeon-6-207-eibrs.toml") && !err.contains("warning"), "{err}");
+    assert_ne!(intel_eibrs, intel);
     // The twin's own profile (the family 25 host): another time.
     let (amd, err) = twin_le("family 25 model 17");
     assert!(err.contains("lab-host.toml") && !err.contains("warning"), "{err}");
@@ -72,7 +90,7 @@ fn the_twin_is_priced_for_the_lab_host_when_its_profile_is_shipped() {
     // lab's own: the Intel run priced as the family 26 host's.
     let (fam26, _) = twin_le("family 26 model 2");
     let set = "machine.profile=../machines/lab-epyc-26-2.toml";
-    let (forced, err) = twin_le_with("family 6 model 207", &["--set", set]);
+    let (forced, err) = twin_le_under("family 6 model 207", Some(retpolines), &["--set", set]);
     assert_eq!(forced, fam26);
     assert_ne!(forced, intel);
     assert!(err.contains("with --set machine.profile") && err.contains("warning"), "{err}");
@@ -105,14 +123,19 @@ fn a_twin_priced_for_another_host_checks_its_counts_not_that_hosts_times() {
     let text = String::from_utf8_lossy(&own.stdout);
     assert_eq!(own.status.code(), Some(0), "{text}");
     // (Only the checks measured on another host's profile are not
-    // applicable: the family 23 model 49 and model 1 hosts' two each.)
+    // applicable: the family 23 model 49 and model 1 hosts' and the
+    // Xeon 6 VM's under enhanced IBRS, two each.)
     assert!(
-        text.contains("[pass] alloc_us_p50 [le]") && text.contains("4 not checked"),
+        text.contains("[pass] alloc_us_p50 [le]") && text.contains("6 not checked"),
         "{text}"
     );
     let lines: Vec<&str> = text.lines().collect();
     for (i, l) in lines.iter().enumerate().filter(|(_, l)| l.contains("[n/a]")) {
-        let other_host = |n: &&str| n.contains("lab-epyc-23-49.toml") || n.contains("lab-epyc-23-1.toml");
+        let other_host = |n: &&str| {
+            ["lab-epyc-23-49.toml", "lab-epyc-23-1.toml", "lab-xeon-6-207-eibrs.toml"]
+                .iter()
+                .any(|h| n.contains(h))
+        };
         assert!(lines.get(i + 1).is_some_and(other_host), "{l}\n{text}");
     }
     // On the Intel host's: its counts are checked, the AMD host's times
@@ -122,7 +145,7 @@ fn a_twin_priced_for_another_host_checks_its_counts_not_that_hosts_times() {
     let text = String::from_utf8_lossy(&other.stdout);
     assert_eq!(other.status.code(), Some(0), "{text}");
     assert!(text.contains("[pass] buffer_reads [le]"), "{text}");
-    assert!(text.contains("[n/a] alloc_us_p50 [le]") && text.contains("7 not checked"), "{text}");
+    assert!(text.contains("[n/a] alloc_us_p50 [le]") && text.contains("9 not checked"), "{text}");
     assert!(!text.contains("FAIL"), "{text}");
     // A measured_on that names no profile is refused where it is written.
     let bad = crate::write(
@@ -151,7 +174,7 @@ fn a_twin_priced_for_another_host_checks_its_counts_not_that_hosts_times() {
 #[test]
 fn a_lab_entry_that_is_not_a_folder_is_named_not_skipped_quietly() {
     let root = fresh_dir("lab-twin-dangling");
-    lab_run(&root, "family 6 model 207");
+    lab_run(&root, "family 6 model 207", None);
     std::os::unix::fs::symlink(".lab-xfs-alloc.v-1-0", root.join("lab-xfs-alloc")).unwrap();
     // A file named like a run is not one, and not warned of.
     std::fs::write(root.join("lab-notes.txt"), "notes").unwrap();
@@ -172,7 +195,7 @@ fn a_lab_entry_that_is_not_a_folder_is_named_not_skipped_quietly() {
 #[test]
 fn validate_lab_says_a_run_was_sampled() {
     let root = fresh_dir("lab-twin-sampled");
-    lab_run(&root, "family 6 model 207");
+    lab_run(&root, "family 6 model 207", None);
     let txt = root.join("lab-xfs-alloc-100000").join("lab.txt");
     let text = std::fs::read_to_string(&txt).unwrap() + "setup: sampled: perf record -e cpu-clock -c 50000 -a -g\n";
     std::fs::write(&txt, text).unwrap();
@@ -282,7 +305,7 @@ fn a_measured_on_expectation_may_name_what_only_that_hosts_profile_reports() {
 #[test]
 fn fit_implied_solves_each_live_time_for_the_knob_on_the_twins_line() {
     let root = fresh_dir("fit-implied");
-    lab_run(&root, "family 23 model 49");
+    lab_run(&root, "family 23 model 49", None);
     let profile = "scenarios/machines/lab-epyc-23-49.toml";
     let before = std::fs::read_to_string(profile).unwrap();
     let out = root.join("out");
@@ -319,7 +342,7 @@ fn fit_implied_solves_each_live_time_for_the_knob_on_the_twins_line() {
 #[test]
 fn fit_from_earlier_runs_solves_the_knob_on_them_and_refuses_others() {
     let root = fresh_dir("fit-from");
-    lab_run(&root, "family 23 model 49");
+    lab_run(&root, "family 23 model 49", None);
     let runs = "scenario,variant,replication,seed,alloc_us_p50\n";
     std::fs::write(
         root.join("lab-xfs-alloc-100000/lab.txt"),

@@ -305,11 +305,17 @@ fn the_sync_phase_of_a_real_trace_gives_its_batch_windows() {
 /// A twin's outputs folder (in a fresh temporary folder named by `tag`)
 /// whose resolved scenario names the AMD lab host's shipped profile.
 fn twin_on_the_lab_host_profile(tag: &str) -> (std::path::PathBuf, fsmeta::lab::twin::Outputs) {
+    twin_on_profile(tag, "lab-host.toml")
+}
+
+/// A twin's outputs folder (in a fresh temporary folder named by `tag`)
+/// whose resolved scenario names the shipped profile `file`.
+fn twin_on_profile(tag: &str, file: &str) -> (std::path::PathBuf, fsmeta::lab::twin::Outputs) {
     let dir = std::env::temp_dir().join(format!("fsmeta-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
         dir.join("scenario.resolved.toml"),
-        "[machine]\nprofile = \"../machines/lab-host.toml\"\n",
+        format!("[machine]\nprofile = \"../machines/{file}\"\n"),
     )
     .unwrap();
     let twin = fsmeta::lab::twin::Outputs {
@@ -341,6 +347,30 @@ fn a_twin_priced_for_another_cpu_is_named_in_a_warning() {
         ..Outputs::default()
     };
     assert_eq!(host_mismatch(&old, &twin), None);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The Xeon 6 VM under retpolines (the shipped profile) and under
+/// enhanced IBRS (session 66): one CPU model, indirect calls at 13 ns and
+/// at nothing.
+#[test]
+fn a_twin_priced_under_another_mitigation_is_named_in_a_warning() {
+    use fsmeta::lab::twin::{Outputs, host_mismatch};
+    let (dir, twin) = twin_on_profile("mitigation-mismatch", "lab-xeon-6-207.toml");
+    let live = |spectre_v2: &str| Outputs {
+        lab_txt: Some(format!(
+            "twin: scenarios/lab/xfs-alloc.toml\ncpu model: family 6 model 207\nmitigations: spectre_v2: {spectre_v2}; retbleed: Not affected; spec_rstack_overflow: Not affected\n"
+        )),
+        ..Outputs::default()
+    };
+    let eibrs = "Mitigation: Enhanced / Automatic IBRS; IBPB: conditional; PBRSB-eIBRS: SW sequence; BHI: Vulnerable";
+    let why = host_mismatch(&live(eibrs), &twin).expect("the profile was measured under retpolines");
+    assert!(
+        why.contains(&format!("runs `{eibrs}`")) && why.contains("`Mitigation: Retpolines; STIBP: disabled;"),
+        "{why}"
+    );
+    let retpolines = "Mitigation: Retpolines; STIBP: disabled; RSB filling; PBRSB-eIBRS: Not affected; BHI: Retpoline";
+    assert_eq!(host_mismatch(&live(retpolines), &twin), None);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -1,7 +1,7 @@
 //! A lab run's twin priced for the lab's host: the shipped profile that
 //! `fsmeta calibrate` measured on the run's CPU, with its fitted knob.
 
-use fsmeta::lab::twin::{host_profile, takes_host_knob};
+use fsmeta::lab::twin::{host_profile, spectre_v2, takes_host_knob};
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -17,18 +17,45 @@ fn each_measured_cpu_finds_its_shipped_profile_and_others_none() {
     let machines = root().join("scenarios/machines");
     for (cpu, file) in [
         ("family 25 model 17", "lab-host.toml"),
-        ("family 6 model 207", "lab-xeon-6-207.toml"),
+        // Two profiles of this CPU model (retpolines, enhanced IBRS): with
+        // no mitigation to go by, the first by name.
+        ("family 6 model 207", "lab-xeon-6-207-eibrs.toml"),
         ("family 26 model 2", "lab-epyc-26-2.toml"),
         // Session 53's host.
         ("family 25 model 1", "lab-epyc-25-1.toml"),
     ] {
-        let h = host_profile(&machines, cpu).unwrap_or_else(|| panic!("{cpu}: no profile"));
+        let h = host_profile(&machines, cpu, None).unwrap_or_else(|| panic!("{cpu}: no profile"));
         assert_eq!(name(&h.path), file, "{cpu}");
         assert!(h.profile.knob.is_some_and(|k| k.work_scale > 0.0), "{cpu}");
     }
     // Another CPU, and a prefix of a measured one, find none.
-    assert!(host_profile(&machines, "family 99 model 1").is_none());
-    assert!(host_profile(&machines, "family 6 model 20").is_none());
+    assert!(host_profile(&machines, "family 99 model 1", None).is_none());
+    assert!(host_profile(&machines, "family 6 model 20", None).is_none());
+}
+
+/// One CPU model under two mitigations (session 66: the Xeon 6 VM with
+/// enhanced IBRS, sessions 42-50's with retpolines): the lab's
+/// `mitigations:` line picks the profile measured under its own.
+#[test]
+fn a_cpu_model_under_two_mitigations_finds_the_profile_measured_under_its_own() {
+    let machines = root().join("scenarios/machines");
+    let retpolines = "spectre_v2: Mitigation: Retpolines; STIBP: disabled; RSB filling; PBRSB-eIBRS: Not affected; BHI: Retpoline; retbleed: Vulnerable; spec_rstack_overflow: Not affected";
+    let eibrs = "spectre_v2: Mitigation: Enhanced / Automatic IBRS; IBPB: conditional; PBRSB-eIBRS: SW sequence; BHI: Vulnerable; retbleed: Not affected; spec_rstack_overflow: Not affected";
+    assert_eq!(
+        spectre_v2(eibrs),
+        Some("Mitigation: Enhanced / Automatic IBRS; IBPB: conditional; PBRSB-eIBRS: SW sequence; BHI: Vulnerable")
+    );
+    assert_eq!(spectre_v2("spectre_v2: Vulnerable"), Some("Vulnerable"));
+    assert_eq!(spectre_v2("retbleed: Not affected"), None);
+    for (line, file) in [
+        (retpolines, "lab-xeon-6-207.toml"),
+        (eibrs, "lab-xeon-6-207-eibrs.toml"),
+        // A state no profile was measured under: the first by name.
+        ("spectre_v2: Vulnerable", "lab-xeon-6-207-eibrs.toml"),
+    ] {
+        let h = host_profile(&machines, "family 6 model 207", spectre_v2(line)).expect("a profile");
+        assert_eq!(name(&h.path), file, "{line}");
+    }
 }
 
 #[test]
@@ -40,9 +67,9 @@ fn a_profile_without_its_knob_is_not_a_hosts_profile() {
     let cut = text.find("\n[knob]").expect("the shipped profile has its knob");
     std::fs::write(dir.join("a.toml"), &text[..cut]).unwrap();
     std::fs::write(dir.join("b.toml"), "not a profile").unwrap();
-    assert!(host_profile(&dir, "family 6 model 207").is_none());
+    assert!(host_profile(&dir, "family 6 model 207", None).is_none());
     std::fs::write(dir.join("c.toml"), &text).unwrap();
-    let h = host_profile(&dir, "family 6 model 207").expect("c has the knob");
+    let h = host_profile(&dir, "family 6 model 207", None).expect("c has the knob");
     assert_eq!(name(&h.path), "c.toml");
     std::fs::remove_dir_all(&dir).unwrap();
 }
