@@ -36,6 +36,7 @@ pub mod output;
 pub mod pool;
 pub mod probe;
 pub mod sample;
+pub mod speed;
 pub mod trace;
 pub mod twin;
 pub mod xfs_alloc;
@@ -363,9 +364,11 @@ fn keep_samples(host: &host::Host, out: &mut LabRun, s: sample::Sampler, e: &Exp
 /// The setup line that says how the host's speed was probed.
 fn probe_setup_line() -> String {
     format!(
-        "host speed before every run, live only: {} (a dependent load chase going on along a random cycle over {} MiB) and {} (a chain of uncontended lock xadd), each the median of {} samples; {} where CPUs 0 and 1 can be pinned (CAS ping-pong, the median of {} samples)",
+        "host speed before every run, live only: {} (a dependent load chase going on along a random cycle over {} MiB), {} (the same over {} KiB, within the L1d) and {} (a chain of uncontended lock xadd), each the median of {} samples; {} where CPUs 0 and 1 can be pinned (CAS ping-pong, the median of {} samples)",
         probe::DRAM_KEY,
         probe::PROBE_BYTES >> 20,
+        probe::L1_KEY,
+        probe::l1_probe_bytes() >> 10,
         probe::XADD_KEY,
         probe::SAMPLES,
         probe::TRANSFER_KEY,

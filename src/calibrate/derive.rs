@@ -97,7 +97,7 @@ fn shared_l1(cal: &Calibration, levels: &[LevelFit]) -> Option<String> {
 
 /// How much slower than the L1d's figure a load within its sysfs size may
 /// be before [`shared_l1`] warns: 1.5x.
-const SHARED_L1_RISE: f64 = 1.5;
+pub(crate) const SHARED_L1_RISE: f64 = 1.5;
 
 /// How far in size ([`effective_window`]) a level's latency may take to
 /// more than double: a factor of 4.

@@ -167,6 +167,7 @@ fn compare_dirs(live: &std::path::Path, twin: &std::path::Path) -> Result<Status
     let warnings = [
         fsmeta::lab::twin::host_mismatch(&l, &t),
         fsmeta::lab::twin::transfer_mismatch(&l, &t),
+        fsmeta::lab::speed::speed_mismatch(&l, &t),
     ];
     for why in warnings.iter().flatten() {
         errln!("fsmeta compare: warning: {why}");

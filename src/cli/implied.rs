@@ -216,7 +216,7 @@ fn folder_figures(r: &Run<'_>, profile_path: &Path, jobs: usize, limits: Limits)
         super::twin::run_twin(&live, Path::new(&scenario), &r.tmp.join(&name).join(sub), &sets, jobs, limits)
     };
     let (t1, t2) = (run(r.profiles.0, "k")?, run(r.profiles.1, "k2")?);
-    if let Some(why) = &t1.transfer {
+    for why in t1.transfer.iter().chain(&t1.speed) {
         errln!("fsmeta fit --implied: warning: {}: {why}", ldir.display());
     }
     let (t1, t2) = (t1.outputs, t2.outputs);

@@ -123,7 +123,7 @@ fn beside_twin(
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     let t = super::twin::run_twin(&live, &scenario, out, &[], jobs, Limits::default())?;
     errln!("fsmeta lab: {}", t.pricing);
-    for why in t.mismatch.iter().chain(&t.transfer) {
+    for why in t.warnings() {
         errln!("fsmeta lab: warning: {why}");
     }
     if !silent {

@@ -20,6 +20,17 @@ pub(super) struct Twin {
     /// When the lab measured another line transfer between its CPUs than
     /// the twin's profile prices (a warning).
     pub transfer: Option<String>,
+    /// When the lab's host ran at another speed than its profile's (a
+    /// shared core, another clock: [`fsmeta::lab::speed::speed_mismatch`],
+    /// a warning).
+    pub speed: Option<String>,
+}
+
+impl Twin {
+    /// Every warning about the twin's pricing for the lab's host.
+    pub fn warnings(&self) -> impl Iterator<Item = &String> {
+        self.mismatch.iter().chain(&self.transfer).chain(&self.speed)
+    }
 }
 
 /// Runs the twin `scenario` of the lab run `live` into `out`. A twin
@@ -79,10 +90,12 @@ pub(super) fn run_twin(
     let outputs = Outputs::read(&outcome.dir)?;
     let mismatch = twin::host_mismatch(live, &outputs);
     let transfer = twin::transfer_mismatch(live, &outputs);
+    let speed = fsmeta::lab::speed::speed_mismatch(live, &outputs);
     Ok(Twin {
         outputs,
         pricing,
         mismatch,
         transfer,
+        speed,
     })
 }

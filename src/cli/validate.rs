@@ -105,7 +105,7 @@ pub fn validate_lab(
         warn_if_sampled(&ldir, live.lab_txt.as_deref());
         let t = super::twin::run_twin(&live, Path::new(&twin_path), &tmp, sets, jobs, limits)?;
         errln!("fsmeta validate --lab: {}: {}", ldir.display(), t.pricing);
-        if let Some(why) = &t.mismatch {
+        for why in t.warnings() {
             errln!("fsmeta validate --lab: warning: {}: {why}", ldir.display());
         }
         let twin = t.outputs;

@@ -1,8 +1,9 @@
 //! How fast the host ran around each lab run: a dependent load chase over
-//! a working set no cache holds, and a chain of uncontended `lock xadd`s
-//! (`fsmeta calibrate`'s microbenchmarks, [`crate::calibrate::chase`]),
-//! timed just before every run on the lab's own thread, and the line
-//! transfer between CPUs 0 and 1 (where the two vCPUs sit).
+//! a working set no cache holds, one within the L1d, and a chain of
+//! uncontended `lock xadd`s (`fsmeta calibrate`'s microbenchmarks,
+//! [`crate::calibrate::chase`]), timed just before every run on the lab's
+//! own thread, and the line transfer between CPUs 0 and 1 (where the two
+//! vCPUs sit). [`crate::lab::speed`] holds them to the twin's profile.
 //!
 //! A virtual machine runs at different speeds from one quarter hour to
 //! the next (docs/lab-hosts.md: the untraced btrfs unlink at 19.9 and
@@ -11,7 +12,7 @@
 //! times can be read beside the speed the host had: they are live only
 //! (no twin metric has their names) and never enter a twin.
 
-use crate::calibrate::chase::{Chase, xadd_chain};
+use crate::calibrate::chase::{Chase, loads_for, xadd_chain};
 use crate::calibrate::transfer::{Protocol, ping_pong};
 use crate::report::stats::median;
 
@@ -26,6 +27,27 @@ pub const DRAM_KEY: &str = "host.dram_load_ns";
 /// Metric: ns per uncontended `lock xadd` in a dependent chain, the median
 /// of [`SAMPLES`] samples of [`XADD_OPS`].
 pub const XADD_KEY: &str = "host.xadd_ns";
+
+/// Metric: ns per dependent load along a random cycle over three quarters
+/// of the L1d ([`l1_probe_bytes`]), the median of [`SAMPLES`] samples (one
+/// untimed pass first): `fsmeta calibrate`'s `hit_ns` on a quiet core, up
+/// to L2 latency when another thread shares the physical core and its L1d
+/// (calibrate's L1 warning, docs/lab-hosts.md sessions 64 and 65).
+pub const L1_KEY: &str = "host.l1_load_ns";
+
+/// The L1 probe's working set: three quarters of CPU 0's L1d as sysfs
+/// gives it (where calibrate's L1 warning looks), 24 KiB when sysfs does
+/// not say.
+pub fn l1_probe_bytes() -> usize {
+    use crate::calibrate::sysfs::{HostTopology, SYSFS_CPU_ROOT, Snapshot};
+    let l1 = Snapshot::read(std::path::Path::new(SYSFS_CPU_ROOT))
+        .ok()
+        .and_then(|s| HostTopology::parse(&s).ok())
+        .and_then(|h| h.cpu(0).and_then(|c| c.cache(1)).map(|c| c.size));
+    l1.and_then(|b| usize::try_from(b).ok())
+        .filter(|&b| b >= 4096)
+        .map_or(24 << 10, |b| b * 3 / 4)
+}
 
 /// Metric: a cache line's one-way transfer between CPUs 0 and 1, ns
 /// (calibrate's CAS ping-pong, the median of [`TRANSFER_SAMPLES`] samples
@@ -67,6 +89,8 @@ pub const SAMPLES: usize = 3;
 #[derive(Debug)]
 pub struct Probe {
     chase: Chase,
+    /// The chase within the L1d ([`L1_KEY`]).
+    l1: Chase,
     /// Where the chase's walk stands ([`Chase::time_from`]).
     at: usize,
 }
@@ -78,11 +102,13 @@ impl Default for Probe {
 }
 
 impl Probe {
-    /// Builds the chase (a random cycle over [`PROBE_BYTES`]).
+    /// Builds the chases (random cycles over [`PROBE_BYTES`] and over
+    /// [`l1_probe_bytes`]).
     pub fn new() -> Probe {
         let chase = Chase::new(PROBE_BYTES);
         let at = chase.start();
-        Probe { chase, at }
+        let l1 = Chase::new(l1_probe_bytes());
+        Probe { chase, l1, at }
     }
 
     /// The probes now, as `(metric, ns)`; the transfer only where CPUs 0
@@ -90,7 +116,8 @@ impl Probe {
     /// stopped.
     pub fn measure(&mut self) -> Vec<(&'static str, f64)> {
         let dram = median(&self.chase.time_from(&mut self.at, LOADS, SAMPLES));
-        let mut out = vec![(DRAM_KEY, dram), (XADD_KEY, median(&xadd_chain(XADD_OPS, SAMPLES)))];
+        let l1 = median(&self.l1.time(loads_for(self.l1.lines()), SAMPLES));
+        let mut out = vec![(DRAM_KEY, dram), (L1_KEY, l1), (XADD_KEY, median(&xadd_chain(XADD_OPS, SAMPLES)))];
         if let Ok(t) = line_transfer(TRANSFER_SAMPLES) {
             out.push((TRANSFER_KEY, t));
         }

@@ -80,7 +80,7 @@ pub fn host_mismatch(live: &Outputs, twin: &Outputs) -> Option<String> {
 /// The profile file the twin (`twin`, of the lab run `live`) was priced
 /// on, and the profile: the twin's `scenario.resolved.toml` names it
 /// relative to the twin's scenario, which the lab's `lab.txt` names.
-fn twin_profile(live: &Outputs, twin: &Outputs) -> Option<(PathBuf, crate::machine::MachineProfile)> {
+pub(crate) fn twin_profile(live: &Outputs, twin: &Outputs) -> Option<(PathBuf, crate::machine::MachineProfile)> {
     let scenario = Path::new(lab_field(live.lab_txt.as_deref()?, "twin:")?);
     let resolved = std::fs::read_to_string(twin.dir.join("scenario.resolved.toml")).ok()?;
     let table: toml::Table = toml::from_str(&resolved).ok()?;

@@ -374,6 +374,48 @@ fn a_twin_priced_under_another_mitigation_is_named_in_a_warning() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The probes timed before each run held to the twin's profile (the Xeon 6
+/// VM under enhanced IBRS: `hit_ns` 1.56, `atomic_ns` 7.35).
+#[test]
+fn a_run_on_a_shared_or_slower_core_is_named_in_a_warning() {
+    use fsmeta::lab::speed::speed_mismatch;
+    use fsmeta::lab::twin::Outputs;
+    let (dir, twin) = twin_on_profile("speed-mismatch", "lab-xeon-6-207-eibrs.toml");
+    let live = |l1: &[f64], xadd: &[f64]| {
+        let mut o = Outputs {
+            lab_txt: Some("twin: scenarios/lab/xfs-alloc.toml\ncpu model: family 6 model 207\n".into()),
+            ..Outputs::default()
+        };
+        for v in ["le", "le-busy"] {
+            o.values.insert((v.into(), "host.l1_load_ns".into()), l1.to_vec());
+            o.values.insert((v.into(), "host.xadd_ns".into()), xadd.to_vec());
+        }
+        o
+    };
+    // A quiet core: no word.
+    assert_eq!(speed_mismatch(&live(&[1.5, 1.6, 1.56], &[7.1, 7.4, 7.7]), &twin), None);
+    // One run of three with the L1d shared (over 1.5 x 1.56 = 2.34 ns).
+    let why = speed_mismatch(&live(&[1.5, 2.9, 1.56], &[7.1, 7.4, 7.7]), &twin).expect("2.9 ns is a shared L1d");
+    assert!(
+        why.contains("in 1 of 3 runs") && why.contains("up to 2.90 ns") && why.contains("1.56"),
+        "{why}"
+    );
+    assert!(!why.contains("lock xadd"), "{why}");
+    // Just under the bound says nothing.
+    assert_eq!(speed_mismatch(&live(&[2.33], &[7.35]), &twin), None);
+    // The atomics 24% slower (the median, 9.1 against 7.35).
+    let why = speed_mismatch(&live(&[1.56], &[9.0, 9.1, 12.0]), &twin).expect("9.1 ns is 24% over 7.35");
+    assert!(
+        why.contains("9.10 ns") && why.contains("+24%") && !why.contains("L1d took"),
+        "{why}"
+    );
+    // And faster: 6.2 is 16% under.
+    assert!(speed_mismatch(&live(&[1.56], &[6.2]), &twin).is_some_and(|w| w.contains("-16%")));
+    // An older run without probes says nothing.
+    assert_eq!(speed_mismatch(&live(&[], &[]), &twin), None);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_line_transfer_the_profile_did_not_price_is_named_in_a_warning() {
     use fsmeta::lab::output::TRANSFER_KEY;

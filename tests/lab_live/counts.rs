@@ -149,6 +149,10 @@ fn btrfs_deletion_batches_are_within_the_workers_spread_of_the_twin() {
     // The host's speed probes, taken before every run, are live only.
     assert!(mean(&live, "leaf-match", "host.dram_load_ns") > 1.0);
     assert!(mean(&live, "untraced", "host.xadd_ns") > 0.1);
+    // The L1 probe: a load within the L1d, at least a few tenths of a ns
+    // and far below the DRAM chase's.
+    let l1 = mean(&live, "leaf-match", "host.l1_load_ns");
+    assert!(l1 > 0.2 && l1 < mean(&live, "leaf-match", "host.dram_load_ns") / 4.0, "{l1}");
 }
 
 #[test]
