@@ -35,6 +35,7 @@ pub mod ledger;
 pub mod output;
 pub mod pool;
 pub mod probe;
+pub mod profiles;
 pub mod sample;
 pub mod speed;
 pub mod trace;

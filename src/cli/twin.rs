@@ -61,6 +61,7 @@ pub(super) fn run_twin(
     };
     let doc: Option<toml::Table> = std::fs::read_to_string(scenario).ok().and_then(|t| toml::from_str(&t).ok());
     let family_model = live.lab_txt.as_deref().and_then(|t| twin::lab_field(t, "cpu model:"));
+    let mut chosen = None;
     if let (Some(doc), Some(fm), false) = (doc, family_model, own_profile)
         && twin::takes_host_knob(&doc)
     {
@@ -82,13 +83,21 @@ pub(super) fn run_twin(
                 knob.work_scale,
                 knob.fitted_on
             );
+            if let twin::Choice::FirstOfSeveral(n) = h.choice {
+                chosen = Some(format!(
+                    "{n} profiles in {} name this CPU ({fm}) and none was measured under this run's Spectre v2 mitigation ({}): the first by name, {}, prices the twin; an indirect call costs 13 ns under retpolines and nothing under enhanced IBRS, so calibrate this host if its mitigation is another (fsmeta calibrate --out scenarios/machines/NAME.toml)",
+                    machines.display(),
+                    mitigations.and_then(twin::spectre_v2).unwrap_or("lab.txt does not say"),
+                    h.path.display()
+                ));
+            }
         }
     }
     let study = Study::load(scenario, &opts)?;
     let results = study.run(jobs, &|| {})?;
     let outcome = study.write(&results, out)?;
     let outputs = Outputs::read(&outcome.dir)?;
-    let mismatch = twin::host_mismatch(live, &outputs);
+    let mismatch = twin::host_mismatch(live, &outputs).or(chosen);
     let transfer = twin::transfer_mismatch(live, &outputs);
     let speed = fsmeta::lab::speed::speed_mismatch(live, &outputs);
     Ok(Twin {

@@ -36,17 +36,21 @@ pub const XADD_KEY: &str = "host.xadd_ns";
 pub const L1_KEY: &str = "host.l1_load_ns";
 
 /// The L1 probe's working set: three quarters of CPU 0's L1d as sysfs
-/// gives it (where calibrate's L1 warning looks), 24 KiB when sysfs does
-/// not say.
+/// gives it (calibrate's L1 warning looks at the largest chase size
+/// within that), 24 KiB when sysfs does not say or says less than 4 KiB.
+/// Read once per process, so a run's setup line and its probes agree.
 pub fn l1_probe_bytes() -> usize {
     use crate::calibrate::sysfs::{HostTopology, SYSFS_CPU_ROOT, Snapshot};
-    let l1 = Snapshot::read(std::path::Path::new(SYSFS_CPU_ROOT))
-        .ok()
-        .and_then(|s| HostTopology::parse(&s).ok())
-        .and_then(|h| h.cpu(0).and_then(|c| c.cache(1)).map(|c| c.size));
-    l1.and_then(|b| usize::try_from(b).ok())
-        .filter(|&b| b >= 4096)
-        .map_or(24 << 10, |b| b * 3 / 4)
+    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        let l1 = Snapshot::read(std::path::Path::new(SYSFS_CPU_ROOT))
+            .ok()
+            .and_then(|s| HostTopology::parse(&s).ok())
+            .and_then(|h| h.cpu(0).and_then(|c| c.cache(1)).map(|c| c.size));
+        l1.and_then(|b| usize::try_from(b).ok())
+            .filter(|&b| b >= 4096)
+            .map_or(24 << 10, |b| b * 3 / 4)
+    })
 }
 
 /// Metric: a cache line's one-way transfer between CPUs 0 and 1, ns

@@ -12,52 +12,63 @@
 //! sessions 64-66).
 
 use super::probe::{L1_KEY, XADD_KEY};
-use super::twin::{Outputs, twin_profile};
+use super::twin::{Outputs, lab_field, twin_profile};
 use crate::calibrate::derive::SHARED_L1_RISE;
 use crate::report::stats::median;
 
 /// How far the runs' median `lock xadd` may be from the profile's
-/// `atomic_ns`, either way, before [`speed_mismatch`] warns: 15% (three
-/// calibrate runs on a quiet core agree within 8%: 6.79, 7.35 and 7.34 ns
-/// on the Xeon 6 VM of session 66; the busy morning of session 64 was
-/// +18%).
-pub const XADD_TOLERANCE: f64 = 1.15;
+/// `atomic_ns`, either way, as a fraction of it, before
+/// [`speed_mismatch`] warns: 15% (three calibrate runs on a quiet core
+/// agree within 9%: 6.79, 7.35 and 7.34 ns on the Xeon 6 VM of session
+/// 66; the busy morning of session 64 was +18%).
+pub const XADD_TOLERANCE: f64 = 0.15;
 
 /// Every run's value of the probe `key` in the lab run `live` (the probes
 /// go into every variant of a run: the variant with the most values).
-fn probe_values<'a>(live: &'a Outputs, key: &str) -> Option<&'a [f64]> {
-    live.values
+/// Values that are not finite and positive are left out.
+fn probe_values(live: &Outputs, key: &str) -> Option<Vec<f64>> {
+    let v = live
+        .values
         .iter()
-        .filter(|((_, m), v)| m == key && !v.is_empty())
-        .map(|(_, v)| v.as_slice())
-        .max_by_key(|v| v.len())
+        .filter(|((_, m), _)| m == key)
+        .map(|(_, v)| v)
+        .max_by_key(|v| v.len())?;
+    let v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite() && *x > 0.0).collect();
+    (!v.is_empty()).then_some(v)
 }
 
 /// What to say when the lab run `live` ran on a core that was not as its
 /// twin's profile measured it: some runs' L1 probe more than
 /// [`SHARED_L1_RISE`] times the profile's `hit_ns` (another thread shared
 /// the core), or the runs' median `lock xadd` more than
-/// [`XADD_TOLERANCE`] from its `atomic_ns`. `None` when neither, or when
-/// the run has no probes (an older run) or the twin names no profile.
+/// [`XADD_TOLERANCE`] from its `atomic_ns`. `None` when neither, when
+/// the run has no probes (an older run), or when the twin names no
+/// profile or one of another CPU ([`super::twin::host_mismatch`] says so:
+/// another CPU's microbenchmarks say nothing of this core's state). A
+/// profile figure that is not positive is not held to.
 pub fn speed_mismatch(live: &Outputs, twin: &Outputs) -> Option<String> {
     let (path, p) = twin_profile(live, twin)?;
+    let family_model = lab_field(live.lab_txt.as_deref()?, "cpu model:")?;
+    if !p.cpu.contains(&format!("({family_model})")) {
+        return None;
+    }
     let mut why = Vec::new();
-    if let Some(l1) = probe_values(live, L1_KEY) {
+    if let Some(l1) = probe_values(live, L1_KEY).filter(|_| p.hit_ns > 0.0) {
         let bound = SHARED_L1_RISE * p.hit_ns;
         let slow = l1.iter().filter(|&&x| x > bound).count();
         if slow > 0 {
             let worst = l1.iter().copied().fold(f64::MIN, f64::max);
             why.push(format!(
-                "in {slow} of {} runs a load within the L1d took up to {worst:.2} ns ({L1_KEY}), over {SHARED_L1_RISE}x the profile's hit_ns {:.2}: another thread shared the core, as when fsmeta calibrate warns of the L1d; on such a core the kernel's paths have run 1.35-1.6x slower while the microbenchmarks moved 6-13% (docs/lab-hosts.md, session 65), so those runs' times do not test the twin's",
+                "in {slow} of {} runs a load within the L1d took up to {worst:.2} ns ({L1_KEY}), over {SHARED_L1_RISE}x the profile's hit_ns {:.2}: another thread shared the core, as when fsmeta calibrate warns of the L1d; on such a core the kernel's paths run slower than the microbenchmarks say (docs/lab-hosts.md, session 65), so those runs' times do not test the twin's",
                 l1.len(),
                 p.hit_ns
             ));
         }
     }
-    if let Some(xadd) = probe_values(live, XADD_KEY) {
-        let m = median(xadd);
+    if let Some(xadd) = probe_values(live, XADD_KEY).filter(|_| p.atomic_ns > 0.0) {
+        let m = median(&xadd);
         let ratio = m / p.atomic_ns;
-        if !(1.0 / XADD_TOLERANCE..=XADD_TOLERANCE).contains(&ratio) {
+        if (ratio - 1.0).abs() > XADD_TOLERANCE {
             why.push(format!(
                 "the runs' lock xadd took {m:.2} ns (median of {}, {XADD_KEY}) against the profile's atomic_ns {:.2} ({:+.0}%): the host ran at another speed than when its profile was measured, and the twin's times are for that speed",
                 xadd.len(),

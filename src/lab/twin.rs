@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+pub use super::profiles::{Choice, HostProfile, host_profile, mechanism, spectre_v2};
+
 /// One output folder read back.
 #[derive(Debug, Clone, Default)]
 pub struct Outputs {
@@ -51,8 +53,8 @@ pub fn lab_field<'a>(lab_txt: &'a str, key: &str) -> Option<&'a str> {
 /// F model M`) and its twin (`twin: scenarios/lab/X.toml`); the twin's
 /// `scenario.resolved.toml` names its machine profile, whose `cpu` names
 /// the host `fsmeta calibrate` measured. Counts do not depend on the host;
-/// times do. The same for the `spectre_v2` mitigation on one CPU model
-/// ([`host_profile`]). `None` when they agree, or when either side does
+/// times do. The same for the `spectre_v2` mitigation's [`mechanism`] on
+/// one CPU model ([`host_profile`]). `None` when they agree, or when either side does
 /// not say (a built-in profile, an older lab run).
 pub fn host_mismatch(live: &Outputs, twin: &Outputs) -> Option<String> {
     let lab = live.lab_txt.as_deref()?;
@@ -62,7 +64,7 @@ pub fn host_mismatch(live: &Outputs, twin: &Outputs) -> Option<String> {
     if p.cpu.contains(&format!("({family_model})")) {
         let here = line("mitigations:").and_then(spectre_v2)?;
         let priced = p.mitigation.as_ref().map(|m| m.spectre_v2.as_str())?;
-        return (here != priced).then(|| {
+        return (mechanism(here) != mechanism(priced)).then(|| {
             format!(
                 "the twin is priced on {}, measured under spectre_v2 `{priced}`, but this host runs `{here}`: the same CPU model under another mitigation pays another price on every indirect call (indirect_call_ns); calibrate this host (fsmeta calibrate --out scenarios/machines/NAME.toml) and fit its knob (fsmeta fit scenarios/machines/NAME.toml)",
                 path.display()
@@ -119,60 +121,6 @@ pub fn transfer_mismatch(live: &Outputs, twin: &Outputs) -> Option<String> {
 /// calibrate runs in one placement agree within about 20%; the two
 /// placements seen on the Xeon 6 VM are 8 and 60-77 ns).
 pub const TRANSFER_TOLERANCE: f64 = 2.0;
-
-/// A shipped profile measured on the CPU a lab run ran on, with its
-/// fitted knob ([`crate::machine::profile::HostKnob`]).
-#[derive(Debug, Clone)]
-pub struct HostProfile {
-    /// The profile file.
-    pub path: PathBuf,
-    /// The profile.
-    pub profile: crate::machine::MachineProfile,
-}
-
-/// The profile among the `*.toml` of `machines` whose `cpu` names the CPU
-/// `family_model` (`family F model M`, as `lab.txt` gives it; `fsmeta
-/// calibrate` writes `(family F model M)`) and that has a fitted knob:
-/// of several, the first (by file name) measured under the lab host's
-/// `spectre_v2` mitigation ([`spectre_v2`] of `lab.txt`'s `mitigations:`
-/// line; one CPU model rents out as VMs with retpolines and with enhanced
-/// IBRS, whose indirect calls cost 13 ns and nothing), else the first.
-/// `None` when there is none. Files that do not read as profiles are
-/// passed over (the folder may hold others).
-pub fn host_profile(machines: &Path, family_model: &str, spectre_v2: Option<&str>) -> Option<HostProfile> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(machines)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    let cpu = format!("({family_model})");
-    let found: Vec<HostProfile> = files
-        .into_iter()
-        .filter_map(|path| {
-            let profile = crate::machine::load_profile(&path).ok()?;
-            (profile.cpu.contains(&cpu) && profile.knob.is_some()).then_some(HostProfile { path, profile })
-        })
-        .collect();
-    let same = |h: &&HostProfile| spectre_v2.is_some_and(|v| h.profile.mitigation.as_ref().is_some_and(|m| m.spectre_v2 == v));
-    let pick = found.iter().position(|h| same(&h)).unwrap_or(0);
-    found.into_iter().nth(pick)
-}
-
-/// The `spectre_v2` state in `lab.txt`'s `mitigations:` line
-/// (`spectre_v2: STATE; retbleed: ...; spec_rstack_overflow: ...`, as
-/// [`crate::hostinfo::mitigations`] joins them; the state itself may hold
-/// `; `), or `None` when the line does not name it.
-pub fn spectre_v2(mitigations: &str) -> Option<&str> {
-    let rest = mitigations.strip_prefix("spectre_v2: ")?;
-    let end = crate::hostinfo::MITIGATIONS[1..]
-        .iter()
-        .filter_map(|n| rest.find(&format!("; {n}: ")))
-        .min()
-        .unwrap_or(rest.len());
-    Some(&rest[..end])
-}
 
 /// Whether a scenario document asks for the host's knob
 /// (`work_scale = "host"` in any table): its times are for whichever

@@ -38,7 +38,8 @@ fn twin_le_with(model: &str, more: &[&str]) -> (String, String) {
 /// [`twin_le_with`] of a lab run on a host under the `spectre_v2`
 /// mitigation (`lab.txt`'s `mitigations:` line; none without it).
 fn twin_le_under(model: &str, spectre_v2: Option<&str>, more: &[&str]) -> (String, String) {
-    let tag = format!("{}-{}-{}", model.replace(' ', "-"), spectre_v2.map_or(0, str::len), more.len());
+    let state: String = spectre_v2.map_or("none".into(), |s| s.chars().filter(char::is_ascii_alphanumeric).collect());
+    let tag = format!("{}-{state}-{}", model.replace(' ', "-"), more.len());
     let root = fresh_dir(&format!("lab-twin-{tag}"));
     lab_run(&root, model, spectre_v2);
     let doc = root.join("lab.md");
@@ -165,6 +166,49 @@ fn a_twin_priced_for_another_host_checks_its_counts_not_that_hosts_times() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("measured_on") && err.contains("not a machine profile"), "{err}");
+}
+
+/// A run that does not name its mitigation, on a CPU two profiles name:
+/// the first by name prices it, and a warning says so.
+#[test]
+fn a_run_that_names_no_mitigation_is_warned_of_when_two_profiles_name_its_cpu() {
+    let (_, err) = twin_le("family 6 model 207");
+    assert!(
+        err.contains("2 profiles in") && err.contains("lab.txt does not say") && err.contains("lab-xeon-6-207-eibrs.toml"),
+        "{err}"
+    );
+    // One profile of the CPU: no word.
+    let (_, err) = twin_le("family 26 model 2");
+    assert!(!err.contains("warning"), "{err}");
+}
+
+/// The host's speed probes of each run (runs.csv) held to the twin's
+/// profile by `validate --lab`: a run whose L1 probe is over 1.5x the
+/// profile's hit_ns is named.
+#[test]
+fn validate_lab_names_runs_on_a_shared_core() {
+    let eibrs = "Mitigation: Enhanced / Automatic IBRS; IBPB: conditional; PBRSB-eIBRS: SW sequence; BHI: Vulnerable";
+    let warned = |l1: [f64; 3]| {
+        let root = fresh_dir(&format!("lab-twin-speed-{}", l1[2]));
+        lab_run(&root, "family 6 model 207", Some(eibrs));
+        let mut runs = String::from("scenario,variant,replication,seed,alloc_us_p50,host.l1_load_ns,host.xadd_ns\n");
+        for (i, x) in l1.iter().enumerate() {
+            runs += &format!("lab-xfs-alloc-100000,le,{i},{i},6.0,{x},7.3\n");
+        }
+        std::fs::write(root.join("lab-xfs-alloc-100000").join("runs.csv"), runs).unwrap();
+        let doc = root.join("lab.md");
+        let out = fsmeta(&["validate", "--lab", root.to_str().unwrap(), "--doc", doc.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        stderr
+    };
+    let err = warned([1.5, 1.6, 4.9]);
+    assert!(
+        err.contains("warning") && err.contains("in 1 of 3 runs") && err.contains("4.90 ns"),
+        "{err}"
+    );
+    let err = warned([1.5, 1.6, 1.55]);
+    assert!(!err.contains("warning"), "{err}");
 }
 
 /// A `lab-NAME` entry that is not a folder (a copied link to `fsmeta

@@ -1,7 +1,7 @@
 //! A lab run's twin priced for the lab's host: the shipped profile that
 //! `fsmeta calibrate` measured on the run's CPU, with its fitted knob.
 
-use fsmeta::lab::twin::{host_profile, spectre_v2, takes_host_knob};
+use fsmeta::lab::twin::{Choice, host_profile, mechanism, spectre_v2, takes_host_knob};
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -35,7 +35,8 @@ fn each_measured_cpu_finds_its_shipped_profile_and_others_none() {
 
 /// One CPU model under two mitigations (session 66: the Xeon 6 VM with
 /// enhanced IBRS, sessions 42-50's with retpolines): the lab's
-/// `mitigations:` line picks the profile measured under its own.
+/// `mitigations:` line picks the profile measured under its own state, or
+/// under its mechanism; with neither, the first by name, and says so.
 #[test]
 fn a_cpu_model_under_two_mitigations_finds_the_profile_measured_under_its_own() {
     let machines = root().join("scenarios/machines");
@@ -47,15 +48,23 @@ fn a_cpu_model_under_two_mitigations_finds_the_profile_measured_under_its_own() 
     );
     assert_eq!(spectre_v2("spectre_v2: Vulnerable"), Some("Vulnerable"));
     assert_eq!(spectre_v2("retbleed: Not affected"), None);
-    for (line, file) in [
-        (retpolines, "lab-xeon-6-207.toml"),
-        (eibrs, "lab-xeon-6-207-eibrs.toml"),
-        // A state no profile was measured under: the first by name.
-        ("spectre_v2: Vulnerable", "lab-xeon-6-207-eibrs.toml"),
+    assert_eq!(spectre_v2("spectre_v2: ; retbleed: Not affected"), None);
+    assert_eq!(mechanism("Mitigation: Retpolines; STIBP: disabled"), "Mitigation: Retpolines");
+    assert_eq!(mechanism("Vulnerable"), "Vulnerable");
+    // The retpolines VM's state with another BHI field: its mechanism.
+    let retpolines_bhi = "spectre_v2: Mitigation: Retpolines; STIBP: disabled; RSB filling; PBRSB-eIBRS: Not affected; BHI: Vulnerable; retbleed: Vulnerable";
+    for (line, file, choice) in [
+        (retpolines, "lab-xeon-6-207.toml", Choice::SameState),
+        (eibrs, "lab-xeon-6-207-eibrs.toml", Choice::SameState),
+        (retpolines_bhi, "lab-xeon-6-207.toml", Choice::SameMechanism),
+        // A mechanism no profile was measured under: the first by name.
+        ("spectre_v2: Vulnerable", "lab-xeon-6-207-eibrs.toml", Choice::FirstOfSeveral(2)),
     ] {
         let h = host_profile(&machines, "family 6 model 207", spectre_v2(line)).expect("a profile");
-        assert_eq!(name(&h.path), file, "{line}");
+        assert_eq!((name(&h.path).as_str(), h.choice), (file, choice), "{line}");
     }
+    let only = host_profile(&machines, "family 25 model 1", spectre_v2(eibrs)).expect("a profile");
+    assert_eq!(only.choice, Choice::Only);
 }
 
 #[test]
