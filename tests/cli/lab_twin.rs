@@ -484,3 +484,60 @@ fn the_quiet_twin_pass_is_le_less_its_buffer_reads_events() {
     let d = get("le", "alloc_us_p50") - get("le-quiet", "alloc_us_p50");
     assert!(d > events_us - 0.01 && d < events_us + line_us + 0.01, "le - le-quiet {d} us");
 }
+
+/// Every measured host's checks (`[[expect]]` with `measured_on`) hold on
+/// its profile at full scale: each timed twin run with `--set
+/// machine.profile` exits 0 with no check failed, and exactly the checks
+/// measured on other hosts are not checked (so every one of this host's
+/// is). A change to the model that breaks another host's prediction
+/// fails here, not only in that host's next lab session. About 3 s for
+/// 35 runs.
+#[test]
+fn every_measured_hosts_checks_hold_on_its_profile() {
+    let machines = crate::root().join("scenarios/machines");
+    let mut hosts: Vec<String> = std::fs::read_dir(&machines)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("lab-") && n.ends_with(".toml"))
+        .collect();
+    hosts.sort();
+    assert!(hosts.len() >= 7, "{hosts:?}");
+    let twins = [
+        "btrfs-delayed",
+        "xfs-alloc",
+        "xfs-alloc-100000",
+        "xfs-alloc-1000000",
+        "xfs-create-scaling",
+    ];
+    let dir = fresh_dir("every-host");
+    let mut own_checks = 0;
+    for host in &hosts {
+        for t in twins {
+            let scenario = format!("scenarios/lab/{t}.toml");
+            let file = std::fs::read_to_string(crate::root().join(&scenario)).unwrap();
+            let all = file.matches("\nmeasured_on = \"").count();
+            let own = file.matches(&format!("\nmeasured_on = \"../machines/{host}\"")).count();
+            own_checks += own;
+            let set = format!("machine.profile=../machines/{host}");
+            let out_dir = dir.join(host.trim_end_matches(".toml"));
+            let out = fsmeta(&["run", &scenario, "--out", out_dir.to_str().unwrap(), "--set", &set]);
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(out.status.code(), Some(0), "{host} {t}\n{text}");
+            let line = text
+                .lines()
+                .find(|l| l.contains(" passed, ") && l.contains(" failed"))
+                .unwrap_or_else(|| panic!("{host} {t}: no check summary\n{text}"));
+            assert!(line.contains(" 0 failed"), "{host} {t}: {line}");
+            let other = all - own;
+            let said = if other == 0 {
+                !line.contains("not checked")
+            } else {
+                line.contains(&format!(" {other} not checked"))
+            };
+            assert!(said, "{host} {t}: {all} checks measured on a host, {own} on this one: {line}");
+        }
+    }
+    // The shipped hosts' own checks, all run somewhere above.
+    assert!(own_checks >= 100, "{own_checks}");
+}
