@@ -17,6 +17,9 @@ pub(super) struct Twin {
     /// Why the twin's times are not predictions for the lab's host, when
     /// they are not (a warning).
     pub mismatch: Option<String>,
+    /// When several profiles name the lab's CPU and the first by name was
+    /// taken ([`twin::Choice::FirstOfSeveral`], a warning).
+    pub choice: Option<String>,
     /// When the lab measured another line transfer between its CPUs than
     /// the twin's profile prices (a warning).
     pub transfer: Option<String>,
@@ -29,7 +32,7 @@ pub(super) struct Twin {
 impl Twin {
     /// Every warning about the twin's pricing for the lab's host.
     pub fn warnings(&self) -> impl Iterator<Item = &String> {
-        self.mismatch.iter().chain(&self.transfer).chain(&self.speed)
+        self.mismatch.iter().chain(&self.choice).chain(&self.transfer).chain(&self.speed)
     }
 }
 
@@ -59,52 +62,81 @@ pub(super) fn run_twin(
         let given: Vec<String> = sets.iter().map(|(p, v)| format!("{p}={v}")).collect();
         format!("the twin as {} prices it with --set {}", scenario.display(), given.join(" "))
     };
-    let doc: Option<toml::Table> = std::fs::read_to_string(scenario).ok().and_then(|t| toml::from_str(&t).ok());
-    let family_model = live.lab_txt.as_deref().and_then(|t| twin::lab_field(t, "cpu model:"));
-    let mut chosen = None;
-    if let (Some(doc), Some(fm), false) = (doc, family_model, own_profile)
-        && twin::takes_host_knob(&doc)
-    {
-        // scenarios/lab/X.toml -> scenarios/machines/, the value's `../machines`.
-        let lab_dir = scenario.parent().unwrap_or(Path::new(""));
-        let machines = match lab_dir.parent() {
-            Some(up) if !lab_dir.as_os_str().is_empty() => up.join("machines"),
-            _ => lab_dir.join("../machines"),
-        };
-        let mitigations = live.lab_txt.as_deref().and_then(|t| twin::lab_field(t, "mitigations:"));
-        if let Some(h) = twin::host_profile(&machines, fm, mitigations.and_then(twin::spectre_v2))
-            && let (Some(file), Some(knob)) = (h.path.file_name().and_then(|f| f.to_str()), &h.profile.knob)
-        {
-            let value = toml::Value::String(format!("../machines/{file}"));
-            opts.sets.push(("machine.profile".to_string(), value));
-            pricing = format!(
-                "the twin priced for this host ({fm}): {} (fsmeta calibrate), its knob work_scale = {} fitted on {}",
-                h.path.display(),
-                knob.work_scale,
-                knob.fitted_on
-            );
-            if let twin::Choice::FirstOfSeveral(n) = h.choice {
-                chosen = Some(format!(
-                    "{n} profiles in {} name this CPU ({fm}) and none was measured under this run's Spectre v2 mitigation ({}): the first by name, {}, prices the twin; an indirect call costs 13 ns under retpolines and nothing under enhanced IBRS, so calibrate this host if its mitigation is another (fsmeta calibrate --out scenarios/machines/NAME.toml)",
-                    machines.display(),
-                    mitigations.and_then(twin::spectre_v2).unwrap_or("lab.txt does not say"),
-                    h.path.display()
-                ));
-            }
-        }
+    let mut choice = None;
+    if !own_profile && let Some(h) = host_pricing(live, scenario) {
+        opts.sets.push(h.set);
+        pricing = h.pricing;
+        choice = h.warning;
     }
     let study = Study::load(scenario, &opts)?;
     let results = study.run(jobs, &|| {})?;
     let outcome = study.write(&results, out)?;
     let outputs = Outputs::read(&outcome.dir)?;
-    let mismatch = twin::host_mismatch(live, &outputs).or(chosen);
+    let mismatch = twin::host_mismatch(live, &outputs);
     let transfer = twin::transfer_mismatch(live, &outputs);
     let speed = fsmeta::lab::speed::speed_mismatch(live, &outputs);
     Ok(Twin {
         outputs,
         pricing,
         mismatch,
+        choice,
         transfer,
         speed,
     })
+}
+
+/// How a twin that takes the host's knob is priced for the lab's host.
+struct HostPricing {
+    /// `machine.profile` set to the host's profile.
+    set: (String, toml::Value),
+    /// The line on the pricing.
+    pricing: String,
+    /// A warning when several profiles name the CPU and none was chosen by
+    /// the run's mitigation.
+    warning: Option<String>,
+}
+
+/// The pricing of `scenario` (a twin taking `work_scale = "host"`) for the
+/// lab run `live`'s host: the profile in `scenarios/machines/` (beside the
+/// twin's folder) that `fsmeta calibrate` measured on the run's CPU, with
+/// its knob fitted ([`twin::host_profile`]); `None` when the twin does not
+/// take the host's knob, the run names no CPU or no profile fits.
+fn host_pricing(live: &Outputs, scenario: &Path) -> Option<HostPricing> {
+    let doc: toml::Table = toml::from_str(&std::fs::read_to_string(scenario).ok()?).ok()?;
+    if !twin::takes_host_knob(&doc) {
+        return None;
+    }
+    let lab = live.lab_txt.as_deref()?;
+    let fm = twin::lab_field(lab, "cpu model:")?;
+    // scenarios/lab/X.toml -> scenarios/machines/, the value's `../machines`.
+    let lab_dir = scenario.parent().unwrap_or(Path::new(""));
+    let machines = match lab_dir.parent() {
+        Some(up) if !lab_dir.as_os_str().is_empty() => up.join("machines"),
+        _ => lab_dir.join("../machines"),
+    };
+    let state = twin::lab_field(lab, "mitigations:").and_then(twin::spectre_v2);
+    let h = twin::host_profile(&machines, fm, state)?;
+    let (file, knob) = (h.path.file_name().and_then(|f| f.to_str())?, h.profile.knob.as_ref()?);
+    let pricing = format!(
+        "the twin priced for this host ({fm}): {} (fsmeta calibrate), its knob work_scale = {} fitted on {}",
+        h.path.display(),
+        knob.work_scale,
+        knob.fitted_on
+    );
+    let warning = match h.choice {
+        twin::Choice::FirstOfSeveral(n) => {
+            let why = match state {
+                Some(s) => format!("none was measured under this run's Spectre v2 mechanism (`{s}`)"),
+                None => "this run's lab.txt names no Spectre v2 state".to_string(),
+            };
+            Some(format!(
+                "{n} profiles in {} name this CPU ({fm}) and {why}: the first by name, {}, prices the twin; the same CPU model under another mitigation pays another price on every indirect call (indirect_call_ns), so calibrate this host if its mitigation is another (fsmeta calibrate --out scenarios/machines/NAME.toml)",
+                machines.display(),
+                h.path.display()
+            ))
+        }
+        _ => None,
+    };
+    let set = ("machine.profile".to_string(), toml::Value::String(format!("../machines/{file}")));
+    Some(HostPricing { set, pricing, warning })
 }

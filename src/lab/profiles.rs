@@ -93,11 +93,14 @@ pub fn spectre_v2(mitigations: &str) -> Option<&str> {
     Some(rest[..end].trim()).filter(|s| !s.is_empty())
 }
 
-/// The mechanism of a `spectre_v2` state: its first field
-/// (`Mitigation: Retpolines`, `Mitigation: Enhanced / Automatic IBRS`,
-/// `Vulnerable`), which sets what an indirect call costs; the fields after
-/// it (`IBPB`, `STIBP`, `BHI`...) act elsewhere (context switches, sibling
-/// threads, the branch history at entry).
-pub fn mechanism(state: &str) -> &str {
-    state.split(';').next().unwrap_or(state).trim()
+/// The mechanism of a `spectre_v2` state: the instruction sequence its
+/// first field names for an indirect call (`Mitigation: Retpolines`: the
+/// retpoline thunk; `LFENCE`; enhanced IBRS, `Vulnerable`, "Not
+/// affected": a plain call), as `fsmeta calibrate` reads it to price
+/// `indirect_call_ns`. The fields after it (`IBPB`, `STIBP`, `BHI`...)
+/// act elsewhere (context switches, sibling threads, the branch history
+/// at entry), and one mechanism's wording differs between kernels
+/// ("Enhanced IBRS", "Enhanced / Automatic IBRS").
+pub fn mechanism(state: &str) -> crate::calibrate::mitigation::Sequence {
+    crate::calibrate::mitigation::Sequence::of_line(state)
 }

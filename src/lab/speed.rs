@@ -27,14 +27,12 @@ pub const XADD_TOLERANCE: f64 = 0.15;
 /// go into every variant of a run: the variant with the most values).
 /// Values that are not finite and positive are left out.
 fn probe_values(live: &Outputs, key: &str) -> Option<Vec<f64>> {
-    let v = live
-        .values
+    live.values
         .iter()
         .filter(|((_, m), _)| m == key)
-        .map(|(_, v)| v)
-        .max_by_key(|v| v.len())?;
-    let v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite() && *x > 0.0).collect();
-    (!v.is_empty()).then_some(v)
+        .map(|(_, v)| v.iter().copied().filter(|x| x.is_finite() && *x > 0.0).collect::<Vec<f64>>())
+        .max_by_key(Vec::len)
+        .filter(|v| !v.is_empty())
 }
 
 /// What to say when the lab run `live` ran on a core that was not as its
@@ -42,10 +40,11 @@ fn probe_values(live: &Outputs, key: &str) -> Option<Vec<f64>> {
 /// [`SHARED_L1_RISE`] times the profile's `hit_ns` (another thread shared
 /// the core), or the runs' median `lock xadd` more than
 /// [`XADD_TOLERANCE`] from its `atomic_ns`. `None` when neither, when
-/// the run has no probes (an older run), or when the twin names no
-/// profile or one of another CPU ([`super::twin::host_mismatch`] says so:
-/// another CPU's microbenchmarks say nothing of this core's state). A
-/// profile figure that is not positive is not held to.
+/// the run has no probes (an older run), when its `lab.txt` names no CPU
+/// model, or when the twin names no profile or one of another CPU
+/// ([`super::twin::host_mismatch`] says so: another CPU's
+/// microbenchmarks say nothing of this core's state). A profile figure
+/// that is not positive is not held to.
 pub fn speed_mismatch(live: &Outputs, twin: &Outputs) -> Option<String> {
     let (path, p) = twin_profile(live, twin)?;
     let family_model = lab_field(live.lab_txt.as_deref()?, "cpu model:")?;

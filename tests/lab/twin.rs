@@ -49,16 +49,28 @@ fn a_cpu_model_under_two_mitigations_finds_the_profile_measured_under_its_own() 
     assert_eq!(spectre_v2("spectre_v2: Vulnerable"), Some("Vulnerable"));
     assert_eq!(spectre_v2("retbleed: Not affected"), None);
     assert_eq!(spectre_v2("spectre_v2: ; retbleed: Not affected"), None);
-    assert_eq!(mechanism("Mitigation: Retpolines; STIBP: disabled"), "Mitigation: Retpolines");
-    assert_eq!(mechanism("Vulnerable"), "Vulnerable");
+    use fsmeta::calibrate::mitigation::Sequence;
+    assert_eq!(mechanism("Mitigation: Retpolines; STIBP: disabled"), Sequence::Retpoline);
+    assert_eq!(mechanism("Vulnerable"), Sequence::Plain);
+    // One mechanism in two kernels' words.
+    assert_eq!(
+        mechanism("Mitigation: Enhanced IBRS"),
+        mechanism("Mitigation: Enhanced / Automatic IBRS; IBPB: conditional")
+    );
     // The retpolines VM's state with another BHI field: its mechanism.
     let retpolines_bhi = "spectre_v2: Mitigation: Retpolines; STIBP: disabled; RSB filling; PBRSB-eIBRS: Not affected; BHI: Vulnerable; retbleed: Vulnerable";
     for (line, file, choice) in [
         (retpolines, "lab-xeon-6-207.toml", Choice::SameState),
         (eibrs, "lab-xeon-6-207-eibrs.toml", Choice::SameState),
         (retpolines_bhi, "lab-xeon-6-207.toml", Choice::SameMechanism),
-        // A mechanism no profile was measured under: the first by name.
-        ("spectre_v2: Vulnerable", "lab-xeon-6-207-eibrs.toml", Choice::FirstOfSeveral(2)),
+        // No thunk either way: a plain call, as under enhanced IBRS.
+        ("spectre_v2: Vulnerable", "lab-xeon-6-207-eibrs.toml", Choice::SameMechanism),
+        // LFENCE: a mechanism no profile was measured under; the first.
+        (
+            "spectre_v2: Mitigation: LFENCE",
+            "lab-xeon-6-207-eibrs.toml",
+            Choice::FirstOfSeveral(2),
+        ),
     ] {
         let h = host_profile(&machines, "family 6 model 207", spectre_v2(line)).expect("a profile");
         assert_eq!((name(&h.path).as_str(), h.choice), (file, choice), "{line}");
