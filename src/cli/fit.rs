@@ -68,7 +68,7 @@ pub(super) struct FitArgs<'a> {
 pub(super) fn fit(a: &FitArgs<'_>) -> Result<Status, CliError> {
     let profile = fsmeta::machine::load_profile(a.profile).map_err(|e| CliError::msg(format!("{}: {e}", a.profile.display())))?;
     let here = fsmeta::hostinfo::HostInfo::read();
-    if a.from.is_none() && !profile.cpu.contains(&format!("({})", here.family)) {
+    if a.from.is_none() && !profile.measured_on_cpu(&here.family) {
         return Err(CliError::msg(format!(
             "{} was measured on `{}`, and this host is {} ({}): a knob is fitted on the host its profile measured; run `fsmeta calibrate --out scenarios/machines/NAME.toml` here first",
             a.profile.display(),
@@ -251,7 +251,7 @@ fn earlier_figure(from: &Path, profile: &fsmeta::machine::MachineProfile) -> Res
             dir.display()
         )));
     };
-    if !profile.cpu.contains(&format!("({model})")) {
+    if !profile.measured_on_cpu(model) {
         return Err(CliError::msg(format!(
             "{} ran on `{model}`, and the profile measured `{}`: a knob is fitted on runs of the host its profile measured",
             dir.display(),

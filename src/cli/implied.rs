@@ -198,7 +198,7 @@ fn folder_figures(r: &Run<'_>, profile_path: &Path, jobs: usize, limits: Limits)
         return Ok(Vec::new());
     }
     if let Some(fm) = field("cpu model:")
-        && !r.profile.cpu.contains(&format!("({fm})"))
+        && !r.profile.measured_on_cpu(&fm)
     {
         errln!(
             "fsmeta fit --implied: warning: {} ran on {fm}, and {} measured `{}`: the knobs are for that pairing",

@@ -4,6 +4,7 @@
 
 use super::{CliError, Limits};
 use fsmeta::Study;
+use fsmeta::lab::profiles;
 use fsmeta::lab::twin::{self, Outputs};
 use std::path::Path;
 
@@ -18,7 +19,7 @@ pub(super) struct Twin {
     /// they are not (a warning).
     pub mismatch: Option<String>,
     /// When several profiles name the lab's CPU and the first by name was
-    /// taken ([`twin::Choice::FirstOfSeveral`], a warning).
+    /// taken ([`profiles::Choice::FirstOfSeveral`], a warning).
     pub choice: Option<String>,
     /// When the lab measured another line transfer between its CPUs than
     /// the twin's profile prices (a warning).
@@ -99,7 +100,7 @@ struct HostPricing {
 /// The pricing of `scenario` (a twin taking `work_scale = "host"`) for the
 /// lab run `live`'s host: the profile in `scenarios/machines/` (beside the
 /// twin's folder) that `fsmeta calibrate` measured on the run's CPU, with
-/// its knob fitted ([`twin::host_profile`]); `None` when the twin does not
+/// its knob fitted ([`profiles::host_profile`]); `None` when the twin does not
 /// take the host's knob, the run names no CPU or no profile fits.
 fn host_pricing(live: &Outputs, scenario: &Path) -> Option<HostPricing> {
     let doc: toml::Table = toml::from_str(&std::fs::read_to_string(scenario).ok()?).ok()?;
@@ -114,8 +115,8 @@ fn host_pricing(live: &Outputs, scenario: &Path) -> Option<HostPricing> {
         Some(up) if !lab_dir.as_os_str().is_empty() => up.join("machines"),
         _ => lab_dir.join("../machines"),
     };
-    let state = twin::lab_field(lab, "mitigations:").and_then(twin::spectre_v2);
-    let h = twin::host_profile(&machines, fm, state)?;
+    let state = twin::lab_field(lab, "mitigations:").and_then(profiles::spectre_v2);
+    let h = profiles::host_profile(&machines, fm, state)?;
     let (file, knob) = (h.path.file_name().and_then(|f| f.to_str())?, h.profile.knob.as_ref()?);
     let pricing = format!(
         "the twin priced for this host ({fm}): {} (fsmeta calibrate), its knob work_scale = {} fitted on {}",
@@ -124,7 +125,7 @@ fn host_pricing(live: &Outputs, scenario: &Path) -> Option<HostPricing> {
         knob.fitted_on
     );
     let warning = match h.choice {
-        twin::Choice::FirstOfSeveral(n) => {
+        profiles::Choice::FirstOfSeveral(n) => {
             let why = match state {
                 Some(s) => format!("none was measured under this run's Spectre v2 mechanism (`{s}`)"),
                 None => "this run's lab.txt names no Spectre v2 state".to_string(),

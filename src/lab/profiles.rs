@@ -50,12 +50,11 @@ pub fn host_profile(machines: &Path, family_model: &str, spectre_v2: Option<&str
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     files.sort();
-    let cpu = format!("({family_model})");
     let found: Vec<(PathBuf, crate::machine::MachineProfile)> = files
         .into_iter()
         .filter_map(|path| {
             let profile = crate::machine::load_profile(&path).ok()?;
-            (profile.cpu.contains(&cpu) && profile.knob.is_some()).then_some((path, profile))
+            (profile.measured_on_cpu(family_model) && profile.knob.is_some()).then_some((path, profile))
         })
         .collect();
     fn state(p: &crate::machine::MachineProfile) -> Option<&str> {

@@ -48,7 +48,7 @@ fn probe_values(live: &Outputs, key: &str) -> Option<Vec<f64>> {
 pub fn speed_mismatch(live: &Outputs, twin: &Outputs) -> Option<String> {
     let (path, p) = twin_profile(live, twin)?;
     let family_model = lab_field(live.lab_txt.as_deref()?, "cpu model:")?;
-    if !p.cpu.contains(&format!("({family_model})")) {
+    if !p.measured_on_cpu(family_model) {
         return None;
     }
     let mut why = Vec::new();

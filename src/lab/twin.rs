@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-pub use super::profiles::{Choice, HostProfile, host_profile, mechanism, spectre_v2};
+use super::profiles::{mechanism, spectre_v2};
 
 /// One output folder read back.
 #[derive(Debug, Clone, Default)]
@@ -54,14 +54,14 @@ pub fn lab_field<'a>(lab_txt: &'a str, key: &str) -> Option<&'a str> {
 /// `scenario.resolved.toml` names its machine profile, whose `cpu` names
 /// the host `fsmeta calibrate` measured. Counts do not depend on the host;
 /// times do. The same for the `spectre_v2` mitigation's [`mechanism`] on
-/// one CPU model ([`host_profile`]). `None` when they agree, or when either side does
+/// one CPU model ([`super::profiles::host_profile`]). `None` when they agree, or when either side does
 /// not say (a built-in profile, an older lab run).
 pub fn host_mismatch(live: &Outputs, twin: &Outputs) -> Option<String> {
     let lab = live.lab_txt.as_deref()?;
     let line = |key: &str| lab_field(lab, key);
     let family_model = line("cpu model:")?;
     let (path, p) = twin_profile(live, twin)?;
-    if p.cpu.contains(&format!("({family_model})")) {
+    if p.measured_on_cpu(family_model) {
         let here = line("mitigations:").and_then(spectre_v2)?;
         let priced = p.mitigation.as_ref().map(|m| m.spectre_v2.as_str())?;
         return (mechanism(here) != mechanism(priced)).then(|| {

@@ -354,6 +354,13 @@ impl MachineProfile {
     pub fn fresh_line_ns(&self) -> f64 {
         self.levels.as_ref().and_then(|l| l.fresh_line_ns).unwrap_or(self.memory_ns)
     }
+    /// Whether `fsmeta calibrate` measured this profile on the CPU
+    /// `family_model` (`family F model M`, as `lab.txt` and
+    /// [`crate::hostinfo::HostInfo::family`] give it): its `cpu` line
+    /// names it as `(family F model M)`.
+    pub fn measured_on_cpu(&self, family_model: &str) -> bool {
+        self.cpu.contains(&format!("({family_model})"))
+    }
 
     /// ns per load in the body of a hot inner loop
     /// whose turns overlap ([`crate::kernel::work::Work::overlapped`]):

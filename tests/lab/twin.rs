@@ -1,7 +1,8 @@
 //! A lab run's twin priced for the lab's host: the shipped profile that
 //! `fsmeta calibrate` measured on the run's CPU, with its fitted knob.
 
-use fsmeta::lab::twin::{Choice, host_profile, mechanism, spectre_v2, takes_host_knob};
+use fsmeta::lab::profiles::{Choice, host_profile, mechanism, spectre_v2};
+use fsmeta::lab::twin::takes_host_knob;
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
