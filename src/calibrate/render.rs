@@ -240,6 +240,11 @@ fn fields(p: &MachineProfile, d: &Derived) -> String {
             note(&mut s, "storage.flush_us");
             let us: Vec<String> = st.flush_us.iter().map(|u| format!("{u:.0}")).collect();
             let _ = writeln!(s, "flush_us = [{}]", us.join(", "));
+            if let Some(b) = &st.block_flush_us {
+                note(&mut s, "storage.block_flush_us");
+                let us: Vec<String> = b.iter().map(|u| format!("{u:.0}")).collect();
+                let _ = writeln!(s, "block_flush_us = [{}]", us.join(", "));
+            }
             note(&mut s, "storage.super_flush_us");
             let _ = writeln!(s, "super_flush_us = {:.0}", st.super_flush_us);
             note(&mut s, "storage.write_us");

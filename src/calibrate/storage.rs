@@ -18,7 +18,14 @@
 //! the two stripes of a DUP metadata chunk), then an `fsync` (timed),
 //! then 4 KiB at 64 KiB and at 64 MiB (the superblock and its first
 //! copy), then another `fsync` (timed). Each file is removed before the
-//! next is made. The sizes are a fixed grid, not any experiment's.
+//! next is made. The sizes are a fixed grid, not any experiment's. Each
+//! size is measured twice over: in two contiguous runs, and as separate
+//! 16 KiB blocks with a 16 KiB gap after each ([`Layout::Blocks`]): a
+//! btrfs commit's tree blocks reach the loop device one write request a
+//! block copy (the lab's block trace), and on the project's VM (ext4 on
+//! virtio) 30 separate blocks a run took about twice the `fsync` of 30
+//! contiguous ones (session 67). The superblocks' `fsync` is timed after
+//! the contiguous files.
 //!
 //! The write requests themselves: a sparse image of the same size in the
 //! same folder, attached to a loop device (recorded in the ledger before,
@@ -79,6 +86,9 @@ pub struct StorageCost {
     pub folder: PathBuf,
     /// Per size of [`SIZES_KIB`]: the first `fsync`, us.
     pub flush: Vec<(u64, Spread)>,
+    /// The same with each run written as separate blocks
+    /// ([`Layout::Blocks`]), us.
+    pub block_flush: Vec<(u64, Spread)>,
     /// The `fsync` after the superblocks, over every file, us.
     pub super_flush: Spread,
     /// One 16 KiB write request through the loop device, [`QUEUED`] at
@@ -114,11 +124,12 @@ pub fn measure(tmp: &Path) -> Result<StorageCost, NotMeasured> {
         return Err(NotMeasured(format!("mkdir {}: {e}", folder.display())));
     }
     let mut guard = UndoOnDrop::new(ledger);
-    let out = timed(&folder).and_then(|(flush, super_flush)| {
+    let out = timed(&folder).and_then(|(flush, block_flush, super_flush)| {
         let write = loop_writes(&folder, &mut guard)?;
         Ok(StorageCost {
             folder: folder.clone(),
             flush,
+            block_flush,
             super_flush,
             write,
         })
@@ -190,38 +201,70 @@ fn loop_writes(folder: &Path, guard: &mut UndoOnDrop) -> Result<Spread, NotMeasu
     Spread::of(&us).ok_or_else(|| NotMeasured("no write samples".into()))
 }
 
-/// The first `fsync` per size and the one after the superblocks.
-fn timed(folder: &Path) -> Result<(Vec<(u64, Spread)>, Spread), NotMeasured> {
-    let block = vec![0x5au8; BLOCK];
-    let (mut flush, mut supers) = (Vec::new(), Vec::new());
-    for (i, &kib) in SIZES_KIB.iter().enumerate() {
-        let mut us = Vec::with_capacity(SAMPLES);
-        for k in 0..SAMPLES {
-            let path = folder.join(format!("image-{i}-{k}"));
-            let times = one_file(&path, kib, &block);
-            let _ = std::fs::remove_file(&path);
-            let (first, second) = times?;
-            us.push(first);
-            supers.push(second);
-        }
-        let spread = Spread::of(&us).ok_or_else(|| NotMeasured(format!("no samples at {kib} KiB")))?;
-        flush.push((kib, spread));
-    }
-    let super_flush = Spread::of(&supers).ok_or_else(|| NotMeasured("no superblock samples".into()))?;
-    Ok((flush, super_flush))
+/// How a run's blocks lie in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// One after another: one region a run.
+    Contiguous,
+    /// A block's size of gap after every block: each block its own
+    /// region, as a btrfs commit's tree blocks reach the loop device (the
+    /// lab's block trace: one write request a block copy).
+    Blocks,
 }
 
-/// One sparse file: the two runs of `kib` KiB and an `fsync`, then the
-/// superblocks and an `fsync`; both times in us (the file is closed on
-/// return, for the caller to remove).
-fn one_file(path: &Path, kib: u64, block: &[u8]) -> Result<(f64, f64), NotMeasured> {
+impl Layout {
+    /// Byte offset of block `b` of a run.
+    pub fn offset(self, b: u64) -> u64 {
+        match self {
+            Layout::Contiguous => b * BLOCK as u64,
+            Layout::Blocks => 2 * b * BLOCK as u64,
+        }
+    }
+}
+
+/// Each size's first `fsync` times (KiB, us).
+type Table = Vec<(u64, Spread)>;
+
+/// A layout's [`Table`], and the superblocks' `fsync` times after it.
+type Flushes = (Table, Vec<f64>);
+
+/// The first `fsync` per size in each layout ([`Layout::Contiguous`],
+/// [`Layout::Blocks`]), and the one after the superblocks (of the
+/// contiguous files). The two layouts' files alternate, so a slow spell
+/// of the host's disk falls on both.
+fn timed(folder: &Path) -> Result<(Table, Table, Spread), NotMeasured> {
+    let block = vec![0x5au8; BLOCK];
+    let (mut runs, mut blocks): (Flushes, Flushes) = Default::default();
+    for (i, &kib) in SIZES_KIB.iter().enumerate() {
+        for (layout, into) in [(Layout::Contiguous, &mut runs), (Layout::Blocks, &mut blocks)] {
+            let mut us = Vec::with_capacity(SAMPLES);
+            for k in 0..SAMPLES {
+                let path = folder.join(format!("image-{i}-{k}"));
+                let times = one_file(&path, kib, layout, &block);
+                let _ = std::fs::remove_file(&path);
+                let (first, second) = times?;
+                us.push(first);
+                into.1.push(second);
+            }
+            let spread = Spread::of(&us).ok_or_else(|| NotMeasured(format!("no samples at {kib} KiB")))?;
+            into.0.push((kib, spread));
+        }
+    }
+    let super_flush = Spread::of(&runs.1).ok_or_else(|| NotMeasured("no superblock samples".into()))?;
+    Ok((runs.0, blocks.0, super_flush))
+}
+
+/// One sparse file: the two runs of `kib` KiB laid out as `layout` says
+/// and an `fsync`, then the superblocks and an `fsync`; both times in us
+/// (the file is closed on return, for the caller to remove).
+fn one_file(path: &Path, kib: u64, layout: Layout, block: &[u8]) -> Result<(f64, f64), NotMeasured> {
     let io = |what: &str, e: std::io::Error| NotMeasured(format!("{what} {}: {e}", path.display()));
     let f = File::create_new(path).map_err(|e| io("create", e))?;
     f.set_len(IMAGE_BYTES).map_err(|e| io("size", e))?;
     let blocks = (kib << 10).div_ceil(BLOCK as u64);
     for at in RUNS_AT {
         for b in 0..blocks {
-            f.write_all_at(block, at + b * BLOCK as u64).map_err(|e| io("write", e))?;
+            f.write_all_at(block, at + layout.offset(b)).map_err(|e| io("write", e))?;
         }
     }
     let sync = |f: &File| {
@@ -241,7 +284,9 @@ mod tests {
 
     #[test]
     fn the_runs_and_superblocks_fit_the_image_and_do_not_overlap() {
-        let run = |at: u64, kib: u64| (at, at + (kib << 10));
+        // The separate blocks' layout spans the most: twice the size.
+        let largest_blocks = (SIZES_KIB[3] << 10).div_ceil(BLOCK as u64);
+        let run = |at: u64, _kib: u64| (at, at + Layout::Blocks.offset(largest_blocks));
         let largest = *SIZES_KIB.last().expect("sizes");
         let (a, b) = (run(RUNS_AT[0], largest), run(RUNS_AT[1], largest));
         assert!(a.1 <= b.0 && b.1 <= IMAGE_BYTES);

@@ -70,6 +70,12 @@ fn calibration(snapshot: &str, max: usize, cas: &[(Distance, f64)]) -> Calibrati
                 (256, spread(900.0)),
                 (1024, spread(3400.0)),
             ],
+            block_flush: vec![
+                (16, spread(210.0)),
+                (64, spread(700.0)),
+                (256, spread(1800.0)),
+                (1024, spread(7000.0)),
+            ],
             super_flush: spread(160.0),
             write: spread(7.25),
         }),
@@ -124,6 +130,11 @@ fn the_written_profile_loads_and_holds_the_measurements() {
     );
     assert!(
         text.contains("# flush_us: in /tmp (the lab's temporary folder): 7 new sparse files"),
+        "{text}"
+    );
+    assert_eq!(st.block_flush_us.as_deref(), Some([210.0, 700.0, 1800.0, 7000.0].as_slice()));
+    assert!(
+        text.contains("# block_flush_us: the same, each size written as separate 16 KiB blocks"),
         "{text}"
     );
     assert_eq!(st.write_us, 7.25);
@@ -277,6 +288,7 @@ fn storage_not_measured_or_out_of_range_leaves_the_table_out_and_says_why() {
     cal.storage = Ok(StorageCost {
         folder: "/tmp/x".into(),
         flush: vec![(16, spread(200.0)), (64, spread(2e7))],
+        block_flush: vec![(16, spread(200.0)), (64, spread(400.0))],
         super_flush: spread(160.0),
         write: spread(7.0),
     });

@@ -282,6 +282,15 @@ fn calibrates_storage_measurement_prices_each_size_and_leaves_nothing_behind() {
     assert_eq!(st.super_flush.n, SAMPLES * SIZES_KIB.len());
     let (small, large) = (st.flush[0].1.median, st.flush[SIZES_KIB.len() - 1].1.median);
     assert!(large > small, "1 MiB a run flushes in {large} us, 16 KiB in {small}");
+    // The same sizes as separate blocks, each size as often.
+    let kib: Vec<u64> = st.block_flush.iter().map(|f| f.0).collect();
+    assert_eq!(kib, SIZES_KIB.to_vec());
+    assert!(st.block_flush.iter().all(|f| f.1.n == SAMPLES && f.1.median > 0.0));
+    let blocks = st.block_flush[SIZES_KIB.len() - 1].1.median;
+    assert!(
+        blocks > small,
+        "1 MiB a run of separate blocks flushes in {blocks} us, 16 KiB in {small}"
+    );
     // The write requests through a loop device: each sample priced, and
     // the device detached after (no loop device backed by the folder's
     // image is left).

@@ -78,6 +78,18 @@ pub(super) fn storage(cal: &Calibration, notes: &mut Vec<(&'static str, String)>
             each.join("; ")
         ),
     ));
+    let each: Vec<String> = st
+        .block_flush
+        .iter()
+        .map(|(kib, s)| format!("{kib} KiB {:.0} us (p10-p90 {:.0}-{:.0})", s.median, s.p10, s.p90))
+        .collect();
+    notes.push((
+        "storage.block_flush_us",
+        format!(
+            "the same, each size written as separate 16 KiB blocks with a 16 KiB gap after each (every block its own region, as a commit's tree blocks reach the loop device: one write request a block copy), then fsync, timed: {}",
+            each.join("; ")
+        ),
+    ));
     let s = &st.super_flush;
     notes.push((
         "storage.super_flush_us",
@@ -100,6 +112,7 @@ pub(super) fn storage(cal: &Calibration, notes: &mut Vec<(&'static str, String)>
     let prices = crate::machine::StoragePrices {
         flush_kib: st.flush.iter().map(|(kib, _)| *kib as f64).collect(),
         flush_us: st.flush.iter().map(|(_, s)| s.median.round()).collect(),
+        block_flush_us: Some(st.block_flush.iter().map(|(_, s)| s.median.round()).collect()),
         super_flush_us: s.median.round(),
         write_us: r2(w.median),
     };

@@ -17,6 +17,15 @@ pub struct StoragePrices {
     /// us the first `fsync` took after each [`Self::flush_kib`] (the
     /// medians).
     pub flush_us: Vec<f64>,
+    /// us the first `fsync` took after each [`Self::flush_kib`] written as
+    /// separate 16 KiB blocks, each its own region (a 16 KiB gap after
+    /// every block), in each of the two runs: the layout of a btrfs
+    /// commit's tree blocks, which the lab's block trace shows as one
+    /// write request a block copy (`io_writes` = 2 x blocks + 2 supers).
+    /// The medians; absent in profiles measured before session 67, which
+    /// then price a commit's flush at [`Self::flush_us`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_flush_us: Option<Vec<f64>>,
     /// us the `fsync` took after two 4 KiB writes at 64 KiB and 64 MiB
     /// (the superblock and its first copy) that followed (the median).
     pub super_flush_us: f64,
@@ -54,6 +63,19 @@ impl StoragePrices {
         if let Some(us) = self.flush_us.iter().find(|us| !in_range(**us)) {
             return Err(("storage.flush_us", format!("{us} us is not in [0, {MAX_FLUSH_US}]")));
         }
+        if let Some(b) = &self.block_flush_us {
+            if b.len() != self.flush_kib.len() {
+                let msg = format!(
+                    "{} times for {} sizes (flush_kib): expected one a size",
+                    b.len(),
+                    self.flush_kib.len()
+                );
+                return Err(("storage.block_flush_us", msg));
+            }
+            if let Some(us) = b.iter().find(|us| !in_range(**us)) {
+                return Err(("storage.block_flush_us", format!("{us} us is not in [0, {MAX_FLUSH_US}]")));
+            }
+        }
         if !in_range(self.super_flush_us) {
             let msg = format!("{} us is not in [0, {MAX_FLUSH_US}]", self.super_flush_us);
             return Err(("storage.super_flush_us", msg));
@@ -71,21 +93,38 @@ impl StoragePrices {
     /// segment (below the smallest, along the first; never below 0). A
     /// table of one size gives its time at every size.
     pub fn flush_us_at(&self, kib: f64) -> f64 {
-        let (k, t) = (&self.flush_kib, &self.flush_us);
-        if k.len() == 1 {
-            return t[0];
+        interpolate(&self.flush_kib, &self.flush_us, kib)
+    }
+
+    /// us the first `fsync` of a commit takes after `kib` KiB of separate
+    /// tree blocks in each run ([`Self::block_flush_us`], interpolated as
+    /// [`Self::flush_us_at`] does); [`Self::flush_us_at`] where the
+    /// profile has no `block_flush_us`.
+    pub fn block_flush_us_at(&self, kib: f64) -> f64 {
+        match &self.block_flush_us {
+            Some(b) => interpolate(&self.flush_kib, b, kib),
+            None => self.flush_us_at(kib),
         }
-        let i = k.partition_point(|&x| x < kib).clamp(1, k.len() - 1);
-        let slope = (t[i] - t[i - 1]) / (k[i] - k[i - 1]);
-        (t[i - 1] + slope * (kib - k[i - 1])).max(0.0)
     }
 
     /// us a commit's two flushes take on the loop device: the first after
-    /// its `kib` KiB per run ([`Self::flush_us_at`]), the second after the
-    /// superblocks ([`Self::super_flush_us`]).
+    /// its `kib` KiB of tree blocks per run ([`Self::block_flush_us_at`]),
+    /// the second after the superblocks ([`Self::super_flush_us`]).
     pub fn commit_flush_us(&self, kib: f64) -> f64 {
-        self.flush_us_at(kib) + self.super_flush_us
+        self.block_flush_us_at(kib) + self.super_flush_us
     }
+}
+
+/// The times `t` at the ascending sizes `k` (as long, at least one)
+/// interpolated linearly at `kib`, continued beyond either end along the
+/// end segment, never below 0; one size gives its time everywhere.
+fn interpolate(k: &[f64], t: &[f64], kib: f64) -> f64 {
+    if k.len() == 1 {
+        return t[0];
+    }
+    let i = k.partition_point(|&x| x < kib).clamp(1, k.len() - 1);
+    let slope = (t[i] - t[i - 1]) / (k[i] - k[i - 1]);
+    (t[i - 1] + slope * (kib - k[i - 1])).max(0.0)
 }
 
 #[cfg(test)]
@@ -96,6 +135,7 @@ mod tests {
         StoragePrices {
             flush_kib: vec![16.0, 64.0, 256.0, 1024.0],
             flush_us: vec![300.0, 500.0, 900.0, 3000.0],
+            block_flush_us: None,
             super_flush_us: 200.0,
             write_us: 7.0,
         }
@@ -113,10 +153,28 @@ mod tests {
         let one = StoragePrices {
             flush_kib: vec![16.0],
             flush_us: vec![300.0],
+            block_flush_us: None,
             super_flush_us: 1.0,
             write_us: 7.0,
         };
         assert_eq!(one.flush_us_at(1000.0), 300.0);
+    }
+
+    #[test]
+    fn a_commit_is_priced_by_the_separate_blocks_table_where_the_profile_has_one() {
+        let mut p = prices();
+        // Without it, the contiguous runs' times.
+        assert_eq!(p.commit_flush_us(160.0), 900.0);
+        p.block_flush_us = Some(vec![400.0, 1000.0, 1800.0, 6000.0]);
+        assert_eq!(p.block_flush_us_at(64.0), 1000.0);
+        assert_eq!(p.block_flush_us_at(160.0), 1400.0, "halfway between 64 and 256");
+        assert_eq!(p.commit_flush_us(160.0), 1600.0);
+        // The contiguous table is still there for what asks for it.
+        assert_eq!(p.flush_us_at(160.0), 700.0);
+        p.block_flush_us = Some(vec![400.0, 1000.0, 1800.0]);
+        assert_eq!(p.check().unwrap_err().0, "storage.block_flush_us");
+        p.block_flush_us = Some(vec![400.0, f64::NAN, 1800.0, 6000.0]);
+        assert_eq!(p.check().unwrap_err().0, "storage.block_flush_us");
     }
 
     #[test]
@@ -143,6 +201,7 @@ mod tests {
             let p = StoragePrices {
                 flush_us: vec![100.0; kib.len()],
                 flush_kib: kib.clone(),
+                block_flush_us: None,
                 super_flush_us: 1.0,
                 write_us: 7.0,
             };

@@ -285,7 +285,7 @@ pub(super) fn per_phase_us(value: &str, meaning: &str) -> Vec<MetricSpec> {
 }
 
 /// What [`FLUSH_US`] is (the reference's line for it).
-pub const FLUSH_MEANING: &str = "the loop device's flushes the phase's commits wait for, two a commit (barrier_all_devices; the primary superblock's FUA write, completed by a flush after it on a device without FUA), priced by the profile's [storage] table (fsmeta calibrate: fsync of a sparse image after a commit's shape of writes): each commit's first at its blocks per DUP stripe, interpolated in the table's sizes (extrapolated along its last segment beyond them), the second at super_flush_us; reported only with a profile that has [storage]";
+pub const FLUSH_MEANING: &str = "the loop device's flushes the phase's commits wait for, two a commit (barrier_all_devices; the primary superblock's FUA write, completed by a flush after it on a device without FUA), priced by the profile's [storage] table (fsmeta calibrate: fsync of a sparse image after a commit's shape of writes): each commit's first at its blocks per DUP stripe, each block its own region (block_flush_us; flush_us, contiguous runs, in a profile without it), interpolated in the table's sizes (extrapolated along its last segment beyond them), the second at super_flush_us; reported only with a profile that has [storage]";
 
 /// Puts each phase's [`FLUSH_US`] into `m` (`commit_blocks` and `marks`
 /// as [`phase_commits`] takes them); each block is `nodesize` bytes in
@@ -361,6 +361,7 @@ mod tests {
         let storage = StoragePrices {
             flush_kib: vec![64.0, 1024.0],
             flush_us: vec![400.0, 2320.0],
+            block_flush_us: None,
             super_flush_us: 150.0,
             write_us: 10.0,
         };
@@ -374,6 +375,16 @@ mod tests {
         assert_eq!(g("script"), g("sync") + g("rm_fr"));
         assert!(g("unlink") == 0.0 && g("unlink").is_sign_positive(), "no commit: +0, not -0");
         assert_eq!(flush_metrics().len(), PHASES.len());
+        // A profile that timed separate blocks prices the commits by them.
+        let blocks = StoragePrices {
+            block_flush_us: Some(vec![600.0, 4440.0]),
+            ..storage
+        };
+        let mut m = BTreeMap::new();
+        put_flushes(&mut m, &blocks, 16384, &[30, 5], [0, 0, 1, 2]);
+        let g = |k: &str| m[&axis().metric(k, FLUSH_US)];
+        assert_eq!(g("sync"), 600.0 + 416.0 * 4.0 + 150.0);
+        assert_eq!(g("rm_fr"), 600.0 + 16.0 * 4.0 + 150.0);
     }
 
     #[test]
@@ -418,6 +429,7 @@ mod tests {
         machine.storage = Some(StoragePrices {
             flush_kib: vec![16.0],
             flush_us: vec![1000.0],
+            block_flush_us: None,
             super_flush_us: 100.0,
             write_us: 10.0,
         });

@@ -15,9 +15,11 @@
 //! - `btrfs_write_and_wait_transaction`: the blocks the commit dirtied
 //!   and the other trees' leaves, written out by the committing thread
 //!   and through the loop device the same way;
-//! - `write_all_supers`: the first flush ([`StoragePrices::flush_us_at`]
-//!   at the commit's blocks per stripe), the superblock and its copy (two
-//!   requests), the second flush (`super_flush_us`).
+//! - `write_all_supers`: the first flush
+//!   ([`StoragePrices::block_flush_us_at`] at the commit's blocks per
+//!   stripe, each block its own region as the lab's block trace shows
+//!   them), the superblock and its copy (two requests), the second flush
+//!   (`super_flush_us`).
 //!
 //! Not counted (known gaps, docs/lab.md): the commit's other CPU work
 //! (delayed refs, the roots' updates, the checksums of the other trees'
@@ -156,6 +158,7 @@ mod tests {
         let storage = StoragePrices {
             flush_kib: vec![16.0, 1024.0],
             flush_us: vec![100.0, 1108.0],
+            block_flush_us: None,
             super_flush_us: 50.0,
             write_us: 10.0,
         };
