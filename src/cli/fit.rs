@@ -95,10 +95,7 @@ pub(super) fn fit(a: &FitArgs<'_>) -> Result<Status, CliError> {
     let figure = a.statistic.of(&live);
     let knob = (figure - line.a) / line.b;
     if !(knob > 0.0 && knob <= fsmeta::machine::profile::MAX_WORK_SCALE) {
-        return Err(CliError::msg(format!(
-            "the live figure {figure:.3} us gives work_scale {knob:.3}, outside (0, 1000]: the twin's part without the knob is {:.3} us on this profile",
-            line.a
-        )));
+        return Err(CliError::msg(refusal(figure, knob, &line, live.len(), a.statistic)));
     }
     let knob = (knob * 1000.0).round() / 1000.0;
     let speeds = speeds(&live, figure, a.statistic);
@@ -154,6 +151,29 @@ fn speeds(live: &[f64], figure: f64, statistic: Statistic) -> Option<String> {
         statistic.name(),
         g.side(figure)
     ))
+}
+
+/// Why no knob gives back `figure` (over `runs` runs): the knob it would
+/// take, the twin's part without the knob, and what to do about it.
+fn refusal(figure: f64, knob: f64, line: &Line, runs: usize, statistic: Statistic) -> String {
+    let head = format!(
+        "the live figure {figure:.3} us gives work_scale {knob:.3}, outside (0, 1000]: the twin's part without the knob is {:.3} us on this profile",
+        line.a
+    );
+    if knob > 0.0 {
+        return format!("{head}; the figure is far above what the profile prices: was the host busy, or is the profile another machine's?");
+    }
+    let more = if runs < 9 {
+        format!(
+            " {} of {runs} run(s) is a noisy figure: fit on more (--runs 9 or more);",
+            statistic.name()
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{head}, above the figure, so no knob gives it back.{more} on a VM whose speed changes, calibrate and fit in one quiet spell (fsmeta calibrate warns of a shared core); if it stays so, the counted part is priced too high on this host (docs/lab-hosts.md, session 67)"
+    )
 }
 
 /// The twin's figure as a line in the knob: `a + b x work_scale`, us.

@@ -451,6 +451,23 @@ fn fit_from_earlier_runs_solves_the_knob_on_them_and_refuses_others() {
         assert!(err.contains(want), "{want}: {err}");
         assert_eq!(std::fs::read_to_string(&p).unwrap(), now);
     }
+    // Runs below the twin's part without the knob (3.604 us): no knob
+    // gives them back; refused, saying what to do, the profile as it is.
+    std::fs::write(&lab, &txt).unwrap();
+    let fast = "lab-xfs-alloc-100000,le,0,0,3.1\nlab-xfs-alloc-100000,le,1,1,3.3\n";
+    std::fs::write(&runs_csv, format!("{runs}{fast}")).unwrap();
+    let out = fsmeta(&["fit", pp, "--from", r]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for want in [
+        "the live figure 3.200 us gives work_scale -0.310, outside (0, 1000]",
+        "the twin's part without the knob is 3.604 us on this profile, above the figure, so no knob gives it back",
+        "the live median of 2 run(s) is a noisy figure: fit on more (--runs 9 or more)",
+        "calibrate and fit in one quiet spell",
+    ] {
+        assert!(err.contains(want), "{want}: {err}");
+    }
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), now);
 }
 
 /// The twin's `le-quiet` (the lab's second pass with only the window's
