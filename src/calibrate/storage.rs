@@ -89,7 +89,7 @@ pub struct StorageCost {
     /// The same with each run written as separate blocks
     /// ([`Layout::Blocks`]), us.
     pub block_flush: Vec<(u64, Spread)>,
-    /// The `fsync` after the superblocks, over every file, us.
+    /// The `fsync` after the superblocks, over every contiguous file, us.
     pub super_flush: Spread,
     /// One 16 KiB write request through the loop device, [`QUEUED`] at
     /// once, us (a sample's time over [`QUEUED`]).
@@ -225,39 +225,43 @@ impl Layout {
 /// Each size's first `fsync` times (KiB, us).
 type Table = Vec<(u64, Spread)>;
 
-/// A layout's [`Table`], and the superblocks' `fsync` times after it.
-type Flushes = (Table, Vec<f64>);
-
 /// The first `fsync` per size in each layout ([`Layout::Contiguous`],
 /// [`Layout::Blocks`]), and the one after the superblocks (of the
-/// contiguous files). The two layouts' files alternate, so a slow spell
-/// of the host's disk falls on both.
+/// contiguous files). Within a size the two layouts' files alternate, so
+/// a slow spell of the host's disk falls on both.
 fn timed(folder: &Path) -> Result<(Table, Table, Spread), NotMeasured> {
     let block = vec![0x5au8; BLOCK];
-    let (mut runs, mut blocks): (Flushes, Flushes) = Default::default();
+    let (mut runs, mut blocks, mut supers) = (Table::new(), Table::new(), Vec::new());
     for (i, &kib) in SIZES_KIB.iter().enumerate() {
-        for (layout, into) in [(Layout::Contiguous, &mut runs), (Layout::Blocks, &mut blocks)] {
-            let mut us = Vec::with_capacity(SAMPLES);
-            for k in 0..SAMPLES {
-                let path = folder.join(format!("image-{i}-{k}"));
+        let (mut run_us, mut block_us) = (Vec::with_capacity(SAMPLES), Vec::with_capacity(SAMPLES));
+        for k in 0..SAMPLES {
+            for layout in [Layout::Contiguous, Layout::Blocks] {
+                let path = folder.join(format!("image-{i}-{k}-{layout:?}"));
                 let times = one_file(&path, kib, layout, &block);
                 let _ = std::fs::remove_file(&path);
                 let (first, second) = times?;
-                us.push(first);
-                into.1.push(second);
+                match second {
+                    Some(us) => {
+                        run_us.push(first);
+                        supers.push(us);
+                    }
+                    None => block_us.push(first),
+                }
             }
-            let spread = Spread::of(&us).ok_or_else(|| NotMeasured(format!("no samples at {kib} KiB")))?;
-            into.0.push((kib, spread));
         }
+        let no = || NotMeasured(format!("no samples at {kib} KiB"));
+        runs.push((kib, Spread::of(&run_us).ok_or_else(no)?));
+        blocks.push((kib, Spread::of(&block_us).ok_or_else(no)?));
     }
-    let super_flush = Spread::of(&runs.1).ok_or_else(|| NotMeasured("no superblock samples".into()))?;
-    Ok((runs.0, blocks.0, super_flush))
+    let super_flush = Spread::of(&supers).ok_or_else(|| NotMeasured("no superblock samples".into()))?;
+    Ok((runs, blocks, super_flush))
 }
 
 /// One sparse file: the two runs of `kib` KiB laid out as `layout` says
-/// and an `fsync`, then the superblocks and an `fsync`; both times in us
-/// (the file is closed on return, for the caller to remove).
-fn one_file(path: &Path, kib: u64, layout: Layout, block: &[u8]) -> Result<(f64, f64), NotMeasured> {
+/// and an `fsync`, timed; then, for [`Layout::Contiguous`] only, the
+/// superblocks and another `fsync`, timed (us; the file is closed on
+/// return, for the caller to remove).
+fn one_file(path: &Path, kib: u64, layout: Layout, block: &[u8]) -> Result<(f64, Option<f64>), NotMeasured> {
     let io = |what: &str, e: std::io::Error| NotMeasured(format!("{what} {}: {e}", path.display()));
     let f = File::create_new(path).map_err(|e| io("create", e))?;
     f.set_len(IMAGE_BYTES).map_err(|e| io("size", e))?;
@@ -272,10 +276,13 @@ fn one_file(path: &Path, kib: u64, layout: Layout, block: &[u8]) -> Result<(f64,
         f.sync_all().map(|()| t.elapsed().as_secs_f64() * 1e6).map_err(|e| io("fsync", e))
     };
     let first = sync(&f)?;
+    if layout == Layout::Blocks {
+        return Ok((first, None));
+    }
     for at in SUPERS_AT {
         f.write_all_at(&block[..4096], at).map_err(|e| io("write", e))?;
     }
-    Ok((first, sync(&f)?))
+    Ok((first, Some(sync(&f)?)))
 }
 
 #[cfg(test)]
@@ -285,8 +292,7 @@ mod tests {
     #[test]
     fn the_runs_and_superblocks_fit_the_image_and_do_not_overlap() {
         // The separate blocks' layout spans the most: twice the size.
-        let largest_blocks = (SIZES_KIB[3] << 10).div_ceil(BLOCK as u64);
-        let run = |at: u64, _kib: u64| (at, at + Layout::Blocks.offset(largest_blocks));
+        let run = |at: u64, kib: u64| (at, at + Layout::Blocks.offset((kib << 10).div_ceil(BLOCK as u64)));
         let largest = *SIZES_KIB.last().expect("sizes");
         let (a, b) = (run(RUNS_AT[0], largest), run(RUNS_AT[1], largest));
         assert!(a.1 <= b.0 && b.1 <= IMAGE_BYTES);

@@ -93,11 +93,23 @@ pub(super) fn fit(a: &FitArgs<'_>) -> Result<Status, CliError> {
         None => live_figure(a)?,
     };
     let figure = a.statistic.of(&live);
-    let knob = (figure - line.a) / line.b;
-    if !(knob > 0.0 && knob <= fsmeta::machine::profile::MAX_WORK_SCALE) {
-        return Err(CliError::msg(refusal(figure, knob, &line, live.len(), a.statistic)));
+    if !(line.b.is_finite() && line.b > 0.0 && line.a.is_finite()) {
+        return Err(CliError::msg(format!(
+            "{TWIN} prices the figure at {:.3} + {:.3} x work_scale us on this profile: it does not grow with the knob, so no knob can be fitted",
+            line.a, line.b
+        )));
     }
-    let knob = (knob * 1000.0).round() / 1000.0;
+    // Written to 3 decimals: a knob that rounds to 0 is refused too.
+    let exact = (figure - line.a) / line.b;
+    let knob = (exact * 1000.0).round() / 1000.0;
+    if !(knob > 0.0 && knob <= fsmeta::machine::profile::MAX_WORK_SCALE) {
+        let asked = Asked {
+            runs: live.len(),
+            statistic: a.statistic,
+            from: a.from.is_some(),
+        };
+        return Err(CliError::msg(refusal(figure, exact, &line, &asked)));
+    }
     let speeds = speeds(&live, figure, a.statistic);
     if let Some(s) = &speeds {
         errln!("fsmeta fit: warning: {s}");
@@ -153,26 +165,46 @@ fn speeds(live: &[f64], figure: f64, statistic: Statistic) -> Option<String> {
     ))
 }
 
-/// Why no knob gives back `figure` (over `runs` runs): the knob it would
-/// take, the twin's part without the knob, and what to do about it.
-fn refusal(figure: f64, knob: f64, line: &Line, runs: usize, statistic: Statistic) -> String {
+/// What the figure was taken from, for a refusal's advice.
+struct Asked {
+    /// Live runs of the figure.
+    runs: usize,
+    /// Which statistic of them.
+    statistic: Statistic,
+    /// Earlier runs (`--from`), not new ones.
+    from: bool,
+}
+
+/// Why no knob in (0, 1000] (to 3 decimals) gives back `figure`: the
+/// knob it would take (`exact`), the twin's part without the knob, and
+/// what to do about it.
+fn refusal(figure: f64, exact: f64, line: &Line, asked: &Asked) -> String {
     let head = format!(
-        "the live figure {figure:.3} us gives work_scale {knob:.3}, outside (0, 1000]: the twin's part without the knob is {:.3} us on this profile",
+        "the live figure {figure:.3} us gives work_scale {exact:.3}, outside (0, 1000]: the twin's part without the knob is {:.3} us on this profile",
         line.a
     );
-    if knob > 0.0 {
-        return format!("{head}; the figure is far above what the profile prices: was the host busy, or is the profile another machine's?");
+    if exact > fsmeta::machine::profile::MAX_WORK_SCALE {
+        return format!("{head}, and the figure is far above it. Was the host busy, or is the profile another machine's?");
     }
-    let more = if runs < 9 {
-        format!(
-            " {} of {runs} run(s) is a noisy figure: fit on more (--runs 9 or more);",
-            statistic.name()
-        )
+    let why = if figure <= line.a {
+        "above the figure, so no knob gives it back"
+    } else {
+        "a hair under the figure, so the knob rounds to 0 (it is written to 3 decimals)"
+    };
+    let more = if asked.runs < 9 {
+        let how = if asked.from {
+            "fit on a folder of more runs (9 or more)"
+        } else {
+            "fit on more (--runs 9 or more)"
+        };
+        let name = asked.statistic.name();
+        let name = name.strip_prefix("the ").unwrap_or(name);
+        format!(" The {name} of {} run(s) is a noisy figure: {how}.", asked.runs)
     } else {
         String::new()
     };
     format!(
-        "{head}, above the figure, so no knob gives it back.{more} on a VM whose speed changes, calibrate and fit in one quiet spell (fsmeta calibrate warns of a shared core); if it stays so, the counted part is priced too high on this host (docs/lab-hosts.md, session 67)"
+        "{head}, {why}.{more} On a VM whose speed changes, calibrate and fit in one quiet spell (fsmeta calibrate warns of a shared core); if it stays so, the counted part is priced too high on this host (docs/lab-hosts.md, session 67)"
     )
 }
 

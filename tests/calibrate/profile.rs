@@ -134,7 +134,7 @@ fn the_written_profile_loads_and_holds_the_measurements() {
     );
     assert_eq!(st.block_flush_us.as_deref(), Some([210.0, 700.0, 1800.0, 7000.0].as_slice()));
     assert!(
-        text.contains("# block_flush_us: the same, each size written as separate 16 KiB blocks"),
+        text.contains("# block_flush_us: 7 more files per size, each size written as separate 16 KiB blocks"),
         "{text}"
     );
     assert_eq!(st.write_us, 7.25);

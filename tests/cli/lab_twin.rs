@@ -462,11 +462,23 @@ fn fit_from_earlier_runs_solves_the_knob_on_them_and_refuses_others() {
     for want in [
         "the live figure 3.200 us gives work_scale -0.310, outside (0, 1000]",
         "the twin's part without the knob is 3.604 us on this profile, above the figure, so no knob gives it back",
-        "the live median of 2 run(s) is a noisy figure: fit on more (--runs 9 or more)",
-        "calibrate and fit in one quiet spell",
+        "The live median of 2 run(s) is a noisy figure: fit on a folder of more runs (9 or more).",
+        "On a VM whose speed changes, calibrate and fit in one quiet spell",
     ] {
         assert!(err.contains(want), "{want}: {err}");
     }
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), now);
+    // Runs far above it (a knob over 1000): refused, asking why.
+    let slow = "lab-xfs-alloc-100000,le,0,0,5000\nlab-xfs-alloc-100000,le,1,1,5000\n";
+    std::fs::write(&runs_csv, format!("{runs}{slow}")).unwrap();
+    let out = fsmeta(&["fit", pp, "--from", r]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("gives work_scale 3828.656, outside (0, 1000]")
+            && err.contains("the figure is far above it. Was the host busy, or is the profile another machine's?"),
+        "{err}"
+    );
     assert_eq!(std::fs::read_to_string(&p).unwrap(), now);
 }
 

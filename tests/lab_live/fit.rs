@@ -4,7 +4,7 @@
 //!
 //! On a host whose counted part alone prices the call above the live
 //! figure (the Xeon 6 VM under enhanced IBRS: 3.0 us counted against live
-//! runs of 2.8 to 5.1 us), no knob in (0, 1000] gives the figure back, and
+//! runs of 2.8 to 5.7 us), no knob in (0, 1000] gives the figure back, and
 //! `fit` must refuse. The test then checks that refusal instead: exit 2,
 //! the profile untouched, the figure it names is the runs' median, and the
 //! twin at the smallest knob still prices above it. Either way it asserts.
@@ -24,17 +24,17 @@ fn fit_writes_the_knob_that_gives_back_the_live_figure() {
     let made = std::fs::read_to_string(&profile).expect("the profile");
     assert!(!made.contains("[knob]"), "calibrate writes no knob");
     let fit = run(&["fit", p, "--runs", "3", "--out", o]);
+    assert!(
+        matches!(fit.status.code(), Some(0 | 2)),
+        "fsmeta fit: {}\n{}",
+        fit.status,
+        String::from_utf8_lossy(&fit.stderr)
+    );
     let live_runs = per_run(&out.join("lab-xfs-alloc-100000"), "le", "alloc_us_p50");
     assert_eq!(live_runs.len(), 3, "three live runs");
     if fit.status.code() == Some(2) {
         return refused(&fit.stderr, &profile, &made, &live_runs, o);
     }
-    assert!(
-        fit.status.success(),
-        "fsmeta fit: {}\n{}",
-        fit.status,
-        String::from_utf8_lossy(&fit.stderr)
-    );
     let said = String::from_utf8_lossy(&fit.stdout);
     let knob = fsmeta::machine::load_profile(&profile)
         .expect("the fitted profile loads")

@@ -54,7 +54,6 @@ pub(super) fn fresh_line(cal: &Calibration, notes: &mut Vec<(&'static str, Strin
 
 /// The storage prices when they were measured (a note either way).
 pub(super) fn storage(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Option<crate::machine::StoragePrices> {
-    use crate::calibrate::storage::{IMAGE_BYTES, QUEUED, RUNS_AT, SAMPLES};
     let st = match &cal.storage {
         Ok(st) => st,
         Err(e) => {
@@ -62,11 +61,35 @@ pub(super) fn storage(cal: &Calibration, notes: &mut Vec<(&'static str, String)>
             return None;
         }
     };
-    let each: Vec<String> = st
-        .flush
-        .iter()
-        .map(|(kib, s)| format!("{kib} KiB {:.0} us (p10-p90 {:.0}-{:.0})", s.median, s.p10, s.p90))
-        .collect();
+    storage_notes(st, notes);
+    let prices = crate::machine::StoragePrices {
+        flush_kib: st.flush.iter().map(|(kib, _)| *kib as f64).collect(),
+        flush_us: st.flush.iter().map(|(_, s)| s.median.round()).collect(),
+        block_flush_us: Some(st.block_flush.iter().map(|(_, s)| s.median.round()).collect()),
+        super_flush_us: st.super_flush.median.round(),
+        write_us: r2(st.write.median),
+    };
+    // An optional table: one out of range leaves the rest of the profile.
+    if let Err((field, why)) = prices.check() {
+        notes.retain(|(f, _)| !f.starts_with("storage."));
+        notes.push(("storage", format!("not kept: {field}: {why}")));
+        return None;
+    }
+    Some(prices)
+}
+
+/// How each field of the `[storage]` table was measured, with its
+/// spreads (the profile's comments).
+fn storage_notes(st: &crate::calibrate::storage::StorageCost, notes: &mut Vec<(&'static str, String)>) {
+    use crate::calibrate::storage::{IMAGE_BYTES, QUEUED, RUNS_AT, SAMPLES};
+    // Each size's median and spread, for a table's note.
+    let each = |t: &[(u64, Spread)]| -> String {
+        let sizes: Vec<String> = t
+            .iter()
+            .map(|(kib, s)| format!("{kib} KiB {:.0} us (p10-p90 {:.0}-{:.0})", s.median, s.p10, s.p90))
+            .collect();
+        sizes.join("; ")
+    };
     notes.push((
         "storage.flush_us",
         format!(
@@ -75,26 +98,21 @@ pub(super) fn storage(cal: &Calibration, notes: &mut Vec<(&'static str, String)>
             IMAGE_BYTES >> 20,
             RUNS_AT[0] >> 20,
             RUNS_AT[1] >> 20,
-            each.join("; ")
+            each(&st.flush)
         ),
     ));
-    let each: Vec<String> = st
-        .block_flush
-        .iter()
-        .map(|(kib, s)| format!("{kib} KiB {:.0} us (p10-p90 {:.0}-{:.0})", s.median, s.p10, s.p90))
-        .collect();
     notes.push((
         "storage.block_flush_us",
         format!(
-            "the same, each size written as separate 16 KiB blocks with a 16 KiB gap after each (every block its own region, as a commit's tree blocks reach the loop device: one write request a block copy), then fsync, timed: {}",
-            each.join("; ")
+            "{SAMPLES} more files per size, each size written as separate 16 KiB blocks with a 16 KiB gap after each (every block its own region, as a commit's tree blocks reach the loop device: one write request a block copy), then fsync, timed: {}",
+            each(&st.block_flush)
         ),
     ));
     let s = &st.super_flush;
     notes.push((
         "storage.super_flush_us",
         format!(
-            "then 4 KiB at 64 KiB and at 64 MiB (the superblocks) and fsync, timed: p10-p90 {:.0}-{:.0} us, {} samples",
+            "in the contiguous runs' files, after their fsync, 4 KiB at 64 KiB and at 64 MiB (the superblocks) and fsync, timed: p10-p90 {:.0}-{:.0} us, {} samples",
             s.p10, s.p90, s.n
         ),
     ));
@@ -109,20 +127,6 @@ pub(super) fn storage(cal: &Calibration, notes: &mut Vec<(&'static str, String)>
             w.n
         ),
     ));
-    let prices = crate::machine::StoragePrices {
-        flush_kib: st.flush.iter().map(|(kib, _)| *kib as f64).collect(),
-        flush_us: st.flush.iter().map(|(_, s)| s.median.round()).collect(),
-        block_flush_us: Some(st.block_flush.iter().map(|(_, s)| s.median.round()).collect()),
-        super_flush_us: s.median.round(),
-        write_us: r2(w.median),
-    };
-    // An optional table: one out of range leaves the rest of the profile.
-    if let Err((field, why)) = prices.check() {
-        notes.retain(|(f, _)| !f.starts_with("storage."));
-        notes.push(("storage", format!("not kept: {field}: {why}")));
-        return None;
-    }
-    Some(prices)
 }
 
 /// The tracepoint prices when they were measured (a note either way).
