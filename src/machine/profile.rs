@@ -513,7 +513,12 @@ pub fn load_profile(path: &Path) -> Result<MachineProfile, MachineError> {
     let text = crate::engine::input::read_text_file(path)?;
     let profile: MachineProfile = toml::from_str(&text).map_err(|e| {
         let (line, col) = e.span().map_or((1, 1), |span| line_col(&text, span.start));
-        input_error(path, line, format!("column {col}: {}", e.message().trim_end()))
+        let message = e.message().trim_end();
+        // A misspelt key: name the closest valid one, as a scenario's do.
+        let hint = crate::text::suggestion_from_serde(message)
+            .map(|(_, key)| format!(" (did you mean `{key}`?)"))
+            .unwrap_or_default();
+        input_error(path, line, format!("column {col}: {message}{hint}"))
     })?;
     profile.validate().map_err(|e| {
         let key = e.field.rsplit('.').next().unwrap_or(&e.field);

@@ -592,3 +592,36 @@ fn lab_refuses_a_parameter_set_before_touching_the_host() {
         assert!(!out.exists(), "{exp} {param} wrote {}", out.display());
     }
 }
+
+/// A machine profile with a misspelt key (top level or in a table): the
+/// profile's file, line and column, the key, the keys expected, and the
+/// closest of them; exit 2 and nothing written.
+#[test]
+fn a_misspelt_profile_key_names_the_closest_valid_one() {
+    let profile = std::fs::read_to_string(super::root().join("scenarios/machines/lab-xeon-6-207-eibrs.toml")).expect("profile");
+    for (good, bad, want) in [
+        ("\nhit_ns = ", "\nhitns = ", "hit_ns"),
+        ("\nblock_flush_us = ", "\nblock_flsh_us = ", "block_flush_us"),
+    ] {
+        assert!(profile.contains(good), "test setup: {good}");
+        let dir = temp_dir(&format!("bad-profile-{want}"));
+        write(&dir, "p.toml", &profile.replacen(good, bad, 1));
+        let line = profile[..profile.find(good).expect("key")].matches('\n').count() + 2;
+        let s = write(
+            &dir,
+            "s.toml",
+            &GOOD.replacen("[workload]", "[machine]\nprofile = \"p.toml\"\n\n[workload]", 1),
+        );
+        let out = dir.join("out");
+        let o = fsmeta(&["run", s.to_str().expect("utf8"), "--out", out.to_str().expect("utf8"), "--silent"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        let bad_key = bad.trim().trim_end_matches(" =");
+        assert!(
+            err.contains(&format!("p.toml:{line}: column 1: unknown field `{bad_key}`, expected one of"))
+                && err.contains(&format!("(did you mean `{want}`?)")),
+            "{err}"
+        );
+        assert!(!out.exists(), "nothing written");
+    }
+}
