@@ -4,7 +4,7 @@
 //!
 //! On a host whose counted part alone prices the call above the live
 //! figure (the Xeon 6 VM under enhanced IBRS: 3.0 us counted against live
-//! runs of 2.8 to 5.7 us), no knob in (0, 1000] gives the figure back, and
+//! runs of 2.8 to 5.8 us), no knob in (0, 1000] gives the figure back, and
 //! `fit` must refuse. The test then checks that refusal instead: exit 2,
 //! the profile untouched, the figure it names is the runs' median, and the
 //! twin at the smallest knob still prices above it. Either way it asserts.
