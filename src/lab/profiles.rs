@@ -57,17 +57,14 @@ pub fn host_profile(machines: &Path, family_model: &str, spectre_v2: Option<&str
             (profile.measured_on_cpu(family_model) && profile.knob.is_some()).then_some((path, profile))
         })
         .collect();
-    fn state(p: &crate::machine::MachineProfile) -> Option<&str> {
-        p.mitigation.as_ref().map(|m| m.spectre_v2.as_str())
-    }
     let (pick, choice) = if found.len() == 1 {
         (0, Choice::Only)
-    } else if let Some(i) = spectre_v2.and_then(|v| found.iter().position(|(_, p)| state(p) == Some(v))) {
+    } else if let Some(i) = spectre_v2.and_then(|v| found.iter().position(|(_, p)| p.spectre_v2() == Some(v))) {
         (i, Choice::SameState)
     } else if let Some(i) = spectre_v2.and_then(|v| {
         found
             .iter()
-            .position(|(_, p)| state(p).is_some_and(|s| mechanism(s) == mechanism(v)))
+            .position(|(_, p)| p.spectre_v2().is_some_and(|s| mechanism(s) == mechanism(v)))
     }) {
         (i, Choice::SameMechanism)
     } else {

@@ -76,10 +76,8 @@ pub fn speed_mismatch(live: &Outputs, twin: &Outputs) -> Option<String> {
             ));
         }
     }
-    (!why.is_empty()).then(|| format!("{} ({}): {}", why.join("; "), path.display(), recalibrate()))
+    (!why.is_empty()).then(|| format!("{} ({}): {}", why.join("; "), path.display(), RECALIBRATE))
 }
 
 /// The remedy every warning of [`speed_mismatch`] ends with.
-fn recalibrate() -> &'static str {
-    "run the lab again on a quiet host, or calibrate while this state holds (fsmeta calibrate) to price it"
-}
+const RECALIBRATE: &str = "run the lab again on a quiet host, or calibrate while this state holds (fsmeta calibrate) to price it";

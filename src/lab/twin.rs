@@ -63,7 +63,7 @@ pub fn host_mismatch(live: &Outputs, twin: &Outputs) -> Option<String> {
     let (path, p) = twin_profile(live, twin)?;
     if p.measured_on_cpu(family_model) {
         let here = line("mitigations:").and_then(spectre_v2)?;
-        let priced = p.mitigation.as_ref().map(|m| m.spectre_v2.as_str())?;
+        let priced = p.spectre_v2()?;
         return (mechanism(here) != mechanism(priced)).then(|| {
             format!(
                 "the twin is priced on {}, measured under spectre_v2 `{priced}`, but this host runs `{here}`: the same CPU model under another mitigation pays another price on every indirect call (indirect_call_ns); calibrate this host (fsmeta calibrate --out scenarios/machines/NAME.toml) and fit its knob (fsmeta fit scenarios/machines/NAME.toml)",

@@ -362,6 +362,12 @@ impl MachineProfile {
         self.cpu.contains(&format!("({family_model})"))
     }
 
+    /// The `spectre_v2` state `fsmeta calibrate` measured this profile
+    /// under (its `[mitigation]` table), if it says.
+    pub fn spectre_v2(&self) -> Option<&str> {
+        self.mitigation.as_ref().map(|m| m.spectre_v2.as_str())
+    }
+
     /// ns per load in the body of a hot inner loop
     /// whose turns overlap ([`crate::kernel::work::Work::overlapped`]):
     /// the measured
