@@ -51,8 +51,10 @@
 //! clock starts): per phase `unlink_us` (the median call) and
 //! `unlinks_us` (their sum); `rm -fr`'s wall time is split into its
 //! unlinks, `rmdir_us` and `umount_us` (the final commit, its writes to
-//! the loop device and their flush). The flush worker's batches run on
-//! the other CPU meanwhile.
+//! the loop device and their flush, and the teardown; by `umount2(2)`
+//! from this process since session 68, by `umount(8)` before, whose own
+//! process added about 2 ms: [`super::host::Fs::unmount`]). The flush
+//! worker's batches run on the other CPU meanwhile.
 //!
 //! Variant `untraced`: the same script run again, on a second new
 //! filesystem, with no tracepoint enabled: only its wall and call times
