@@ -30,6 +30,7 @@ pub mod mitigation;
 pub mod plateau;
 pub mod render;
 pub mod returns;
+pub mod sched;
 pub mod stats;
 pub mod storage;
 pub mod sysfs;
@@ -185,6 +186,9 @@ pub struct Calibration {
     /// the folder the lab makes its images in, or why they were not
     /// measured.
     pub storage: Result<storage::StorageCost, storage::NotMeasured>,
+    /// A wake round trip and a thread stop with the woken thread on
+    /// another, idle CPU ([`sched`]).
+    pub sched: sched::SchedCost,
     /// ns per line of a new object zeroed in lines no cache holds
     /// ([`fresh`]), over the chase's largest working set.
     pub fresh_line: Spread,
@@ -243,6 +247,9 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
         fresh_line,
         loop_load,
     } = single_cpu(cpu, n, max, progress)?;
+    let (_, a, b) = pairs[0];
+    progress(&format!("a thread on an idle CPU woken, and stopped (CPU {a} -> CPU {b})"));
+    let sched = sched::measure(a, b, n)?;
     progress("the images' folder: fsync after a btrfs commit's writes");
     let storage = storage::measure(&std::env::temp_dir());
     Ok(Calibration {
@@ -256,6 +263,7 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
         indirect_call,
         returns,
         storage,
+        sched,
         fresh_line,
         loop_load,
         repeat: n,

@@ -26,7 +26,7 @@ use crate::machine::{Distance, MachineProfile};
 use std::fmt::Write as _;
 
 mod measured;
-use measured::{fresh_line, loop_load, mitigation, storage, tracepoint};
+use measured::{fresh_line, loop_load, mitigation, sched, storage, tracepoint};
 
 /// The load latency of one level of the hierarchy.
 #[derive(Debug, Clone)]
@@ -292,6 +292,7 @@ pub fn derive(cal: &Calibration, name: &str, cpu: &str) -> Result<Derived, Calib
         tracepoint: tracepoint(cal, &mut notes),
         mitigation: mitigation(cal, &mut notes),
         storage: storage(cal, &mut notes),
+        sched: sched(cal, &mut notes),
         knob: None,
     };
     profile

@@ -254,6 +254,22 @@ fn fields(p: &MachineProfile, d: &Derived) -> String {
             let _ = writeln!(s, "\n# storage: {}", d.note("storage"));
         }
     }
+    match &p.sched {
+        Some(sc) => {
+            let _ = writeln!(
+                s,
+                "\n# For the lab's btrfs twin: an unmount's waits for the kernel's helper threads (close_ctree's kthread stops, the expedited grace periods)."
+            );
+            let _ = writeln!(s, "[sched]");
+            note(&mut s, "sched.wake_us");
+            let _ = writeln!(s, "wake_us = {:.2}", sc.wake_us);
+            note(&mut s, "sched.thread_stop_us");
+            let _ = writeln!(s, "thread_stop_us = {:.2}", sc.thread_stop_us);
+        }
+        None => {
+            let _ = writeln!(s, "\n# sched: {}", d.note("sched"));
+        }
+    }
     match &p.mitigation {
         Some(m) => {
             let _ = writeln!(

@@ -8,4 +8,5 @@ pub mod delayed;
 pub mod dirname;
 pub mod fs;
 pub mod syscall;
+pub mod unmount;
 pub mod writeout;

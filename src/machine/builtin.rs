@@ -178,6 +178,7 @@ impl Row {
             tracepoint: None,
             mitigation: None,
             storage: None,
+            sched: None,
             knob: None,
         }
     }

@@ -99,6 +99,13 @@ pub struct MachineProfile {
     /// btrfs twin counts a commit's writes and does not price them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<StoragePrices>,
+    /// What waking a thread asleep on another, idle CPU costs (a round
+    /// trip, and a thread's stop), measured by `fsmeta calibrate`
+    /// ([`SchedPrices`]); optional: without it the lab's btrfs twin does
+    /// not price an unmount's teardown (profiles measured before session
+    /// 68).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched: Option<SchedPrices>,
     /// The host's one fitted knob (issue 30), for the scenarios that ask
     /// for it with `work_scale = "host"`; optional: `fsmeta calibrate`
     /// does not write it (a profile measured again needs its knob fitted
@@ -248,6 +255,9 @@ impl MachineProfile {
         self.validate_mitigation()?;
         if let Some(st) = &self.storage {
             st.check().map_err(|(field, msg)| invalid(field, msg))?;
+        }
+        if let Some(s) = &self.sched {
+            s.check().map_err(|(field, msg)| invalid(field, msg))?;
         }
         if let Some(k) = &self.knob {
             if !(k.work_scale > 0.0 && k.work_scale <= MAX_WORK_SCALE) {
@@ -570,8 +580,10 @@ fn invalid(field: &str, message: String) -> ParamError {
     ParamError::new(field, message)
 }
 
+mod sched;
 mod storage;
 #[cfg(test)]
 mod tests;
 
+pub use sched::SchedPrices;
 pub use storage::StoragePrices;

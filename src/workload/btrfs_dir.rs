@@ -344,7 +344,7 @@ impl Prepared for PreparedBtrfsDir {
         m.extend(phases::axis().metric_specs());
         if profile.storage.is_some() {
             m.extend(phases::flush_metrics());
-            m.extend(walls::wall_metrics());
+            m.extend(walls::wall_metrics(profile));
         }
         m
     }

@@ -79,6 +79,12 @@ fn calibration(snapshot: &str, max: usize, cas: &[(Distance, f64)]) -> Calibrati
             super_flush: spread(160.0),
             write: spread(7.25),
         }),
+        sched: fsmeta::calibrate::sched::SchedCost {
+            a: 0,
+            b: 1,
+            wake: spread(21.5),
+            thread_stop: spread(38.25),
+        },
         fresh_line: spread(17.5),
         loop_load: spread(0.34),
         repeat: 3,
@@ -138,6 +144,12 @@ fn the_written_profile_loads_and_holds_the_measurements() {
         "{text}"
     );
     assert_eq!(st.write_us, 7.25);
+    let sc = p.sched.as_ref().expect("the wake and stop prices");
+    assert_eq!((sc.wake_us, sc.thread_stop_us), (21.5, 38.25));
+    assert!(
+        text.contains("# thread_stop_us: a thread asleep in a futex wait woken, returning and exiting, and joined, the caller on CPU 0 and the woken thread on CPU 1"),
+        "{text}"
+    );
     assert!(
         text.contains("# write_us: a new sparse image of 1024 MiB there on a loop device"),
         "{text}"

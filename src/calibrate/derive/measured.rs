@@ -52,6 +52,42 @@ pub(super) fn fresh_line(cal: &Calibration, notes: &mut Vec<(&'static str, Strin
     r2(f.median.max(0.0))
 }
 
+/// The wake and thread-stop prices (us, two decimals), with their notes;
+/// none when out of range (a note says why).
+pub(super) fn sched(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Option<crate::machine::SchedPrices> {
+    let s = &cal.sched;
+    let gap = crate::calibrate::sched::GAP.as_micros();
+    let how = |what: &str, f: &Spread| {
+        format!(
+            "{what}, the caller on CPU {} and the woken thread on CPU {}, back to back, the caller running {gap} us before each sample while the other CPU idles: p10-p90 {:.1}-{:.1} us, {} samples",
+            s.a, s.b, f.p10, f.p90, f.n
+        )
+    };
+    let prices = crate::machine::SchedPrices {
+        wake_us: r2(s.wake.median),
+        thread_stop_us: r2(s.thread_stop.median),
+    };
+    if let Err((field, why)) = prices.check() {
+        notes.push(("sched", format!("not kept: {field}: {why}")));
+        return None;
+    }
+    notes.push((
+        "sched.wake_us",
+        how(
+            "a thread asleep in a futex wait woken (unpark) and waking the caller back, the caller asleep meanwhile",
+            &s.wake,
+        ),
+    ));
+    notes.push((
+        "sched.thread_stop_us",
+        how(
+            "a thread asleep in a futex wait woken, returning and exiting, and joined",
+            &s.thread_stop,
+        ),
+    ));
+    Some(prices)
+}
+
 /// The storage prices when they were measured (a note either way).
 pub(super) fn storage(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Option<crate::machine::StoragePrices> {
     let st = match &cal.storage {

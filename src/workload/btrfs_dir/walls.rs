@@ -26,7 +26,9 @@
 //! leaves beyond an empty leaf's, the transaction's state changes), the
 //! time from `syncfs` to the flusher's first block (about 0.2-0.5 ms in
 //! the lab's traces), the rmdir's own path (its wait for a flush is
-//! counted), the unmount's teardown after its commit. A flush the last
+//! counted), the CPU work of the unmount's teardown after its commit
+//! (its waits for the kernel's helper threads are counted where the
+//! profile has `[sched]`: [`unmount::teardown_us`]). A flush the last
 //! unlink queued and the worker has not run by the sync is run by the
 //! commit here (`Fs::sync`), its batches priced in the commit's delayed
 //! items; live, the worker may run some of it in the time before the
@@ -34,7 +36,9 @@
 //!
 //! Per phase, `wall_us`: the unlink phase's calls (their own paths and
 //! their waits for the flush worker); the sync's commit; `rm -fr`'s calls,
-//! the rmdir's wait and the unmount's commit; the script's, the three.
+//! the rmdir's wait, the unmount's commit and its teardown (with
+//! `[sched]`; then also `rm -fr`'s [`UMOUNT_US`]: the commit and the
+//! teardown); the script's, the three.
 
 use std::collections::BTreeMap;
 
@@ -42,6 +46,7 @@ use super::cost::DelayedCost;
 use super::phases::{axis, per_phase_us, phase_commits};
 use crate::kernel::ModelError;
 use crate::kernel::btrfs::fs::CommitWork;
+use crate::kernel::btrfs::unmount;
 use crate::kernel::btrfs::writeout::{self, BlockShape};
 use crate::machine::{MachineProfile, StoragePrices};
 use crate::workload::MetricSpec;
@@ -50,13 +55,24 @@ use crate::workload::MetricSpec;
 pub const WALL_US: &str = "wall_us";
 
 /// What [`WALL_US`] is (the reference's line for it).
-pub const WALL_MEANING: &str = "the phase's wall time as the script's thread waits it: the unlink calls (their own paths and their waits for the flush worker), the rmdir's wait for a flush, and each commit's steps in turn: the flusher's write-out of the dirty tree blocks and the loop device's writes of both DUP copies, the commit's delayed items, its own blocks written out and through the loop device, the two flushes and the superblocks between them (src/workload/btrfs_dir/walls.rs); not counted: the commit's delayed refs and root updates, the time before the flusher starts, the rmdir's own path, the unmount's teardown; reported only with a profile that has [storage]";
+pub const WALL_MEANING: &str = "the phase's wall time as the script's thread waits it: the unlink calls (their own paths and their waits for the flush worker), the rmdir's wait for a flush, and each commit's steps in turn: the flusher's write-out of the dirty tree blocks and the loop device's writes of both DUP copies, the commit's delayed items, its own blocks written out and through the loop device, the two flushes and the superblocks between them (src/workload/btrfs_dir/walls.rs), and for rm -fr the unmount's teardown where the profile has [sched] (umount_us); not counted: the commit's delayed refs and root updates, the time before the flusher starts, the rmdir's own path, close_ctree's own CPU work; reported only with a profile that has [storage]";
 
 /// The wall-time metrics ([`WALL_US`] per phase), declared only on a
-/// machine whose profile has a `[storage]` table.
-pub fn wall_metrics() -> Vec<MetricSpec> {
-    per_phase_us(WALL_US, WALL_MEANING)
+/// machine whose profile has a `[storage]` table, and `rm -fr`'s
+/// [`UMOUNT_US`] where it also has `[sched]`.
+pub fn wall_metrics(profile: &MachineProfile) -> Vec<MetricSpec> {
+    let mut m = per_phase_us(WALL_US, WALL_MEANING);
+    if profile.sched.is_some() {
+        m.push(MetricSpec::new(&axis().metric("rm_fr", UMOUNT_US), "us", UMOUNT_MEANING));
+    }
+    m
 }
+
+/// The name of the unmount's time (`rm -fr`'s last step).
+pub const UMOUNT_US: &str = "umount_us";
+
+/// What [`UMOUNT_US`] is (the reference's line for it).
+pub const UMOUNT_MEANING: &str = "the unmount's time (umount2 as the lab calls it): its commit's steps as in wall_us, then its teardown's waits for the kernel's helper threads, counted from 6.18's close_ctree, namespace_unlock and generic_shutdown_super (15 kthread stops at the profile's sched.thread_stop_us, 5 wake round trips at sched.wake_us; src/kernel/btrfs/unmount.rs); not counted: close_ctree's own CPU work; reported only with a profile that has [storage] and [sched]";
 
 /// What prices a commit's steps.
 #[derive(Debug, Clone, Copy)]
@@ -136,9 +152,16 @@ pub fn put_walls(
 ) -> Result<(), ModelError> {
     let axis = axis();
     let own = [calls_us[0], 0.0, calls_us[1] + rmdir_wait_us];
+    let teardown = prices.machine.sched.as_ref().map(unmount::teardown_us);
     let mut script = 0.0;
     for (i, (key, phase)) in phase_commits(commits, marks).into_iter().enumerate().take(3) {
-        let us = phase.iter().try_fold(own[i], |us, c| prices.commit_us(c).map(|c| us + c))?;
+        let mut us = phase.iter().try_fold(own[i], |us, c| prices.commit_us(c).map(|c| us + c))?;
+        // `rm -fr` ends in the unmount: its commit, then its teardown.
+        if let (2, Some(teardown)) = (i, teardown) {
+            let commit = phase.iter().try_fold(0.0, |us, c| prices.commit_us(c).map(|c| us + c))?;
+            m.insert(axis.metric(key, UMOUNT_US), commit + teardown);
+            us += teardown;
+        }
         script += us;
         m.insert(axis.metric(key, WALL_US), us);
     }
