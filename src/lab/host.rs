@@ -14,6 +14,7 @@ use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// Where tracefs is mounted.
 pub const TRACEFS: &str = "/sys/kernel/tracing";
@@ -413,7 +414,10 @@ impl Fs {
 
     /// Unmounts (for tools that read the image: dump-tree, xfs_db; and
     /// as the last step of a timed script) with `umount2(2)`, after
-    /// checking the mount is still the lab's ([`Fs::verify`]).
+    /// checking the mount is still the lab's ([`Fs::verify`]). Returns
+    /// the `umount2` call's own time and the instant it returned: the
+    /// checks before and after it are the lab's, not the kernel's
+    /// unmount, and are left out.
     ///
     /// Not by `umount(8)`: a script's phase that ends in the unmount
     /// times the kernel's unmount, and util-linux's process (its start
@@ -422,14 +426,18 @@ impl Fs {
     /// (session 68, 10 alternating pairs after the btrfs script):
     /// `umount(8)` took 3,844 us (median), `umount2` 1,721; `umount(8)` of
     /// a folder that is not mounted, 1,176.
-    pub fn unmount(&mut self) -> Result<(), LabError> {
+    pub fn unmount(&mut self) -> Result<(Duration, Instant), LabError> {
         self.verify()?;
         self.root = None;
         let mnt = self.mnt.to_string_lossy().into_owned();
         let path = std::ffi::CString::new(self.mnt.as_os_str().as_encoded_bytes())
             .map_err(|_| LabError::step("umount", format!("{mnt} holds a NUL byte")))?;
+        let t0 = Instant::now();
         // UMOUNT_NOFOLLOW: a symlink put at the mount point is not followed.
-        if unsafe { libc::umount2(path.as_ptr(), libc::UMOUNT_NOFOLLOW) } != 0 {
+        // SAFETY: `path` is a NUL-terminated string that outlives the call.
+        let rc = unsafe { libc::umount2(path.as_ptr(), libc::UMOUNT_NOFOLLOW) };
+        let returned = Instant::now();
+        if rc != 0 {
             return Err(LabError::step(
                 "umount",
                 format!("umount2({mnt}): {}", std::io::Error::last_os_error()),
@@ -438,7 +446,7 @@ impl Fs {
         if mounts().iter().any(|m| m.point == self.mnt) {
             return Err(LabError::step("umount", format!("{mnt} is still mounted")));
         }
-        Ok(())
+        Ok((returned - t0, returned))
     }
 
     /// The image file (for read-only tools, after [`Fs::unmount`]).
