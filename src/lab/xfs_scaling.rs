@@ -75,16 +75,23 @@ fn one(host: &Host, n: u64, threads: u64) -> Result<(Metrics, Metrics, Vec<Strin
         std::fs::create_dir(base.join(format!("d{t}"))).map_err(|e| LabError::step("mkdir", e))?;
     }
     host::syncfs(&base)?;
-    let dir = |t: u64| -> Result<std::path::PathBuf, LabError> { Ok(fs.base()?.join(format!("d{t}"))) };
-    let secs = timed(threads, &|t| host::create_files(&dir(t)?, "f", n))?;
+    // The folders checked (`Fs::base`: the mount table and the loop
+    // devices read) before each phase's clock starts, not inside it.
+    let dirs = || -> Result<Vec<std::path::PathBuf>, LabError> {
+        let base = fs.base()?;
+        Ok((0..threads).map(|t| base.join(format!("d{t}"))).collect())
+    };
+    let dir = dirs()?;
+    let secs = timed(threads, &|t| host::create_files(&dir[t as usize], "f", n))?;
     let ops = (n * threads) as f64;
     let mut create = Metrics::new();
     create.insert("ops".into(), ops);
     create.insert("ops_per_sec".into(), ops / secs);
     create.insert("wall_s".into(), secs);
     host::syncfs(&fs.base()?)?;
+    let dir = dirs()?;
     let start = Instant::now();
-    let secs = timed(threads, &|t| host::unlink_files(&dir(t)?, "f", 1..=n).map(|_| ()))?;
+    let secs = timed(threads, &|t| host::unlink_files(&dir[t as usize], "f", 1..=n).map(|_| ()))?;
     let base = fs.base()?;
     host::syncfs(&base)?;
     freeze_thaw(Path::new(&base))?;
