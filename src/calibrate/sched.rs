@@ -14,14 +14,19 @@
 //!   it back: the shape of `kthread_park`, `synchronize_rcu_expedited`'s
 //!   wait for its kthread and `flush_work` on an idle work item;
 //! - a **thread stop** ([`SchedCost::thread_stop`]): the caller wakes a
-//!   sleeping thread that then returns and exits, and joins it (the
-//!   thread's exit wakes the joiner): the shape of `kthread_stop`, which
-//!   wakes the kthread and sleeps until its exit completes
-//!   (kernel/kthread.c).
+//!   sleeping thread that then exits, and waits for its exit (the
+//!   kernel clears the thread's child-tid word and wakes the waiter's
+//!   futex on it): the shape of `kthread_stop`, which wakes the kthread
+//!   and sleeps until its exit completes (kernel/kthread.c).
 //!
-//! User-space threads exit through the same `do_exit` as kthreads, with
-//! more to release (the robust futex list, the child-tid futex wake); a
-//! sample is the wall time of the caller's side, in us.
+//! On x86-64 the stopped thread is made by a raw `clone(2)` and runs no
+//! user-space code but its futex wait and `exit(2)` (raw system calls),
+//! so the stop is the kernel's work, as a kthread's is: a thread of the
+//! C library and of `std` also runs their exit code (thread-local
+//! destructors, the stack's release), which took a stop from about 29
+//! to about 51 us on the Xeon 6 VM (session 68, by hand). Elsewhere a
+//! `std` thread stands in. A sample is the wall time of the caller's
+//! side, in us.
 
 use super::CalibrateError;
 use super::pin::pin_to;
@@ -121,36 +126,184 @@ fn wake_round_trips(b: u32, n: usize) -> Result<Vec<f64>, CalibrateError> {
 
 /// `n` thread stops on CPU `b`, us each.
 fn thread_stops(b: u32, n: usize) -> Result<Vec<f64>, CalibrateError> {
-    let mut samples = Vec::with_capacity(n);
-    for _ in 0..n {
-        let go = Arc::new(AtomicBool::new(false));
-        let asleep = Arc::new(AtomicBool::new(false));
-        let t = {
-            let (go, asleep) = (Arc::clone(&go), Arc::clone(&asleep));
-            thread::spawn(move || -> Result<(), CalibrateError> {
-                pin_to(b)?;
-                asleep.store(true, Ordering::Release);
-                while !go.load(Ordering::Acquire) {
-                    thread::park();
-                }
-                Ok(())
-            })
+    (0..n).map(|_| one_stop(b)).collect()
+}
+
+/// One thread stop with a `std` thread (not x86-64), us.
+#[cfg(not(target_arch = "x86_64"))]
+fn one_stop(b: u32) -> Result<f64, CalibrateError> {
+    let go = Arc::new(AtomicBool::new(false));
+    let asleep = Arc::new(AtomicBool::new(false));
+    let t = {
+        let (go, asleep) = (Arc::clone(&go), Arc::clone(&asleep));
+        thread::spawn(move || -> Result<(), CalibrateError> {
+            pin_to(b)?;
+            asleep.store(true, Ordering::Release);
+            while !go.load(Ordering::Acquire) {
+                thread::park();
+            }
+            Ok(())
+        })
+    };
+    while !asleep.load(Ordering::Acquire) && !t.is_finished() {
+        std::hint::spin_loop();
+    }
+    busy_gap();
+    let t0 = Instant::now();
+    go.store(true, Ordering::Release);
+    t.thread().unpark();
+    let joined = t
+        .join()
+        .map_err(|_| CalibrateError::Unsupported("a stopped thread panicked".into()))?;
+    let us = t0.elapsed().as_secs_f64() * 1e6;
+    joined?;
+    Ok(us)
+}
+
+#[cfg(target_arch = "x86_64")]
+use raw::one_stop;
+
+/// A thread made by `clone(2)` that runs only raw system calls.
+#[cfg(target_arch = "x86_64")]
+mod raw {
+    use super::{CalibrateError, busy_gap};
+    use std::sync::atomic::{AtomicI32, Ordering};
+    use std::time::Instant;
+
+    /// The stopped thread's stack, bytes.
+    const STACK: usize = 64 << 10;
+
+    /// What the caller and the thread share.
+    #[repr(C)]
+    struct Shared {
+        /// Set to 1 by the caller: exit.
+        go: AtomicI32,
+        /// Set to 1 by the thread once pinned, just before its wait.
+        ready: AtomicI32,
+        /// The thread's id; the kernel writes 0 here at its exit and
+        /// wakes a futex waiter (`CLONE_CHILD_CLEARTID`).
+        tid: AtomicI32,
+        /// The CPU mask the thread pins itself to.
+        mask: u64,
+    }
+
+    /// A raw system call of up to three arguments (no `errno`: the thread
+    /// shares the caller's thread pointer, so it must not touch the C
+    /// library's thread-local state).
+    ///
+    /// # Safety
+    /// The call's arguments must be valid for system call `nr`.
+    unsafe fn syscall3(nr: i64, a: i64, b: i64, c: i64) -> i64 {
+        let ret;
+        // SAFETY: the caller passes valid arguments; `syscall` clobbers
+        // rcx and r11, declared; r10, r8 and r9 are zero (unused).
+        unsafe {
+            std::arch::asm!(
+                "syscall",
+                inlateout("rax") nr => ret,
+                in("rdi") a,
+                in("rsi") b,
+                in("rdx") c,
+                in("r10") 0i64,
+                in("r8") 0i64,
+                in("r9") 0i64,
+                lateout("rcx") _,
+                lateout("r11") _,
+                options(nostack),
+            );
+        }
+        ret
+    }
+
+    /// The thread: pin, wait for `go`, exit.
+    extern "C" fn body(arg: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `arg` is the caller's `Shared`, which outlives the
+        // thread (the caller waits for the kernel's clear of `tid`).
+        let s = unsafe { &*(arg as *const Shared) };
+        // SAFETY: pid 0 (this thread), the mask's size and address.
+        unsafe {
+            syscall3(
+                libc::SYS_sched_setaffinity,
+                0,
+                std::mem::size_of::<u64>() as i64,
+                &s.mask as *const u64 as i64,
+            )
         };
-        while !asleep.load(Ordering::Acquire) && !t.is_finished() {
+        s.ready.store(1, Ordering::Release);
+        while s.go.load(Ordering::Acquire) == 0 {
+            // SAFETY: a futex wait on `go` while it is 0.
+            unsafe {
+                syscall3(
+                    libc::SYS_futex,
+                    s.go.as_ptr() as i64,
+                    (libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG) as i64,
+                    0,
+                )
+            };
+        }
+        loop {
+            // SAFETY: exit(2) ends this thread only; it does not return.
+            unsafe { syscall3(libc::SYS_exit, 0, 0, 0) };
+        }
+    }
+
+    /// One thread stop, the thread on CPU `b`, us.
+    pub fn one_stop(b: u32) -> Result<f64, CalibrateError> {
+        if b >= 64 {
+            return Err(CalibrateError::Unsupported(format!(
+                "CPU {b}: the raw thread pins to CPUs 0-63 only"
+            )));
+        }
+        let mut stack = vec![0u128; STACK / 16];
+        let shared = Box::new(Shared {
+            go: AtomicI32::new(0),
+            ready: AtomicI32::new(0),
+            tid: AtomicI32::new(1),
+            mask: 1u64 << b,
+        });
+        let arg = &*shared as *const Shared as *mut libc::c_void;
+        let flags = libc::CLONE_VM
+            | libc::CLONE_FS
+            | libc::CLONE_FILES
+            | libc::CLONE_SIGHAND
+            | libc::CLONE_THREAD
+            | libc::CLONE_SYSVSEM
+            | libc::CLONE_PARENT_SETTID
+            | libc::CLONE_CHILD_CLEARTID;
+        let tid = shared.tid.as_ptr();
+        // SAFETY: the stack's top (16-byte aligned) and `arg` stay valid
+        // until the thread has exited: this function returns only after
+        // the kernel cleared `tid`, which it does at the thread's exit,
+        // after the thread's last user-space instruction; `body` touches
+        // only `Shared` and raw system calls.
+        let rc = unsafe {
+            let top = stack.as_mut_ptr().add(stack.len()).cast::<libc::c_void>();
+            libc::clone(body, top, flags, arg, tid, std::ptr::null_mut::<libc::c_void>(), tid)
+        };
+        if rc < 0 {
+            return Err(CalibrateError::Unsupported(format!("clone: {}", std::io::Error::last_os_error())));
+        }
+        while shared.ready.load(Ordering::Acquire) == 0 {
             std::hint::spin_loop();
         }
         busy_gap();
         let t0 = Instant::now();
-        go.store(true, Ordering::Release);
-        t.thread().unpark();
-        let joined = t
-            .join()
-            .map_err(|_| CalibrateError::Unsupported("a stopped thread panicked".into()))?;
+        shared.go.store(1, Ordering::Release);
+        // SAFETY: wake one waiter on `go`.
+        unsafe { libc::syscall(libc::SYS_futex, shared.go.as_ptr(), libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 1) };
+        loop {
+            let v = shared.tid.load(Ordering::Acquire);
+            if v == 0 {
+                break;
+            }
+            // SAFETY: a futex wait on `tid` while it holds `v` (shared:
+            // the kernel's wake at exit is not a private futex's).
+            unsafe { libc::syscall(libc::SYS_futex, tid, libc::FUTEX_WAIT, v, std::ptr::null::<libc::timespec>()) };
+        }
         let us = t0.elapsed().as_secs_f64() * 1e6;
-        joined?;
-        samples.push(us);
+        drop(stack);
+        Ok(us)
     }
-    Ok(samples)
 }
 
 #[cfg(test)]

@@ -147,7 +147,7 @@ fn the_written_profile_loads_and_holds_the_measurements() {
     let sc = p.sched.as_ref().expect("the wake and stop prices");
     assert_eq!((sc.wake_us, sc.thread_stop_us), (21.5, 38.25));
     assert!(
-        text.contains("# thread_stop_us: a thread asleep in a futex wait woken, returning and exiting, and joined, the caller on CPU 0 and the woken thread on CPU 1"),
+        text.contains("# thread_stop_us: a thread running nothing but system calls (a raw clone on x86-64, a std thread elsewhere) asleep in a futex wait, woken, exiting, and its exit waited for (the futex the kernel wakes at a thread's exit), the caller on CPU 0 and the woken thread on CPU 1"),
         "{text}"
     );
     assert!(
