@@ -188,7 +188,7 @@ pub struct Calibration {
     pub storage: Result<storage::StorageCost, storage::NotMeasured>,
     /// A wake round trip and a thread stop with the woken thread on
     /// another, idle CPU ([`sched`]).
-    pub sched: sched::SchedCost,
+    pub sched: Result<sched::SchedCost, sched::NotMeasured>,
     /// ns per line of a new object zeroed in lines no cache holds
     /// ([`fresh`]), over the chase's largest working set.
     pub fresh_line: Spread,
@@ -247,9 +247,13 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
         fresh_line,
         loop_load,
     } = single_cpu(cpu, n, max, progress)?;
-    let (_, a, b) = pairs[0];
-    progress(&format!("a thread on an idle CPU woken, and stopped (CPU {a} -> CPU {b})"));
-    let sched = sched::measure(a, b, n)?;
+    let sched = match sched::pick_pair(&pairs) {
+        Some((a, b)) => {
+            progress(&format!("a thread on an idle CPU woken, and stopped (CPU {a} -> CPU {b})"));
+            sched::measure(a, b, n)
+        }
+        None => Err(sched::NotMeasured("no pair of CPUs".into())),
+    };
     progress("the images' folder: fsync after a btrfs commit's writes");
     let storage = storage::measure(&std::env::temp_dir());
     Ok(Calibration {

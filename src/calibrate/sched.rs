@@ -23,10 +23,14 @@
 //! user-space code but its futex wait and `exit(2)` (raw system calls),
 //! so the stop is the kernel's work, as a kthread's is: a thread of the
 //! C library and of `std` also runs their exit code (thread-local
-//! destructors, the stack's release), which took a stop from about 29
-//! to about 51 us on the Xeon 6 VM (session 68, by hand). Elsewhere a
-//! `std` thread stands in. A sample is the wall time of the caller's
-//! side, in us.
+//! destructors, the stack's release): 51 us against 29 on the Xeon 6 VM
+//! (session 68, by hand, the caller spinning until the thread ran).
+//! Elsewhere a `std` thread stands in. The new thread starts on the
+//! caller's CPU, so the caller yields until the thread has moved itself
+//! to `b` (spinning instead measured 32.7 us against 15.5). A kthread's
+//! exit does more than this (the trace of an unmount: 22-44 us a stop),
+//! which a user-space thread does not show. A sample is the wall time of
+//! the caller's side, in us.
 
 use super::CalibrateError;
 use super::pin::pin_to;
@@ -61,18 +65,36 @@ pub struct SchedCost {
     pub thread_stop: Spread,
 }
 
+/// Why the prices were not measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotMeasured(pub String);
+
 /// Measures both prices, `n` samples each, on CPUs `a` (the caller) and
-/// `b` (the woken thread). Runs on the calling thread, which it pins to
-/// `a`.
-pub fn measure(a: u32, b: u32, n: usize) -> Result<SchedCost, CalibrateError> {
-    pin_to(a)?;
-    let spread = |v: Vec<f64>, what: &str| Spread::of(&v).ok_or_else(|| CalibrateError::Unsupported(format!("{what}: no sample")));
-    Ok(SchedCost {
-        a,
-        b,
-        wake: spread(wake_round_trips(b, n)?, "wake round trip")?,
-        thread_stop: spread(thread_stops(b, n)?, "thread stop")?,
-    })
+/// `b` (the woken thread), from a thread of its own pinned to `a` (the
+/// calling thread's CPUs are left as they were).
+pub fn measure(a: u32, b: u32, n: usize) -> Result<SchedCost, NotMeasured> {
+    let run = || -> Result<SchedCost, CalibrateError> {
+        pin_to(a)?;
+        let spread = |v: Vec<f64>, what: &str| Spread::of(&v).ok_or_else(|| CalibrateError::Unsupported(format!("{what}: no sample")));
+        Ok(SchedCost {
+            a,
+            b,
+            wake: spread(wake_round_trips(b, n)?, "wake round trip")?,
+            thread_stop: spread(thread_stops(b, n)?, "thread stop")?,
+        })
+    };
+    thread::scope(|s| s.spawn(run).join())
+        .unwrap_or_else(|_| Err(CalibrateError::Unsupported("the measuring thread panicked".into())))
+        .map_err(|e| NotMeasured(e.to_string()))
+}
+
+/// The pair of CPUs to measure on: the nearest pair of two cores (a
+/// kthread woken by an unmount runs on an idle core, not on the caller's
+/// SMT sibling), else the nearest pair; `pairs` nearest first, as
+/// [`crate::calibrate::sysfs::HostTopology::representative_pairs`] gives them.
+pub fn pick_pair(pairs: &[(crate::machine::Distance, u32, u32)]) -> Option<(u32, u32)> {
+    let two_cores = pairs.iter().find(|(d, _, _)| *d != crate::machine::Distance::SmtSibling);
+    two_cores.or(pairs.first()).map(|&(_, a, b)| (a, b))
 }
 
 /// `n` wake round trips with a partner thread on CPU `b`, us each.
@@ -107,9 +129,13 @@ fn wake_round_trips(b: u32, n: usize) -> Result<Vec<f64>, CalibrateError> {
         turn.store(true, Ordering::Release);
         partner.thread().unpark();
         // The turn was taken when `turn` is false again; a token left by
-        // the last turn's unpark only adds a check.
-        while turn.load(Ordering::Acquire) {
-            thread::park();
+        // the last turn's unpark only adds a check. A partner that
+        // ended (its pin failed) is joined below for its error.
+        while turn.load(Ordering::Acquire) && !partner.is_finished() {
+            thread::park_timeout(Duration::from_millis(100));
+        }
+        if partner.is_finished() {
+            break;
         }
         if i > 0 {
             samples.push(t0.elapsed().as_secs_f64() * 1e6);
@@ -178,13 +204,14 @@ mod raw {
     struct Shared {
         /// Set to 1 by the caller: exit.
         go: AtomicI32,
-        /// Set to 1 by the thread once pinned, just before its wait.
+        /// Set by the thread just before its wait: 1 once pinned, 2 if
+        /// its `sched_setaffinity` failed.
         ready: AtomicI32,
         /// The thread's id; the kernel writes 0 here at its exit and
         /// wakes a futex waiter (`CLONE_CHILD_CLEARTID`).
         tid: AtomicI32,
-        /// The CPU mask the thread pins itself to.
-        mask: u64,
+        /// The CPU set the thread pins itself to.
+        mask: libc::cpu_set_t,
     }
 
     /// A raw system call of up to three arguments (no `errno`: the thread
@@ -220,16 +247,16 @@ mod raw {
         // SAFETY: `arg` is the caller's `Shared`, which outlives the
         // thread (the caller waits for the kernel's clear of `tid`).
         let s = unsafe { &*(arg as *const Shared) };
-        // SAFETY: pid 0 (this thread), the mask's size and address.
-        unsafe {
+        // SAFETY: pid 0 (this thread), the set's size and address.
+        let pinned = unsafe {
             syscall3(
                 libc::SYS_sched_setaffinity,
                 0,
-                std::mem::size_of::<u64>() as i64,
-                &s.mask as *const u64 as i64,
+                std::mem::size_of::<libc::cpu_set_t>() as i64,
+                &s.mask as *const libc::cpu_set_t as i64,
             )
         };
-        s.ready.store(1, Ordering::Release);
+        s.ready.store(if pinned == 0 { 1 } else { 2 }, Ordering::Release);
         while s.go.load(Ordering::Acquire) == 0 {
             // SAFETY: a futex wait on `go` while it is 0.
             unsafe {
@@ -249,17 +276,22 @@ mod raw {
 
     /// One thread stop, the thread on CPU `b`, us.
     pub fn one_stop(b: u32) -> Result<f64, CalibrateError> {
-        if b >= 64 {
-            return Err(CalibrateError::Unsupported(format!(
-                "CPU {b}: the raw thread pins to CPUs 0-63 only"
-            )));
+        if b as usize >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
+            return Err(CalibrateError::Affinity {
+                cpu: Some(b),
+                detail: "above the largest CPU number a cpu_set_t holds".into(),
+            });
         }
+        // SAFETY: all zeroes is a valid, empty `cpu_set_t`; `b` is inside
+        // it (checked above).
+        let mut mask: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        unsafe { libc::CPU_SET(b as usize, &mut mask) };
         let mut stack = vec![0u128; STACK / 16];
         let shared = Box::new(Shared {
             go: AtomicI32::new(0),
             ready: AtomicI32::new(0),
             tid: AtomicI32::new(1),
-            mask: 1u64 << b,
+            mask,
         });
         let arg = &*shared as *const Shared as *mut libc::c_void;
         let flags = libc::CLONE_VM
@@ -271,6 +303,17 @@ mod raw {
             | libc::CLONE_PARENT_SETTID
             | libc::CLONE_CHILD_CLEARTID;
         let tid = shared.tid.as_ptr();
+        // Every signal blocked across the clone, so the thread inherits a
+        // full mask and never runs a handler (it shares this thread's
+        // thread pointer); this thread's mask is restored after.
+        // SAFETY: all zeroes is a valid `sigset_t`; both are then filled
+        // by `sigfillset` and by the call.
+        let (mut all, mut old): (libc::sigset_t, libc::sigset_t) = unsafe { (std::mem::zeroed(), std::mem::zeroed()) };
+        // SAFETY: valid pointers to the two sets above.
+        unsafe {
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        }
         // SAFETY: the stack's top (16-byte aligned) and `arg` stay valid
         // until the thread has exited: this function returns only after
         // the kernel cleared `tid`, which it does at the thread's exit,
@@ -280,12 +323,18 @@ mod raw {
             let top = stack.as_mut_ptr().add(stack.len()).cast::<libc::c_void>();
             libc::clone(body, top, flags, arg, tid, std::ptr::null_mut::<libc::c_void>(), tid)
         };
+        let clone_error = std::io::Error::last_os_error();
+        // SAFETY: the mask saved above.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
         if rc < 0 {
-            return Err(CalibrateError::Unsupported(format!("clone: {}", std::io::Error::last_os_error())));
+            return Err(CalibrateError::Unsupported(format!("clone: {clone_error}")));
         }
+        // The thread starts on this thread's CPU: yield to it until it
+        // has moved itself.
         while shared.ready.load(Ordering::Acquire) == 0 {
-            std::hint::spin_loop();
+            std::thread::yield_now();
         }
+        let pinned = shared.ready.load(Ordering::Acquire) == 1;
         busy_gap();
         let t0 = Instant::now();
         shared.go.store(1, Ordering::Release);
@@ -302,6 +351,12 @@ mod raw {
         }
         let us = t0.elapsed().as_secs_f64() * 1e6;
         drop(stack);
+        if !pinned {
+            return Err(CalibrateError::Affinity {
+                cpu: Some(b),
+                detail: "the stopped thread could not pin itself".into(),
+            });
+        }
         Ok(us)
     }
 }
@@ -311,11 +366,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_sample_is_a_positive_finite_time_and_a_stop_waits_for_the_exit() {
+    fn the_pair_is_two_cores_where_the_host_has_them() {
+        use crate::machine::Distance::{SameLlc, SmtSibling};
+        assert_eq!(pick_pair(&[(SmtSibling, 0, 64), (SameLlc, 0, 1)]), Some((0, 1)));
+        assert_eq!(pick_pair(&[(SmtSibling, 0, 1)]), Some((0, 1)));
+        assert_eq!(pick_pair(&[]), None);
+    }
+
+    #[test]
+    fn each_sample_is_a_positive_finite_time() {
         let cpus = crate::calibrate::allowed_cpus().unwrap();
         // One allowed CPU: both threads on it (the measurement still runs).
         let (a, b) = (cpus[0], *cpus.get(1).unwrap_or(&cpus[0]));
         let c = measure(a, b, 5).unwrap();
+        assert_eq!((c.a, c.b), (a, b));
         for s in [c.wake, c.thread_stop] {
             assert_eq!(s.n, 5);
             assert!(s.p10.is_finite() && s.p10 > 0.0 && s.p90 < 1e6, "{s:?}");

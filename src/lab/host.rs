@@ -415,9 +415,9 @@ impl Fs {
     /// Unmounts (for tools that read the image: dump-tree, xfs_db; and
     /// as the last step of a timed script) with `umount2(2)`, after
     /// checking the mount is still the lab's ([`Fs::verify`]). Returns
-    /// the `umount2` call's own time and the instant it returned: the
-    /// checks before and after it are the lab's, not the kernel's
-    /// unmount, and are left out.
+    /// the `umount2` call's own time: the checks before and after it
+    /// (the mount table and the loop devices read) are the lab's, not
+    /// the kernel's unmount.
     ///
     /// Not by `umount(8)`: a script's phase that ends in the unmount
     /// times the kernel's unmount, and util-linux's process (its start
@@ -426,7 +426,7 @@ impl Fs {
     /// (session 68, 10 alternating pairs after the btrfs script):
     /// `umount(8)` took 3,844 us (median), `umount2` 1,721; `umount(8)` of
     /// a folder that is not mounted, 1,176.
-    pub fn unmount(&mut self) -> Result<(Duration, Instant), LabError> {
+    pub fn unmount(&mut self) -> Result<Duration, LabError> {
         self.verify()?;
         self.root = None;
         let mnt = self.mnt.to_string_lossy().into_owned();
@@ -436,7 +436,7 @@ impl Fs {
         // UMOUNT_NOFOLLOW: a symlink put at the mount point is not followed.
         // SAFETY: `path` is a NUL-terminated string that outlives the call.
         let rc = unsafe { libc::umount2(path.as_ptr(), libc::UMOUNT_NOFOLLOW) };
-        let returned = Instant::now();
+        let took = t0.elapsed();
         if rc != 0 {
             return Err(LabError::step(
                 "umount",
@@ -446,7 +446,7 @@ impl Fs {
         if mounts().iter().any(|m| m.point == self.mnt) {
             return Err(LabError::step("umount", format!("{mnt} is still mounted")));
         }
-        Ok((returned - t0, returned))
+        Ok(took)
     }
 
     /// The image file (for read-only tools, after [`Fs::unmount`]).

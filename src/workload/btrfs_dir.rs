@@ -69,6 +69,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     fs.evict_kills_pending = p.evict_kills_pending;
     fs.writeback_on_sync = p.writeback_on_sync;
     fs.sync_task = p.sync_by.task();
+    fs.unmount_task = p.sync_by.unmount_task();
     let testdir = fs
         .mkdir(ROOT_DIR_INO, b"testdir")
         .ok_or_else(|| ParamError::new("files", "mkdir failed"))?;
@@ -293,6 +294,11 @@ impl Workload for BtrfsDir {
             &format!("phase.PHASE.{}", walls::WALL_US),
             "us",
             &format!("{}; PHASE is one of unlink, sync, rm_fr, script", walls::WALL_MEANING),
+        ));
+        m.push(MetricSpec::new(
+            &phases::axis().metric("rm_fr", walls::UMOUNT_US),
+            "us",
+            walls::UMOUNT_MEANING,
         ));
         m
     }

@@ -55,7 +55,13 @@ pub(super) fn fresh_line(cal: &Calibration, notes: &mut Vec<(&'static str, Strin
 /// The wake and thread-stop prices (us, two decimals), with their notes;
 /// none when out of range (a note says why).
 pub(super) fn sched(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Option<crate::machine::SchedPrices> {
-    let s = &cal.sched;
+    let s = match &cal.sched {
+        Ok(s) => s,
+        Err(e) => {
+            notes.push(("sched", format!("not measured: {}", e.0)));
+            return None;
+        }
+    };
     let gap = crate::calibrate::sched::GAP.as_micros();
     let how = |what: &str, f: &Spread| {
         format!(
@@ -81,7 +87,11 @@ pub(super) fn sched(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) 
     notes.push((
         "sched.thread_stop_us",
         how(
-            "a thread running nothing but system calls (a raw clone on x86-64, a std thread elsewhere) asleep in a futex wait, woken, exiting, and its exit waited for (the futex the kernel wakes at a thread's exit)",
+            if cfg!(target_arch = "x86_64") {
+                "a thread running nothing but system calls (a raw clone) asleep in a futex wait, woken, exiting, and its exit waited for (the futex the kernel wakes at a thread's exit)"
+            } else {
+                "a std thread asleep in a futex wait, woken, exiting, and joined"
+            },
             &s.thread_stop,
         ),
     ));

@@ -96,6 +96,11 @@ pub struct Fs {
     /// `syncfs`, as the lab calls it) or a `sync` process of its own
     /// ([`Task::Sync`]). Default [`Task::Sync`].
     pub sync_task: Task,
+    /// The task whose unmount commits: the syscall thread (its own
+    /// `umount2(2)`, whose superblock shutdown is its task work, as the
+    /// lab unmounts since session 68) or an `umount` process of its own
+    /// ([`Task::Unmount`]). Default [`Task::Unmount`].
+    pub unmount_task: Task,
     /// Tree blocks written back by syncs and unmounts so far.
     pub blocks_written_back: u64,
     /// What each commit of a sync or unmount did, in order: the blocks
@@ -157,6 +162,7 @@ impl Fs {
             evict_kills_pending: true,
             writeback_on_sync: true,
             sync_task: Task::Sync,
+            unmount_task: Task::Unmount,
             blocks_written_back: 0,
             commit_work: Vec::new(),
             killed_at_evict: 0,
@@ -283,10 +289,10 @@ impl Fs {
         self.commit_work.iter().map(CommitWork::blocks).sum()
     }
 
-    /// The unmount: the same, run by the `umount` process
-    /// ([`Task::Unmount`]; `sync_filesystem` from `generic_shutdown_super`).
+    /// The unmount: the same (`sync_filesystem` from
+    /// `generic_shutdown_super`), run as [`Fs::unmount_task`].
     pub fn unmount(&mut self) {
-        self.commit_as(Task::Unmount);
+        self.commit_as(self.unmount_task);
     }
 
     /// Write-back, delayed items, deferred evictions and the commit, run

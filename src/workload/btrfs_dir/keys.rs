@@ -69,7 +69,7 @@ pub const PARAMS: &[ParamSpec] = &[
         "btrfs_dir.sync_by",
         "a word",
         "process, script",
-        "who runs the script's sync: a sync process of its own (case 3's shell script), or the thread that made the unlinks (the lab's syncfs)",
+        "who runs the script's sync and its unmount: processes of their own (case 3's shell script: sync, umount), or the thread that made the unlinks (the lab's syncfs and, since session 68, umount2)",
     ),
     p(
         "btrfs_dir.rm_rf",

@@ -112,22 +112,32 @@ pub struct BtrfsDirParams {
     pub reservation_tracepoints: bool,
 }
 
-/// Who runs the script's `sync` ([`BtrfsDirParams::sync_by`]).
+/// Who runs the script's `sync` and its unmount
+/// ([`BtrfsDirParams::sync_by`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SyncBy {
-    /// A `sync` process of its own.
+    /// Processes of their own: `sync(1)` and `umount(8)`.
     #[default]
     Process,
-    /// The thread that made the syscalls (its own `syncfs`).
+    /// The thread that made the syscalls: its own `syncfs(2)` and
+    /// `umount2(2)` (whose superblock shutdown runs as its task work).
     Script,
 }
 
 impl SyncBy {
-    /// The task the commit runs as.
+    /// The task the sync's commit runs as.
     pub fn task(self) -> Task {
         match self {
             SyncBy::Process => Task::Sync,
+            SyncBy::Script => Task::Syscall,
+        }
+    }
+
+    /// The task the unmount's commit runs as.
+    pub fn unmount_task(self) -> Task {
+        match self {
+            SyncBy::Process => Task::Unmount,
             SyncBy::Script => Task::Syscall,
         }
     }

@@ -238,5 +238,42 @@ mod tests {
         assert!((g("sync") - want).abs() < 1e-6);
         assert!((g("rm_fr") - (2030.0 + 154.0)).abs() < 1e-6);
         assert!((g("script") - (g("unlink") + g("sync") + g("rm_fr"))).abs() < 1e-9);
+        assert!(!m.contains_key(&axis().metric("rm_fr", UMOUNT_US)), "no [sched]: no umount_us");
+        // With [sched]: the unmount's teardown joins rm -fr's wall, and
+        // umount_us is its commit and the teardown.
+        let sched = crate::machine::SchedPrices {
+            wake_us: 2.0,
+            thread_stop_us: 10.0,
+        };
+        let machine = MachineProfile {
+            sched: Some(sched),
+            ..machine.clone()
+        };
+        let with = CommitPrices {
+            machine: &machine,
+            ..prices
+        };
+        let mut m = BTreeMap::new();
+        put_walls(&mut m, &with, [1000.0, 2000.0], 30.0, &[c, CommitWork::default()], [0, 0, 1, 2]).unwrap();
+        let teardown = 15.0 * 10.0 + 5.0 * 2.0;
+        assert!((m[&axis().metric("rm_fr", WALL_US)] - (2030.0 + 154.0 + teardown)).abs() < 1e-6);
+        assert!((m[&axis().metric("rm_fr", UMOUNT_US)] - (154.0 + teardown)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn umount_us_is_declared_only_with_sched() {
+        // (wall_metrics itself is declared only with [storage]: metrics_on.)
+        let machine = crate::machine::find_builtin("icelake-2s").expect("built-in profile");
+        let name = axis().metric("rm_fr", UMOUNT_US);
+        let has = |p: &MachineProfile| wall_metrics(p).iter().any(|s| s.name == name);
+        assert!(!has(&machine));
+        let sched = MachineProfile {
+            sched: Some(crate::machine::SchedPrices {
+                wake_us: 2.0,
+                thread_stop_us: 10.0,
+            }),
+            ..machine
+        };
+        assert!(has(&sched));
     }
 }

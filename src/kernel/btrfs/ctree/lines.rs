@@ -19,8 +19,9 @@ use super::block::{Item, KeyPtr};
 /// delayed-item worker (a kworker running `btrfs_async_run_delayed_root`),
 /// the flusher that writes the dirty tree blocks back before a commit (a
 /// writeback kworker: `lock_extent_buffer_for_io` takes each block's lock
-/// and sets its WRITTEN flag), a `sync` process of its own, and the
-/// `umount` process, whose commit ends the script.
+/// and sets its WRITTEN flag), a `sync` process of its own, and an
+/// `umount` process, whose commit ends the script (the lab's own
+/// `umount2` commits as the syscall thread).
 /// A line one of them wrote moves to another's CPU when that one reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Task {
