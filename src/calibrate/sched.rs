@@ -171,8 +171,9 @@ fn one_stop(b: u32) -> Result<f64, CalibrateError> {
             Ok(())
         })
     };
+    // The thread starts on this thread's CPU: yield to it.
     while !asleep.load(Ordering::Acquire) && !t.is_finished() {
-        std::hint::spin_loop();
+        thread::yield_now();
     }
     busy_gap();
     let t0 = Instant::now();

@@ -54,8 +54,9 @@
 //! the loop device and their flush, and the teardown: the `umount2(2)`
 //! call alone since session 68; before, `umount(8)`, whose own process
 //! added about 2 ms, and the lab's check of the mount table after it:
-//! [`super::host::Fs::unmount`]); `rm -fr`'s wall ends as `umount2`
-//! returns. The flush worker's batches run on the other CPU meanwhile.
+//! [`super::host::Fs::unmount`]); `rm -fr`'s wall is its calls up to
+//! the rmdir's return, then the `umount2` call. The flush worker's
+//! batches run on the other CPU meanwhile.
 //!
 //! Variant `untraced`: the same script run again, on a second new
 //! filesystem, with no tracepoint enabled: only its wall and call times

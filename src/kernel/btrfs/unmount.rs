@@ -10,7 +10,8 @@
 //! calibrate`): each stop at `thread_stop_us`, each other wait at
 //! `wake_us`. The lab's trace of one unmount on the Xeon 6 VM (session
 //! 67; docs/lab-hosts.md) shows the waits in this order, the helpers on
-//! the other CPU.
+//! either CPU (session 68's trace: the rescuers' stops 22-44 us each,
+//! more than the measured price; docs/lab-hosts.md).
 //!
 //! Not counted: `close_ctree`'s own CPU work (the block groups, the
 //! roots, the extent buffers and the btree inode's pages freed, the
