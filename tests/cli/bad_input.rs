@@ -599,9 +599,15 @@ fn lab_refuses_a_parameter_set_before_touching_the_host() {
 #[test]
 fn a_misspelt_profile_key_names_the_closest_valid_one() {
     let profile = std::fs::read_to_string(super::root().join("scenarios/machines/lab-xeon-6-207-eibrs.toml")).expect("profile");
-    for (good, bad, want) in [
-        ("\nhit_ns = ", "\nhitns = ", "hit_ns"),
-        ("\nblock_flush_us = ", "\nblock_flsh_us = ", "block_flush_us"),
+    for (good, bad, want, expected) in [
+        ("\nhit_ns = ", "\nhitns = ", "hit_ns", "expected one of"),
+        ("\nblock_flush_us = ", "\nblock_flsh_us = ", "block_flush_us", "expected one of"),
+        (
+            "\nthread_stop_us = ",
+            "\nthread_stp_us = ",
+            "thread_stop_us",
+            "expected `wake_us` or `thread_stop_us`",
+        ),
     ] {
         assert!(profile.contains(good), "test setup: {good}");
         let dir = temp_dir(&format!("bad-profile-{want}"));
@@ -618,7 +624,7 @@ fn a_misspelt_profile_key_names_the_closest_valid_one() {
         assert_eq!(o.status.code(), Some(2), "{err}");
         let bad_key = bad.trim().trim_end_matches(" =");
         assert!(
-            err.contains(&format!("p.toml:{line}: column 1: unknown field `{bad_key}`, expected one of"))
+            err.contains(&format!("p.toml:{line}: column 1: unknown field `{bad_key}`, {expected}"))
                 && err.contains(&format!("(did you mean `{want}`?)")),
             "{err}"
         );
