@@ -56,7 +56,10 @@
 //! added about 2 ms, and the lab's check of the mount table after it:
 //! [`super::host::Fs::unmount`]); `rm -fr`'s wall is its calls up to
 //! the rmdir's return, then the `umount2` call. The flush worker's
-//! batches run on the other CPU meanwhile.
+//! batches run on the other CPU meanwhile. Traced, the script writes point
+//! markers just before and after the `umount2` call, and the time from the
+//! loop device's last completed request inside it to its return is
+//! `teardown_us` (`io.rs`): the unmount after its commit's I/O.
 //!
 //! Variant `untraced`: the same script run again, on a second new
 //! filesystem, with no tracepoint enabled: only its wall and call times
@@ -163,10 +166,12 @@ fn upper_median(v: &mut [f64]) -> f64 {
 /// Case 3's script on `fs` (testdir made and synced): the creates, every
 /// `k`-th file unlinked, `syncfs`, the rest unlinked, testdir removed,
 /// the filesystem unmounted; `mark` is called with each phase's name as
-/// it starts and with `end`. Puts each phase's wall time and the
-/// unlink phases' call times into `m`; returns the files the unlink
-/// phase deleted.
-fn script(fs: &mut Fs, n: u64, k: u64, m: &mut Metrics, mark: &dyn Fn(&str) -> Result<(), LabError>) -> Result<usize, LabError> {
+/// it starts and with `end`, `note` with `umount2` and `umounted` around
+/// the unmount's call ([`Fs::unmount_noted`]). Puts each phase's wall
+/// time and the unlink phases' call times into `m`; returns the files the
+/// unlink phase deleted.
+fn script(fs: &mut Fs, n: u64, k: u64, m: &mut Metrics, marks: Marks<'_>) -> Result<usize, LabError> {
+    let Marks { mark, note } = marks;
     let timed = |m: &mut Metrics, phase: &str, f: &mut dyn FnMut() -> Result<(), LabError>| {
         mark(phase)?;
         let t = Instant::now();
@@ -200,11 +205,20 @@ fn script(fs: &mut Fs, n: u64, k: u64, m: &mut Metrics, mark: &dyn Fn(&str) -> R
     m.insert("phase.rm_fr.rmdir_us".into(), (rmdir_end - t_rmdir).as_secs_f64() * 1e6);
     // The unmount's check of the mount is the lab's: the wall is the
     // calls up to the rmdir, then the umount2 call.
-    let umount = fs.unmount()?;
+    let umount = fs.unmount_noted(note)?;
     m.insert("phase.rm_fr.umount_us".into(), umount.as_secs_f64() * 1e6);
     m.insert("phase.rm_fr.wall_us".into(), ((rmdir_end - t) + umount).as_secs_f64() * 1e6);
     mark("end")?;
     Ok(calls.len())
+}
+
+/// What the script writes into its trace: `mark`, a phase's name as it
+/// starts ([`trace::Instance::mark`]); `note`, a point inside one
+/// ([`trace::Instance::note`]).
+#[derive(Clone, Copy)]
+struct Marks<'a> {
+    mark: &'a dyn Fn(&str) -> Result<(), LabError>,
+    note: &'a dyn Fn(&str) -> Result<(), LabError>,
 }
 
 /// The phases of the script, in order, as the twin names them.
@@ -249,7 +263,11 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     ];
     let tr = Instance::create(&mut fs, &events, 32768)?;
     let mut m = Metrics::new();
-    let deleted = script(&mut fs, n, k, &mut m, &|phase| tr.mark(phase))?;
+    let marks = Marks {
+        mark: &|phase| tr.mark(phase),
+        note: &|at| tr.note(at),
+    };
+    let deleted = script(&mut fs, n, k, &mut m, marks)?;
     let text = tr.finish()?;
     let mut setup = fs.setup.clone();
     setup.extend(tr.describe());
@@ -259,7 +277,11 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     drop(fs);
     let mut quiet = fresh(host, nodesize)?;
     let mut untraced = Metrics::new();
-    script(&mut quiet, n, k, &mut untraced, &|_| Ok(()))?;
+    let none = Marks {
+        mark: &|_| Ok(()),
+        note: &|_| Ok(()),
+    };
+    script(&mut quiet, n, k, &mut untraced, none)?;
     setup.push("untraced: the same script again on a new filesystem with no tracepoint enabled, only its wall and call times".into());
 
     Ok(Trial {
@@ -354,6 +376,7 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64, delete_every: u64) -> Resu
     blockio::put(&mut m, &recs, &phases, &PHASES);
     io::put_tree_writes(&mut m, &blockio::writes(&recs, &phases), nodesize);
     writeout::put_writeout(&mut m, &recs, &phases, fsid);
+    io::put_teardown(&mut m, &recs);
     Ok(m)
 }
 

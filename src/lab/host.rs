@@ -427,11 +427,21 @@ impl Fs {
     /// `umount(8)` took 3,844 us (median), `umount2` 1,721; `umount(8)` of
     /// a folder that is not mounted, 1,176.
     pub fn unmount(&mut self) -> Result<Duration, LabError> {
+        self.unmount_noted(&|_| Ok(()))
+    }
+
+    /// [`Fs::unmount`], calling `note("umount2")` just before the
+    /// `umount2` call (after the checks) and `note("umounted")` just after
+    /// it returns (before the check that follows), outside the time it
+    /// returns: a traced script marks the call's span in its trace
+    /// ([`super::trace::Instance::note`]).
+    pub fn unmount_noted(&mut self, note: &dyn Fn(&str) -> Result<(), LabError>) -> Result<Duration, LabError> {
         self.verify()?;
         self.root = None;
         let mnt = self.mnt.to_string_lossy().into_owned();
         let path = std::ffi::CString::new(self.mnt.as_os_str().as_encoded_bytes())
             .map_err(|_| LabError::step("umount", format!("{mnt} holds a NUL byte")))?;
+        note("umount2")?;
         let t0 = Instant::now();
         // UMOUNT_NOFOLLOW: a symlink put at the mount point is not followed.
         // SAFETY: `path` is a NUL-terminated string that outlives the call.
@@ -443,6 +453,7 @@ impl Fs {
                 format!("umount2({mnt}): {}", std::io::Error::last_os_error()),
             ));
         }
+        note("umounted")?;
         if mounts().iter().any(|m| m.point == self.mnt) {
             return Err(LabError::step("umount", format!("{mnt} is still mounted")));
         }

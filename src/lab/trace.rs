@@ -44,6 +44,17 @@ pub struct Instance {
     started: std::time::Instant,
 }
 
+/// The prefix of a point marker's text ([`Instance::note`]).
+pub const AT_MARK: &str = "fsmeta-at:";
+
+/// The time of the first point marker `AT_MARK` + `text` in `records`, ns.
+pub fn noted_at(records: &[Record], text: &str) -> Option<u64> {
+    records
+        .iter()
+        .find(|r| r.event == "tracing_mark_write" && r.body.trim().strip_prefix(AT_MARK) == Some(text))
+        .map(|r| r.ts_ns)
+}
+
 /// The prefix of a clock marker's text.
 pub const CLOCK_MARK: &str = "fsmeta-clock:mono_ns=";
 
@@ -146,6 +157,12 @@ impl Instance {
     /// Writes `fsmeta:TEXT` into the trace (a phase boundary).
     pub fn mark(&self, text: &str) -> Result<(), LabError> {
         write(&self.dir.join("trace_marker"), &format!("fsmeta:{text}"))
+    }
+
+    /// Writes [`AT_MARK`]`TEXT` into the trace: a point in time inside a
+    /// phase (not a boundary: [`phases`] does not take it).
+    pub fn note(&self, text: &str) -> Result<(), LabError> {
+        write(&self.dir.join("trace_marker"), &format!("{AT_MARK}{text}"))
     }
 
     /// What the events of this instance are, for `lab.txt`.

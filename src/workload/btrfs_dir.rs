@@ -300,6 +300,11 @@ impl Workload for BtrfsDir {
             "us",
             walls::UMOUNT_MEANING,
         ));
+        m.push(MetricSpec::new(
+            &phases::axis().metric("rm_fr", walls::TEARDOWN_US),
+            "us",
+            walls::TEARDOWN_MEANING,
+        ));
         m
     }
 

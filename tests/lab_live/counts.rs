@@ -123,6 +123,16 @@ fn btrfs_deletion_batches_are_within_the_workers_spread_of_the_twin() {
     let mut rm = per_run(&live, "leaf-match", "phase.rm_fr.io_flushes");
     rm.sort_by(f64::total_cmp);
     assert_eq!(rm[2], 2.0, "the unmount's commit flushes twice: {rm:?}");
+    // The unmount's time after its commit's last request completed
+    // (src/lab/btrfs_delayed/io.rs): in every traced run, a part of the
+    // umount2 call (27 runs on 2026-12-05: 492 to 1,348 us of 1,612 to
+    // 4,107).
+    let teardown = per_run(&live, "leaf-match", "phase.rm_fr.teardown_us");
+    let umount = per_run(&live, "leaf-match", "phase.rm_fr.umount_us");
+    assert_eq!(teardown.len(), 5, "a teardown time in every run: {teardown:?}");
+    for (t, u) in teardown.iter().zip(&umount) {
+        assert!(*t > 0.0 && t < u, "teardown {t} us of the umount2 call's {u} us");
+    }
     // The tree blocks the two commits wrote (the write-back before each,
     // the blocks each dirtied, the root, extent and free space trees'
     // leaves), counted by the twin's tree: 30 and 5 at 1,000 files; live

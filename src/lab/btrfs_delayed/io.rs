@@ -3,6 +3,7 @@
 
 use super::{PHASES, SUPER_OFFSETS};
 use crate::lab::Metrics;
+use crate::lab::trace::{Record, noted_at};
 
 /// Copies of each tree block on the device: the lab makes its btrfs with
 /// `-m dup` (one device: two copies, `BTRFS_BLOCK_GROUP_DUP`; `fresh` in
@@ -35,9 +36,59 @@ pub(super) fn put_tree_writes(m: &mut Metrics, writes: &[(Option<&str>, u64, u64
     m.insert("phase.script.tree_blocks_written".into(), script_blocks);
 }
 
+/// Puts `phase.rm_fr.teardown_us` into `m`: the unmount's time after its
+/// last block request completed, from that completion to the `umount2`
+/// call's return (the script's point markers `umount2` and `umounted`
+/// around the call, [`crate::lab::host::Fs::unmount_noted`]; the second
+/// is written within a marker write of the return). The final commit's
+/// writes and flushes are over by then; what is left is `close_ctree`'s
+/// teardown and the superblock's shutdown after it (the helper threads
+/// stopped and waited for, their own CPU work). Nothing when the trace
+/// has no such completion or either marker.
+pub(super) fn put_teardown(m: &mut Metrics, recs: &[Record]) {
+    let (Some(start), Some(end)) = (noted_at(recs, "umount2"), noted_at(recs, "umounted")) else {
+        return;
+    };
+    let last = recs
+        .iter()
+        .filter(|r| r.event == "block_rq_complete" && r.ts_ns > start && r.ts_ns <= end)
+        .map(|r| r.ts_ns)
+        .max();
+    if let Some(last) = last {
+        m.insert("phase.rm_fr.teardown_us".into(), (end - last) as f64 / 1e3);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lab::trace::parse;
+
+    #[test]
+    fn the_teardown_runs_from_the_unmounts_last_completion_to_its_return() {
+        let line = |ts: &str, ev: &str, body: &str| format!("  task-9 [000] ..... {ts}: {ev}: {body}\n");
+        let done = |ts: &str| line(ts, "block_rq_complete", "7,0 WSM () 128 + 8 be,0,4 [0]");
+        let mut t = line("10.000000", "tracing_mark_write", "fsmeta:rm_fr");
+        t += &done("10.000500"); // before the unmount: not its
+        t += &line("10.001000", "tracing_mark_write", "fsmeta-at:umount2");
+        t += &done("10.001400");
+        t += &done("10.002100"); // the last of the unmount's
+        t += &line("10.003000", "tracing_mark_write", "fsmeta-at:umounted");
+        t += &done("10.003500"); // after the call: not its
+        let mut m = Metrics::new();
+        put_teardown(&mut m, &parse(&t));
+        assert!((m["phase.rm_fr.teardown_us"] - 900.0).abs() < 1e-6, "{m:?}");
+        // The point markers start no phase.
+        let phases = crate::lab::trace::phases(&parse(&t));
+        assert!(phases.iter().all(|p| p.as_deref() == Some("rm_fr")), "{phases:?}");
+        // No completion inside the call, or no marker: nothing.
+        let mut m = Metrics::new();
+        let quiet = t.replace("10.001400", "10.000600").replace("10.002100", "10.000700");
+        put_teardown(&mut m, &parse(&quiet));
+        assert!(m.is_empty(), "{m:?}");
+        put_teardown(&mut m, &parse(&t.replace("fsmeta-at:umounted", "fsmeta-at:other")));
+        assert!(m.is_empty(), "{m:?}");
+    }
 
     #[test]
     fn superblocks_are_told_from_tree_blocks_by_sector_and_size() {

@@ -38,7 +38,8 @@
 //! their waits for the flush worker); the sync's commit; `rm -fr`'s calls,
 //! the rmdir's wait, the unmount's commit and its teardown (with
 //! `[sched]`; then also `rm -fr`'s [`UMOUNT_US`]: the commit and the
-//! teardown); the script's, the three.
+//! teardown, and [`TEARDOWN_US`]: the teardown alone); the script's, the
+//! three.
 
 use std::collections::BTreeMap;
 
@@ -64,6 +65,7 @@ pub fn wall_metrics(profile: &MachineProfile) -> Vec<MetricSpec> {
     let mut m = per_phase_us(WALL_US, WALL_MEANING);
     if profile.sched.is_some() {
         m.push(MetricSpec::new(&axis().metric("rm_fr", UMOUNT_US), "us", UMOUNT_MEANING));
+        m.push(MetricSpec::new(&axis().metric("rm_fr", TEARDOWN_US), "us", TEARDOWN_MEANING));
     }
     m
 }
@@ -73,6 +75,12 @@ pub const UMOUNT_US: &str = "umount_us";
 
 /// What [`UMOUNT_US`] is (the reference's line for it).
 pub const UMOUNT_MEANING: &str = "the unmount's time (umount2 as the lab calls it): its commit's steps as in wall_us, then its teardown's waits for the kernel's helper threads, counted from 6.18's close_ctree, namespace_unlock and generic_shutdown_super (15 kthread stops at the profile's sched.thread_stop_us, 5 wake round trips at sched.wake_us; src/kernel/btrfs/unmount.rs); not counted: close_ctree's own CPU work; reported only with a profile that has [storage] and [sched]";
+
+/// The name of the unmount's time after its commit's last I/O.
+pub const TEARDOWN_US: &str = "teardown_us";
+
+/// What [`TEARDOWN_US`] is (the reference's line for it).
+pub const TEARDOWN_MEANING: &str = "the unmount's teardown after its commit's I/O, as the lab times it (traced: from the loop device's last request completed inside umount2 to the call's return): the waits for the kernel's helper threads counted from 6.18 (15 kthread stops at the profile's sched.thread_stop_us, 5 wake round trips at sched.wake_us; src/kernel/btrfs/unmount.rs); not counted: the CPU work of close_ctree and generic_shutdown_super (the btree inode's folios invalidated, the sysfs entries removed, bdi_unregister); reported only with a profile that has [storage] and [sched]";
 
 /// What prices a commit's steps.
 #[derive(Debug, Clone, Copy)]
@@ -160,6 +168,7 @@ pub fn put_walls(
         if let (2, Some(teardown)) = (i, teardown) {
             let commit = phase.iter().try_fold(0.0, |us, c| prices.commit_us(c).map(|c| us + c))?;
             m.insert(axis.metric(key, UMOUNT_US), commit + teardown);
+            m.insert(axis.metric(key, TEARDOWN_US), teardown);
             us += teardown;
         }
         script += us;
@@ -239,6 +248,7 @@ mod tests {
         assert!((g("rm_fr") - (2030.0 + 154.0)).abs() < 1e-6);
         assert!((g("script") - (g("unlink") + g("sync") + g("rm_fr"))).abs() < 1e-9);
         assert!(!m.contains_key(&axis().metric("rm_fr", UMOUNT_US)), "no [sched]: no umount_us");
+        assert!(!m.contains_key(&axis().metric("rm_fr", TEARDOWN_US)), "no [sched]: no teardown_us");
         // With [sched]: the unmount's teardown joins rm -fr's wall, and
         // umount_us is its commit and the teardown.
         let sched = crate::machine::SchedPrices {
@@ -258,15 +268,17 @@ mod tests {
         let teardown = 15.0 * 10.0 + 5.0 * 2.0;
         assert!((m[&axis().metric("rm_fr", WALL_US)] - (2030.0 + 154.0 + teardown)).abs() < 1e-6);
         assert!((m[&axis().metric("rm_fr", UMOUNT_US)] - (154.0 + teardown)).abs() < 1e-6);
+        assert!((m[&axis().metric("rm_fr", TEARDOWN_US)] - teardown).abs() < 1e-6);
     }
 
     #[test]
-    fn umount_us_is_declared_only_with_sched() {
+    fn umount_and_teardown_us_are_declared_only_with_sched() {
         // (wall_metrics itself is declared only with [storage]: metrics_on.)
         let machine = crate::machine::find_builtin("icelake-2s").expect("built-in profile");
-        let name = axis().metric("rm_fr", UMOUNT_US);
-        let has = |p: &MachineProfile| wall_metrics(p).iter().any(|s| s.name == name);
-        assert!(!has(&machine));
+        let names = [axis().metric("rm_fr", UMOUNT_US), axis().metric("rm_fr", TEARDOWN_US)];
+        let has = |p: &MachineProfile| names.iter().all(|n| wall_metrics(p).iter().any(|s| &s.name == n));
+        let none = |p: &MachineProfile| names.iter().all(|n| wall_metrics(p).iter().all(|s| &s.name != n));
+        assert!(none(&machine));
         let sched = MachineProfile {
             sched: Some(crate::machine::SchedPrices {
                 wake_us: 2.0,
