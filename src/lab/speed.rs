@@ -79,5 +79,8 @@ pub fn speed_mismatch(live: &Outputs, twin: &Outputs) -> Option<String> {
     (!why.is_empty()).then(|| format!("{} ({}): {}", why.join("; "), path.display(), RECALIBRATE))
 }
 
-/// The remedy every warning of [`speed_mismatch`] ends with.
-const RECALIBRATE: &str = "run the lab again on a quiet host, or calibrate while this state holds (fsmeta calibrate) to price it";
+/// The remedy every warning of [`speed_mismatch`] ends with: a quiet
+/// host, or this state measured and its knob fitted in it, which session
+/// 69 did on a busy Xeon 6 VM (20 of 28 predictions within their bounds,
+/// against 1 on the profile of the quiet state; docs/lab-hosts.md).
+pub const RECALIBRATE: &str = "run the lab again on a quiet host, or price this state while it holds: `fsmeta calibrate --out P.toml`, `fsmeta fit P.toml` (its knob fitted in this state), then compare these runs with `fsmeta validate --lab DIR --set machine.profile=P.toml`";

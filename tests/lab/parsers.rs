@@ -405,6 +405,11 @@ fn a_run_on_a_shared_or_slower_core_is_named_in_a_warning() {
         "{why}"
     );
     assert!(!why.contains("lock xadd"), "{why}");
+    // The remedy names the commands that price this state.
+    assert!(
+        why.ends_with(fsmeta::lab::speed::RECALIBRATE) && why.contains("fsmeta fit P.toml"),
+        "{why}"
+    );
     // Just under the bound says nothing.
     assert_eq!(speed_mismatch(&live(&[2.33], &[7.35]), &twin), None);
     // The atomics 24% slower (the median, 9.1 against 7.35).
