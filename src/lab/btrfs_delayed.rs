@@ -59,7 +59,9 @@
 //! batches run on the other CPU meanwhile. Traced, the script writes point
 //! markers just before and after the `umount2` call, and the time from the
 //! loop device's last completed request inside it to its return is
-//! `teardown_us` (`io.rs`): the unmount after its commit's I/O.
+//! `teardown_us` (`io.rs`): the unmount after its commit's I/O; of it,
+//! `teardown_offcpu_us` is the unmounting task's time switched out (its
+//! waits for the kernel's helper threads).
 //!
 //! Variant `untraced`: the same script run again, on a second new
 //! filesystem, with no tracepoint enabled: only its wall and call times

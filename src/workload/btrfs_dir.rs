@@ -305,6 +305,11 @@ impl Workload for BtrfsDir {
             "us",
             walls::TEARDOWN_MEANING,
         ));
+        m.push(MetricSpec::new(
+            &phases::axis().metric("rm_fr", walls::TEARDOWN_OFFCPU_US),
+            "us",
+            walls::TEARDOWN_OFFCPU_MEANING,
+        ));
         m
     }
 

@@ -130,8 +130,12 @@ fn btrfs_deletion_batches_are_within_the_workers_spread_of_the_twin() {
     let teardown = per_run(&live, "leaf-match", "phase.rm_fr.teardown_us");
     let umount = per_run(&live, "leaf-match", "phase.rm_fr.umount_us");
     assert_eq!(teardown.len(), 5, "a teardown time in every run: {teardown:?}");
-    for (t, u) in teardown.iter().zip(&umount) {
+    let waits = per_run(&live, "leaf-match", "phase.rm_fr.teardown_offcpu_us");
+    for ((t, u), w) in teardown.iter().zip(&umount).zip(&waits) {
         assert!(*t > 0.0 && t < u, "teardown {t} us of the umount2 call's {u} us");
+        // It waits for the helper threads it stops (15 of them), and
+        // spends some of it on its CPU.
+        assert!(*w > 0.0 && w < t, "{w} us of the teardown's {t} switched out");
     }
     // The tree blocks the two commits wrote (the write-back before each,
     // the blocks each dirtied, the root, extent and free space trees'

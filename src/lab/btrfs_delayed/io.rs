@@ -43,20 +43,40 @@ pub(super) fn put_tree_writes(m: &mut Metrics, writes: &[(Option<&str>, u64, u64
 /// is written within a marker write of the return). The final commit's
 /// writes and flushes are over by then; what is left is `close_ctree`'s
 /// teardown and the superblock's shutdown after it (the helper threads
-/// stopped and waited for, their own CPU work). Nothing when the trace
-/// has no such completion or either marker.
+/// stopped and waited for, their own CPU work). And
+/// `phase.rm_fr.teardown_offcpu_us`, the part of it the unmounting task
+/// spent off its CPU (`sched_switch`: switched out, as `prev_pid`, until
+/// switched in, as `next_pid`): its waits, the rest being its own CPU
+/// work. Nothing when the trace has no such completion or either marker.
 pub(super) fn put_teardown(m: &mut Metrics, recs: &[Record]) {
-    let (Some(start), Some(end)) = (noted_at(recs, "umount2"), noted_at(recs, "umounted")) else {
+    let marker = |text| recs.iter().find(|r| noted_at(std::slice::from_ref(r), text).is_some());
+    let (Some(start), Some(end)) = (marker("umount2"), marker("umounted")) else {
         return;
     };
-    let last = recs
+    let (pid, t0, t1) = (start.pid, start.ts_ns, end.ts_ns);
+    let Some(from) = recs
         .iter()
-        .filter(|r| r.event == "block_rq_complete" && r.ts_ns > start && r.ts_ns <= end)
+        .filter(|r| r.event == "block_rq_complete" && r.ts_ns > t0 && r.ts_ns <= t1)
         .map(|r| r.ts_ns)
-        .max();
-    if let Some(last) = last {
-        m.insert("phase.rm_fr.teardown_us".into(), (end - last) as f64 / 1e3);
+        .max()
+    else {
+        return;
+    };
+    // The task's switches inside the call, in time order: switched out
+    // (prev) until switched in (next), counted from the completion on.
+    let mut out_since = None;
+    let mut off_ns = 0;
+    for r in recs.iter().filter(|r| r.ts_ns > t0 && r.ts_ns <= t1) {
+        match super::switch(r) {
+            Some((prev, _, _)) if prev == pid => out_since = Some(r.ts_ns.max(from)),
+            Some((_, _, next)) if next == pid => {
+                off_ns += out_since.take().map_or(0, |t: u64| r.ts_ns.max(from).saturating_sub(t));
+            }
+            _ => {}
+        }
     }
+    m.insert("phase.rm_fr.teardown_us".into(), t1.saturating_sub(from) as f64 / 1e3);
+    m.insert("phase.rm_fr.teardown_offcpu_us".into(), off_ns as f64 / 1e3);
 }
 
 #[cfg(test)]
@@ -78,6 +98,7 @@ mod tests {
         let mut m = Metrics::new();
         put_teardown(&mut m, &parse(&t));
         assert!((m["phase.rm_fr.teardown_us"] - 900.0).abs() < 1e-6, "{m:?}");
+        assert_eq!(m["phase.rm_fr.teardown_offcpu_us"], 0.0, "no switch: on its CPU throughout");
         // The point markers start no phase.
         let phases = crate::lab::trace::phases(&parse(&t));
         assert!(phases.iter().all(|p| p.as_deref() == Some("rm_fr")), "{phases:?}");
@@ -88,6 +109,43 @@ mod tests {
         assert!(m.is_empty(), "{m:?}");
         put_teardown(&mut m, &parse(&t.replace("fsmeta-at:umounted", "fsmeta-at:other")));
         assert!(m.is_empty(), "{m:?}");
+    }
+
+    #[test]
+    fn the_teardowns_waits_are_the_unmounting_tasks_time_switched_out() {
+        let at = |ts: &str, task: &str, ev: &str, body: &str| format!("  {task} [000] ..... {ts}: {ev}: {body}\n");
+        let sw = |ts: &str, prev: u32, state: &str, next: u32| {
+            at(
+                ts,
+                "x-1",
+                "sched_switch",
+                &format!("prev_comm=a prev_pid={prev} prev_prio=120 prev_state={state} ==> next_comm=b next_pid={next} next_prio=120"),
+            )
+        };
+        let done = |ts: &str| {
+            at(
+                ts,
+                "kworker-5",
+                "block_rq_complete",
+                "7,0 FF () 18446744073709551615 + 0 none,0,0 [0]",
+            )
+        };
+        // The unmounting task (pid 7) sleeps through its commit's flush,
+        // which completes while it is out; it is woken at 10.002100, sleeps
+        // again (a thread stop) for 300 us, and returns at 10.003000.
+        let mut t = at("10.001000", "fsmeta-7", "tracing_mark_write", "fsmeta-at:umount2");
+        t += &sw("10.001200", 7, "D", 0);
+        t += &done("10.002000");
+        t += &sw("10.002100", 0, "R", 7);
+        t += &sw("10.002500", 7, "D", 0);
+        t += &sw("10.002700", 3, "S", 0); // another task: not the unmount's
+        t += &sw("10.002800", 0, "R", 7);
+        t += &at("10.003000", "fsmeta-7", "tracing_mark_write", "fsmeta-at:umounted");
+        let mut m = Metrics::new();
+        put_teardown(&mut m, &parse(&t));
+        assert!((m["phase.rm_fr.teardown_us"] - 1000.0).abs() < 1e-6, "{m:?}");
+        // Out from the completion to 10.002100 (100 us), then 300 us.
+        assert!((m["phase.rm_fr.teardown_offcpu_us"] - 400.0).abs() < 1e-6, "{m:?}");
     }
 
     #[test]

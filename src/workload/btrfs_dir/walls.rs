@@ -38,7 +38,8 @@
 //! their waits for the flush worker); the sync's commit; `rm -fr`'s calls,
 //! the rmdir's wait, the unmount's commit and its teardown (with
 //! `[sched]`; then also `rm -fr`'s [`UMOUNT_US`]: the commit and the
-//! teardown, and [`TEARDOWN_US`]: the teardown alone); the script's, the
+//! teardown, [`TEARDOWN_US`]: the teardown alone, and
+//! [`TEARDOWN_OFFCPU_US`]: its waits, here all of it); the script's, the
 //! three.
 
 use std::collections::BTreeMap;
@@ -66,6 +67,11 @@ pub fn wall_metrics(profile: &MachineProfile) -> Vec<MetricSpec> {
     if profile.sched.is_some() {
         m.push(MetricSpec::new(&axis().metric("rm_fr", UMOUNT_US), "us", UMOUNT_MEANING));
         m.push(MetricSpec::new(&axis().metric("rm_fr", TEARDOWN_US), "us", TEARDOWN_MEANING));
+        m.push(MetricSpec::new(
+            &axis().metric("rm_fr", TEARDOWN_OFFCPU_US),
+            "us",
+            TEARDOWN_OFFCPU_MEANING,
+        ));
     }
     m
 }
@@ -81,6 +87,12 @@ pub const TEARDOWN_US: &str = "teardown_us";
 
 /// What [`TEARDOWN_US`] is (the reference's line for it).
 pub const TEARDOWN_MEANING: &str = "the unmount's teardown after its commit's I/O, as the lab times it (traced: from the loop device's last request completed inside umount2 to the call's return): the waits for the kernel's helper threads counted from 6.18 (15 kthread stops at the profile's sched.thread_stop_us, 5 wake round trips at sched.wake_us; src/kernel/btrfs/unmount.rs); not counted: the CPU work of close_ctree and generic_shutdown_super (the btree inode's folios invalidated, the sysfs entries removed, bdi_unregister); reported only with a profile that has [storage] and [sched]";
+
+/// The name of the teardown's waits: the unmounting thread off its CPU.
+pub const TEARDOWN_OFFCPU_US: &str = "teardown_offcpu_us";
+
+/// What [`TEARDOWN_OFFCPU_US`] is (the reference's line for it).
+pub const TEARDOWN_OFFCPU_MEANING: &str = "the part of teardown_us the unmounting thread spends off its CPU (live: switched out and back in, sched_switch), waiting for the kernel's helper threads: in the twin all of its teardown, the 15 kthread stops and 5 wake round trips priced by [sched]; teardown_us less this is the thread's own CPU work, which the twin does not count; reported only with a profile that has [storage] and [sched]";
 
 /// What prices a commit's steps.
 #[derive(Debug, Clone, Copy)]
@@ -169,6 +181,7 @@ pub fn put_walls(
             let commit = phase.iter().try_fold(0.0, |us, c| prices.commit_us(c).map(|c| us + c))?;
             m.insert(axis.metric(key, UMOUNT_US), commit + teardown);
             m.insert(axis.metric(key, TEARDOWN_US), teardown);
+            m.insert(axis.metric(key, TEARDOWN_OFFCPU_US), teardown);
             us += teardown;
         }
         script += us;
@@ -269,13 +282,14 @@ mod tests {
         assert!((m[&axis().metric("rm_fr", WALL_US)] - (2030.0 + 154.0 + teardown)).abs() < 1e-6);
         assert!((m[&axis().metric("rm_fr", UMOUNT_US)] - (154.0 + teardown)).abs() < 1e-6);
         assert!((m[&axis().metric("rm_fr", TEARDOWN_US)] - teardown).abs() < 1e-6);
+        assert!((m[&axis().metric("rm_fr", TEARDOWN_OFFCPU_US)] - teardown).abs() < 1e-6);
     }
 
     #[test]
     fn umount_and_teardown_us_are_declared_only_with_sched() {
         // (wall_metrics itself is declared only with [storage]: metrics_on.)
         let machine = crate::machine::find_builtin("icelake-2s").expect("built-in profile");
-        let names = [axis().metric("rm_fr", UMOUNT_US), axis().metric("rm_fr", TEARDOWN_US)];
+        let names = [UMOUNT_US, TEARDOWN_US, TEARDOWN_OFFCPU_US].map(|n| axis().metric("rm_fr", n));
         let has = |p: &MachineProfile| names.iter().all(|n| wall_metrics(p).iter().any(|s| &s.name == n));
         let none = |p: &MachineProfile| names.iter().all(|n| wall_metrics(p).iter().all(|s| &s.name != n));
         assert!(none(&machine));
