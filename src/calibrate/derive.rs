@@ -218,6 +218,11 @@ fn r2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
+/// Rounds to 0.001 (the precision written).
+fn r3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
 /// A profile derived from a calibration, with how each field was found.
 #[derive(Debug, Clone)]
 pub struct Derived {

@@ -41,6 +41,18 @@
 //! write-out) and `sync_file_range`'s wait and wake-up, spread over the
 //! 16 (on the family 23 model 49 host about 12 us a request here against
 //! about 7.8 between completions in a traced sync; docs/lab-hosts.md).
+//!
+//! The page cache's drop of a clean folio (`drop_folio_us`; session 69):
+//! a file of [`DROP_PAGES`] pages in the same folder, written and synced,
+//! is read back into the page cache and dropped by
+//! `posix_fadvise(POSIX_FADV_DONTNEED)` ([`DROP_SAMPLES`] times, the drop
+//! timed): `invalidate_mapping_pages` looks the folios up in batches and
+//! takes each out of the mapping and frees it, as `close_ctree`'s
+//! `invalidate_inode_pages2` does the btree inode's at a btrfs unmount
+//! (which also detaches each folio's extent buffer, not measured here).
+//! The first drop is checked by `mincore`: on a filesystem that keeps the
+//! pages (tmpfs) the call times nothing, and the table is left out.
+//!
 //! A failure here leaves the whole `[storage]` table out.
 
 use super::stats::Spread;
@@ -94,7 +106,17 @@ pub struct StorageCost {
     /// One 16 KiB write request through the loop device, [`QUEUED`] at
     /// once, us (a sample's time over [`QUEUED`]).
     pub write: Spread,
+    /// One clean 4 KiB folio dropped from a file's page cache, us (a
+    /// sample's time over [`DROP_PAGES`]).
+    pub drop_folio: Spread,
 }
+
+/// Pages of the file whose page cache [`folio_drops`] drops: 4 MiB, as
+/// many folios as a btrfs unmount invalidates a few times over.
+pub const DROP_PAGES: usize = 1024;
+
+/// Samples of the drop.
+pub const DROP_SAMPLES: usize = 15;
 
 /// Why the storage was not measured (the profile says so).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,12 +148,14 @@ pub fn measure(tmp: &Path) -> Result<StorageCost, NotMeasured> {
     let mut guard = UndoOnDrop::new(ledger);
     let out = timed(&folder).and_then(|(flush, block_flush, super_flush)| {
         let write = loop_writes(&folder, &mut guard)?;
+        let drop_folio = folio_drops(&folder)?;
         Ok(StorageCost {
             folder: folder.clone(),
             flush,
             block_flush,
             super_flush,
             write,
+            drop_folio,
         })
     });
     drop(guard);
@@ -199,6 +223,74 @@ fn loop_writes(folder: &Path, guard: &mut UndoOnDrop) -> Result<Spread, NotMeasu
         us.push(elapsed / QUEUED as f64);
     }
     Spread::of(&us).ok_or_else(|| NotMeasured("no write samples".into()))
+}
+
+/// The drop of a file's clean page cache, per folio (module header): a
+/// file of [`DROP_PAGES`] pages in `folder`, written and synced; per
+/// sample it is read back (untimed), then `posix_fadvise(DONTNEED)` over
+/// it is timed. The first drop is checked by `mincore`: a filesystem
+/// whose pages that call leaves in place (tmpfs) would time nothing, and
+/// is refused.
+fn folio_drops(folder: &Path) -> Result<Spread, NotMeasured> {
+    use std::os::fd::AsRawFd;
+    let path = folder.join("page-cache");
+    let io = |what: &str, e: std::io::Error| NotMeasured(format!("{what} {}: {e}", path.display()));
+    let bytes = DROP_PAGES * 4096;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| io("create", e))?;
+    f.write_all_at(&vec![0x5au8; bytes], 0).map_err(|e| io("write", e))?;
+    f.sync_all().map_err(|e| io("fsync", e))?;
+    let mut buf = vec![0u8; bytes];
+    let mut us = Vec::with_capacity(DROP_SAMPLES);
+    for k in 0..DROP_SAMPLES {
+        f.read_exact_at(&mut buf, 0).map_err(|e| io("read", e))?;
+        let t = Instant::now();
+        // SAFETY: a valid open descriptor; offset 0, length 0 is the whole file.
+        let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        let elapsed = t.elapsed().as_secs_f64() * 1e6;
+        if rc != 0 {
+            return Err(io("posix_fadvise", std::io::Error::from_raw_os_error(rc)));
+        }
+        if k == 0 {
+            let left = resident_pages(&f, bytes).map_err(|e| io("mincore", e))?;
+            if left > 0 {
+                return Err(NotMeasured(format!(
+                    "{left} of {DROP_PAGES} pages stayed cached after POSIX_FADV_DONTNEED in {} (a filesystem that keeps its pages, as tmpfs does, gives no drop to time)",
+                    folder.display()
+                )));
+            }
+        }
+        us.push(elapsed / DROP_PAGES as f64);
+    }
+    drop(f);
+    let _ = std::fs::remove_file(&path);
+    Spread::of(&us).ok_or_else(|| NotMeasured("no drop samples".into()))
+}
+
+/// Pages of the first `bytes` of `f` in the page cache (`mincore` of a
+/// read-only shared mapping).
+fn resident_pages(f: &File, bytes: usize) -> Result<usize, std::io::Error> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a new read-only shared mapping of an open file's first
+    // `bytes`, unmapped below; nothing reads through it.
+    let map = unsafe { libc::mmap(std::ptr::null_mut(), bytes, libc::PROT_READ, libc::MAP_SHARED, f.as_raw_fd(), 0) };
+    if map == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut vec = vec![0u8; bytes.div_ceil(4096)];
+    // SAFETY: `map` is a mapping of `bytes`; `vec` has a byte per page.
+    let rc = unsafe { libc::mincore(map, bytes, vec.as_mut_ptr()) };
+    let err = std::io::Error::last_os_error();
+    // SAFETY: the mapping made above, of that length.
+    unsafe { libc::munmap(map, bytes) };
+    if rc != 0 {
+        return Err(err);
+    }
+    Ok(vec.iter().filter(|b| **b & 1 == 1).count())
 }
 
 /// How a run's blocks lie in the file.

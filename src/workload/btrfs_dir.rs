@@ -24,6 +24,7 @@ use crate::engine::histogram::LatencyHistogram;
 use crate::engine::rng::RunKey;
 use crate::kernel::ModelError;
 use crate::kernel::btrfs::fs::{Fs, ROOT_DIR_INO, dir_index_leaf_count, rm_rf};
+use crate::kernel::btrfs::unmount;
 use crate::machine::{MachineError, MachineProfile};
 use crate::param::ParamError;
 use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, Workload};
@@ -159,6 +160,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     put("dir_index_leaves", dir_index_leaves as f64);
     put("files_deleted", deleted as f64);
     put("killed_at_evict", fs.killed_at_evict as f64);
+    put("btree_folios", unmount::btree_folios(fs.blocks_allocated(), cost.folios()) as f64);
     put("worker_runs", fs.delayed.worker_runs() as f64);
     put("insert_batches", ins.batches as f64);
     put("insert_searches", ins.searches as f64);
@@ -235,6 +237,11 @@ pub const METRICS: &[(&str, &str, &str)] = &[
         "killed_at_evict",
         "count",
         "pending dir-index items dropped by evictions (never run)",
+    ),
+    (
+        "btree_folios",
+        "count",
+        "folios of the btree inode the unmount invalidates: every tree block instantiated since the mount (read at it, the lab's preparation, and every block the run allocated), nodesize / 4 KiB folios each (src/kernel/btrfs/unmount.rs)",
     ),
     ("worker_runs", "count", "async worker runs queued by balance checks"),
     (

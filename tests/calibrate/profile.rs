@@ -78,6 +78,7 @@ fn calibration(snapshot: &str, max: usize, cas: &[(Distance, f64)]) -> Calibrati
             ],
             super_flush: spread(160.0),
             write: spread(7.25),
+            drop_folio: spread(0.1374),
         }),
         sched: Ok(fsmeta::calibrate::sched::SchedCost {
             a: 0,
@@ -152,6 +153,13 @@ fn the_written_profile_loads_and_holds_the_measurements() {
     );
     assert!(
         text.contains("# write_us: a new sparse image of 1024 MiB there on a loop device"),
+        "{text}"
+    );
+    // The page cache's drop of a folio, rounded to 0.001 us, with its method.
+    assert_eq!(st.drop_folio_us, Some(0.137));
+    assert!(
+        text.contains("drop_folio_us = 0.137\n")
+            && text.contains("# drop_folio_us: a file of 1024 pages there, written and fsynced (clean)"),
         "{text}"
     );
     assert_eq!(
@@ -303,6 +311,7 @@ fn storage_not_measured_or_out_of_range_leaves_the_table_out_and_says_why() {
         block_flush: vec![(16, spread(200.0)), (64, spread(400.0))],
         super_flush: spread(160.0),
         write: spread(7.0),
+        drop_folio: spread(0.2),
     });
     let d = derive(&cal, "slow", "t").unwrap();
     assert!(d.profile.storage.is_none());

@@ -4,7 +4,7 @@
 //! each with the note the profile writes above it, or why it was not
 //! measured.
 
-use super::r2;
+use super::{r2, r3};
 use crate::calibrate::Calibration;
 use crate::calibrate::stats::Spread;
 
@@ -114,6 +114,7 @@ pub(super) fn storage(cal: &Calibration, notes: &mut Vec<(&'static str, String)>
         block_flush_us: Some(st.block_flush.iter().map(|(_, s)| s.median.round()).collect()),
         super_flush_us: st.super_flush.median.round(),
         write_us: r2(st.write.median),
+        drop_folio_us: Some(r3(st.drop_folio.median)),
     };
     // An optional table: one out of range leaves the rest of the profile.
     if let Err((field, why)) = prices.check() {
@@ -127,7 +128,7 @@ pub(super) fn storage(cal: &Calibration, notes: &mut Vec<(&'static str, String)>
 /// How each field of the `[storage]` table was measured, with its
 /// spreads (the profile's comments).
 fn storage_notes(st: &crate::calibrate::storage::StorageCost, notes: &mut Vec<(&'static str, String)>) {
-    use crate::calibrate::storage::{IMAGE_BYTES, QUEUED, RUNS_AT, SAMPLES};
+    use crate::calibrate::storage::{DROP_PAGES, IMAGE_BYTES, QUEUED, RUNS_AT, SAMPLES};
     // Each size's median and spread, for a table's note.
     let each = |t: &[(u64, Spread)]| -> String {
         let sizes: Vec<String> = t
@@ -160,6 +161,14 @@ fn storage_notes(st: &crate::calibrate::storage::StorageCost, notes: &mut Vec<(&
         format!(
             "in the contiguous runs' files, after their fsync, 4 KiB at 64 KiB and at 64 MiB (the superblocks) and fsync, timed: p10-p90 {:.0}-{:.0} us, {} samples",
             s.p10, s.p90, s.n
+        ),
+    ));
+    let d = &st.drop_folio;
+    notes.push((
+        "storage.drop_folio_us",
+        format!(
+            "a file of {DROP_PAGES} pages there, written and fsynced (clean), read back into the page cache, then dropped by posix_fadvise(POSIX_FADV_DONTNEED) over the whole file, timed over {DROP_PAGES} (the pages checked gone by mincore): p10-p90 {:.3}-{:.3} us, {} samples",
+            d.p10, d.p90, d.n
         ),
     ));
     let w = &st.write;

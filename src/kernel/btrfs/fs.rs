@@ -284,6 +284,13 @@ impl Fs {
         self.commit_work.iter().map(CommitWork::blocks).collect()
     }
 
+    /// Tree blocks the run allocated: the fs tree's copies on write and
+    /// splits ([`super::ctree::TreeStats::cow_blocks`]) and each commit's
+    /// [`COW_ONLY_ROOT_BLOCKS`] (each copy a new extent buffer).
+    pub fn blocks_allocated(&self) -> u64 {
+        self.tree.stats().cow_blocks + self.commits() * COW_ONLY_ROOT_BLOCKS
+    }
+
     /// Tree blocks those commits wrote ([`Fs::commit_blocks`] summed).
     pub fn blocks_written(&self) -> u64 {
         self.commit_work.iter().map(CommitWork::blocks).sum()

@@ -13,9 +13,15 @@
 //! either CPU (session 68's trace: the rescuers' stops 22-44 us each,
 //! more than the measured price; docs/lab-hosts.md).
 //!
-//! Not counted: `close_ctree`'s own CPU work (the block groups, the
-//! roots, the extent buffers and the btree inode's pages freed, the
-//! sysfs entries removed: 400-600 us on CPU in that trace), waits that
+//! Counted as work, not a wait: the btree inode's folios `close_ctree`
+//! invalidates ([`btree_folios`], priced by the profile's
+//! `storage.drop_folio_us`; session 69).
+//!
+//! Not counted: the rest of `close_ctree`'s own CPU work (the block
+//! groups, the roots and the extent buffers freed, the workqueues
+//! destroyed, the sysfs entries removed; kernel samples in session 69,
+//! per unmount: the folios 131 us, the workers 81, sysfs 66, the block
+//! groups 17) and `bdi_unregister`'s (59), waits that
 //! happen only when something is running (a scrub, a balance, a
 //! qgroup rescan, a block group's caching), and `sb->s_dio_done_wq`,
 //! made only when asynchronous direct I/O ran.
@@ -44,6 +50,35 @@ pub const THREAD_STOPS: u32 = 2 + 13;
 ///   item on each CPU, flushed.
 pub const WAKE_WAITS: u32 = 1 + 2 + 1 + 1;
 
+/// Tree blocks an unmount of the lab's filesystem finds in the btree
+/// inode besides those the run allocated: the roots `open_ctree` reads
+/// on a filesystem `mkfs.btrfs -m dup -R free-space-tree` made (the root
+/// tree, the chunk, extent, device, fs, checksum, free space, uuid and
+/// data relocation trees, each a single leaf: 9; fs/btrfs/disk-io.c
+/// `btrfs_read_roots`), and the lab's preparation before its script
+/// (`mkdir testdir` and `syncfs`: one commit, which copies the fs tree's
+/// leaf and the [`super::fs::COW_ONLY_ROOT_BLOCKS`] roots: 4). By hand on
+/// 6.18.44 (session 69): 36 folios at the mount and 24 more by the
+/// preparation's commit (`mm_filemap_add_to_page_cache` of inode 1), 15
+/// blocks of 16 KiB, of which these count 13.
+pub const BLOCKS_BEFORE_SCRIPT: u64 = 9 + 1 + super::fs::COW_ONLY_ROOT_BLOCKS;
+
+/// Folios of the btree inode an unmount invalidates
+/// (`invalidate_inode_pages2` of its mapping in `close_ctree`): every
+/// extent buffer instantiated since the mount keeps its folios in the
+/// btree inode's page cache until then, the stale ones (freed or copied
+/// blocks) too (`release_extent_buffer` detaches a buffer's folios, it
+/// does not remove them). So: the blocks found before the script
+/// ([`BLOCKS_BEFORE_SCRIPT`]) and every block the run allocated
+/// (`allocated`: copies on write, splits, the commits' root copies),
+/// `folios_per_block` each. By hand on 6.18.44 (session 69, 3 runs of
+/// the lab's script at 1,000 files): 288 to 300 folios removed from
+/// inode 1's page cache at each of 6 unmounts
+/// (`mm_filemap_delete_from_page_cache`), none before.
+pub fn btree_folios(allocated: u64, folios_per_block: u32) -> u64 {
+    (BLOCKS_BEFORE_SCRIPT + allocated) * u64::from(folios_per_block)
+}
+
 /// The teardown's waits priced on `prices`, us.
 pub fn teardown_us(prices: &SchedPrices) -> f64 {
     f64::from(THREAD_STOPS) * prices.thread_stop_us + f64::from(WAKE_WAITS) * prices.wake_us
@@ -60,5 +95,15 @@ mod tests {
             thread_stop_us: 100.0,
         };
         assert_eq!(teardown_us(&p), 15.0 * 100.0 + 5.0);
+    }
+
+    #[test]
+    fn the_btree_inode_holds_every_block_since_the_mount() {
+        // 9 roots read at the mount, the preparation's commit (the fs
+        // tree's leaf and 3 roots), then what the run allocated.
+        assert_eq!(BLOCKS_BEFORE_SCRIPT, 13);
+        assert_eq!(btree_folios(0, 4), 52);
+        assert_eq!(btree_folios(59, 4), 288);
+        assert_eq!(btree_folios(59, 1), 72, "a 4 KiB node is one folio");
     }
 }

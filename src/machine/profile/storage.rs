@@ -34,6 +34,17 @@ pub struct StoragePrices {
     /// driver's worker writes it into the image's page cache and
     /// completes it; the median over the samples of their time over 16).
     pub write_us: f64,
+    /// us the kernel takes to drop one clean 4 KiB folio from a file's
+    /// page cache (`posix_fadvise(POSIX_FADV_DONTNEED)` over a file of
+    /// cached, clean pages on that filesystem: `invalidate_mapping_pages`,
+    /// the folios looked up in batches, each taken out of the mapping and
+    /// freed; the median over the samples of their time per folio): the
+    /// price of each folio of the btree inode a btrfs unmount invalidates
+    /// (`invalidate_inode_pages2` in `close_ctree`). Absent in profiles
+    /// measured before session 69, which then leave those folios
+    /// unpriced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop_folio_us: Option<f64>,
 }
 
 /// Largest accepted price of one write request, us (1 s).
@@ -83,6 +94,11 @@ impl StoragePrices {
         if !(self.write_us.is_finite() && (0.0..=MAX_WRITE_US).contains(&self.write_us)) {
             let msg = format!("{} us is not in [0, {MAX_WRITE_US}]", self.write_us);
             return Err(("storage.write_us", msg));
+        }
+        if let Some(us) = self.drop_folio_us
+            && !(us > 0.0 && us <= MAX_WRITE_US)
+        {
+            return Err(("storage.drop_folio_us", format!("{us} us is not in (0, {MAX_WRITE_US}]")));
         }
         Ok(())
     }
@@ -138,6 +154,7 @@ mod tests {
             block_flush_us: None,
             super_flush_us: 200.0,
             write_us: 7.0,
+            drop_folio_us: None,
         }
     }
 
@@ -156,6 +173,7 @@ mod tests {
             block_flush_us: None,
             super_flush_us: 1.0,
             write_us: 7.0,
+            drop_folio_us: None,
         };
         assert_eq!(one.flush_us_at(1000.0), 300.0);
     }
@@ -197,6 +215,15 @@ mod tests {
             p.write_us = bad;
             assert_eq!(p.check().unwrap_err().0, "storage.write_us", "{bad}");
         }
+        // A folio's drop, where the table has one, is a positive price.
+        for bad in [f64::NAN, -1.0, 0.0, 2e6] {
+            let mut p = prices();
+            p.drop_folio_us = Some(bad);
+            assert_eq!(p.check().unwrap_err().0, "storage.drop_folio_us", "{bad}");
+        }
+        let mut p = prices();
+        p.drop_folio_us = Some(0.2);
+        assert!(p.check().is_ok());
         for kib in [vec![], vec![0.0], vec![5e-324, 1e-323], vec![16.0, f64::INFINITY]] {
             let p = StoragePrices {
                 flush_us: vec![100.0; kib.len()],
@@ -204,6 +231,7 @@ mod tests {
                 block_flush_us: None,
                 super_flush_us: 1.0,
                 write_us: 7.0,
+                drop_folio_us: None,
             };
             assert!(p.check().is_err(), "{kib:?}");
         }

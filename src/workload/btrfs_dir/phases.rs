@@ -364,6 +364,7 @@ mod tests {
             block_flush_us: None,
             super_flush_us: 150.0,
             write_us: 10.0,
+            drop_folio_us: None,
         };
         let mut m = BTreeMap::new();
         // Two commits: the sync's 30 blocks, the unmount's 5, 16 KiB each
@@ -432,6 +433,7 @@ mod tests {
             block_flush_us: None,
             super_flush_us: 100.0,
             write_us: 10.0,
+            drop_folio_us: None,
         });
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         let priced = run_btrfs_dir(&p, &machine, &mut rng).expect("runs");

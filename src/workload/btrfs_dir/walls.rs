@@ -27,7 +27,9 @@
 //! time from `syncfs` to the flusher's first block (about 0.2-0.5 ms in
 //! the lab's traces), the rmdir's own path (its wait for a flush is
 //! counted), the CPU work of the unmount's teardown after its commit
-//! (its waits for the kernel's helper threads are counted where the
+//! but the btree inode's folios it invalidates (priced where the
+//! profile's `[storage]` has `drop_folio_us`: [`unmount::btree_folios`];
+//! its waits for the kernel's helper threads are counted where the
 //! profile has `[sched]`: [`unmount::teardown_us`]). A flush the last
 //! unlink queued and the worker has not run by the sync is run by the
 //! commit here (`Fs::sync`), its batches priced in the commit's delayed
@@ -86,13 +88,13 @@ pub const UMOUNT_MEANING: &str = "the unmount's time (umount2 as the lab calls i
 pub const TEARDOWN_US: &str = "teardown_us";
 
 /// What [`TEARDOWN_US`] is (the reference's line for it).
-pub const TEARDOWN_MEANING: &str = "the unmount's teardown after its commit's I/O, as the lab times it (traced: from the loop device's last request completed inside umount2 to the call's return): the waits for the kernel's helper threads counted from 6.18 (15 kthread stops at the profile's sched.thread_stop_us, 5 wake round trips at sched.wake_us; src/kernel/btrfs/unmount.rs); not counted: the CPU work of close_ctree and generic_shutdown_super (the btree inode's folios invalidated, the sysfs entries removed, bdi_unregister); reported only with a profile that has [storage] and [sched]";
+pub const TEARDOWN_MEANING: &str = "the unmount's teardown after its commit's I/O, as the lab times it (traced: from the loop device's last request completed inside umount2 to the call's return): the waits for the kernel's helper threads counted from 6.18 (15 kthread stops at the profile's sched.thread_stop_us, 5 wake round trips at sched.wake_us; src/kernel/btrfs/unmount.rs) and, where the profile has storage.drop_folio_us, the btree inode's folios close_ctree invalidates (btree_folios, each at that price); not counted: the rest of close_ctree's and generic_shutdown_super's own CPU work (the workqueues destroyed, the sysfs entries removed, bdi_unregister); reported only with a profile that has [storage] and [sched]";
 
 /// The name of the teardown's waits: the unmounting thread off its CPU.
 pub const TEARDOWN_OFFCPU_US: &str = "teardown_offcpu_us";
 
 /// What [`TEARDOWN_OFFCPU_US`] is (the reference's line for it).
-pub const TEARDOWN_OFFCPU_MEANING: &str = "the part of teardown_us the unmounting thread spends off its CPU (live: switched out and back in, sched_switch), waiting for the kernel's helper threads: in the twin all of its teardown, the 15 kthread stops and 5 wake round trips priced by [sched]; teardown_us less this is the thread's own CPU work, which the twin does not count; reported only with a profile that has [storage] and [sched]";
+pub const TEARDOWN_OFFCPU_MEANING: &str = "the part of teardown_us the unmounting thread spends off its CPU (live: switched out and back in, sched_switch), waiting for the kernel's helper threads: in the twin the 15 kthread stops and 5 wake round trips priced by [sched]; teardown_us less this is the thread's own CPU work, of which the twin counts only the btree inode's folios dropped (storage.drop_folio_us); reported only with a profile that has [storage] and [sched]";
 
 /// What prices a commit's steps.
 #[derive(Debug, Clone, Copy)]
@@ -155,7 +157,8 @@ pub fn put_priced(
     marks: [u64; 4],
 ) -> Result<(), ModelError> {
     super::phases::put_flushes(m, prices.storage, prices.nodesize, &fs.commit_blocks(), marks);
-    put_walls(m, prices, calls_us, rmdir_wait_us, &fs.commit_work, marks)
+    let folios = unmount::btree_folios(fs.blocks_allocated(), prices.cost.folios());
+    put_walls(m, prices, calls_us, rmdir_wait_us, &fs.commit_work, marks, folios)
 }
 
 /// Puts each phase's [`WALL_US`] into `m`: `calls_us` are the unlink
@@ -169,19 +172,24 @@ pub fn put_walls(
     rmdir_wait_us: f64,
     commits: &[CommitWork],
     marks: [u64; 4],
+    btree_folios: u64,
 ) -> Result<(), ModelError> {
     let axis = axis();
     let own = [calls_us[0], 0.0, calls_us[1] + rmdir_wait_us];
-    let teardown = prices.machine.sched.as_ref().map(unmount::teardown_us);
+    let waits = prices.machine.sched.as_ref().map(unmount::teardown_us);
+    // The btree inode's folios invalidated by close_ctree, where the
+    // profile prices a folio's drop.
+    let folios_us = prices.storage.drop_folio_us.map_or(0.0, |us| btree_folios as f64 * us);
     let mut script = 0.0;
     for (i, (key, phase)) in phase_commits(commits, marks).into_iter().enumerate().take(3) {
         let mut us = phase.iter().try_fold(own[i], |us, c| prices.commit_us(c).map(|c| us + c))?;
         // `rm -fr` ends in the unmount: its commit, then its teardown.
-        if let (2, Some(teardown)) = (i, teardown) {
+        if let (2, Some(waits)) = (i, waits) {
+            let teardown = waits + folios_us;
             let commit = phase.iter().try_fold(0.0, |us, c| prices.commit_us(c).map(|c| us + c))?;
             m.insert(axis.metric(key, UMOUNT_US), commit + teardown);
             m.insert(axis.metric(key, TEARDOWN_US), teardown);
-            m.insert(axis.metric(key, TEARDOWN_OFFCPU_US), teardown);
+            m.insert(axis.metric(key, TEARDOWN_OFFCPU_US), waits);
             us += teardown;
         }
         script += us;
@@ -206,6 +214,7 @@ mod tests {
             block_flush_us: None,
             super_flush_us: 50.0,
             write_us: 10.0,
+            drop_folio_us: None,
         };
         let prices = CommitPrices {
             cost: &cost,
@@ -254,7 +263,7 @@ mod tests {
         // The phases: the calls and the rmdir's wait are the script thread's
         // own; the sync's commit and the unmount's follow.
         let mut m = BTreeMap::new();
-        put_walls(&mut m, &prices, [1000.0, 2000.0], 30.0, &[c.clone(), empty], [0, 0, 1, 2]).unwrap();
+        put_walls(&mut m, &prices, [1000.0, 2000.0], 30.0, &[c.clone(), empty], [0, 0, 1, 2], 300).unwrap();
         let g = |k: &str| m[&axis().metric(k, WALL_US)];
         assert!((g("unlink") - 1000.0).abs() < 1e-9);
         assert!((g("sync") - want).abs() < 1e-6);
@@ -277,11 +286,29 @@ mod tests {
             ..prices
         };
         let mut m = BTreeMap::new();
-        put_walls(&mut m, &with, [1000.0, 2000.0], 30.0, &[c, CommitWork::default()], [0, 0, 1, 2]).unwrap();
+        let commits = [c, CommitWork::default()];
+        put_walls(&mut m, &with, [1000.0, 2000.0], 30.0, &commits, [0, 0, 1, 2], 300).unwrap();
         let teardown = 15.0 * 10.0 + 5.0 * 2.0;
         assert!((m[&axis().metric("rm_fr", WALL_US)] - (2030.0 + 154.0 + teardown)).abs() < 1e-6);
         assert!((m[&axis().metric("rm_fr", UMOUNT_US)] - (154.0 + teardown)).abs() < 1e-6);
         assert!((m[&axis().metric("rm_fr", TEARDOWN_US)] - teardown).abs() < 1e-6);
+        assert!((m[&axis().metric("rm_fr", TEARDOWN_OFFCPU_US)] - teardown).abs() < 1e-6);
+        // With a folio's drop priced: the btree inode's 300 folios join the
+        // teardown on the unmounting thread's CPU, not its waits.
+        let dropping = StoragePrices {
+            drop_folio_us: Some(0.25),
+            ..storage.clone()
+        };
+        let with = CommitPrices {
+            storage: &dropping,
+            ..with
+        };
+        let mut m = BTreeMap::new();
+        put_walls(&mut m, &with, [1000.0, 2000.0], 30.0, &commits, [0, 0, 1, 2], 300).unwrap();
+        let cpu = 300.0 * 0.25;
+        assert!((m[&axis().metric("rm_fr", WALL_US)] - (2030.0 + 154.0 + teardown + cpu)).abs() < 1e-6);
+        assert!((m[&axis().metric("rm_fr", UMOUNT_US)] - (154.0 + teardown + cpu)).abs() < 1e-6);
+        assert!((m[&axis().metric("rm_fr", TEARDOWN_US)] - (teardown + cpu)).abs() < 1e-6);
         assert!((m[&axis().metric("rm_fr", TEARDOWN_OFFCPU_US)] - teardown).abs() < 1e-6);
     }
 
