@@ -249,8 +249,8 @@ fn fields(p: &MachineProfile, d: &Derived) -> String {
             let _ = writeln!(s, "super_flush_us = {:.0}", st.super_flush_us);
             note(&mut s, "storage.write_us");
             let _ = writeln!(s, "write_us = {:.2}", st.write_us);
+            note(&mut s, "storage.drop_folio_us");
             if let Some(us) = st.drop_folio_us {
-                note(&mut s, "storage.drop_folio_us");
                 let _ = writeln!(s, "drop_folio_us = {us:.3}");
             }
         }

@@ -43,10 +43,12 @@
 //! about 7.8 between completions in a traced sync; docs/lab-hosts.md).
 //!
 //! The page cache's drop of a clean folio (`drop_folio_us`; session 69):
-//! a file of [`DROP_PAGES`] pages in the same folder, written and synced,
-//! is read back into the page cache and dropped by
-//! `posix_fadvise(POSIX_FADV_DONTNEED)` ([`DROP_SAMPLES`] times, the drop
-//! timed): `invalidate_mapping_pages` looks the folios up in batches and
+//! a file of [`DROP_PAGES`] pages in the same folder, written, synced and
+//! dropped, is read back into the page cache with readahead off
+//! (`POSIX_FADV_RANDOM`: order-0 folios, as a btrfs tree block's; ext4
+//! makes large folios for a regular file's writes and readahead since
+//! 6.16) and dropped by `posix_fadvise(POSIX_FADV_DONTNEED)`
+//! ([`DROP_SAMPLES`] times, the drop timed): `invalidate_mapping_pages` looks the folios up in batches and
 //! takes each out of the mapping and frees it, as `close_ctree`'s
 //! `invalidate_inode_pages2` does the btree inode's at a btrfs unmount
 //! (which also detaches each folio's extent buffer, not measured here).
@@ -106,9 +108,10 @@ pub struct StorageCost {
     /// One 16 KiB write request through the loop device, [`QUEUED`] at
     /// once, us (a sample's time over [`QUEUED`]).
     pub write: Spread,
-    /// One clean 4 KiB folio dropped from a file's page cache, us (a
-    /// sample's time over [`DROP_PAGES`]).
-    pub drop_folio: Spread,
+    /// One clean order-0 folio dropped from a file's page cache, us (a
+    /// sample's time over [`DROP_PAGES`]), or why not (the table keeps
+    /// its other figures).
+    pub drop_folio: Result<Spread, NotMeasured>,
 }
 
 /// Pages of the file whose page cache [`folio_drops`] drops: 4 MiB, as
@@ -148,7 +151,7 @@ pub fn measure(tmp: &Path) -> Result<StorageCost, NotMeasured> {
     let mut guard = UndoOnDrop::new(ledger);
     let out = timed(&folder).and_then(|(flush, block_flush, super_flush)| {
         let write = loop_writes(&folder, &mut guard)?;
-        let drop_folio = folio_drops(&folder)?;
+        let drop_folio = folio_drops(&folder);
         Ok(StorageCost {
             folder: folder.clone(),
             flush,
@@ -226,9 +229,9 @@ fn loop_writes(folder: &Path, guard: &mut UndoOnDrop) -> Result<Spread, NotMeasu
 }
 
 /// The drop of a file's clean page cache, per folio (module header): a
-/// file of [`DROP_PAGES`] pages in `folder`, written and synced; per
-/// sample it is read back (untimed), then `posix_fadvise(DONTNEED)` over
-/// it is timed. The first drop is checked by `mincore`: a filesystem
+/// file of [`DROP_PAGES`] pages in `folder`, written, synced and dropped;
+/// per sample it is read back with readahead off (untimed: order-0
+/// folios), then `posix_fadvise(DONTNEED)` over it is timed. The first drop is checked by `mincore`: a filesystem
 /// whose pages that call leaves in place (tmpfs) would time nothing, and
 /// is refused.
 fn folio_drops(folder: &Path) -> Result<Spread, NotMeasured> {
@@ -244,17 +247,25 @@ fn folio_drops(folder: &Path) -> Result<Spread, NotMeasured> {
         .map_err(|e| io("create", e))?;
     f.write_all_at(&vec![0x5au8; bytes], 0).map_err(|e| io("write", e))?;
     f.sync_all().map_err(|e| io("fsync", e))?;
+    // SAFETY (both calls): a valid open descriptor; offset 0, length 0 is
+    // the whole file.
+    let advise = |advice| match unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, advice) } {
+        0 => Ok(()),
+        rc => Err(io("posix_fadvise", std::io::Error::from_raw_os_error(rc))),
+    };
+    // The written folios (large ones, on a filesystem that makes them)
+    // dropped untimed; with readahead off, a read brings order-0 folios
+    // back (`force_page_cache_ra`), as a btrfs tree block's are.
+    advise(libc::POSIX_FADV_DONTNEED)?;
+    advise(libc::POSIX_FADV_RANDOM)?;
     let mut buf = vec![0u8; bytes];
     let mut us = Vec::with_capacity(DROP_SAMPLES);
     for k in 0..DROP_SAMPLES {
         f.read_exact_at(&mut buf, 0).map_err(|e| io("read", e))?;
         let t = Instant::now();
-        // SAFETY: a valid open descriptor; offset 0, length 0 is the whole file.
-        let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        let dropped = advise(libc::POSIX_FADV_DONTNEED);
         let elapsed = t.elapsed().as_secs_f64() * 1e6;
-        if rc != 0 {
-            return Err(io("posix_fadvise", std::io::Error::from_raw_os_error(rc)));
-        }
+        dropped?;
         if k == 0 {
             let left = resident_pages(&f, bytes).map_err(|e| io("mincore", e))?;
             if left > 0 {

@@ -76,7 +76,9 @@
 //! `eb_folios`, and `btrfs_reserved_extent_free` (fired by
 //! `btrfs_free_tree_block` when a block made in this transaction goes back
 //! to the free-space cache: `btrfs_del_leaf` of a leaf emptied by a batch
-//! or by its merge) gives `leaves_freed`. With `cow_blocks` they count the
+//! or by its merge) gives `leaves_freed`. All the folios added over the
+//! trace give `btree_folios_added`: those of every block the script's run
+//! instantiated, which the unmount invalidates (`io.rs`). With `cow_blocks` they count the
 //! steps that made the merging batches of rm -fr slow (docs/lab.md).
 //!
 //! The loop device's requests ([`blockio`]; live only but for the flush
@@ -379,6 +381,7 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64, delete_every: u64) -> Resu
     io::put_tree_writes(&mut m, &blockio::writes(&recs, &phases), nodesize);
     writeout::put_writeout(&mut m, &recs, &phases, fsid);
     io::put_teardown(&mut m, &recs);
+    io::put_btree_folios(&mut m, &recs);
     Ok(m)
 }
 

@@ -47,12 +47,11 @@ pub struct Instance {
 /// The prefix of a point marker's text ([`Instance::note`]).
 pub const AT_MARK: &str = "fsmeta-at:";
 
-/// The time of the first point marker `AT_MARK` + `text` in `records`, ns.
-pub fn noted_at(records: &[Record], text: &str) -> Option<u64> {
+/// The first point marker `AT_MARK` + `text` in `records`.
+pub fn noted_at<'a>(records: &'a [Record], text: &str) -> Option<&'a Record> {
     records
         .iter()
         .find(|r| r.event == "tracing_mark_write" && r.body.trim().strip_prefix(AT_MARK) == Some(text))
-        .map(|r| r.ts_ns)
 }
 
 /// The prefix of a clock marker's text.

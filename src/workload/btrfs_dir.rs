@@ -161,6 +161,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     put("files_deleted", deleted as f64);
     put("killed_at_evict", fs.killed_at_evict as f64);
     put("btree_folios", unmount::btree_folios(fs.blocks_allocated(), cost.folios()) as f64);
+    put("btree_folios_added", (fs.blocks_allocated() * u64::from(cost.folios())) as f64);
     put("worker_runs", fs.delayed.worker_runs() as f64);
     put("insert_batches", ins.batches as f64);
     put("insert_searches", ins.searches as f64);
@@ -242,6 +243,11 @@ pub const METRICS: &[(&str, &str, &str)] = &[
         "btree_folios",
         "count",
         "folios of the btree inode the unmount invalidates: every tree block instantiated since the mount (read at it, the lab's preparation, and every block the run allocated), nodesize / 4 KiB folios each (src/kernel/btrfs/unmount.rs)",
+    ),
+    (
+        "btree_folios_added",
+        "count",
+        "of btree_folios, those of the blocks the run allocated (the lab counts them live: mm_filemap_add_to_page_cache of the btree inode after its preparation)",
     ),
     ("worker_runs", "count", "async worker runs queued by balance checks"),
     (

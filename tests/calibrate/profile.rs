@@ -78,7 +78,7 @@ fn calibration(snapshot: &str, max: usize, cas: &[(Distance, f64)]) -> Calibrati
             ],
             super_flush: spread(160.0),
             write: spread(7.25),
-            drop_folio: spread(0.1374),
+            drop_folio: Ok(spread(0.1374)),
         }),
         sched: Ok(fsmeta::calibrate::sched::SchedCost {
             a: 0,
@@ -311,13 +311,41 @@ fn storage_not_measured_or_out_of_range_leaves_the_table_out_and_says_why() {
         block_flush: vec![(16, spread(200.0)), (64, spread(400.0))],
         super_flush: spread(160.0),
         write: spread(7.0),
-        drop_folio: spread(0.2),
+        drop_folio: Ok(spread(0.2)),
     });
     let d = derive(&cal, "slow", "t").unwrap();
     assert!(d.profile.storage.is_none());
     let text = render(&cal, &d, &Header::default());
     assert!(text.contains("# storage: not kept: storage.flush_us:"), "{text}");
     assert!(!text.contains("# flush_us:"), "no note of a table not written: {text}");
+    // A folio's drop not measured (a tmpfs folder) or out of range: the
+    // table keeps its other figures, the field says why it is missing.
+    let fine = |drop_folio| StorageCost {
+        folder: "/tmp/x".into(),
+        flush: vec![(16, spread(200.0)), (64, spread(400.0))],
+        block_flush: vec![(16, spread(200.0)), (64, spread(400.0))],
+        super_flush: spread(160.0),
+        write: spread(7.0),
+        drop_folio,
+    };
+    for (drop, why) in [
+        (
+            Err(NotMeasured("1024 of 1024 pages stayed cached (test)".into())),
+            "not measured: 1024 of 1024",
+        ),
+        (Ok(spread(2e6)), "not kept: 2000000 us is not in (0,"),
+    ] {
+        cal.storage = Ok(fine(drop));
+        let d = derive(&cal, "no-drop", "t").unwrap();
+        let st = d.profile.storage.as_ref().expect("the rest of the table kept");
+        assert_eq!((st.drop_folio_us, st.write_us), (None, 7.0));
+        let text = render(&cal, &d, &Header::default());
+        assert!(
+            text.contains(&format!("# drop_folio_us: {why}")) && !text.contains("drop_folio_us = "),
+            "{text}"
+        );
+        assert_eq!(load_profile(&write("no-drop", &text)).unwrap(), d.profile);
+    }
 }
 
 #[test]

@@ -114,8 +114,15 @@ pub(super) fn storage(cal: &Calibration, notes: &mut Vec<(&'static str, String)>
         block_flush_us: Some(st.block_flush.iter().map(|(_, s)| s.median.round()).collect()),
         super_flush_us: st.super_flush.median.round(),
         write_us: r2(st.write.median),
-        drop_folio_us: Some(r3(st.drop_folio.median)),
+        drop_folio_us: st.drop_folio.as_ref().ok().map(|d| r3(d.median)),
     };
+    // An optional field: out of range, it alone is left out.
+    let mut prices = prices;
+    if let Err(("storage.drop_folio_us", why)) = prices.check() {
+        notes.retain(|(f, _)| *f != "storage.drop_folio_us");
+        notes.push(("storage.drop_folio_us", format!("not kept: {why}")));
+        prices.drop_folio_us = None;
+    }
     // An optional table: one out of range leaves the rest of the profile.
     if let Err((field, why)) = prices.check() {
         notes.retain(|(f, _)| !f.starts_with("storage."));
@@ -163,14 +170,14 @@ fn storage_notes(st: &crate::calibrate::storage::StorageCost, notes: &mut Vec<(&
             s.p10, s.p90, s.n
         ),
     ));
-    let d = &st.drop_folio;
-    notes.push((
-        "storage.drop_folio_us",
-        format!(
-            "a file of {DROP_PAGES} pages there, written and fsynced (clean), read back into the page cache, then dropped by posix_fadvise(POSIX_FADV_DONTNEED) over the whole file, timed over {DROP_PAGES} (the pages checked gone by mincore): p10-p90 {:.3}-{:.3} us, {} samples",
+    let how = match &st.drop_folio {
+        Ok(d) => format!(
+            "a file of {DROP_PAGES} pages there, written and fsynced (clean), read back into the page cache with readahead off (POSIX_FADV_RANDOM: order-0 folios, as a btrfs tree block's), then dropped by posix_fadvise(POSIX_FADV_DONTNEED) over the whole file, timed over {DROP_PAGES} (the pages checked gone by mincore): p10-p90 {:.3}-{:.3} us, {} samples",
             d.p10, d.p90, d.n
         ),
-    ));
+        Err(e) => format!("not measured: {}", e.0),
+    };
+    notes.push(("storage.drop_folio_us", how));
     let w = &st.write;
     notes.push((
         "storage.write_us",

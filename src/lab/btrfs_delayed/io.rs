@@ -36,44 +36,70 @@ pub(super) fn put_tree_writes(m: &mut Metrics, writes: &[(Option<&str>, u64, u64
     m.insert("phase.script.tree_blocks_written".into(), script_blocks);
 }
 
+/// Puts `btree_folios_added` into `m`: the folios added to the btree
+/// inode's page cache over the trace (`mm_filemap_add_to_page_cache`, the
+/// instance's filter `i_ino == 1`), from after the lab's preparation to
+/// the end: every tree block the script's run instantiated, its folios
+/// each, which the unmount invalidates (with those found before it).
+pub(super) fn put_btree_folios(m: &mut Metrics, recs: &[Record]) {
+    let added = recs.iter().filter(|r| r.event == "mm_filemap_add_to_page_cache").count();
+    m.insert("btree_folios_added".into(), added as f64);
+}
+
 /// Puts `phase.rm_fr.teardown_us` into `m`: the unmount's time after its
-/// last block request completed, from that completion to the `umount2`
-/// call's return (the script's point markers `umount2` and `umounted`
-/// around the call, [`crate::lab::host::Fs::unmount_noted`]; the second
-/// is written within a marker write of the return). The final commit's
-/// writes and flushes are over by then; what is left is `close_ctree`'s
+/// commit's I/O, to the `umount2` call's return (the script's point
+/// markers `umount2` and `umounted` around the call,
+/// [`crate::lab::host::Fs::unmount_noted`]; the second is written within
+/// a marker write of the return, its `trace_marker` opened by path). It
+/// starts at the loop device's last completed request inside the call,
+/// or, when the unmounting task was asleep then (waiting for that
+/// request: the commit's last flush, whose wake the twin prices with the
+/// flush), at the task's next switch in. What is left is `close_ctree`'s
 /// teardown and the superblock's shutdown after it (the helper threads
 /// stopped and waited for, their own CPU work). And
-/// `phase.rm_fr.teardown_offcpu_us`, the part of it the unmounting task
-/// spent off its CPU (`sched_switch`: switched out, as `prev_pid`, until
-/// switched in, as `next_pid`): its waits, the rest being its own CPU
-/// work. Nothing when the trace has no such completion or either marker.
+/// `phase.rm_fr.teardown_offcpu_us`, the part of it the task spent off
+/// its CPU (`sched_switch`: switched out, as `prev_pid`, until switched
+/// in, as `next_pid`; a preemption counts too): its waits, the rest being
+/// its own CPU work. Nothing when the trace has no such completion or
+/// either marker, or when a switch of the task is missing (switched out
+/// at the return).
 pub(super) fn put_teardown(m: &mut Metrics, recs: &[Record]) {
-    let marker = |text| recs.iter().find(|r| noted_at(std::slice::from_ref(r), text).is_some());
-    let (Some(start), Some(end)) = (marker("umount2"), marker("umounted")) else {
+    let (Some(start), Some(end)) = (noted_at(recs, "umount2"), noted_at(recs, "umounted")) else {
         return;
     };
     let (pid, t0, t1) = (start.pid, start.ts_ns, end.ts_ns);
-    let Some(from) = recs
-        .iter()
-        .filter(|r| r.event == "block_rq_complete" && r.ts_ns > t0 && r.ts_ns <= t1)
-        .map(|r| r.ts_ns)
-        .max()
-    else {
+    let inside = || recs.iter().filter(move |r| r.ts_ns > t0 && r.ts_ns <= t1);
+    let Some(io_end) = inside().filter(|r| r.event == "block_rq_complete").map(|r| r.ts_ns).max() else {
         return;
     };
-    // The task's switches inside the call, in time order: switched out
-    // (prev) until switched in (next), counted from the completion on.
-    let mut out_since = None;
-    let mut off_ns = 0;
-    for r in recs.iter().filter(|r| r.ts_ns > t0 && r.ts_ns <= t1) {
-        match super::switch(r) {
-            Some((prev, _, _)) if prev == pid => out_since = Some(r.ts_ns.max(from)),
-            Some((_, _, next)) if next == pid => {
-                off_ns += out_since.take().map_or(0, |t: u64| r.ts_ns.max(from).saturating_sub(t));
-            }
-            _ => {}
+    // The task's switches inside the call, in time order: (time, in).
+    let mut switches: Vec<(u64, bool)> = inside()
+        .filter_map(|r| match super::switch(r) {
+            Some((prev, _, _)) if prev == pid => Some((r.ts_ns, false)),
+            Some((_, _, next)) if next == pid => Some((r.ts_ns, true)),
+            _ => None,
+        })
+        .collect();
+    switches.sort_by_key(|s| s.0);
+    let asleep_at_io_end = switches.iter().rev().find(|s| s.0 <= io_end).is_some_and(|s| !s.1);
+    let from = if asleep_at_io_end {
+        match switches.iter().find(|s| s.0 > io_end && s.1) {
+            Some(s) => s.0,
+            None => return,
         }
+    } else {
+        io_end
+    };
+    let (mut out_since, mut off_ns) = (None, 0);
+    for &(ts, switched_in) in switches.iter().filter(|s| s.0 > from) {
+        if switched_in {
+            off_ns += out_since.take().map_or(0, |t: u64| ts - t);
+        } else {
+            out_since = Some(ts);
+        }
+    }
+    if out_since.is_some() {
+        return;
     }
     m.insert("phase.rm_fr.teardown_us".into(), t1.saturating_sub(from) as f64 / 1e3);
     m.insert("phase.rm_fr.teardown_offcpu_us".into(), off_ns as f64 / 1e3);
@@ -112,6 +138,20 @@ mod tests {
     }
 
     #[test]
+    fn every_folio_added_to_the_btree_inode_is_counted() {
+        let line = |ts: &str, ev: &str, body: &str| format!("  task-9 [000] ..... {ts}: {ev}: {body}\n");
+        let add = |ts: &str| line(ts, "mm_filemap_add_to_page_cache", "dev 0:40 ino 1 pfn=0x1 ofs=0 order=0");
+        let mut t = add("10.000001");
+        t += &line("10.000002", "tracing_mark_write", "fsmeta:unlink");
+        t += &add("10.000003");
+        t += &line("10.000004", "block_rq_complete", "7,0 WSM () 128 + 8 be,0,4 [0]");
+        t += &add("10.000005");
+        let mut m = Metrics::new();
+        put_btree_folios(&mut m, &parse(&t));
+        assert_eq!(m["btree_folios_added"], 3.0);
+    }
+
+    #[test]
     fn the_teardowns_waits_are_the_unmounting_tasks_time_switched_out() {
         let at = |ts: &str, task: &str, ev: &str, body: &str| format!("  {task} [000] ..... {ts}: {ev}: {body}\n");
         let sw = |ts: &str, prev: u32, state: &str, next: u32| {
@@ -131,7 +171,8 @@ mod tests {
             )
         };
         // The unmounting task (pid 7) sleeps through its commit's flush,
-        // which completes while it is out; it is woken at 10.002100, sleeps
+        // which completes while it is out; it is woken at 10.002100 (the
+        // teardown starts there: the flush's wake is the commit's), sleeps
         // again (a thread stop) for 300 us, and returns at 10.003000.
         let mut t = at("10.001000", "fsmeta-7", "tracing_mark_write", "fsmeta-at:umount2");
         t += &sw("10.001200", 7, "D", 0);
@@ -143,9 +184,20 @@ mod tests {
         t += &at("10.003000", "fsmeta-7", "tracing_mark_write", "fsmeta-at:umounted");
         let mut m = Metrics::new();
         put_teardown(&mut m, &parse(&t));
+        assert!((m["phase.rm_fr.teardown_us"] - 900.0).abs() < 1e-6, "{m:?}");
+        assert!((m["phase.rm_fr.teardown_offcpu_us"] - 300.0).abs() < 1e-6, "{m:?}");
+        // Awake at the completion (switched out and back in before it): the
+        // teardown starts at the completion, and only the later sleep counts.
+        let awake = t.replace("10.002100: sched_switch", "10.001900: sched_switch");
+        let mut m = Metrics::new();
+        put_teardown(&mut m, &parse(&awake));
         assert!((m["phase.rm_fr.teardown_us"] - 1000.0).abs() < 1e-6, "{m:?}");
-        // Out from the completion to 10.002100 (100 us), then 300 us.
-        assert!((m["phase.rm_fr.teardown_offcpu_us"] - 400.0).abs() < 1e-6, "{m:?}");
+        assert!((m["phase.rm_fr.teardown_offcpu_us"] - 300.0).abs() < 1e-6, "{m:?}");
+        // A switch in lost (the task out at its return): nothing.
+        let lost = t.replace("10.002800: sched_switch", "10.003100: sched_switch");
+        let mut m = Metrics::new();
+        put_teardown(&mut m, &parse(&lost));
+        assert!(m.is_empty(), "{m:?}");
     }
 
     #[test]

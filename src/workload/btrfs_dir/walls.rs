@@ -30,7 +30,7 @@
 //! but the btree inode's folios it invalidates (priced where the
 //! profile's `[storage]` has `drop_folio_us`: [`unmount::btree_folios`];
 //! its waits for the kernel's helper threads are counted where the
-//! profile has `[sched]`: [`unmount::teardown_us`]). A flush the last
+//! profile has `[sched]`: [`unmount::teardown_waits_us`]). A flush the last
 //! unlink queued and the worker has not run by the sync is run by the
 //! commit here (`Fs::sync`), its batches priced in the commit's delayed
 //! items; live, the worker may run some of it in the time before the
@@ -59,11 +59,12 @@ use crate::workload::MetricSpec;
 pub const WALL_US: &str = "wall_us";
 
 /// What [`WALL_US`] is (the reference's line for it).
-pub const WALL_MEANING: &str = "the phase's wall time as the script's thread waits it: the unlink calls (their own paths and their waits for the flush worker), the rmdir's wait for a flush, and each commit's steps in turn: the flusher's write-out of the dirty tree blocks and the loop device's writes of both DUP copies, the commit's delayed items, its own blocks written out and through the loop device, the two flushes and the superblocks between them (src/workload/btrfs_dir/walls.rs), and for rm -fr the unmount's teardown where the profile has [sched] (umount_us); not counted: the commit's delayed refs and root updates, the time before the flusher starts, the rmdir's own path, close_ctree's own CPU work; reported only with a profile that has [storage]";
+pub const WALL_MEANING: &str = "the phase's wall time as the script's thread waits it: the unlink calls (their own paths and their waits for the flush worker), the rmdir's wait for a flush, and each commit's steps in turn: the flusher's write-out of the dirty tree blocks and the loop device's writes of both DUP copies, the commit's delayed items, its own blocks written out and through the loop device, the two flushes and the superblocks between them (src/workload/btrfs_dir/walls.rs), and for rm -fr the unmount's teardown: its waits where the profile has [sched] (umount_us) and the btree inode's folios invalidated where [storage] has drop_folio_us (btree_folios); not counted: the commit's delayed refs and root updates, the time before the flusher starts, the rmdir's own path, the rest of close_ctree's own CPU work; reported only with a profile that has [storage]";
 
 /// The wall-time metrics ([`WALL_US`] per phase), declared only on a
 /// machine whose profile has a `[storage]` table, and `rm -fr`'s
-/// [`UMOUNT_US`] where it also has `[sched]`.
+/// [`UMOUNT_US`], [`TEARDOWN_US`] and [`TEARDOWN_OFFCPU_US`] where it
+/// also has `[sched]`.
 pub fn wall_metrics(profile: &MachineProfile) -> Vec<MetricSpec> {
     let mut m = per_phase_us(WALL_US, WALL_MEANING);
     if profile.sched.is_some() {
@@ -82,7 +83,7 @@ pub fn wall_metrics(profile: &MachineProfile) -> Vec<MetricSpec> {
 pub const UMOUNT_US: &str = "umount_us";
 
 /// What [`UMOUNT_US`] is (the reference's line for it).
-pub const UMOUNT_MEANING: &str = "the unmount's time (umount2 as the lab calls it): its commit's steps as in wall_us, then its teardown's waits for the kernel's helper threads, counted from 6.18's close_ctree, namespace_unlock and generic_shutdown_super (15 kthread stops at the profile's sched.thread_stop_us, 5 wake round trips at sched.wake_us; src/kernel/btrfs/unmount.rs); not counted: close_ctree's own CPU work; reported only with a profile that has [storage] and [sched]";
+pub const UMOUNT_MEANING: &str = "the unmount's time (umount2 as the lab calls it): its commit's steps as in wall_us, then its teardown (teardown_us): the waits for the kernel's helper threads, counted from 6.18's close_ctree, namespace_unlock and generic_shutdown_super (15 kthread stops at the profile's sched.thread_stop_us, 5 wake round trips at sched.wake_us; src/kernel/btrfs/unmount.rs), and the btree inode's folios invalidated where [storage] has drop_folio_us; not counted: the rest of close_ctree's own CPU work; reported only with a profile that has [storage] and [sched]";
 
 /// The name of the unmount's time after its commit's last I/O.
 pub const TEARDOWN_US: &str = "teardown_us";
@@ -161,10 +162,13 @@ pub fn put_priced(
     put_walls(m, prices, calls_us, rmdir_wait_us, &fs.commit_work, marks, folios)
 }
 
-/// Puts each phase's [`WALL_US`] into `m`: `calls_us` are the unlink
-/// phase's and `rm -fr`'s calls summed (with their waits), `rmdir_wait_us`
-/// the rmdir's wait for a flush, `commits` and `marks` as
-/// [`phase_commits`] takes them.
+/// Puts each phase's [`WALL_US`] into `m`, and with `[sched]` `rm -fr`'s
+/// [`UMOUNT_US`], [`TEARDOWN_US`] and [`TEARDOWN_OFFCPU_US`]: `calls_us`
+/// are the unlink phase's and `rm -fr`'s calls summed (with their waits),
+/// `rmdir_wait_us` the rmdir's wait for a flush, `commits` and `marks` as
+/// [`phase_commits`] takes them, `btree_folios` the folios the unmount
+/// invalidates ([`unmount::btree_folios`]; priced where the profile's
+/// `[storage]` has `drop_folio_us`).
 pub fn put_walls(
     m: &mut BTreeMap<String, f64>,
     prices: &CommitPrices<'_>,
@@ -176,21 +180,25 @@ pub fn put_walls(
 ) -> Result<(), ModelError> {
     let axis = axis();
     let own = [calls_us[0], 0.0, calls_us[1] + rmdir_wait_us];
-    let waits = prices.machine.sched.as_ref().map(unmount::teardown_us);
+    let waits = prices.machine.sched.as_ref().map(unmount::teardown_waits_us);
     // The btree inode's folios invalidated by close_ctree, where the
     // profile prices a folio's drop.
     let folios_us = prices.storage.drop_folio_us.map_or(0.0, |us| btree_folios as f64 * us);
     let mut script = 0.0;
     for (i, (key, phase)) in phase_commits(commits, marks).into_iter().enumerate().take(3) {
         let mut us = phase.iter().try_fold(own[i], |us, c| prices.commit_us(c).map(|c| us + c))?;
-        // `rm -fr` ends in the unmount: its commit, then its teardown.
-        if let (2, Some(waits)) = (i, waits) {
-            let teardown = waits + folios_us;
-            let commit = phase.iter().try_fold(0.0, |us, c| prices.commit_us(c).map(|c| us + c))?;
-            m.insert(axis.metric(key, UMOUNT_US), commit + teardown);
-            m.insert(axis.metric(key, TEARDOWN_US), teardown);
-            m.insert(axis.metric(key, TEARDOWN_OFFCPU_US), waits);
-            us += teardown;
+        // `rm -fr` ends in the unmount: its commit, then its teardown (the
+        // folios' drop where priced, the waits where [sched] is).
+        if i == 2 {
+            us += folios_us;
+            if let Some(waits) = waits {
+                let teardown = waits + folios_us;
+                let commit = phase.iter().try_fold(0.0, |us, c| prices.commit_us(c).map(|c| us + c))?;
+                m.insert(axis.metric(key, UMOUNT_US), commit + teardown);
+                m.insert(axis.metric(key, TEARDOWN_US), teardown);
+                m.insert(axis.metric(key, TEARDOWN_OFFCPU_US), waits);
+                us += waits;
+            }
         }
         script += us;
         m.insert(axis.metric(key, WALL_US), us);
@@ -271,6 +279,28 @@ mod tests {
         assert!((g("script") - (g("unlink") + g("sync") + g("rm_fr"))).abs() < 1e-9);
         assert!(!m.contains_key(&axis().metric("rm_fr", UMOUNT_US)), "no [sched]: no umount_us");
         assert!(!m.contains_key(&axis().metric("rm_fr", TEARDOWN_US)), "no [sched]: no teardown_us");
+        // Without [sched], a priced folio's drop still joins rm -fr's wall.
+        let dropping_only = StoragePrices {
+            drop_folio_us: Some(0.25),
+            ..storage.clone()
+        };
+        let only = CommitPrices {
+            storage: &dropping_only,
+            ..prices
+        };
+        let mut m = BTreeMap::new();
+        put_walls(
+            &mut m,
+            &only,
+            [1000.0, 2000.0],
+            30.0,
+            &[c.clone(), CommitWork::default()],
+            [0, 0, 1, 2],
+            300,
+        )
+        .unwrap();
+        assert!((m[&axis().metric("rm_fr", WALL_US)] - (2030.0 + 154.0 + 75.0)).abs() < 1e-6);
+        assert!(!m.contains_key(&axis().metric("rm_fr", UMOUNT_US)));
         // With [sched]: the unmount's teardown joins rm -fr's wall, and
         // umount_us is its commit and the teardown.
         let sched = crate::machine::SchedPrices {
