@@ -48,12 +48,13 @@
 //! (`POSIX_FADV_RANDOM`: order-0 folios, as a btrfs tree block's; ext4
 //! makes large folios for a regular file's writes and readahead since
 //! 6.16) and dropped by `posix_fadvise(POSIX_FADV_DONTNEED)`
-//! ([`DROP_SAMPLES`] times, the drop timed): `invalidate_mapping_pages` looks the folios up in batches and
-//! takes each out of the mapping and frees it, as `close_ctree`'s
-//! `invalidate_inode_pages2` does the btree inode's at a btrfs unmount
-//! (which also detaches each folio's extent buffer, not measured here).
-//! The first drop is checked by `mincore`: on a filesystem that keeps the
-//! pages (tmpfs) the call times nothing, and the table is left out.
+//! ([`DROP_SAMPLES`] times, the drop timed): `invalidate_mapping_pages`
+//! looks the folios up in batches and takes each out of the mapping and
+//! frees it, as `close_ctree`'s `invalidate_inode_pages2` does the btree
+//! inode's at a btrfs unmount (which also detaches each folio's extent
+//! buffer, not measured here). The first drop is checked by `mincore`:
+//! on a filesystem that keeps the pages (tmpfs) the call times nothing,
+//! and `drop_folio_us` alone is left out (with a note saying why).
 //!
 //! A failure here leaves the whole `[storage]` table out.
 
@@ -231,9 +232,9 @@ fn loop_writes(folder: &Path, guard: &mut UndoOnDrop) -> Result<Spread, NotMeasu
 /// The drop of a file's clean page cache, per folio (module header): a
 /// file of [`DROP_PAGES`] pages in `folder`, written, synced and dropped;
 /// per sample it is read back with readahead off (untimed: order-0
-/// folios), then `posix_fadvise(DONTNEED)` over it is timed. The first drop is checked by `mincore`: a filesystem
-/// whose pages that call leaves in place (tmpfs) would time nothing, and
-/// is refused.
+/// folios), then `posix_fadvise(DONTNEED)` over it is timed. The first
+/// drop is checked by `mincore`: a filesystem whose pages that call leaves
+/// in place (tmpfs) would time nothing, and is refused.
 fn folio_drops(folder: &Path) -> Result<Spread, NotMeasured> {
     use std::os::fd::AsRawFd;
     let path = folder.join("page-cache");

@@ -58,7 +58,8 @@
 //! the rmdir's return, then the `umount2` call. The flush worker's
 //! batches run on the other CPU meanwhile. Traced, the script writes point
 //! markers just before and after the `umount2` call, and the time from the
-//! loop device's last completed request inside it to its return is
+//! loop device's last completed request inside it (or from the task's
+//! wake, when it slept through that request) to its return is
 //! `teardown_us` (`io.rs`): the unmount after its commit's I/O; of it,
 //! `teardown_offcpu_us` is the unmounting task's time switched out (its
 //! waits for the kernel's helper threads).
@@ -76,10 +77,11 @@
 //! `eb_folios`, and `btrfs_reserved_extent_free` (fired by
 //! `btrfs_free_tree_block` when a block made in this transaction goes back
 //! to the free-space cache: `btrfs_del_leaf` of a leaf emptied by a batch
-//! or by its merge) gives `leaves_freed`. All the folios added over the
-//! trace give `btree_folios_added`: those of every block the script's run
-//! instantiated, which the unmount invalidates (`io.rs`). With `cow_blocks` they count the
-//! steps that made the merging batches of rm -fr slow (docs/lab.md).
+//! or by its merge) gives `leaves_freed`. With `cow_blocks` they count
+//! the steps that made the merging batches of rm -fr slow (docs/lab.md).
+//! All the folios added over the trace give `btree_folios_added`: those
+//! of every block the script's run instantiated, which the unmount
+//! invalidates (`io.rs`).
 //!
 //! The loop device's requests ([`blockio`]; live only but for the flush
 //! time, which the twin prices on a profile with `[storage]`): per phase the
