@@ -92,15 +92,17 @@
 //! them) and the superblock writes (`super_writes`; `io.rs`).
 
 use super::blockio;
-use super::host::{self, Fs, FsType, Host};
+use super::host::{self, Fs, Host};
 use super::trace::{self, EventSpec, Instance, Record};
 use super::{Experiment, LabError, Metrics, Params, Trial};
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Instant;
 
 mod io;
+mod script;
 mod shift;
 mod writeout;
+
+use script::{Marks, fresh, script};
 
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {
@@ -125,25 +127,6 @@ pub const EXPERIMENT: Experiment = Experiment {
     twin_models: crate::lab::defaults_only,
 };
 
-/// Puts a phase's `unlink(2)` calls into `m`: `phase.P.unlink_us`, the
-/// median call, and `phase.P.unlinks_us`, their sum (both us; nothing when
-/// the phase made no call).
-fn put_calls(m: &mut Metrics, phase: &str, ns: &[u64]) {
-    if ns.is_empty() {
-        return;
-    }
-    let mut sorted = ns.to_vec();
-    sorted.sort_unstable();
-    let mid = sorted.len() / 2;
-    let median = if sorted.len() % 2 == 1 {
-        sorted[mid] as f64
-    } else {
-        (sorted[mid - 1] as f64 + sorted[mid] as f64) / 2.0
-    };
-    m.insert(format!("phase.{phase}.unlink_us"), median / 1e3);
-    m.insert(format!("phase.{phase}.unlinks_us"), ns.iter().sum::<u64>() as f64 / 1e3);
-}
-
 /// Puts the gaps between consecutive deletion releases of one task in one
 /// phase, under 1 ms apart (`gaps`, us, by phase), into `m`: per phase the
 /// twin has (`phase.P.batch_gap_us`, the upper median; 0 without gaps: a
@@ -167,64 +150,6 @@ fn put_gaps(m: &mut Metrics, mut gaps: BTreeMap<String, Vec<f64>>) {
 fn upper_median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(0.0)
-}
-
-/// Case 3's script on `fs` (testdir made and synced): the creates, every
-/// `k`-th file unlinked, `syncfs`, the rest unlinked, testdir removed,
-/// the filesystem unmounted; `mark` is called with each phase's name as
-/// it starts and with `end`, `note` with `umount2` and `umounted` around
-/// the unmount's call ([`Fs::unmount_noted`]). Puts each phase's wall
-/// time and the unlink phases' call times into `m`; returns the files the
-/// unlink phase deleted.
-fn script(fs: &mut Fs, n: u64, k: u64, m: &mut Metrics, marks: Marks<'_>) -> Result<usize, LabError> {
-    let Marks { mark, note } = marks;
-    let timed = |m: &mut Metrics, phase: &str, f: &mut dyn FnMut() -> Result<(), LabError>| {
-        mark(phase)?;
-        let t = Instant::now();
-        f()?;
-        m.insert(format!("phase.{phase}.wall_us"), t.elapsed().as_secs_f64() * 1e6);
-        Ok::<(), LabError>(())
-    };
-    // Each phase's folder is checked (`Fs::base`) before its clock
-    // starts: the check reads the mount table and the loop devices, the
-    // lab's work, not the kernel's.
-    let dir = fs.base()?.join("testdir");
-    timed(m, "create", &mut || host::create_files(&dir, "file_", n))?;
-    let mut calls = Vec::new();
-    let dir = fs.base()?.join("testdir");
-    timed(m, "unlink", &mut || {
-        calls = host::unlink_files_timed(&dir, "file_", (1..=n).step_by(k as usize))?;
-        Ok(())
-    })?;
-    put_calls(m, "unlink", &calls);
-    let base = fs.base()?;
-    timed(m, "sync", &mut || host::syncfs(&base))?;
-    let dir = fs.base()?.join("testdir");
-    mark("rm_fr")?;
-    let t = Instant::now();
-    let left = (1..=n).filter(|i| (i - 1) % k != 0);
-    let rm = host::unlink_files_timed(&dir, "file_", left)?;
-    put_calls(m, "rm_fr", &rm);
-    let t_rmdir = Instant::now();
-    std::fs::remove_dir(&dir).map_err(|e| LabError::step("rmdir testdir", e))?;
-    let rmdir_end = Instant::now();
-    m.insert("phase.rm_fr.rmdir_us".into(), (rmdir_end - t_rmdir).as_secs_f64() * 1e6);
-    // The unmount's check of the mount is the lab's: the wall is the
-    // calls up to the rmdir, then the umount2 call.
-    let umount = fs.unmount_noted(note)?;
-    m.insert("phase.rm_fr.umount_us".into(), umount.as_secs_f64() * 1e6);
-    m.insert("phase.rm_fr.wall_us".into(), ((rmdir_end - t) + umount).as_secs_f64() * 1e6);
-    mark("end")?;
-    Ok(calls.len())
-}
-
-/// What the script writes into its trace: `mark`, a phase's name as it
-/// starts ([`trace::Instance::mark`]); `note`, a point inside one
-/// ([`trace::Instance::note`]).
-#[derive(Clone, Copy)]
-struct Marks<'a> {
-    mark: &'a dyn Fn(&str) -> Result<(), LabError>,
-    note: &'a dyn Fn(&str) -> Result<(), LabError>,
 }
 
 /// The phases of the script, in order, as the twin names them.
@@ -295,18 +220,6 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
         setup,
         files: super::keep("trace.txt", text),
     })
-}
-
-/// A new btrfs of `nodesize` mounted, with `testdir` made and synced.
-fn fresh(host: &Host, nodesize: u64) -> Result<Fs, LabError> {
-    // Two copies of each tree block (io.rs counts blocks by them) and the
-    // free space tree (the twin counts its leaf in each commit): the
-    // defaults of btrfs-progs 5.15 on, said explicitly.
-    let args = ["-f", "-q", "-m", "dup", "-R", "free-space-tree", "-n", &nodesize.to_string()];
-    let fs = Fs::create(host, FsType::Btrfs, IMAGE_BYTES, &args, "")?;
-    std::fs::create_dir(fs.base()?.join("testdir")).map_err(|e| LabError::step("mkdir testdir", e))?;
-    host::syncfs(&fs.base()?)?;
-    Ok(fs)
 }
 
 /// Size of the lab's btrfs image, bytes (1 GiB).

@@ -160,7 +160,8 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     put("dir_index_leaves", dir_index_leaves as f64);
     put("files_deleted", deleted as f64);
     put("killed_at_evict", fs.killed_at_evict as f64);
-    put("btree_folios", unmount::btree_folios(fs.blocks_allocated(), cost.folios()) as f64);
+    let btree_folios = unmount::btree_folios(fs.blocks_allocated(), cost.folios());
+    put("btree_folios", btree_folios as f64);
     put("btree_folios_added", (fs.blocks_allocated() * u64::from(cost.folios())) as f64);
     put("worker_runs", fs.delayed.worker_runs() as f64);
     put("insert_batches", ins.batches as f64);
@@ -190,7 +191,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
             storage,
         };
         let calls = [unlink_calls.sum() as f64 / 1e6, rm_calls.sum() as f64 / 1e6];
-        walls::put_priced(&mut m, &prices, &fs, calls, rmdir_wait_ps as f64 / 1e6, marks)?;
+        walls::put_priced(&mut m, &prices, &fs, calls, rmdir_wait_ps as f64 / 1e6, marks, btree_folios)?;
     }
     Ok(m)
 }

@@ -156,10 +156,10 @@ pub fn put_priced(
     calls_us: [f64; 2],
     rmdir_wait_us: f64,
     marks: [u64; 4],
+    btree_folios: u64,
 ) -> Result<(), ModelError> {
     super::phases::put_flushes(m, prices.storage, prices.nodesize, &fs.commit_blocks(), marks);
-    let folios = unmount::btree_folios(fs.blocks_allocated(), prices.cost.folios());
-    put_walls(m, prices, calls_us, rmdir_wait_us, &fs.commit_work, marks, folios)
+    put_walls(m, prices, calls_us, rmdir_wait_us, &fs.commit_work, marks, btree_folios)
 }
 
 /// Puts each phase's [`WALL_US`] into `m`, and with `[sched]` `rm -fr`'s
