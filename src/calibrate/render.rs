@@ -8,6 +8,7 @@ use super::derive::{Derived, bytes};
 use super::host::HostInfo;
 use super::plateau::plateaus;
 use crate::machine::MachineProfile;
+use crate::machine::profile::{CacheLevels, MitigationPrices, SchedPrices, StoragePrices, TracepointPrices};
 use std::fmt::Write as _;
 
 /// What the header names besides the measurements.
@@ -146,154 +147,179 @@ fn measurements(cal: &Calibration, d: &Derived) -> String {
     s
 }
 
+/// The profile's fields in TOML, each measured one after its note (how
+/// it was measured, its spread), each table a part of its own.
 fn fields(p: &MachineProfile, d: &Derived) -> String {
-    let mut s = String::new();
-    let note = |s: &mut String, field: &str| {
-        let n = d.note(field);
-        if !n.is_empty() {
-            let _ = writeln!(s, "# {}: {n}", field.rsplit('.').next().unwrap_or(field));
-        }
-    };
-    let _ = writeln!(s, "name = {}", quote(&p.name));
-    let _ = writeln!(s, "source = {}", quote(&p.source));
-    let _ = writeln!(s, "cpu = {}", quote(&p.cpu));
-    let ns = [
-        ("hit_ns", p.hit_ns),
-        ("atomic_ns", p.atomic_ns),
-        ("smt_ns", p.smt_ns),
-        ("same_llc_ns", p.same_llc_ns),
-        ("same_socket_ns", p.same_socket_ns),
-        ("cross_socket_ns", p.cross_socket_ns),
-        ("memory_ns", p.memory_ns),
-    ];
-    for (f, v) in ns {
-        note(&mut s, f);
-        let _ = writeln!(s, "{f} = {v:.2}");
-    }
-    let sizes = [
-        ("l1d_bytes", p.l1d_bytes),
-        ("l2_bytes", p.l2_bytes),
-        ("llc_bytes_per_socket", p.llc_bytes_per_socket),
-        ("cache_ways", u64::from(p.cache_ways)),
-    ];
-    for (f, v) in sizes {
-        note(&mut s, f);
-        let _ = writeln!(s, "{f} = {v}");
-    }
-    note(&mut s, "smt_throughput");
-    let _ = writeln!(s, "smt_throughput = {:.2}", p.smt_throughput);
-    let t = &p.topology;
-    let _ = writeln!(
-        s,
-        "\n# sysfs: physical_package_id, core_id, thread_siblings_list, the LLC's shared_cpu_list"
-    );
-    let _ = writeln!(
-        s,
-        "[topology]\nsockets = {}\ncores_per_socket = {}\nsmt = {}\nllcs_per_socket = {}",
-        t.sockets, t.cores_per_socket, t.smt, t.llcs_per_socket
-    );
+    let mut w = Fields { s: String::new(), d };
+    w.top(p);
     if let Some(l) = &p.levels {
-        let _ = writeln!(
-            s,
-            "\n# For the set-associative cache model: ways from sysfs, hit latencies from the chase."
-        );
-        let _ = writeln!(s, "[levels]\nl1d_ways = {}\nl2_ways = {}", l.l1d_ways, l.l2_ways);
-        note(&mut s, "levels.l2_hit_ns");
-        let _ = writeln!(s, "l2_hit_ns = {:.2}", l.l2_hit_ns);
-        note(&mut s, "levels.llc_hit_ns");
-        let _ = writeln!(s, "llc_hit_ns = {:.2}", l.llc_hit_ns);
-        if let Some(f) = l.fresh_line_ns {
-            note(&mut s, "levels.fresh_line_ns");
-            let _ = writeln!(s, "fresh_line_ns = {f:.2}");
-        }
-        note(&mut s, "levels.loop_load_ns");
-        if let Some(f) = l.loop_load_ns {
-            let _ = writeln!(s, "loop_load_ns = {f:.3}");
-        }
+        w.levels(l);
     }
     match &p.tracepoint {
-        Some(t) => {
-            let _ = writeln!(s, "\n# For the lab's twins: one enabled tracepoint firing into a private instance.");
-            let _ = writeln!(s, "[tracepoint]");
-            note(&mut s, "tracepoint.event_ns");
-            let _ = writeln!(s, "event_ns = {:.2}", t.event_ns);
-            note(&mut s, "tracepoint.discard_ns");
-            let _ = writeln!(s, "discard_ns = {:.2}", t.discard_ns);
-            if let Some(ns) = t.passed_ns {
-                note(&mut s, "tracepoint.passed_ns");
-                let _ = writeln!(s, "passed_ns = {ns:.2}");
-            }
-        }
-        None => {
-            let _ = writeln!(s, "\n# tracepoint: {}", d.note("tracepoint"));
-        }
+        Some(t) => w.tracepoint(t),
+        None => w.missing("tracepoint"),
     }
     match &p.storage {
-        Some(st) => {
-            let _ = writeln!(
-                s,
-                "\n# For the lab's btrfs twin: what the images' filesystem charges for a commit's writes and flushes through the loop device."
-            );
-            let _ = writeln!(s, "[storage]");
-            let kib: Vec<String> = st.flush_kib.iter().map(|k| format!("{k:.0}")).collect();
-            let _ = writeln!(s, "flush_kib = [{}]", kib.join(", "));
-            note(&mut s, "storage.flush_us");
-            let us: Vec<String> = st.flush_us.iter().map(|u| format!("{u:.0}")).collect();
-            let _ = writeln!(s, "flush_us = [{}]", us.join(", "));
-            if let Some(b) = &st.block_flush_us {
-                note(&mut s, "storage.block_flush_us");
-                let us: Vec<String> = b.iter().map(|u| format!("{u:.0}")).collect();
-                let _ = writeln!(s, "block_flush_us = [{}]", us.join(", "));
-            }
-            note(&mut s, "storage.super_flush_us");
-            let _ = writeln!(s, "super_flush_us = {:.0}", st.super_flush_us);
-            note(&mut s, "storage.write_us");
-            let _ = writeln!(s, "write_us = {:.2}", st.write_us);
-            note(&mut s, "storage.drop_folio_us");
-            if let Some(us) = st.drop_folio_us {
-                let _ = writeln!(s, "drop_folio_us = {us:.3}");
-            }
-        }
-        None => {
-            let _ = writeln!(s, "\n# storage: {}", d.note("storage"));
-        }
+        Some(st) => w.storage(st),
+        None => w.missing("storage"),
     }
     match &p.sched {
-        Some(sc) => {
-            let _ = writeln!(
-                s,
-                "\n# For the lab's btrfs twin: an unmount's waits for the kernel's helper threads (close_ctree's kthread stops, the expedited grace periods)."
-            );
-            let _ = writeln!(s, "[sched]");
-            note(&mut s, "sched.wake_us");
-            let _ = writeln!(s, "wake_us = {:.2}", sc.wake_us);
-            note(&mut s, "sched.thread_stop_us");
-            let _ = writeln!(s, "thread_stop_us = {:.2}", sc.thread_stop_us);
-        }
-        None => {
-            let _ = writeln!(s, "\n# sched: {}", d.note("sched"));
-        }
+        Some(sc) => w.sched(sc),
+        None => w.missing("sched"),
     }
     match &p.mitigation {
-        Some(m) => {
-            let _ = writeln!(
-                s,
-                "\n# For the counted kernel paths: what the kernel's mitigations add to each indirect call (Spectre v2) and each return (SRSO, Retbleed)."
-            );
-            let _ = writeln!(s, "[mitigation]\nspectre_v2 = {}", quote(&m.spectre_v2));
-            note(&mut s, "mitigation.indirect_call_ns");
-            let _ = writeln!(s, "indirect_call_ns = {:.2}", m.indirect_call_ns);
-            if let Some(line) = &m.spec_rstack_overflow {
-                let _ = writeln!(s, "spec_rstack_overflow = {}", quote(line));
-            }
-            note(&mut s, "mitigation.return_ns");
-            let _ = writeln!(s, "return_ns = {:.2}", m.return_ns);
-        }
-        None => {
-            let _ = writeln!(s, "\n# mitigation: {}", d.note("mitigation"));
+        Some(m) => w.mitigation(m),
+        None => w.missing("mitigation"),
+    }
+    w.s
+}
+
+/// [`fields`]' text as it is written, and the notes it takes from.
+struct Fields<'a> {
+    s: String,
+    d: &'a Derived,
+}
+
+impl Fields<'_> {
+    /// `field`'s note as a comment line, when it has one.
+    fn note(&mut self, field: &str) {
+        let n = self.d.note(field);
+        if !n.is_empty() {
+            let _ = writeln!(self.s, "# {}: {n}", field.rsplit('.').next().unwrap_or(field));
         }
     }
-    s
+
+    /// `field = value`, after `field`'s note.
+    fn noted(&mut self, field: &str, key: &str, value: std::fmt::Arguments<'_>) {
+        self.note(field);
+        let _ = writeln!(self.s, "{key} = {value}");
+    }
+
+    /// A table left out, with the reason its note gives.
+    fn missing(&mut self, table: &str) {
+        let _ = writeln!(self.s, "\n# {table}: {}", self.d.note(table));
+    }
+
+    /// The untabled fields and `[topology]`.
+    fn top(&mut self, p: &MachineProfile) {
+        let _ = writeln!(self.s, "name = {}", quote(&p.name));
+        let _ = writeln!(self.s, "source = {}", quote(&p.source));
+        let _ = writeln!(self.s, "cpu = {}", quote(&p.cpu));
+        let ns = [
+            ("hit_ns", p.hit_ns),
+            ("atomic_ns", p.atomic_ns),
+            ("smt_ns", p.smt_ns),
+            ("same_llc_ns", p.same_llc_ns),
+            ("same_socket_ns", p.same_socket_ns),
+            ("cross_socket_ns", p.cross_socket_ns),
+            ("memory_ns", p.memory_ns),
+        ];
+        for (f, v) in ns {
+            self.noted(f, f, format_args!("{v:.2}"));
+        }
+        let sizes = [
+            ("l1d_bytes", p.l1d_bytes),
+            ("l2_bytes", p.l2_bytes),
+            ("llc_bytes_per_socket", p.llc_bytes_per_socket),
+            ("cache_ways", u64::from(p.cache_ways)),
+        ];
+        for (f, v) in sizes {
+            self.noted(f, f, format_args!("{v}"));
+        }
+        self.noted("smt_throughput", "smt_throughput", format_args!("{:.2}", p.smt_throughput));
+        let t = &p.topology;
+        let _ = writeln!(
+            self.s,
+            "\n# sysfs: physical_package_id, core_id, thread_siblings_list, the LLC's shared_cpu_list"
+        );
+        let _ = writeln!(
+            self.s,
+            "[topology]\nsockets = {}\ncores_per_socket = {}\nsmt = {}\nllcs_per_socket = {}",
+            t.sockets, t.cores_per_socket, t.smt, t.llcs_per_socket
+        );
+    }
+
+    /// `[levels]`.
+    fn levels(&mut self, l: &CacheLevels) {
+        let _ = writeln!(
+            self.s,
+            "\n# For the set-associative cache model: ways from sysfs, hit latencies from the chase."
+        );
+        let _ = writeln!(self.s, "[levels]\nl1d_ways = {}\nl2_ways = {}", l.l1d_ways, l.l2_ways);
+        self.noted("levels.l2_hit_ns", "l2_hit_ns", format_args!("{:.2}", l.l2_hit_ns));
+        self.noted("levels.llc_hit_ns", "llc_hit_ns", format_args!("{:.2}", l.llc_hit_ns));
+        if let Some(f) = l.fresh_line_ns {
+            self.noted("levels.fresh_line_ns", "fresh_line_ns", format_args!("{f:.2}"));
+        }
+        self.note("levels.loop_load_ns");
+        if let Some(f) = l.loop_load_ns {
+            let _ = writeln!(self.s, "loop_load_ns = {f:.3}");
+        }
+    }
+
+    /// `[tracepoint]`.
+    fn tracepoint(&mut self, t: &TracepointPrices) {
+        let _ = writeln!(
+            self.s,
+            "\n# For the lab's twins: one enabled tracepoint firing into a private instance."
+        );
+        let _ = writeln!(self.s, "[tracepoint]");
+        self.noted("tracepoint.event_ns", "event_ns", format_args!("{:.2}", t.event_ns));
+        self.noted("tracepoint.discard_ns", "discard_ns", format_args!("{:.2}", t.discard_ns));
+        if let Some(ns) = t.passed_ns {
+            self.noted("tracepoint.passed_ns", "passed_ns", format_args!("{ns:.2}"));
+        }
+    }
+
+    /// `[storage]`.
+    fn storage(&mut self, st: &StoragePrices) {
+        let _ = writeln!(
+            self.s,
+            "\n# For the lab's btrfs twin: what the images' filesystem charges for a commit's writes and flushes through the loop device."
+        );
+        let _ = writeln!(self.s, "[storage]");
+        let list = |v: &[f64]| v.iter().map(|x| format!("{x:.0}")).collect::<Vec<_>>().join(", ");
+        let _ = writeln!(self.s, "flush_kib = [{}]", list(&st.flush_kib));
+        self.noted("storage.flush_us", "flush_us", format_args!("[{}]", list(&st.flush_us)));
+        if let Some(b) = &st.block_flush_us {
+            self.noted("storage.block_flush_us", "block_flush_us", format_args!("[{}]", list(b)));
+        }
+        self.noted("storage.super_flush_us", "super_flush_us", format_args!("{:.0}", st.super_flush_us));
+        self.noted("storage.write_us", "write_us", format_args!("{:.2}", st.write_us));
+        self.note("storage.drop_folio_us");
+        if let Some(us) = st.drop_folio_us {
+            let _ = writeln!(self.s, "drop_folio_us = {us:.3}");
+        }
+    }
+
+    /// `[sched]`.
+    fn sched(&mut self, sc: &SchedPrices) {
+        let _ = writeln!(
+            self.s,
+            "\n# For the lab's btrfs twin: an unmount's waits for the kernel's helper threads (close_ctree's kthread stops, the expedited grace periods)."
+        );
+        let _ = writeln!(self.s, "[sched]");
+        self.noted("sched.wake_us", "wake_us", format_args!("{:.2}", sc.wake_us));
+        self.noted("sched.thread_stop_us", "thread_stop_us", format_args!("{:.2}", sc.thread_stop_us));
+    }
+
+    /// `[mitigation]`.
+    fn mitigation(&mut self, m: &MitigationPrices) {
+        let _ = writeln!(
+            self.s,
+            "\n# For the counted kernel paths: what the kernel's mitigations add to each indirect call (Spectre v2) and each return (SRSO, Retbleed)."
+        );
+        let _ = writeln!(self.s, "[mitigation]\nspectre_v2 = {}", quote(&m.spectre_v2));
+        self.noted(
+            "mitigation.indirect_call_ns",
+            "indirect_call_ns",
+            format_args!("{:.2}", m.indirect_call_ns),
+        );
+        if let Some(line) = &m.spec_rstack_overflow {
+            let _ = writeln!(self.s, "spec_rstack_overflow = {}", quote(line));
+        }
+        self.noted("mitigation.return_ns", "return_ns", format_args!("{:.2}", m.return_ns));
+    }
 }
 
 /// A TOML basic string.

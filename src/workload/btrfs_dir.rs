@@ -10,20 +10,19 @@ pub mod cost;
 mod keys;
 mod params;
 pub mod phases;
+mod script;
 pub mod syscalls;
 pub mod walls;
 mod worker;
 
 use std::collections::BTreeMap;
 
-use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
 use crate::engine::Metrics;
 use crate::engine::histogram::LatencyHistogram;
 use crate::engine::rng::RunKey;
 use crate::kernel::ModelError;
-use crate::kernel::btrfs::fs::{Fs, ROOT_DIR_INO, dir_index_leaf_count, rm_rf};
 use crate::kernel::btrfs::unmount;
 use crate::machine::{MachineError, MachineProfile};
 use crate::param::ParamError;
@@ -66,117 +65,23 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     p.validate()?;
     p.work_scale.resolve(machine).map_err(|m| ParamError::new("work_scale", m))?;
     let cost = delayed_cost(p, machine);
-    let mut fs = Fs::new(p.nodesize, p.thresholds(), p.rules());
-    fs.evict_kills_pending = p.evict_kills_pending;
-    fs.writeback_on_sync = p.writeback_on_sync;
-    fs.sync_task = p.sync_by.task();
-    fs.unmount_task = p.sync_by.unmount_task();
-    let testdir = fs
-        .mkdir(ROOT_DIR_INO, b"testdir")
-        .ok_or_else(|| ParamError::new("files", "mkdir failed"))?;
-    for i in 1..=p.files {
-        fs.create(testdir, &p.file_name(i));
-    }
-    let unlink_cost = syscalls::UnlinkCost::new(p, machine, cost);
-    fs.delayed.set_worker_mode(p.worker);
-    let mut clock = worker::WorkerClock::new(machine, p.work_scale.on(machine), cost, unlink_cost);
-    let (mut unlink_calls, mut rm_calls, mut all_calls) = (LatencyHistogram::new(), LatencyHistogram::new(), LatencyHistogram::new());
-    let mut deleted = 0u64;
-    let pattern = p.delete_pattern();
-    for i in 1..=p.files {
-        let hit = match pattern {
-            DeletePattern::Fraction(f) => rng.random_bool(f),
-            DeletePattern::Every(k) => (i - 1) % k == 0,
-        };
-        if !hit {
-            continue;
-        }
-        let wait = clock.before_call(&mut fs)?;
-        if fs.unlink(testdir, &p.file_name(i)) {
-            deleted += 1;
-            let ps = unlink_cost.call_ps(&fs.last_unlink)?;
-            unlink_calls.record(ps + wait);
-            all_calls.record(ps + wait);
-            clock.after_call(&fs, ps)?;
-        }
-    }
-    let (start_commits, before_sync_commits) = (0, fs.commits());
-    let before_sync = fs.delayed.insert_stats();
-    let deletes_before_sync = fs.delayed.delete_stats();
-    let unlink_shapes = fs.delayed.take_batch_shapes();
-    fs.sync();
-    let sync_shapes = fs.delayed.take_batch_shapes();
-    let after_sync = fs.delayed.insert_stats();
-    let leaves = fs.tree.leaf_count();
-    let height = fs.tree.height();
-    let dir_index_leaves = dir_index_leaf_count(&fs, testdir);
-    let before_rm = fs.delayed.delete_stats();
-    let before_rm_commits = fs.commits();
-    let mut rmdir_wait_ps = 0;
-    if p.rm_rf {
-        let mut priced = Ok(());
-        // Each call waits for a flush still running when it starts (the
-        // rmdir too, whose eviction of the directory would otherwise drop
-        // the flush's items; a flush the rmdir's own check queues is
-        // dropped by that eviction): the wait is found at the previous
-        // call's end (before rm_rf starts for the first unlink).
-        let mut wait = clock.before_call(&mut fs)?;
-        // After the loop, the last call's `wait` is the rmdir's.
-        rm_rf(&mut fs, testdir, &mut |fs| {
-            let call = unlink_cost.call_ps(&fs.last_unlink).and_then(|ps| {
-                rm_calls.record(ps + wait);
-                all_calls.record(ps + wait);
-                clock.after_call(fs, ps)?;
-                clock.before_call(fs).map(|w| wait = w)
-            });
-            if let (Err(e), Ok(())) = (call, &priced) {
-                priced = Err(e);
-            }
-        });
-        priced?;
-        rmdir_wait_ps = wait;
-    }
+    let mut run = script::run(p, machine, cost, rng)?;
+    let mut m = BTreeMap::new();
+    put_counts(&mut m, &run, &cost);
+    let fs = &mut run.fs;
     let s = fs.delayed.delete_stats();
     let ins = fs.delayed.insert_stats();
-    let sync_ins = after_sync.since(&before_sync);
-    let mut m = BTreeMap::new();
-    let mut put = |k: &str, v: f64| {
-        m.insert(k.to_string(), v);
-    };
-    put("batches", s.batches as f64);
-    put("searches", s.searches as f64);
-    put("leaves_touched", s.leaf_visits as f64);
-    put("bytes_moved", s.bytes_moved as f64);
-    put("delete_delayed_us", cost.delete_ps(&s)? as f64 / 1e6);
-    put("leaves", leaves as f64);
-    put("tree_height", height as f64);
-    put("cow_blocks", s.cow_blocks as f64);
-    put("leaf_pushes", s.leaf_pushes as f64);
-    put("key_compares", s.key_compares as f64);
-    put("leaf_walks", s.leaf_walks as f64);
-    put("items_released", s.items_released as f64);
-    put("delete_runs", s.runs as f64);
-    put("batches_rm", (s.batches - before_rm.batches) as f64);
-    put("dir_index_leaves", dir_index_leaves as f64);
-    put("files_deleted", deleted as f64);
-    put("killed_at_evict", fs.killed_at_evict as f64);
-    let btree_folios = unmount::btree_folios(fs.blocks_allocated(), cost.folios());
-    put("btree_folios", btree_folios as f64);
-    put("btree_folios_added", (fs.blocks_allocated() * u64::from(cost.folios())) as f64);
-    put("worker_runs", fs.delayed.worker_runs() as f64);
-    put("insert_batches", ins.batches as f64);
-    put("insert_searches", ins.searches as f64);
-    put("insert_delayed_us", cost.insert_ps(&ins)? as f64 / 1e6);
-    put("items_per_insert_batch", ratio(ins.items, ins.batches));
-    put("insert_batches_sync", sync_ins.batches as f64);
-    put("insert_items_sync", sync_ins.items as f64);
-    put("insert_sync_us", cost.insert_ps(&sync_ins)? as f64 / 1e6);
+    let sync_ins = run.after_sync.since(&run.before_sync);
+    m.insert("delete_delayed_us".into(), cost.delete_ps(&s)? as f64 / 1e6);
+    m.insert("insert_delayed_us".into(), cost.insert_ps(&ins)? as f64 / 1e6);
+    m.insert("insert_sync_us".into(), cost.insert_ps(&sync_ins)? as f64 / 1e6);
     let start = Default::default();
     let rm_shapes = fs.delayed.take_batch_shapes();
-    phases::put(&mut m, &cost, [&start, &deletes_before_sync, &before_rm, &s])?;
-    phases::put_medians(&mut m, &cost, [&unlink_shapes, &sync_shapes, &rm_shapes])?;
-    phases::put_calls(&mut m, [&unlink_calls, &LatencyHistogram::new(), &rm_calls, &all_calls]);
-    let marks = [start_commits, before_sync_commits, before_rm_commits, fs.commits()];
+    phases::put(&mut m, &cost, [&start, &run.deletes_before_sync, &run.before_rm, &s])?;
+    phases::put_medians(&mut m, &cost, [&run.unlink_shapes, &run.sync_shapes, &rm_shapes])?;
+    let [unlink_calls, rm_calls, all_calls] = &run.calls;
+    phases::put_calls(&mut m, [unlink_calls, &LatencyHistogram::new(), rm_calls, all_calls]);
+    let marks = run.commit_marks;
     phases::put_writes(&mut m, &fs.commit_blocks(), marks);
     let lock_event_ps = if p.lock_tracepoints { cost.prices.trace_event_ps } else { 0 };
     let scale = p.work_scale.on(machine);
@@ -191,9 +96,48 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
             storage,
         };
         let calls = [unlink_calls.sum() as f64 / 1e6, rm_calls.sum() as f64 / 1e6];
-        walls::put_priced(&mut m, &prices, &fs, calls, rmdir_wait_ps as f64 / 1e6, marks, btree_folios)?;
+        let btree_folios = unmount::btree_folios(fs.blocks_allocated(), cost.folios());
+        walls::put_priced(&mut m, &prices, fs, calls, run.rmdir_wait_ps as f64 / 1e6, marks, btree_folios)?;
     }
     Ok(m)
+}
+
+/// The script's counts (no prices): the delayed items' work over the
+/// whole script, the tree's shape after the sync, the btree inode's
+/// folios.
+fn put_counts(m: &mut BTreeMap<String, f64>, run: &script::Script, cost: &DelayedCost) {
+    let fs = &run.fs;
+    let s = fs.delayed.delete_stats();
+    let ins = fs.delayed.insert_stats();
+    let sync_ins = run.after_sync.since(&run.before_sync);
+    let mut put = |k: &str, v: f64| {
+        m.insert(k.to_string(), v);
+    };
+    put("batches", s.batches as f64);
+    put("searches", s.searches as f64);
+    put("leaves_touched", s.leaf_visits as f64);
+    put("bytes_moved", s.bytes_moved as f64);
+    put("leaves", run.leaves as f64);
+    put("tree_height", run.height as f64);
+    put("cow_blocks", s.cow_blocks as f64);
+    put("leaf_pushes", s.leaf_pushes as f64);
+    put("key_compares", s.key_compares as f64);
+    put("leaf_walks", s.leaf_walks as f64);
+    put("items_released", s.items_released as f64);
+    put("delete_runs", s.runs as f64);
+    put("batches_rm", (s.batches - run.before_rm.batches) as f64);
+    put("dir_index_leaves", run.dir_index_leaves as f64);
+    put("files_deleted", run.deleted as f64);
+    put("killed_at_evict", fs.killed_at_evict as f64);
+    let btree_folios = unmount::btree_folios(fs.blocks_allocated(), cost.folios());
+    put("btree_folios", btree_folios as f64);
+    put("btree_folios_added", (fs.blocks_allocated() * u64::from(cost.folios())) as f64);
+    put("worker_runs", fs.delayed.worker_runs() as f64);
+    put("insert_batches", ins.batches as f64);
+    put("insert_searches", ins.searches as f64);
+    put("items_per_insert_batch", ratio(ins.items, ins.batches));
+    put("insert_batches_sync", sync_ins.batches as f64);
+    put("insert_items_sync", sync_ins.items as f64);
 }
 
 /// `a / b`, 0 when `b` is 0.
