@@ -311,13 +311,15 @@ fn storage_not_measured_or_out_of_range_leaves_the_table_out_and_says_why() {
         block_flush: vec![(16, spread(200.0)), (64, spread(400.0))],
         super_flush: spread(160.0),
         write: spread(7.0),
-        drop_folio: Ok(spread(0.2)),
+        // Out of range too: the table's failure is the one reported.
+        drop_folio: Ok(spread(2e6)),
     });
     let d = derive(&cal, "slow", "t").unwrap();
     assert!(d.profile.storage.is_none());
     let text = render(&cal, &d, &Header::default());
     assert!(text.contains("# storage: not kept: storage.flush_us:"), "{text}");
     assert!(!text.contains("# flush_us:"), "no note of a table not written: {text}");
+    assert!(!text.contains("drop_folio"), "no note of a field of a table not written: {text}");
     // A folio's drop not measured (a tmpfs folder) or out of range: the
     // table keeps its other figures, the field says why it is missing.
     let fine = |drop_folio| StorageCost {

@@ -108,21 +108,23 @@ pub(super) fn storage(cal: &Calibration, notes: &mut Vec<(&'static str, String)>
         }
     };
     storage_notes(st, notes);
+    // An optional field: out of range, it alone is left out.
+    let drop_folio_us = st.drop_folio.as_ref().ok().map(|d| r3(d.median)).filter(|&us| {
+        let kept = crate::machine::StoragePrices::check_drop_folio(us);
+        if let Err(why) = &kept {
+            notes.retain(|(f, _)| *f != "storage.drop_folio_us");
+            notes.push(("storage.drop_folio_us", format!("not kept: {why}")));
+        }
+        kept.is_ok()
+    });
     let prices = crate::machine::StoragePrices {
         flush_kib: st.flush.iter().map(|(kib, _)| *kib as f64).collect(),
         flush_us: st.flush.iter().map(|(_, s)| s.median.round()).collect(),
         block_flush_us: Some(st.block_flush.iter().map(|(_, s)| s.median.round()).collect()),
         super_flush_us: st.super_flush.median.round(),
         write_us: r2(st.write.median),
-        drop_folio_us: st.drop_folio.as_ref().ok().map(|d| r3(d.median)),
+        drop_folio_us,
     };
-    // An optional field: out of range, it alone is left out.
-    let mut prices = prices;
-    if let Err(("storage.drop_folio_us", why)) = prices.check() {
-        notes.retain(|(f, _)| *f != "storage.drop_folio_us");
-        notes.push(("storage.drop_folio_us", format!("not kept: {why}")));
-        prices.drop_folio_us = None;
-    }
     // An optional table: one out of range leaves the rest of the profile.
     if let Err((field, why)) = prices.check() {
         notes.retain(|(f, _)| !f.starts_with("storage."));

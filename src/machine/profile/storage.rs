@@ -95,12 +95,21 @@ impl StoragePrices {
             let msg = format!("{} us is not in [0, {MAX_WRITE_US}]", self.write_us);
             return Err(("storage.write_us", msg));
         }
-        if let Some(us) = self.drop_folio_us
-            && !(us > 0.0 && us <= MAX_WRITE_US)
-        {
-            return Err(("storage.drop_folio_us", format!("{us} us is not in (0, {MAX_WRITE_US}]")));
+        if let Some(us) = self.drop_folio_us {
+            Self::check_drop_folio(us).map_err(|m| ("storage.drop_folio_us", m))?;
         }
         Ok(())
+    }
+
+    /// Why `us` cannot be [`Self::drop_folio_us`] (the one optional field:
+    /// a calibration whose drop is out of range keeps the rest of the
+    /// table).
+    pub fn check_drop_folio(us: f64) -> Result<(), String> {
+        if us > 0.0 && us <= MAX_WRITE_US {
+            Ok(())
+        } else {
+            Err(format!("{us} us is not in (0, {MAX_WRITE_US}]"))
+        }
     }
 
     /// us the first `fsync` of a commit takes after `kib` KiB written in
