@@ -193,6 +193,15 @@ fn key(e: &Event) -> u128 {
 /// --completions 2000000 --repeat 7`, two alternating pairs): on these
 /// small heaps the extra compares per level cost more than the levels
 /// saved, and the refill lost the hole's sink-then-rise.
+///
+/// Tried in issue 35 (session 70) and not kept: each queued event packed
+/// in one `u128` (`time << 64 | seq << 24 | target`: 16 bytes a heap
+/// entry instead of 24, the key read rather than built). It popped in
+/// the same order, and M/M/1//N ran slower: `fsmeta bench --repeat 9
+/// --completions 400000`, three alternating pairs, ratio 0.828 / 0.836 /
+/// 0.832 against 0.906 / 0.914 / 0.913 (events/s 25.5M-26.9M against
+/// 26.2M-28.7M), and no faster without its two checks (the target's
+/// range, the sequence's renumbering).
 #[derive(Debug, Default)]
 struct MinHeap {
     v: Vec<Event>,
