@@ -4,7 +4,7 @@
 
 use super::Variant;
 use super::config::Document;
-use super::config::{MarkConfig, PlotConfig};
+use super::config::{ExpectConfig, MarkConfig, PlotConfig};
 use crate::param::ParamError;
 use crate::text::closest;
 use crate::workload::{MetricSpec, StepAxis, StepScale};
@@ -92,143 +92,14 @@ pub fn validate_outputs(
     labelled: &[String],
     outputs: &Outputs<'_>,
 ) -> Result<(), ParamError> {
-    let axes = outputs.axes;
-    let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
-    let params: Vec<&str> = sweep.iter().map(|(p, _)| p.as_str()).collect();
-    let metrics: Vec<&str> = outputs.metrics.iter().map(|m| m.name.as_str()).collect();
-    let known_in = |field: String, m: &str, metrics: &[&str]| -> Result<(), ParamError> {
-        if metrics.contains(&m) {
-            return Ok(());
-        }
-        Err(
-            fail(field, format!("no metric `{m}`; this workload reports: {}", metrics.join(", ")))
-                .suggest(closest(m, metrics.iter().copied())),
-        )
-    };
-    let known_metric = |field: String, m: &str| known_in(field, m, &metrics);
-    let known_variant = |field: String, v: &str| -> Result<(), ParamError> {
-        if names.contains(&v) {
-            return Ok(());
-        }
-        Err(fail(field, format!("no variant `{v}`; variants are: {}", names.join(", "))).suggest(closest(v, names.iter().copied())))
-    };
-    let known_param = |field: String, p: &str| -> Result<(), ParamError> {
-        if params.contains(&p) {
-            return Ok(());
-        }
-        Err(fail(field, format!("`{p}` is not a swept parameter; swept: {}", params.join(", ")))
-            .suggest(closest(p, params.iter().copied())))
-    };
-    let known_x = |field: String, x: &str| -> Result<(), ParamError> {
-        if params.contains(&x) {
-            return Ok(());
-        }
-        let mut choices: Vec<&str> = params.clone();
-        choices.extend(axes.iter().map(|a| a.name));
-        Err(fail(
-            field,
-            format!(
-                "`{x}` is neither a swept parameter nor a step axis; choose one of: {}",
-                choices.join(", ")
-            ),
-        )
-        .suggest(closest(x, choices.iter().copied())))
+    let known = Known {
+        variants: variants.iter().map(|v| v.name.as_str()).collect(),
+        params: sweep.iter().map(|(p, _)| p.as_str()).collect(),
+        metrics: outputs.metrics.iter().map(|m| m.name.as_str()).collect(),
+        axes: outputs.axes,
     };
     for (i, p) in doc.plot.iter().enumerate() {
-        if let Some(why) = p.name.as_deref().and_then(crate::text::file_name_problem) {
-            return Err(fail(
-                format!("plot[{i}].name"),
-                format!("{why} (it names the plot's .svg and .png)"),
-            ));
-        }
-        check_plot_texts(i, p)?;
-        let axis = axes.iter().find(|a| a.name == p.x);
-        match (p.kind.as_str(), axis) {
-            ("line" | "bars", Some(a)) => known_value(format!("plot[{i}].y"), a, &p.y)?,
-            ("line" | "bars", None) => {
-                known_x(format!("plot[{i}].x"), &p.x)?;
-                known_metric(format!("plot[{i}].y"), &p.y)?;
-            }
-            ("histogram", Some(a)) if matches!(a.scale, StepScale::Log2 { .. }) => {
-                if !p.y.is_empty() {
-                    known_value(format!("plot[{i}].y"), a, &p.y)?;
-                }
-            }
-            ("histogram", _) => {
-                let log2: Vec<&str> = axes
-                    .iter()
-                    .filter(|a| matches!(a.scale, StepScale::Log2 { .. }))
-                    .map(|a| a.name)
-                    .collect();
-                let have = if log2.is_empty() {
-                    "this workload reports none".to_string()
-                } else {
-                    format!("this workload reports: {}", log2.join(", "))
-                };
-                return Err(fail(
-                    format!("plot[{i}].x"),
-                    format!("a histogram's `x` is a log2-bucket step axis; {have}"),
-                )
-                .suggest(closest(&p.x, log2.iter().copied())));
-            }
-            ("heatmap", _) => {
-                known_param(format!("plot[{i}].x"), &p.x)?;
-                known_param(format!("plot[{i}].y"), &p.y)?;
-                if p.x == p.y {
-                    return Err(fail(format!("plot[{i}].y"), "a heat map needs two different swept parameters"));
-                }
-                let Some(m) = &p.metric else {
-                    return Err(fail(
-                        format!("plot[{i}].metric"),
-                        "a heat map needs `metric`, the value that colours each cell",
-                    ));
-                };
-                known_metric(format!("plot[{i}].metric"), m)?;
-                if let Some(r) = &p.ratio {
-                    known_variant(format!("plot[{i}].ratio.of"), &r.of)?;
-                    known_variant(format!("plot[{i}].ratio.over"), &r.over)?;
-                }
-            }
-            ("utilisation", _) => {
-                if !metrics.iter().any(|m| m.ends_with(".utilisation")) {
-                    return Err(fail(
-                        format!("plot[{i}].kind"),
-                        "`utilisation` plots need a workload that reports LINE.utilisation / LOCK.utilisation (kind `path`)",
-                    ));
-                }
-            }
-            (other, _) => {
-                return Err(fail(
-                    format!("plot[{i}].kind"),
-                    format!("expected one of {}, found `{other}`", super::config::PLOT_KINDS.join(", ")),
-                )
-                .suggest(closest(other, super::config::PLOT_KINDS.iter().copied())));
-            }
-        }
-        if p.kind != "heatmap" && (p.metric.is_some() || p.ratio.is_some()) {
-            return Err(fail(format!("plot[{i}].metric"), "`metric` and `ratio` are for kind = \"heatmap\""));
-        }
-        if p.kind != "histogram" && p.share {
-            return Err(fail(format!("plot[{i}].share"), "`share` is for kind = \"histogram\""));
-        }
-        check_kind_keys(i, p)?;
-        check_x_scale(i, p, sweep)?;
-        check_labelled_x(i, p, labelled)?;
-        if p.series != "variant" {
-            known_param(format!("plot[{i}].series"), &p.series)?;
-        }
-        for k in p.at.keys() {
-            known_param(format!("plot[{i}].at.{k}"), k)?;
-        }
-        for v in &p.variants {
-            known_variant(format!("plot[{i}].variants"), v)?;
-        }
-        for (j, m) in p.marks.iter().enumerate() {
-            check_mark(&format!("plot[{i}].marks[{j}]"), p, m, axis, sweep)?;
-            if let Some(v) = &m.variant {
-                known_variant(format!("plot[{i}].marks[{j}].variant"), v)?;
-            }
-        }
+        check_plot(i, p, &known, sweep, labelled)?;
     }
     check_stems(&doc.plot)?;
     for (i, e) in doc.expect.iter().enumerate() {
@@ -237,69 +108,241 @@ pub fn validate_outputs(
                 let on: Vec<&str> = on.iter().map(|m| m.name.as_str()).collect();
                 known_in(format!("expect[{i}].metric"), &e.metric, &on)?;
             }
-            _ => known_metric(format!("expect[{i}].metric"), &e.metric)?,
+            _ => known.metric(format!("expect[{i}].metric"), &e.metric)?,
         }
-        if let Some(v) = &e.variant {
-            known_variant(format!("expect[{i}].variant"), v)?;
-        }
-        if let Some(r) = &e.ratio {
-            known_variant(format!("expect[{i}].ratio.of"), &r.of)?;
-            known_variant(format!("expect[{i}].ratio.over"), &r.over)?;
-        }
-        for (k, v) in &e.at {
-            known_param(format!("expect[{i}].at.{k}"), k)?;
-            let listed = sweep.iter().find(|(p, _)| p == k).is_some_and(|(_, vs)| vs.contains(v));
-            if !listed {
-                return Err(fail(
-                    format!("expect[{i}].at.{k}"),
-                    format!("{v} is not one of the values swept for `{k}`"),
-                ));
-            }
-        }
-        if let Some(r) = &e.role
-            && !matches!(r.as_str(), "fitted" | "predicted")
-        {
-            return Err(fail(
-                format!("expect[{i}].role"),
-                format!("expected `fitted` or `predicted`, found `{r}`"),
-            ));
-        }
-        if e.known_gap.as_deref().is_some_and(|w| w.trim().is_empty()) {
-            return Err(fail(format!("expect[{i}].known_gap"), "say why the model cannot reach the figure"));
-        }
+        check_expect(i, e, &known, sweep)?;
+    }
+    Ok(())
+}
 
-        match (e.within.as_deref(), e.target, e.tolerance_pct) {
-            (Some(&[lo, hi]), None, None) if lo <= hi && bound_ok(lo) && bound_ok(hi) => {}
-            (Some(_), None, None) => {
-                return Err(fail(
-                    format!("expect[{i}].within"),
-                    format!(
-                        "expected [lo, hi] with lo <= hi, finite and within +-{MAX_EXPECT_BOUND:e} (a check that cannot fail checks nothing)"
-                    ),
-                ));
-            }
-            (None, Some(target), Some(_)) if !bound_ok(target) => {
-                return Err(fail(
-                    format!("expect[{i}].target"),
-                    format!("expected a finite number within +-{MAX_EXPECT_BOUND:e}, found {target}"),
-                ));
-            }
-            (None, Some(_), Some(t)) if (0.0..=MAX_TOLERANCE_PCT).contains(&t) => {}
-            (None, Some(_), Some(t)) => {
-                return Err(fail(
-                    format!("expect[{i}].tolerance_pct"),
-                    format!("expected a percentage from 0 to {MAX_TOLERANCE_PCT}, found {t} (a check that cannot fail checks nothing)"),
-                ));
-            }
-            _ => {
-                return Err(fail(
-                    format!("expect[{i}]"),
-                    "give either `within = [lo, hi]` or `target` with `tolerance_pct`",
-                ));
-            }
+/// The names a plot or an expectation may refer to, each check giving
+/// the closest valid one when it fails.
+struct Known<'a> {
+    variants: Vec<&'a str>,
+    params: Vec<&'a str>,
+    metrics: Vec<&'a str>,
+    axes: &'a [StepAxis],
+}
+
+/// `m` must be one of `metrics`.
+fn known_in(field: String, m: &str, metrics: &[&str]) -> Result<(), ParamError> {
+    if metrics.contains(&m) {
+        return Ok(());
+    }
+    Err(fail(field, format!("no metric `{m}`; this workload reports: {}", metrics.join(", "))).suggest(closest(m, metrics.iter().copied())))
+}
+
+impl Known<'_> {
+    fn metric(&self, field: String, m: &str) -> Result<(), ParamError> {
+        known_in(field, m, &self.metrics)
+    }
+
+    fn variant(&self, field: String, v: &str) -> Result<(), ParamError> {
+        if self.variants.contains(&v) {
+            return Ok(());
+        }
+        let names = &self.variants;
+        Err(fail(field, format!("no variant `{v}`; variants are: {}", names.join(", "))).suggest(closest(v, names.iter().copied())))
+    }
+
+    fn param(&self, field: String, p: &str) -> Result<(), ParamError> {
+        if self.params.contains(&p) {
+            return Ok(());
+        }
+        let params = &self.params;
+        Err(fail(field, format!("`{p}` is not a swept parameter; swept: {}", params.join(", ")))
+            .suggest(closest(p, params.iter().copied())))
+    }
+
+    /// A plot's `x`: a swept parameter or a step axis.
+    fn x(&self, field: String, x: &str) -> Result<(), ParamError> {
+        if self.params.contains(&x) {
+            return Ok(());
+        }
+        let mut choices: Vec<&str> = self.params.clone();
+        choices.extend(self.axes.iter().map(|a| a.name));
+        Err(fail(
+            field,
+            format!(
+                "`{x}` is neither a swept parameter nor a step axis; choose one of: {}",
+                choices.join(", ")
+            ),
+        )
+        .suggest(closest(x, choices.iter().copied())))
+    }
+}
+
+/// Checks `[[plot]]` number `i`.
+fn check_plot(
+    i: usize,
+    p: &PlotConfig,
+    known: &Known<'_>,
+    sweep: &[(String, Vec<toml::Value>)],
+    labelled: &[String],
+) -> Result<(), ParamError> {
+    if let Some(why) = p.name.as_deref().and_then(crate::text::file_name_problem) {
+        return Err(fail(
+            format!("plot[{i}].name"),
+            format!("{why} (it names the plot's .svg and .png)"),
+        ));
+    }
+    check_plot_texts(i, p)?;
+    let axis = known.axes.iter().find(|a| a.name == p.x);
+    check_plot_kind(i, p, known, axis)?;
+    if p.kind != "heatmap" && (p.metric.is_some() || p.ratio.is_some()) {
+        return Err(fail(format!("plot[{i}].metric"), "`metric` and `ratio` are for kind = \"heatmap\""));
+    }
+    if p.kind != "histogram" && p.share {
+        return Err(fail(format!("plot[{i}].share"), "`share` is for kind = \"histogram\""));
+    }
+    check_kind_keys(i, p)?;
+    check_x_scale(i, p, sweep)?;
+    check_labelled_x(i, p, labelled)?;
+    if p.series != "variant" {
+        known.param(format!("plot[{i}].series"), &p.series)?;
+    }
+    for k in p.at.keys() {
+        known.param(format!("plot[{i}].at.{k}"), k)?;
+    }
+    for v in &p.variants {
+        known.variant(format!("plot[{i}].variants"), v)?;
+    }
+    for (j, m) in p.marks.iter().enumerate() {
+        check_mark(&format!("plot[{i}].marks[{j}]"), p, m, axis, sweep)?;
+        if let Some(v) = &m.variant {
+            known.variant(format!("plot[{i}].marks[{j}].variant"), v)?;
         }
     }
     Ok(())
+}
+
+/// What plot `i`'s kind needs of its `x`, `y`, `metric` and `ratio`
+/// (`axis`: the step axis its `x` names, if it names one).
+fn check_plot_kind(i: usize, p: &PlotConfig, known: &Known<'_>, axis: Option<&StepAxis>) -> Result<(), ParamError> {
+    match (p.kind.as_str(), axis) {
+        ("line" | "bars", Some(a)) => known_value(format!("plot[{i}].y"), a, &p.y),
+        ("line" | "bars", None) => {
+            known.x(format!("plot[{i}].x"), &p.x)?;
+            known.metric(format!("plot[{i}].y"), &p.y)
+        }
+        ("histogram", Some(a)) if matches!(a.scale, StepScale::Log2 { .. }) => {
+            if p.y.is_empty() {
+                Ok(())
+            } else {
+                known_value(format!("plot[{i}].y"), a, &p.y)
+            }
+        }
+        ("histogram", _) => {
+            let log2: Vec<&str> = known
+                .axes
+                .iter()
+                .filter(|a| matches!(a.scale, StepScale::Log2 { .. }))
+                .map(|a| a.name)
+                .collect();
+            let have = if log2.is_empty() {
+                "this workload reports none".to_string()
+            } else {
+                format!("this workload reports: {}", log2.join(", "))
+            };
+            Err(fail(
+                format!("plot[{i}].x"),
+                format!("a histogram's `x` is a log2-bucket step axis; {have}"),
+            )
+            .suggest(closest(&p.x, log2.iter().copied())))
+        }
+        ("heatmap", _) => {
+            known.param(format!("plot[{i}].x"), &p.x)?;
+            known.param(format!("plot[{i}].y"), &p.y)?;
+            if p.x == p.y {
+                return Err(fail(format!("plot[{i}].y"), "a heat map needs two different swept parameters"));
+            }
+            let Some(m) = &p.metric else {
+                return Err(fail(
+                    format!("plot[{i}].metric"),
+                    "a heat map needs `metric`, the value that colours each cell",
+                ));
+            };
+            known.metric(format!("plot[{i}].metric"), m)?;
+            if let Some(r) = &p.ratio {
+                known.variant(format!("plot[{i}].ratio.of"), &r.of)?;
+                known.variant(format!("plot[{i}].ratio.over"), &r.over)?;
+            }
+            Ok(())
+        }
+        ("utilisation", _) => {
+            if known.metrics.iter().any(|m| m.ends_with(".utilisation")) {
+                return Ok(());
+            }
+            Err(fail(
+                format!("plot[{i}].kind"),
+                "`utilisation` plots need a workload that reports LINE.utilisation / LOCK.utilisation (kind `path`)",
+            ))
+        }
+        (other, _) => Err(fail(
+            format!("plot[{i}].kind"),
+            format!("expected one of {}, found `{other}`", super::config::PLOT_KINDS.join(", ")),
+        )
+        .suggest(closest(other, super::config::PLOT_KINDS.iter().copied()))),
+    }
+}
+
+/// Checks `[[expect]]` number `i` but its metric: the variants, points
+/// and role it names, its reason when it is a known gap, and its bounds.
+fn check_expect(i: usize, e: &ExpectConfig, known: &Known<'_>, sweep: &[(String, Vec<toml::Value>)]) -> Result<(), ParamError> {
+    if let Some(v) = &e.variant {
+        known.variant(format!("expect[{i}].variant"), v)?;
+    }
+    if let Some(r) = &e.ratio {
+        known.variant(format!("expect[{i}].ratio.of"), &r.of)?;
+        known.variant(format!("expect[{i}].ratio.over"), &r.over)?;
+    }
+    for (k, v) in &e.at {
+        known.param(format!("expect[{i}].at.{k}"), k)?;
+        let listed = sweep.iter().find(|(p, _)| p == k).is_some_and(|(_, vs)| vs.contains(v));
+        if !listed {
+            return Err(fail(
+                format!("expect[{i}].at.{k}"),
+                format!("{v} is not one of the values swept for `{k}`"),
+            ));
+        }
+    }
+    if let Some(r) = &e.role
+        && !matches!(r.as_str(), "fitted" | "predicted")
+    {
+        return Err(fail(
+            format!("expect[{i}].role"),
+            format!("expected `fitted` or `predicted`, found `{r}`"),
+        ));
+    }
+    if e.known_gap.as_deref().is_some_and(|w| w.trim().is_empty()) {
+        return Err(fail(format!("expect[{i}].known_gap"), "say why the model cannot reach the figure"));
+    }
+    check_bounds(i, e)
+}
+
+/// An expectation's bounds: `within = [lo, hi]`, or `target` with
+/// `tolerance_pct`, each able to fail.
+fn check_bounds(i: usize, e: &ExpectConfig) -> Result<(), ParamError> {
+    match (e.within.as_deref(), e.target, e.tolerance_pct) {
+        (Some(&[lo, hi]), None, None) if lo <= hi && bound_ok(lo) && bound_ok(hi) => Ok(()),
+        (Some(_), None, None) => Err(fail(
+            format!("expect[{i}].within"),
+            format!("expected [lo, hi] with lo <= hi, finite and within +-{MAX_EXPECT_BOUND:e} (a check that cannot fail checks nothing)"),
+        )),
+        (None, Some(target), Some(_)) if !bound_ok(target) => Err(fail(
+            format!("expect[{i}].target"),
+            format!("expected a finite number within +-{MAX_EXPECT_BOUND:e}, found {target}"),
+        )),
+        (None, Some(_), Some(t)) if (0.0..=MAX_TOLERANCE_PCT).contains(&t) => Ok(()),
+        (None, Some(_), Some(t)) => Err(fail(
+            format!("expect[{i}].tolerance_pct"),
+            format!("expected a percentage from 0 to {MAX_TOLERANCE_PCT}, found {t} (a check that cannot fail checks nothing)"),
+        )),
+        _ => Err(fail(
+            format!("expect[{i}]"),
+            "give either `within = [lo, hi]` or `target` with `tolerance_pct`",
+        )),
+    }
 }
 
 /// `y` must be a value the step axis `a` reports at each step.
