@@ -483,72 +483,13 @@ struct Open {
 /// and for the whole script. A batch whose task took no root lock since
 /// its previous release has no window.
 fn windows(recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64, delete_every: u64) -> BTreeMap<String, Windows> {
-    // Roots: the first block each task locks after each of its releases.
-    let mut roots = BTreeSet::new();
-    let mut after_release: BTreeSet<u32> = BTreeSet::new();
-    for r in recs {
-        if release(r, fsid).is_some() {
-            after_release.insert(r.pid);
-        } else if let Some(b) = lock_block(r, fsid)
-            && after_release.remove(&r.pid)
-        {
-            roots.insert(b);
-        }
-    }
+    let roots = window_roots(recs, fsid);
     let mut out: BTreeMap<String, Windows> = BTreeMap::new();
     // Per task: its last root lock since its last release, and the COWs
     // and lock calls since that lock.
     let mut root_lock: BTreeMap<u32, Open> = BTreeMap::new();
     for (r, ph) in recs.iter().zip(phases) {
-        if let Some((prev, state, next)) = switch(r) {
-            if let Some(o) = root_lock.get_mut(&prev) {
-                o.out_since = Some(r.ts_ns);
-                o.blocked |= !state.starts_with('R');
-            }
-            if let Some(o) = root_lock.get_mut(&next)
-                && let Some(t) = o.out_since.take()
-            {
-                o.offcpu_ns += r.ts_ns.saturating_sub(t) as f64;
-            }
-            continue;
-        }
-        if let Some(b) = lock_block(r, fsid) {
-            if roots.contains(&b) {
-                root_lock.insert(
-                    r.pid,
-                    Open {
-                        t0: r.ts_ns,
-                        ..Open::default()
-                    },
-                );
-            } else if let Some(o) = root_lock.get_mut(&r.pid) {
-                if r.event == "btrfs_tree_lock" {
-                    o.leaf = Some(b);
-                    o.write_locks += 1;
-                }
-                let d = lock_diff_ns(r);
-                o.lock_ns += d as f64;
-                o.locks += 1.0;
-                o.contended += f64::from(u8::from(d >= CONTENDED_NS));
-            }
-            continue;
-        }
-        if r.event == "btrfs_cow_block" && r.body.starts_with(fsid) {
-            if let Some(o) = root_lock.get_mut(&r.pid) {
-                o.cows += 1.0;
-            }
-            continue;
-        }
-        if r.event == "mm_filemap_add_to_page_cache" {
-            if let Some(o) = root_lock.get_mut(&r.pid) {
-                o.folios += 1.0;
-            }
-            continue;
-        }
-        if r.event == "btrfs_reserved_extent_free" && r.body.starts_with(fsid) {
-            if let Some(o) = root_lock.get_mut(&r.pid) {
-                o.freed += 1.0;
-            }
+        if note_in_window(&mut root_lock, &roots, r, fsid) {
             continue;
         }
         let Some(bytes) = release(r, fsid) else {
@@ -561,38 +502,111 @@ fn windows(recs: &[Record], phases: &[Option<String>], fsid: &str, per_item: f64
         let phase = ph.clone().unwrap_or_else(|| "before".into());
         // rm -fr deletes every file left, in dir-index order.
         let step = if phase == "rm_fr" { 1 } else { delete_every };
+        let keys = [phase, "script".to_string()];
         let (Some(o), Some(bytes)) = (start, bytes) else {
             // A deletion without its window: it breaks a run of windows.
-            for key in [phase, "script".to_string()] {
+            for key in keys {
                 if let Some(e) = out.get_mut(&key) {
                     e.batches.push(shift::Batch::UNTIMED);
                 }
             }
             continue;
         };
-        let us = r.ts_ns.saturating_sub(o.t0) as f64 / 1e3;
-        for key in [phase, "script".to_string()] {
-            let e = out.entry(key).or_default();
-            e.us.push(us);
-            e.batches.push(shift::Batch {
-                us,
-                items: bytes / per_item,
-                leaf: o.leaf,
-                write_locks: o.write_locks,
-                copied: o.cows > 0.0,
-                step,
-            });
-            e.items += bytes / per_item;
-            e.cows += o.cows;
-            e.lock_ns += o.lock_ns;
-            e.locks += o.locks;
-            e.contended += o.contended;
-            e.offcpu_ns += o.offcpu_ns;
-            e.offcpu_batches += f64::from(u8::from(o.offcpu_ns > 0.0));
-            e.blocked_batches += f64::from(u8::from(o.blocked && o.offcpu_ns > 0.0));
-            e.folios += o.folios;
-            e.freed += o.freed;
+        for key in keys {
+            out.entry(key).or_default().close(&o, r.ts_ns, bytes / per_item, step);
         }
     }
     out
+}
+
+/// The windows' roots: the first block each task locks after each of its
+/// releases.
+fn window_roots(recs: &[Record], fsid: &str) -> BTreeSet<u64> {
+    let mut roots = BTreeSet::new();
+    let mut after_release: BTreeSet<u32> = BTreeSet::new();
+    for r in recs {
+        if release(r, fsid).is_some() {
+            after_release.insert(r.pid);
+        } else if let Some(b) = lock_block(r, fsid)
+            && after_release.remove(&r.pid)
+        {
+            roots.insert(b);
+        }
+    }
+    roots
+}
+
+/// Takes `r` into the open window of its task (`root_lock`): a switch
+/// out or in, a root lock (which opens a window), another tree lock, a
+/// copy on write, a folio added, an extent freed. False when `r` is none
+/// of those (a release, or an event no window counts).
+fn note_in_window(root_lock: &mut BTreeMap<u32, Open>, roots: &BTreeSet<u64>, r: &Record, fsid: &str) -> bool {
+    if let Some((prev, state, next)) = switch(r) {
+        if let Some(o) = root_lock.get_mut(&prev) {
+            o.out_since = Some(r.ts_ns);
+            o.blocked |= !state.starts_with('R');
+        }
+        if let Some(o) = root_lock.get_mut(&next)
+            && let Some(t) = o.out_since.take()
+        {
+            o.offcpu_ns += r.ts_ns.saturating_sub(t) as f64;
+        }
+        return true;
+    }
+    if let Some(b) = lock_block(r, fsid) {
+        if roots.contains(&b) {
+            let open = Open {
+                t0: r.ts_ns,
+                ..Open::default()
+            };
+            root_lock.insert(r.pid, open);
+        } else if let Some(o) = root_lock.get_mut(&r.pid) {
+            if r.event == "btrfs_tree_lock" {
+                o.leaf = Some(b);
+                o.write_locks += 1;
+            }
+            let d = lock_diff_ns(r);
+            o.lock_ns += d as f64;
+            o.locks += 1.0;
+            o.contended += f64::from(u8::from(d >= CONTENDED_NS));
+        }
+        return true;
+    }
+    let counter = match r.event.as_str() {
+        "btrfs_cow_block" if r.body.starts_with(fsid) => |o: &mut Open| o.cows += 1.0,
+        "mm_filemap_add_to_page_cache" => |o: &mut Open| o.folios += 1.0,
+        "btrfs_reserved_extent_free" if r.body.starts_with(fsid) => |o: &mut Open| o.freed += 1.0,
+        _ => return false,
+    };
+    if let Some(o) = root_lock.get_mut(&r.pid) {
+        counter(o);
+    }
+    true
+}
+
+impl Windows {
+    /// Closes the window `o`, which a deletion batch of `items` items
+    /// released at `end_ns` (`step`: the files between its deletions).
+    fn close(&mut self, o: &Open, end_ns: u64, items: f64, step: u64) {
+        let us = end_ns.saturating_sub(o.t0) as f64 / 1e3;
+        self.us.push(us);
+        self.batches.push(shift::Batch {
+            us,
+            items,
+            leaf: o.leaf,
+            write_locks: o.write_locks,
+            copied: o.cows > 0.0,
+            step,
+        });
+        self.items += items;
+        self.cows += o.cows;
+        self.lock_ns += o.lock_ns;
+        self.locks += o.locks;
+        self.contended += o.contended;
+        self.offcpu_ns += o.offcpu_ns;
+        self.offcpu_batches += f64::from(u8::from(o.offcpu_ns > 0.0));
+        self.blocked_batches += f64::from(u8::from(o.blocked && o.offcpu_ns > 0.0));
+        self.folios += o.folios;
+        self.freed += o.freed;
+    }
 }
