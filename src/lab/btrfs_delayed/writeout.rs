@@ -24,7 +24,8 @@
 //! 4e159150a9a5 the first write-back pass skips the tree under 32 MiB of
 //! dirty metadata and `sync_inodes_sb`'s pass writes it: the same steps.
 
-use super::{PHASES, lock_block, release, switch};
+use super::windows::lock_block;
+use super::{PHASES, release, switch};
 use crate::lab::Metrics;
 use crate::lab::trace::Record;
 use std::collections::{BTreeMap, BTreeSet};
