@@ -5,7 +5,8 @@
 //! the interpreter that uses it (`workload::path::precision`).
 //!
 //! Nothing here knows about scenario files or outputs; the runner feeds it a
-//! built [`sim::Simulation`] and reads back its metrics.
+//! built simulation (`workload::path::sim::SimSpec`) and reads back its
+//! metrics.
 
 pub mod dist;
 pub mod exp;

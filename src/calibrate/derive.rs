@@ -1,5 +1,5 @@
 //! From a [`Calibration`] to a machine profile: which measurement gives
-//! which field, and how each was found ([`derive`]).
+//! which field, and how each was found ([`derive()`]).
 //!
 //! Load latency of each cache level is the chase's samples pooled over the
 //! sizes well inside that level as sysfs sizes it: up to half the L1d for

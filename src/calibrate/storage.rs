@@ -115,7 +115,7 @@ pub struct StorageCost {
     pub drop_folio: Result<Spread, NotMeasured>,
 }
 
-/// Pages of the file whose page cache [`folio_drops`] drops: 4 MiB, as
+/// Pages of the file whose page cache `folio_drops` drops: 4 MiB, as
 /// many folios as a btrfs unmount invalidates a few times over.
 pub const DROP_PAGES: usize = 1024;
 

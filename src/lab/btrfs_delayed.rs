@@ -27,7 +27,7 @@
 //! write inside the windows (`btrfs_cow_block`, `cow_blocks`). Each
 //! window's leaf (the last block its task write-locked) gives the growth
 //! of one-item windows per item after the deleted one
-//! (`shift_ns_per_item`, [`shift`]).
+//! (`shift_ns_per_item`, the `shift` module).
 //!
 //! Lock time inside the windows (live only): each lock tracepoint carries
 //! `diff_ns`, the time its `btrfs_tree_lock` / `btrfs_tree_read_lock` call
@@ -286,7 +286,7 @@ pub fn classify(r: &Record) -> Release {
 /// phase, by the twin's names, plus the lab's own (gaps, wall times).
 /// `delete_every` is the script's k (every k-th file unlinked), for the
 /// unlink phase's cost per item after the deleted one
-/// (`shift_ns_per_item`, [`shift`]).
+/// (`shift_ns_per_item`, the `shift` module).
 pub fn analyse(text: &str, fsid: &str, nodesize: u64, delete_every: u64) -> Result<Metrics, LabError> {
     let recs = trace::parse(text);
     let phases = trace::phases(&recs);

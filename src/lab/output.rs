@@ -193,7 +193,7 @@ pub fn write(run: &LabRun, out: &Path) -> Result<(PathBuf, String), LabError> {
     write_with(run, out, &header(run))
 }
 
-/// [`write`] with `head` as `lab.txt` and the report's head.
+/// [`write()`] with `head` as `lab.txt` and the report's head.
 pub fn write_with(run: &LabRun, out: &Path, head: &str) -> Result<(PathBuf, String), LabError> {
     let text = report_with(run, head);
     let mut set = Staging::begin(out, &super::out_name(&run.twin))?;

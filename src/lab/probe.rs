@@ -55,7 +55,7 @@ pub fn l1_probe_bytes() -> usize {
 
 /// Metric: a cache line's one-way transfer between CPUs 0 and 1, ns
 /// (calibrate's CAS ping-pong, the median of [`TRANSFER_SAMPLES`] samples
-/// of [`TRANSFER_ROUND_TRIPS`]): where the two vCPUs sit for this run
+/// of [`TRANSFER_ROUND_TRIPS`](super::output::TRANSFER_ROUND_TRIPS)): where the two vCPUs sit for this run
 /// (SMT siblings about 8 ns, apart 60-90 on the Xeon 6 VM). Absent on a
 /// host with one CPU.
 pub const TRANSFER_KEY: &str = "host.transfer_ns";

@@ -22,7 +22,7 @@
 //! The samples cover the whole of the runs: each run's every variant
 //! with its `mkfs`, mount and unmount, and the lab's speed probes; and
 //! every CPU, idle or not (idle samples, below `do_idle`, are counted
-//! apart). `perf record` itself is in [`perf`].
+//! apart). `perf record` itself is in the `perf` module.
 
 use super::LabError;
 use std::collections::{BTreeMap, BTreeSet};

@@ -37,7 +37,7 @@ fn probe_values(live: &Outputs, key: &str) -> Option<Vec<f64>> {
 
 /// What to say when the lab run `live` ran on a core that was not as its
 /// twin's profile measured it: some runs' L1 probe more than
-/// [`SHARED_L1_RISE`] times the profile's `hit_ns` (another thread shared
+/// `SHARED_L1_RISE` times the profile's `hit_ns` (another thread shared
 /// the core), or the runs' median `lock xadd` more than
 /// [`XADD_TOLERANCE`] from its `atomic_ns`. `None` when neither, when
 /// the run has no probes (an older run), when its `lab.txt` names no CPU

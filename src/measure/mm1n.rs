@@ -8,7 +8,7 @@
 //! [`bare_heap_engine_sampler`] is the same loop drawing with the engine's
 //! own exponential sampler ([`StdExp`] times the mean), so that a
 //! comparison can separate the engine's event handling from its sampler.
-//! Both run one loop, [`simulate`], given the two draws.
+//! Both run one loop, `simulate`, given the two draws.
 
 use crate::engine::exp::StdExp;
 use rand::SeedableRng;

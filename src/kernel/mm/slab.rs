@@ -213,7 +213,7 @@ impl SlabCache {
 
     /// Allocates one object and returns its byte address (`kmem_cache_alloc`).
     /// Never fails: memory exhaustion is injected by callers (see
-    /// [`crate::xarray::FailPlan`]).
+    /// [`crate::kernel::index::xarray::FailPlan`]).
     pub fn alloc(&mut self) -> u64 {
         let slab = self.slab_with_room();
         let slot = take_lowest(self.bits_of(slab)).expect("slab_with_room returns a slab with a free slot");

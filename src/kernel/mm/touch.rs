@@ -2,7 +2,7 @@
 //!
 //! A model that reads or writes a field at a simulated byte address records
 //! the line holding it (`address / 64`) and whether the access was a read or
-//! a write. The cache model ([`crate::cache`]) consumes the list in order;
+//! a write. The cache model ([`crate::machine::cache`]) consumes the list in order;
 //! time is derived from its outcomes elsewhere.
 
 /// Bytes per cache line on every machine fsmeta models (x86-64 and arm64

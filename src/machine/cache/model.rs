@@ -22,7 +22,7 @@ pub struct MachineCaches {
 /// What an access costs by where it was served, in ps (load-to-use).
 #[derive(Clone, Debug)]
 pub struct CachePrices {
-    /// Served without leaving the core's socket, in [`Served::class`]
+    /// Served without leaving the core's socket, in `Served::class`
     /// order: L1d hit (`hit_ns`), L2 hit (`levels.l2_hit_ns`), LLC hit
     /// (`levels.llc_hit_ns`), DRAM (`memory_ns`). An array, so an access
     /// is priced by a load rather than a jump on where it was served.

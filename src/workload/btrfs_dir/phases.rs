@@ -219,7 +219,7 @@ pub(super) fn phase_commits<T>(commit_blocks: &[T], marks: [u64; 4]) -> [(&'stat
 }
 
 /// Puts each phase's commits and tree blocks written into `m`
-/// (`commit_blocks` and `marks` as [`phase_commits`] takes them).
+/// (`commit_blocks` and `marks` as `phase_commits` takes them).
 pub fn put_writes(m: &mut BTreeMap<String, f64>, commit_blocks: &[u64], marks: [u64; 4]) {
     let axis = axis();
     for (key, commits) in phase_commits(commit_blocks, marks) {
@@ -230,7 +230,7 @@ pub fn put_writes(m: &mut BTreeMap<String, f64>, commit_blocks: &[u64], marks: [
 
 /// Puts each phase's `writeout_blocks` and `writeout_us` into `m`:
 /// `commits` are what each commit did ([`Fs::commit_work`], `marks` as
-/// [`phase_commits`] takes them): the blocks written back before it,
+/// `phase_commits` takes them): the blocks written back before it,
 /// each priced on its own ([`writeout::writeout`], `nodesize` bytes in
 /// `nodesize / 4096` folios, on `machine` with the run's `work_scale`)
 /// plus `event_ps`, the lab's lock tracepoint that fires in it; the
@@ -288,7 +288,7 @@ pub(super) fn per_phase_us(value: &str, meaning: &str) -> Vec<MetricSpec> {
 pub const FLUSH_MEANING: &str = "the loop device's flushes the phase's commits wait for, two a commit (barrier_all_devices; the primary superblock's FUA write, completed by a flush after it on a device without FUA), priced by the profile's [storage] table (fsmeta calibrate: fsync of a sparse image after a commit's shape of writes): each commit's first at its blocks per DUP stripe, each block its own region (block_flush_us; flush_us, contiguous runs, in a profile without it), interpolated in the table's sizes (extrapolated along its last segment beyond them), the second at super_flush_us; reported only with a profile that has [storage]";
 
 /// Puts each phase's [`FLUSH_US`] into `m` (`commit_blocks` and `marks`
-/// as [`phase_commits`] takes them); each block is `nodesize` bytes in
+/// as `phase_commits` takes them); each block is `nodesize` bytes in
 /// each of the DUP chunk's two stripes.
 pub fn put_flushes(m: &mut BTreeMap<String, f64>, storage: &StoragePrices, nodesize: u32, commit_blocks: &[u64], marks: [u64; 4]) {
     let axis = axis();

@@ -1,5 +1,5 @@
 //! Time of the syscall thread's `unlink(2)` calls: each call's own tree
-//! work as the tree model counted it ([`Fs::unlink_calls`]: searches,
+//! work as the tree model counted it ([`Fs::last_unlink`]: searches,
 //! probes, item edits, copies on write), priced with the delayed-item
 //! functions' line prices ([`super::cost`]), plus the counted work around
 //! it: the VFS walk and `do_unlinkat` ([`crate::kernel::vfs`]), btrfs's
@@ -10,7 +10,7 @@
 //! CPU; under `worker = "concurrent"` a call's wait for a flush is added
 //! to its time by the caller (`worker.rs`).
 //!
-//! [`Fs::unlink_calls`]: crate::kernel::btrfs::fs::Fs::unlink_calls
+//! [`Fs::last_unlink`]: crate::kernel::btrfs::fs::Fs::last_unlink
 
 use super::cost::{BLOCK_VISIT, DEL_ITEMS, DelayedCost, ITEM_SHIFT, KEY_COMPARE, Lines, MOVE_LINE, PUSH_FIXED, PUSH_ITEM, SIBLING_LOCK};
 use super::params::BtrfsDirParams;

@@ -166,7 +166,7 @@ pub fn put_priced(
 /// [`UMOUNT_US`], [`TEARDOWN_US`] and [`TEARDOWN_OFFCPU_US`]: `calls_us`
 /// are the unlink phase's and `rm -fr`'s calls summed (with their waits),
 /// `rmdir_wait_us` the rmdir's wait for a flush, `commits` and `marks` as
-/// [`phase_commits`] takes them, `btree_folios` the folios the unmount
+/// `phase_commits` takes them, `btree_folios` the folios the unmount
 /// invalidates ([`unmount::btree_folios`]; priced where the profile's
 /// `[storage]` has `drop_folio_us`).
 pub fn put_walls(

@@ -161,7 +161,7 @@ pub struct Stop {
     /// Stop at this simulated time.
     pub time: Option<SimTimePs>,
     /// Stop when the throughput's confidence interval is this narrow
-    /// ([`precision`]); `ops` is then the cap.
+    /// ([`precision`](super::precision)); `ops` is then the cap.
     pub precision: Option<Target>,
 }
 

@@ -352,7 +352,7 @@ impl AllocBtree {
     /// blocks of `levels` (leaves first: entries per block, left to
     /// right), as `xfs_db` read them from a live AG
     /// ([`super::layout::BtreeLayout`]). Fails if the levels do not hold
-    /// exactly `recs`, or fail [`super::layout::check_tree`].
+    /// exactly `recs`, or fail `check_tree` (`super::layout`).
     pub fn from_layout(kind: BtreeKind, geo: BtreeGeometry, recs: &[AllocRec], levels: &[Vec<usize>]) -> Result<Self, String> {
         let leaves: usize = levels.first().map_or(0, |l| l.iter().fold(0usize, |a, &n| a.saturating_add(n)));
         if leaves != recs.len() || recs.is_empty() {

@@ -3,7 +3,7 @@
 //!
 //! Follows `xfs_btree_insert` (insert at the looked-up slot; a full block
 //! is first made unfull by a shift into a sibling or a split,
-//! [`super::unfull`], and a split's new block goes into the parent; a full
+//! `super::unfull`, and a split's new block goes into the parent; a full
 //! root grows a new root, `xfs_btree_new_root`),
 //! `xfs_btree_delete` / `xfs_btree_delrec` (a block falling under the
 //! minimum first borrows one entry from a sibling with spare entries,
