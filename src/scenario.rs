@@ -386,50 +386,12 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         opts,
         docs: point::Here::shared_docs(&swept),
     };
-    let mut points = Vec::new();
-    let (point_count, mut run_count) = (sweep::count(&axes).unwrap_or(0), 0u64);
-    for index in 0..point_count {
-        let values = sweep::point(&axes, index);
-        let mut configs = Vec::with_capacity(variants.len());
-        for (vi, v) in variants.iter().enumerate() {
-            // A check keeps the first point, and only validates the rest.
-            if opts.check_only && !points.is_empty() {
-                run_count += u64::from(here.check(vi, v, &values)?);
-                continue;
-            }
-            let config = here.config(vi, v, &values)?;
-            run_count += u64::from(config.doc.scenario.replications);
-            configs.push(config);
-        }
-        // A check holds one point at a time (and the first, for the
-        // metrics the outputs are checked against).
-        if !opts.check_only || points.is_empty() {
-            let steps = sweep::steps(&axes, index);
-            points.push(Point { values, steps, configs });
-        }
-    }
+    let (points, point_count, run_count) = here.points(&variants, &axes)?;
     let first = points.first().and_then(|p| p.configs.first());
     let metrics = first.map(|c| c.prepared.metrics()).unwrap_or_default();
     let step_axes = first.map(|c| c.prepared.step_axes()).unwrap_or_default();
     let labelled = sweep::labelled(&axes);
-    // An expectation measured on another host is checked against the
-    // metrics a run priced on that host's profile reports.
-    let mut on_metrics = Vec::with_capacity(doc.expect.len());
-    for (i, e) in doc.expect.iter().enumerate() {
-        let Some(on) = &e.measured_on else {
-            on_metrics.push(None);
-            continue;
-        };
-        let m = crate::machine::MachineConfig {
-            profile: on.clone(),
-            ..Default::default()
-        };
-        let profile = crate::machine::build::resolve_profile(&m, &dir).map_err(|err| {
-            let at = format!("expect[{i}].measured_on");
-            locate(&ctx, &[], false, ParamError::new(at, format!("not a machine profile: {err}")))
-        })?;
-        on_metrics.push(first.map(|c| c.prepared.metrics_on(&profile)));
-    }
+    let on_metrics = expect_metrics(&ctx, &doc, &dir, first)?;
     let outputs = validate::Outputs {
         metrics: &metrics,
         expect_metrics: &on_metrics,
@@ -451,6 +413,35 @@ pub fn load_str(file: &Path, text: &str, opts: &LoadOptions) -> Result<Scenario,
         spans: ctx.spans,
         memory_budget: opts.max_memory_bytes,
     })
+}
+
+/// Per expectation, the metrics it is checked against when it is
+/// measured on another host (`measured_on`): those a run of `first`
+/// priced on that host's profile reports; `None` for the others (the
+/// run's own metrics).
+fn expect_metrics(
+    ctx: &Ctx<'_>,
+    doc: &Document,
+    dir: &Path,
+    first: Option<&Config>,
+) -> Result<Vec<Option<Vec<crate::workload::MetricSpec>>>, ScenarioError> {
+    let mut on_metrics = Vec::with_capacity(doc.expect.len());
+    for (i, e) in doc.expect.iter().enumerate() {
+        let Some(on) = &e.measured_on else {
+            on_metrics.push(None);
+            continue;
+        };
+        let m = crate::machine::MachineConfig {
+            profile: on.clone(),
+            ..Default::default()
+        };
+        let profile = crate::machine::build::resolve_profile(&m, dir).map_err(|err| {
+            let at = format!("expect[{i}].measured_on");
+            locate(ctx, &[], false, ParamError::new(at, format!("not a machine profile: {err}")))
+        })?;
+        on_metrics.push(first.map(|c| c.prepared.metrics_on(&profile)));
+    }
+    Ok(on_metrics)
 }
 
 /// `base` with `layers` merged on top: its shared sections as a

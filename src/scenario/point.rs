@@ -7,7 +7,7 @@
 use super::checks::{check_memory, variant_sets};
 use super::config::Document;
 use super::overrides::set_path;
-use super::{Config, Ctx, LoadOptions, ScenarioError, Variant, applied, locate, resolve, resolved, validate};
+use super::{Config, Ctx, LoadOptions, Point, ScenarioError, Variant, applied, locate, resolve, resolved, sweep, validate};
 use crate::machine::MachineCache;
 use crate::workload::{Input, Prepared, Sections, StopConfig, Workload};
 use std::cell::RefCell;
@@ -38,6 +38,36 @@ struct Built {
 }
 
 impl Here<'_> {
+    /// Every point of the sweep `axes` for each of `variants`, in order,
+    /// with the point count and the runs they plan. A check
+    /// (`opts.check_only`) keeps only the first point and validates the
+    /// rest without keeping them.
+    pub(super) fn points(&self, variants: &[Variant], axes: &[sweep::Axis]) -> Result<(Vec<Point>, u64, u64), ScenarioError> {
+        let mut points = Vec::new();
+        let (point_count, mut run_count) = (sweep::count(axes).unwrap_or(0), 0u64);
+        for index in 0..point_count {
+            let values = sweep::point(axes, index);
+            let mut configs = Vec::with_capacity(variants.len());
+            for (vi, v) in variants.iter().enumerate() {
+                // A check keeps the first point, and only validates the rest.
+                if self.opts.check_only && !points.is_empty() {
+                    run_count += u64::from(self.check(vi, v, &values)?);
+                    continue;
+                }
+                let config = self.config(vi, v, &values)?;
+                run_count += u64::from(config.doc.scenario.replications);
+                configs.push(config);
+            }
+            // A check holds one point at a time (and the first, for the
+            // metrics the outputs are checked against).
+            if !self.opts.check_only || points.is_empty() {
+                let steps = sweep::steps(axes, index);
+                points.push(Point { values, steps, configs });
+            }
+        }
+        Ok((points, point_count, run_count))
+    }
+
     /// The memo of each variant's shared sections, for a sweep that sets
     /// no shared key (`swept` holds its paths).
     pub(super) fn shared_docs(swept: &[(String, String, Vec<toml::Value>)]) -> Option<RefCell<Vec<Option<Document>>>> {
