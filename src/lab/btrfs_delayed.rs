@@ -207,6 +207,9 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     setup.push(format!("fsid {fsid}; one item's reservation {} bytes", item_bytes(nodesize)));
     m.insert("files_deleted".into(), deleted as f64);
     m.extend(analyse(&text, &fsid, nodesize, k)?);
+    if let Some(w) = unclassified_warning(&text, &fsid) {
+        host.warn(&w);
+    }
     drop(fs);
     let mut quiet = fresh(host, nodesize)?;
     let mut untraced = Metrics::new();
@@ -264,6 +267,42 @@ pub enum Release {
     Killed,
     /// Anything else (a release the lab does not classify).
     Other,
+}
+
+/// Most unclassified releases [`unclassified_warning`] shows.
+const UNCLASSIFIED_SHOWN: usize = 3;
+
+/// A warning naming the delayed-item releases of this filesystem in
+/// `text` that [`classify`] cannot place (`releases_unclassified`), each
+/// with its task and kernel stack (outermost frames cut), so that a new
+/// caller or a stack the trace lost can be told apart; `None` when there
+/// are none.
+pub fn unclassified_warning(text: &str, fsid: &str) -> Option<String> {
+    let recs = trace::parse(text);
+    let other: Vec<&Record> = recs
+        .iter()
+        .filter(|r| release(r, fsid).is_some() && classify(r) == Release::Other)
+        .collect();
+    if other.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = other
+        .iter()
+        .take(UNCLASSIFIED_SHOWN)
+        .map(|r| {
+            let stack = if r.stack.is_empty() {
+                "no stack".to_string()
+            } else {
+                r.stack.iter().take(8).cloned().collect::<Vec<_>>().join(" <- ")
+            };
+            format!("{}-{} at {} ns: {stack}", r.task, r.pid, r.ts_ns)
+        })
+        .collect();
+    Some(format!(
+        "{} delayed-item release(s) not classified as an insertion, a deletion or an eviction's (counted in releases_unclassified, in no batch): {}",
+        other.len(),
+        shown.join("; ")
+    ))
 }
 
 /// Classifies a `btrfs_space_reservation` release by its kernel stack.

@@ -27,6 +27,41 @@ fn the_btrfs_delayed_trace_gives_the_batches_of_case_3s_script() {
     assert_eq!(m["items_released"], 1001.0);
 }
 
+#[test]
+fn unclassified_releases_are_warned_of_with_their_stacks() {
+    let f = "27687bd2-84f2-44eb-bab2-c0951f5d7cb0";
+    // The saved trace has none.
+    assert_eq!(btrfs_delayed::unclassified_warning(&data("btrfs-delayed-1000.trace.txt"), f), None);
+    let release = |task: &str, ts: &str, frames: &str| {
+        format!(
+            "  {task} [001] ..... {ts}: btrfs_space_reservation: {f}: delayed_item: 257 release 262144\n  {task} [001] ..... {ts}: <stack trace>\n{frames}"
+        )
+    };
+    let text = [
+        release("kworker/u8:3-9", "1.000001", " => btrfs_delete_delayed_items+0x1a/0x300\n"),
+        release(
+            "fsmeta-77",
+            "1.000002",
+            " => btrfs_some_new_caller+0x1a/0x300\n => do_syscall_64+0x1/0x2\n",
+        ),
+        // A release whose stack the trace does not hold.
+        format!("  fsmeta-77 [001] ..... 1.000003: btrfs_space_reservation: {f}: delayed_item: 257 release 262144\n"),
+        // Another filesystem's: not this one's to classify.
+        release("fsmeta-78", "1.000004", " => btrfs_other+0x1/0x2\n").replace(f, "00000000-0000-0000-0000-000000000000"),
+    ]
+    .concat();
+    let m = btrfs_delayed::analyse(&text, f, 16384, 2).expect("analyse");
+    assert_eq!(m["releases_unclassified"], 2.0);
+    let w = btrfs_delayed::unclassified_warning(&text, f).expect("a warning");
+    assert!(w.starts_with("2 delayed-item release(s) not classified"), "{w}");
+    assert!(
+        w.contains("fsmeta-77 at 1000002000 ns: btrfs_some_new_caller <- do_syscall_64"),
+        "{w}"
+    );
+    assert!(w.contains("fsmeta-77 at 1000003000 ns: no stack"), "{w}");
+    assert!(!w.contains("btrfs_delete_delayed_items") && !w.contains("btrfs_other"), "{w}");
+}
+
 /// The loop device's requests of one run (session 61; the file keeps the
 /// markers and the `block_rq_*` lines of the whole trace). By awk over the
 /// issues: the sync wrote 62 requests, 991,232 bytes, two of them the
