@@ -206,10 +206,7 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     setup.extend(tr.describe());
     setup.push(format!("fsid {fsid}; one item's reservation {} bytes", item_bytes(nodesize)));
     m.insert("files_deleted".into(), deleted as f64);
-    m.extend(analyse(&text, &fsid, nodesize, k)?);
-    if let Some(w) = unclassified_warning(&text, &fsid) {
-        host.warn(&w);
-    }
+    m.extend(analyse_warned(host, &text, &fsid, nodesize, k)?);
     drop(fs);
     let mut quiet = fresh(host, nodesize)?;
     let mut untraced = Metrics::new();
@@ -269,8 +266,23 @@ pub enum Release {
     Other,
 }
 
+/// [`analyse`], warning on `host` of the releases it cannot classify
+/// ([`unclassified_warning`]).
+fn analyse_warned(host: &Host, text: &str, fsid: &str, nodesize: u64, delete_every: u64) -> Result<Metrics, LabError> {
+    let m = analyse(text, fsid, nodesize, delete_every)?;
+    if m.get("releases_unclassified").is_some_and(|&n| n > 0.0)
+        && let Some(w) = unclassified_warning(text, fsid)
+    {
+        host.warn(&w);
+    }
+    Ok(m)
+}
+
 /// Most unclassified releases [`unclassified_warning`] shows.
 const UNCLASSIFIED_SHOWN: usize = 3;
+
+/// Innermost frames of each stack [`unclassified_warning`] shows.
+const UNCLASSIFIED_FRAMES: usize = 8;
 
 /// A warning naming the delayed-item releases of this filesystem in
 /// `text` that [`classify`] cannot place (`releases_unclassified`), each
@@ -293,7 +305,7 @@ pub fn unclassified_warning(text: &str, fsid: &str) -> Option<String> {
             let stack = if r.stack.is_empty() {
                 "no stack".to_string()
             } else {
-                r.stack.iter().take(8).cloned().collect::<Vec<_>>().join(" <- ")
+                r.stack.iter().take(UNCLASSIFIED_FRAMES).cloned().collect::<Vec<_>>().join(" <- ")
             };
             format!("{}-{} at {} ns: {stack}", r.task, r.pid, r.ts_ns)
         })

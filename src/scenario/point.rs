@@ -148,7 +148,7 @@ impl Here<'_> {
 }
 
 /// A point's document without the scenario-wide lists (variants, sweep,
-/// plots, expectations): they live once in [`Scenario::doc`], so a large
+/// plots, expectations): they live once in [`Scenario::doc`](super::Scenario::doc), so a large
 /// sweep does not hold a copy of itself per point.
 fn point_doc(mut d: Document) -> Document {
     d.variant = Vec::new();

@@ -232,43 +232,8 @@ fn check_plot_kind(i: usize, p: &PlotConfig, known: &Known<'_>, axis: Option<&St
                 known_value(format!("plot[{i}].y"), a, &p.y)
             }
         }
-        ("histogram", _) => {
-            let log2: Vec<&str> = known
-                .axes
-                .iter()
-                .filter(|a| matches!(a.scale, StepScale::Log2 { .. }))
-                .map(|a| a.name)
-                .collect();
-            let have = if log2.is_empty() {
-                "this workload reports none".to_string()
-            } else {
-                format!("this workload reports: {}", log2.join(", "))
-            };
-            Err(fail(
-                format!("plot[{i}].x"),
-                format!("a histogram's `x` is a log2-bucket step axis; {have}"),
-            )
-            .suggest(closest(&p.x, log2.iter().copied())))
-        }
-        ("heatmap", _) => {
-            known.param(format!("plot[{i}].x"), &p.x)?;
-            known.param(format!("plot[{i}].y"), &p.y)?;
-            if p.x == p.y {
-                return Err(fail(format!("plot[{i}].y"), "a heat map needs two different swept parameters"));
-            }
-            let Some(m) = &p.metric else {
-                return Err(fail(
-                    format!("plot[{i}].metric"),
-                    "a heat map needs `metric`, the value that colours each cell",
-                ));
-            };
-            known.metric(format!("plot[{i}].metric"), m)?;
-            if let Some(r) = &p.ratio {
-                known.variant(format!("plot[{i}].ratio.of"), &r.of)?;
-                known.variant(format!("plot[{i}].ratio.over"), &r.over)?;
-            }
-            Ok(())
-        }
+        ("histogram", _) => Err(not_a_log2_axis(i, p, known)),
+        ("heatmap", _) => check_heatmap(i, p, known),
         ("utilisation", _) => {
             if known.metrics.iter().any(|m| m.ends_with(".utilisation")) {
                 return Ok(());
@@ -284,6 +249,49 @@ fn check_plot_kind(i: usize, p: &PlotConfig, known: &Known<'_>, axis: Option<&St
         )
         .suggest(closest(other, super::config::PLOT_KINDS.iter().copied()))),
     }
+}
+
+/// The error of histogram `i` whose `x` is not a log2-bucket step axis,
+/// naming those the workload reports.
+fn not_a_log2_axis(i: usize, p: &PlotConfig, known: &Known<'_>) -> ParamError {
+    let log2: Vec<&str> = known
+        .axes
+        .iter()
+        .filter(|a| matches!(a.scale, StepScale::Log2 { .. }))
+        .map(|a| a.name)
+        .collect();
+    let have = if log2.is_empty() {
+        "this workload reports none".to_string()
+    } else {
+        format!("this workload reports: {}", log2.join(", "))
+    };
+    fail(
+        format!("plot[{i}].x"),
+        format!("a histogram's `x` is a log2-bucket step axis; {have}"),
+    )
+    .suggest(closest(&p.x, log2.iter().copied()))
+}
+
+/// Heat map `i`: two different swept parameters, the metric that
+/// colours it, the variants of its ratio.
+fn check_heatmap(i: usize, p: &PlotConfig, known: &Known<'_>) -> Result<(), ParamError> {
+    known.param(format!("plot[{i}].x"), &p.x)?;
+    known.param(format!("plot[{i}].y"), &p.y)?;
+    if p.x == p.y {
+        return Err(fail(format!("plot[{i}].y"), "a heat map needs two different swept parameters"));
+    }
+    let Some(m) = &p.metric else {
+        return Err(fail(
+            format!("plot[{i}].metric"),
+            "a heat map needs `metric`, the value that colours each cell",
+        ));
+    };
+    known.metric(format!("plot[{i}].metric"), m)?;
+    if let Some(r) = &p.ratio {
+        known.variant(format!("plot[{i}].ratio.of"), &r.of)?;
+        known.variant(format!("plot[{i}].ratio.over"), &r.over)?;
+    }
+    Ok(())
 }
 
 /// Checks `[[expect]]` number `i` but its metric: the variants, points
