@@ -16,10 +16,14 @@
 //! a flush after it: `blk_insert_flush`).
 //!
 //! Per phase (the phase a request was issued in): `io_writes` (write
-//! requests), `io_write_kib`, `io_flushes`, `io_flush_us` (their time from
-//! issue to completion, summed) and `io_busy_us` (the time with at least
-//! one write or flush of the device in flight): how much of a phase's wall
-//! time is the image's I/O. The btrfs twin counts the tree blocks written
+//! requests), `io_write_kib`, `io_write_runs` (the contiguous runs of
+//! sectors they wrote, adjacent or overlapping requests merged: the host
+//! filesystem writes each run of the image's dirty pages back as one
+//! request, and a flush takes longer with more runs, docs/lab-hosts.md
+//! session 70; a superblock's write is a run of its own), `io_flushes`,
+//! `io_flush_us` (their time from issue to completion, summed) and
+//! `io_busy_us` (the time with at least one write or flush of the device
+//! in flight): how much of a phase's wall time is the image's I/O. The btrfs twin counts the tree blocks written
 //! and, on a profile with a `[storage]` table, prices the flushes
 //! (`io_flush_us`); the rest is live only.
 //!
@@ -93,6 +97,8 @@ fn request(r: &Record) -> Option<(bool, Kind, u64, u64, u64)> {
 struct PhaseIo {
     writes: f64,
     write_bytes: f64,
+    /// Each write's `(first sector, sectors)`.
+    extents: Vec<(u64, u64)>,
     flushes: f64,
     flush_ns: u64,
     /// In-flight intervals of the phase's requests, ns.
@@ -122,6 +128,7 @@ pub fn put(m: &mut Metrics, recs: &[Record], phases: &[Option<String>], names: &
                     if let Some(io) = io {
                         io.writes += 1.0;
                         io.write_bytes += bytes as f64;
+                        io.extents.push((sector, sectors));
                     }
                     writes.insert(sector, (r.ts_ns, phase));
                 }
@@ -154,6 +161,7 @@ pub fn put(m: &mut Metrics, recs: &[Record], phases: &[Option<String>], names: &
     for (phase, io) in by {
         m.insert(format!("phase.{phase}.io_writes"), io.writes);
         m.insert(format!("phase.{phase}.io_write_kib"), io.write_bytes / 1024.0);
+        m.insert(format!("phase.{phase}.io_write_runs"), runs(io.extents) as f64);
         m.insert(format!("phase.{phase}.io_flushes"), io.flushes);
         m.insert(format!("phase.{phase}.io_flush_us"), io.flush_ns as f64 / 1e3);
         m.insert(format!("phase.{phase}.io_busy_us"), union_ns(io.spans) as f64 / 1e3);
@@ -169,6 +177,24 @@ pub fn writes<'a>(recs: &[Record], phases: &'a [Option<String>]) -> Vec<(Option<
             _ => None,
         })
         .collect()
+}
+
+/// How many contiguous runs the extents `(first, count)` make, those
+/// that touch or overlap merged into one.
+fn runs(mut extents: Vec<(u64, u64)>) -> usize {
+    extents.sort_unstable();
+    let mut n = 0;
+    let mut end: Option<u64> = None;
+    for (first, count) in extents {
+        match end {
+            Some(e) if first <= e => end = Some(e.max(first.saturating_add(count))),
+            _ => {
+                n += 1;
+                end = Some(first.saturating_add(count));
+            }
+        }
+    }
+    n
 }
 
 /// The length of the union of intervals `[a, b)`, ns.
@@ -198,6 +224,15 @@ mod tests {
         assert_eq!(kind("WFS", 8), Kind::Write, "a FUA write");
         assert_eq!(kind("RA", 8), Kind::Other);
         assert_eq!(kind("N", 0), Kind::Other);
+    }
+
+    #[test]
+    fn runs_merge_adjacent_and_overlapping_extents() {
+        // 100..132 and 132..164 touch, 200..208 twice, 300 alone.
+        assert_eq!(runs(vec![(132, 32), (300, 8), (100, 32), (200, 8), (200, 8)]), 3);
+        // A gap of one sector keeps two runs.
+        assert_eq!(runs(vec![(0, 32), (33, 32)]), 2);
+        assert_eq!(runs(Vec::new()), 0);
     }
 
     #[test]
@@ -246,6 +281,9 @@ mod tests {
         put(&mut m, &recs, &phases, &["unlink", "sync", "rm_fr"]);
         assert_eq!(m["phase.sync.io_writes"], 2.0);
         assert_eq!(m["phase.sync.io_write_kib"], 32.0);
+        assert_eq!(m["phase.sync.io_write_runs"], 2.0, "75872 and 141408, far apart");
+        assert_eq!(m["phase.rm_fr.io_write_runs"], 2.0, "76000, and 128 written twice");
+        assert_eq!(m["phase.unlink.io_write_runs"], 0.0);
         assert_eq!(m["phase.sync.io_flushes"], 2.0);
         assert!(
             (m["phase.sync.io_flush_us"] - 2100.0).abs() < 1e-6,
