@@ -181,34 +181,33 @@ pub fn writes<'a>(recs: &[Record], phases: &'a [Option<String>]) -> Vec<(Option<
 
 /// How many contiguous runs the extents `(first, count)` make, those
 /// that touch or overlap merged into one.
-fn runs(mut extents: Vec<(u64, u64)>) -> usize {
-    extents.sort_unstable();
-    let mut n = 0;
-    let mut end: Option<u64> = None;
-    for (first, count) in extents {
-        match end {
-            Some(e) if first <= e => end = Some(e.max(first.saturating_add(count))),
-            _ => {
-                n += 1;
-                end = Some(first.saturating_add(count));
-            }
-        }
-    }
-    n
+fn runs(extents: Vec<(u64, u64)>) -> usize {
+    merged(
+        extents
+            .into_iter()
+            .map(|(first, count)| (first, first.saturating_add(count)))
+            .collect(),
+    )
+    .len()
 }
 
 /// The length of the union of intervals `[a, b)`, ns.
-fn union_ns(mut spans: Vec<(u64, u64)>) -> u64 {
+fn union_ns(spans: Vec<(u64, u64)>) -> u64 {
+    merged(spans).iter().map(|&(a, b)| b.saturating_sub(a)).sum()
+}
+
+/// Intervals `[a, b)` (`a <= b`) sorted, those that touch or overlap
+/// merged into one.
+fn merged(mut spans: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
     spans.sort_unstable();
-    let (mut total, mut end) = (0u64, 0u64);
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(spans.len());
     for (a, b) in spans {
-        let a = a.max(end);
-        if b > a {
-            total += b - a;
-            end = b;
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
         }
     }
-    total
+    out
 }
 
 #[cfg(test)]

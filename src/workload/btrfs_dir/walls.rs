@@ -186,14 +186,15 @@ pub fn put_walls(
     let folios_us = prices.storage.drop_folio_us.map_or(0.0, |us| btree_folios as f64 * us);
     let mut script = 0.0;
     for (i, (key, phase)) in phase_commits(commits, marks).into_iter().enumerate().take(3) {
-        let mut us = phase.iter().try_fold(own[i], |us, c| prices.commit_us(c).map(|c| us + c))?;
+        let costs = phase.iter().map(|c| prices.commit_us(c)).collect::<Result<Vec<f64>, _>>()?;
+        let mut us = costs.iter().fold(own[i], |us, c| us + c);
         // `rm -fr` ends in the unmount: its commit, then its teardown (the
         // folios' drop where priced, the waits where [sched] is).
         if i == 2 {
             us += folios_us;
             if let Some(waits) = waits {
                 let teardown = waits + folios_us;
-                let commit = phase.iter().try_fold(0.0, |us, c| prices.commit_us(c).map(|c| us + c))?;
+                let commit = costs.iter().fold(0.0, |us, c| us + c);
                 m.insert(axis.metric(key, UMOUNT_US), commit + teardown);
                 m.insert(axis.metric(key, TEARDOWN_US), teardown);
                 m.insert(axis.metric(key, TEARDOWN_OFFCPU_US), waits);
