@@ -26,6 +26,7 @@ pub mod derive;
 pub mod fresh;
 pub mod host;
 pub mod loop_load;
+pub mod memmove;
 pub mod mitigation;
 pub mod plateau;
 pub mod render;
@@ -194,6 +195,9 @@ pub struct Calibration {
     pub fresh_line: Spread,
     /// ns per L1 load in a hot loop's body ([`loop_load`]).
     pub loop_load: Spread,
+    /// ns per 64 bytes of the kernel's `memmove` inside a leaf
+    /// ([`memmove`]); `None` where it was not measured (off x86-64).
+    pub memmove: Option<MemmoveCost>,
     /// Samples per measurement.
     pub repeat: usize,
     /// Wall time of the measurements, s.
@@ -246,6 +250,7 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
         returns,
         fresh_line,
         loop_load,
+        memmove,
     } = single_cpu(cpu, n, max, progress)?;
     let sched = match sched::pick_pair(&pairs) {
         Some((a, b)) => {
@@ -270,6 +275,7 @@ pub fn calibrate(opts: &Options, progress: &dyn Fn(&str)) -> Result<Calibration,
         sched,
         fresh_line,
         loop_load,
+        memmove,
         repeat: n,
         wall_s: start.elapsed().as_secs_f64(),
     })
@@ -312,6 +318,35 @@ struct SingleCpu {
     returns: Result<returns::ReturnCost, mitigation::NotMeasured>,
     fresh_line: Spread,
     loop_load: Spread,
+    memmove: Option<MemmoveCost>,
+}
+
+/// The three moves of [`memmove`], ns per 64 bytes, and how the forward
+/// ones were made.
+#[derive(Clone, Debug)]
+pub struct MemmoveCost {
+    /// The items' data moved up ([`memmove::backward`]).
+    pub backward: Spread,
+    /// The headers moved down by one header ([`memmove::forward_near`]).
+    pub forward_near: Spread,
+    /// The headers moved down by three ([`memmove::forward_far`]).
+    pub forward: Spread,
+    /// `rep movsb` or 32-byte turns, as `__memmove` picks on this CPU.
+    pub how: memmove::Forward,
+}
+
+impl MemmoveCost {
+    /// The three moves on the calling thread (pin it first), `n` samples
+    /// each; `None` where nothing is measured (off x86-64).
+    fn measure(n: usize) -> Option<MemmoveCost> {
+        let how = memmove::Forward::of_cpuinfo(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default());
+        Some(MemmoveCost {
+            backward: Spread::of(&memmove::backward(n))?,
+            forward_near: Spread::of(&memmove::forward_near(n, how))?,
+            forward: Spread::of(&memmove::forward_far(n, how))?,
+            how,
+        })
+    }
 }
 
 fn single_cpu(cpu: u32, n: usize, max: usize, progress: &dyn Fn(&str)) -> Result<SingleCpu, CalibrateError> {
@@ -322,6 +357,7 @@ fn single_cpu(cpu: u32, n: usize, max: usize, progress: &dyn Fn(&str)) -> Result
     progress(&format!("a return through the kernel's return thunk (CPU {cpu})"));
     progress(&format!("new 1 KiB objects zeroed where no cache holds them (CPU {cpu})"));
     progress(&format!("independent loads in a hot loop's body (CPU {cpu})"));
+    progress(&format!("the kernel's memmove inside a btrfs leaf, up and down (CPU {cpu})"));
     std::thread::scope(|s| {
         s.spawn(|| {
             pin_to(cpu)?;
@@ -338,6 +374,7 @@ fn single_cpu(cpu: u32, n: usize, max: usize, progress: &dyn Fn(&str)) -> Result
                 returns: returns::measure(),
                 fresh_line,
                 loop_load,
+                memmove: MemmoveCost::measure(n),
             })
         })
         .join()

@@ -33,8 +33,8 @@ pub enum MachineError {
 }
 
 pub use profile::{
-    MachineProfile, MitigationPrices, SchedPrices, StoragePrices, TracepointPrices, builtin_profiles, closest_builtin, find_builtin,
-    load_profile, ns_to_ps,
+    MachineProfile, MemmovePrices, MitigationPrices, SchedPrices, StoragePrices, TracepointPrices, builtin_profiles, closest_builtin,
+    find_builtin, load_profile, ns_to_ps,
 };
 pub use topology::{CpuId, Distance, Placement, Topology};
 

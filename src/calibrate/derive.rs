@@ -26,7 +26,7 @@ use crate::machine::{Distance, MachineProfile};
 use std::fmt::Write as _;
 
 mod measured;
-use measured::{fresh_line, loop_load, mitigation, sched, storage, tracepoint};
+use measured::{fresh_line, loop_load, memmove, mitigation, sched, storage, tracepoint};
 
 /// The load latency of one level of the hierarchy.
 #[derive(Debug, Clone)]
@@ -298,6 +298,7 @@ pub fn derive(cal: &Calibration, name: &str, cpu: &str) -> Result<Derived, Calib
         mitigation: mitigation(cal, &mut notes),
         storage: storage(cal, &mut notes),
         sched: sched(cal, &mut notes),
+        memmove: memmove(cal, &mut notes),
         knob: None,
     };
     profile

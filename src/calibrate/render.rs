@@ -8,7 +8,7 @@ use super::derive::{Derived, bytes};
 use super::host::HostInfo;
 use super::plateau::plateaus;
 use crate::machine::MachineProfile;
-use crate::machine::profile::{CacheLevels, MitigationPrices, SchedPrices, StoragePrices, TracepointPrices};
+use crate::machine::profile::{CacheLevels, MemmovePrices, MitigationPrices, SchedPrices, StoragePrices, TracepointPrices};
 use std::fmt::Write as _;
 
 /// What the header names besides the measurements.
@@ -167,6 +167,10 @@ fn fields(p: &MachineProfile, d: &Derived) -> String {
         Some(sc) => w.sched(sc),
         None => w.missing("sched"),
     }
+    match &p.memmove {
+        Some(m) => w.memmove(m),
+        None => w.missing("memmove"),
+    }
     match &p.mitigation {
         Some(m) => w.mitigation(m),
         None => w.missing("mitigation"),
@@ -301,6 +305,22 @@ impl Fields<'_> {
         let _ = writeln!(self.s, "[sched]");
         self.noted("sched.wake_us", "wake_us", format_args!("{:.2}", sc.wake_us));
         self.noted("sched.thread_stop_us", "thread_stop_us", format_args!("{:.2}", sc.thread_stop_us));
+    }
+
+    /// `[memmove]`.
+    fn memmove(&mut self, m: &MemmovePrices) {
+        let _ = writeln!(
+            self.s,
+            "\n# For the lab's btrfs twin: the kernel's memmove (arch/x86/lib/memmove_64.S) of the two moves btrfs_del_items makes inside a leaf, ns per 64 bytes."
+        );
+        let _ = writeln!(self.s, "[memmove]");
+        self.noted("memmove.backward_ns", "backward_ns", format_args!("{:.2}", m.backward_ns));
+        self.noted(
+            "memmove.forward_near_ns",
+            "forward_near_ns",
+            format_args!("{:.2}", m.forward_near_ns),
+        );
+        self.noted("memmove.forward_ns", "forward_ns", format_args!("{:.2}", m.forward_ns));
     }
 
     /// `[mitigation]`.

@@ -179,6 +179,7 @@ impl Row {
             mitigation: None,
             storage: None,
             sched: None,
+            memmove: None,
             knob: None,
         }
     }

@@ -106,6 +106,13 @@ pub struct MachineProfile {
     /// 68).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sched: Option<SchedPrices>,
+    /// What the kernel's `memmove` costs per 64 bytes for the moves
+    /// `btrfs_del_items` makes inside a leaf, measured by `fsmeta
+    /// calibrate` ([`MemmovePrices`]); optional: without it the btrfs
+    /// twins price a moved line as a load and a store at `hit_ns`
+    /// (profiles measured before session 71).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memmove: Option<MemmovePrices>,
     /// The host's one fitted knob (issue 30), for the scenarios that ask
     /// for it with `work_scale = "host"`; optional: `fsmeta calibrate`
     /// does not write it (a profile measured again needs its knob fitted
@@ -258,6 +265,9 @@ impl MachineProfile {
         }
         if let Some(s) = &self.sched {
             s.check().map_err(|(field, msg)| invalid(field, msg))?;
+        }
+        if let Some(m) = &self.memmove {
+            m.check().map_err(|(field, msg)| invalid(field, msg))?;
         }
         if let Some(k) = &self.knob {
             if !(k.work_scale > 0.0 && k.work_scale <= MAX_WORK_SCALE) {
@@ -580,10 +590,12 @@ fn invalid(field: &str, message: String) -> ParamError {
     ParamError::new(field, message)
 }
 
+mod memmove;
 mod sched;
 mod storage;
 #[cfg(test)]
 mod tests;
 
+pub use memmove::{FAST_STRING_DISTANCE, MemmovePrices};
 pub use sched::SchedPrices;
 pub use storage::StoragePrices;

@@ -6,8 +6,8 @@ use fsmeta::kernel::btrfs::delayed::DeleteRunStats;
 use fsmeta::machine::builtin::find_builtin;
 use fsmeta::workload::btrfs_dir::cost::{
     BATCH_FIXED, BLOCK_VISIT, COW_SWAP, DEL_ITEMS, DELAYED_TREE_REF, DelayedCost, EB_DIRTY, EB_FOLIO_ADD, EB_FOLIO_CLEAN, EB_FOLIO_DIRTY,
-    ITEM_COLLECT, ITEM_RELEASE, ITEM_SHIFT, KEY_COMPARE, LEAF_FREE, LinePrices, MOVE_LINE, PUSH_FIXED, PUSH_ITEM, SIBLING_LOCK,
-    TRACE_EVENT, TREE_BLOCK_ALLOC, TREE_BLOCK_UNALLOC,
+    ITEM_COLLECT, ITEM_RELEASE, ITEM_SHIFT, ITEM_SHIFT_ESTIMATE, KEY_COMPARE, LEAF_FREE, LinePrices, MOVE_LINE, Moved, PUSH_FIXED,
+    PUSH_ITEM, SIBLING_LOCK, TRACE_EVENT, TREE_BLOCK_ALLOC, TREE_BLOCK_UNALLOC,
 };
 
 fn one_item_batches() -> DeleteRunStats {
@@ -48,7 +48,7 @@ fn the_window_is_the_hand_sum_of_its_terms() {
         + 128 * MOVE_LINE.price(p)
         + 2 * DEL_ITEMS.price(p)
         + 2 * ITEM_COLLECT.price(p)
-        + 100 * ITEM_SHIFT.price(p);
+        + 100 * ITEM_SHIFT_ESTIMATE.price(p);
     assert_eq!(c.window_ps(&s).ok(), Some(u128::from(hand)));
     // The whole function adds each batch's loop turn and fitted cost and
     // each item's release, outside the window.
@@ -74,8 +74,10 @@ fn a_thin_leaf_merge_adds_its_siblings_pushes_and_offsets() {
         push_offsets: 30,
         ..plain
     };
-    let extra =
-        2 * (SIBLING_LOCK.price(p) + TRACE_EVENT.price(p)) + PUSH_FIXED.price(p) + 10 * PUSH_ITEM.price(p) + 30 * ITEM_SHIFT.price(p);
+    let extra = 2 * (SIBLING_LOCK.price(p) + TRACE_EVENT.price(p))
+        + PUSH_FIXED.price(p)
+        + 10 * PUSH_ITEM.price(p)
+        + 30 * ITEM_SHIFT_ESTIMATE.price(p);
     let (a, b) = (c.window_ps(&plain).unwrap_or_default(), c.window_ps(&merged).unwrap_or_default());
     assert_eq!(b - a, u128::from(extra));
     // The sibling's lock and the push's set-up are per-call code (their
@@ -96,10 +98,71 @@ fn work_scale_scales_per_batch_code_not_inner_loops() {
     assert_eq!(extra(BLOCK_VISIT), BLOCK_VISIT.hits * one.prices.hit_ps);
     assert_eq!(extra(DEL_ITEMS), DEL_ITEMS.hits * one.prices.hit_ps);
     // Inner loops (probes, items, offsets, moved lines) run hot: hit_ns.
-    for l in [KEY_COMPARE, ITEM_COLLECT, ITEM_SHIFT, MOVE_LINE, ITEM_RELEASE] {
+    for l in [KEY_COMPARE, ITEM_COLLECT, ITEM_SHIFT, ITEM_SHIFT_ESTIMATE, MOVE_LINE, ITEM_RELEASE] {
         assert!(l.iterated);
         assert_eq!(extra(l), 0);
     }
+}
+
+/// On a profile with `[memmove]`, `btrfs_del_items`' two moves are priced
+/// per 64 bytes at its prices (the data up, the headers down near or
+/// far), every other byte moved as [`MOVE_LINE`]s, and an offset rewrite
+/// as [`ITEM_SHIFT`]'s 32 loads at `loop_load_ns` (its turns overlap);
+/// without the table, as before session 71.
+#[test]
+fn a_profile_with_memmove_prices_the_deletions_moves_and_the_overlapped_rewrite() {
+    let mut m = find_builtin("icelake-2s").expect("built-in profile");
+    m.levels = Some(fsmeta::machine::profile::CacheLevels {
+        l1d_ways: 12,
+        l2_ways: 20,
+        l2_hit_ns: 5.0,
+        llc_hit_ns: 30.0,
+        fresh_line_ns: None,
+        loop_load_ns: Some(0.25),
+    });
+    let plain = LinePrices::from_profile(&m, 1.0);
+    m.memmove = Some(fsmeta::machine::MemmovePrices {
+        backward_ns: 1.6,
+        forward_near_ns: 20.8,
+        forward_ns: 0.8,
+    });
+    let p = LinePrices::from_profile(&m, 1.0);
+    assert_eq!(p.memmove_ps, Some([1_600, 20_800, 800]));
+    let moved = Moved {
+        total: 8_300,
+        data_up: 4_100,
+        headers_near: 2_500,
+        headers_far: 1_500,
+    };
+    // 200 other bytes: 4 lines (rounded up); the rest per byte, rounded
+    // down to the ps.
+    let hand = 4 * MOVE_LINE.price(&p) + 4_100 * 1_600 / 64 + 2_500 * 20_800 / 64 + 1_500 * 800 / 64;
+    assert_eq!(p.moved_ps(&moved), hand);
+    assert_eq!(plain.moved_ps(&moved), 130 * MOVE_LINE.price(&plain));
+    // The rewrite: 32 loads at 0.25 ns (no return thunk on this profile),
+    // against the estimate's 12 at hit_ns.
+    const { assert!(ITEM_SHIFT.overlapped && !ITEM_SHIFT_ESTIMATE.overlapped) };
+    assert_eq!(p.item_shift_ps(), 32 * 250);
+    assert_eq!(plain.item_shift_ps(), 12 * plain.loop_hit_ps);
+    // The window takes both.
+    let c = DelayedCost {
+        prices: p,
+        ..cost(1.0, true)
+    };
+    let s = DeleteRunStats {
+        bytes_moved: moved.total,
+        del_data_moved: moved.data_up,
+        del_headers_near: moved.headers_near,
+        del_headers_far: moved.headers_far,
+        ..one_item_batches()
+    };
+    let base = DeleteRunStats {
+        bytes_moved: 0,
+        items_shifted: 0,
+        ..one_item_batches()
+    };
+    let d = c.window_ps(&s).unwrap_or_default() - c.window_ps(&base).unwrap_or_default();
+    assert_eq!(d, u128::from(hand + 100 * 32 * 250));
 }
 
 #[test]

@@ -88,6 +88,12 @@ fn calibration(snapshot: &str, max: usize, cas: &[(Distance, f64)]) -> Calibrati
         }),
         fresh_line: spread(17.5),
         loop_load: spread(0.34),
+        memmove: Some(fsmeta::calibrate::MemmoveCost {
+            backward: spread(1.62),
+            forward_near: spread(20.694),
+            forward: spread(0.88),
+            how: fsmeta::calibrate::memmove::Forward::RepMovsb,
+        }),
         repeat: 3,
         wall_s: 1.0,
     }
@@ -162,6 +168,15 @@ fn the_written_profile_loads_and_holds_the_measurements() {
             && text.contains("# drop_folio_us: a file of 1024 pages there, written and fsynced (clean)"),
         "{text}"
     );
+    // The kernel's memmove in a leaf, to 0.01 ns per 64 bytes, with its method.
+    let m = p.memmove.as_ref().expect("the memmove prices");
+    assert_eq!((m.backward_ns, m.forward_near_ns, m.forward_ns), (1.62, 20.69, 0.88));
+    assert!(
+        text.contains("\n[memmove]\n# backward_ns: 4800 bytes moved up by 41 inside a 16 KiB buffer, 32-byte turns from the top")
+            && text.contains("# forward_near_ns: 2950 bytes moved down by 25 inside a 16 KiB buffer by rep movsb (fsrm or erms)")
+            && text.contains("\nforward_ns = 0.88\n"),
+        "{text}"
+    );
     assert_eq!(
         (p.l1d_bytes, p.l2_bytes, p.llc_bytes_per_socket, p.cache_ways),
         (32 << 10, 1 << 20, 32 << 20, 16)
@@ -180,6 +195,33 @@ fn the_written_profile_loads_and_holds_the_measurements() {
     ] {
         assert!(text.contains(want), "{want}\n{text}");
     }
+}
+
+/// Where the memmove was not measured, or its price is out of range, the
+/// profile has no `[memmove]` and says why in its place.
+#[test]
+fn a_memmove_not_measured_or_out_of_range_leaves_its_table_out_and_says_why() {
+    let mut cal = calibration("sysfs-epyc-2vcpu.txt", 256 * MIB, &[(Distance::SameLlc, 52.0)]);
+    cal.memmove = None;
+    let d = derive(&cal, "none", "test").unwrap();
+    assert!(d.profile.memmove.is_none());
+    let text = render(&cal, &d, &Header::default());
+    assert!(
+        text.contains("\n# memmove: not measured: the kernel's memmove is measured on x86-64 only\n"),
+        "{text}"
+    );
+    assert_eq!(load_profile(&write("no-memmove", &text)).unwrap(), d.profile);
+    let mut cal = calibration("sysfs-epyc-2vcpu.txt", 256 * MIB, &[(Distance::SameLlc, 52.0)]);
+    if let Some(m) = cal.memmove.as_mut() {
+        m.forward_near = spread(1e4);
+    }
+    let d = derive(&cal, "slow", "test").unwrap();
+    assert!(d.profile.memmove.is_none());
+    let text = render(&cal, &d, &Header::default());
+    assert!(
+        text.contains("# memmove: not kept: memmove.forward_near_ns: 10000 ns is not in (0, 1000]"),
+        "{text}"
+    );
 }
 
 #[test]

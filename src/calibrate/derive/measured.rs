@@ -305,3 +305,44 @@ fn returns(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> (Optio
         }
     }
 }
+
+/// The kernel's `memmove` inside a leaf, ns per 64 bytes (two decimals),
+/// with its notes; none (and a note) where it was not measured or a
+/// median is out of range.
+pub(super) fn memmove(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Option<crate::machine::MemmovePrices> {
+    use crate::calibrate::memmove::{BACK_BYTES, BACK_SHIFT, FAR_SHIFT, FORWARD_BYTES, MOVES, NEAR_SHIFT};
+    let Some(m) = &cal.memmove else {
+        notes.push((
+            "memmove",
+            "not measured: the kernel's memmove is measured on x86-64 only".to_string(),
+        ));
+        return None;
+    };
+    let prices = crate::machine::MemmovePrices {
+        backward_ns: r2(m.backward.median),
+        forward_near_ns: r2(m.forward_near.median),
+        forward_ns: r2(m.forward.median),
+    };
+    if let Err((field, why)) = prices.check() {
+        notes.push(("memmove", format!("not kept: {field}: {why}")));
+        return None;
+    }
+    let spread = |f: &Spread| format!("p10-p90 {:.2}-{:.2} ns, {} samples", f.p10, f.p90, f.n);
+    notes.push((
+        "memmove.backward_ns",
+        format!(
+            "{BACK_BYTES} bytes moved up by {BACK_SHIFT} inside a 16 KiB buffer, 32-byte turns from the top (four 8-byte loads, then four stores), {MOVES} moves per sample, per 64 bytes: {}",
+            spread(&m.backward)
+        ),
+    ));
+    let forward = |by: usize, f: &Spread| {
+        format!(
+            "{FORWARD_BYTES} bytes moved down by {by} inside a 16 KiB buffer by {}, {MOVES} moves per sample, per 64 bytes: {}",
+            m.how.name(),
+            spread(f)
+        )
+    };
+    notes.push(("memmove.forward_near_ns", forward(NEAR_SHIFT, &m.forward_near)));
+    notes.push(("memmove.forward_ns", forward(FAR_SHIFT, &m.forward)));
+    Some(prices)
+}

@@ -73,6 +73,13 @@ fn validate_names_the_field() {
         p.sched = Some(super::SchedPrices { wake_us, thread_stop_us });
         assert_eq!(field(p), want);
     }
+    let mut p = icelake();
+    p.memmove = Some(super::MemmovePrices {
+        backward_ns: 1.6,
+        forward_near_ns: -1.0,
+        forward_ns: 0.9,
+    });
+    assert_eq!(field(p), "memmove.forward_near_ns");
 }
 
 #[test]

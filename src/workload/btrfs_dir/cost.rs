@@ -60,6 +60,10 @@ pub struct LinePrices {
     /// A load or store hitting L1 in an inner loop's body (`hit_ns`; see
     /// [`Lines::iterated`]).
     pub loop_hit_ps: u64,
+    /// A load in the body of an inner loop whose turns overlap
+    /// ([`Lines::overlapped`]): the profile's measured
+    /// `levels.loop_load_ns`, else `hit_ns`.
+    pub overlapped_ps: u64,
     /// A line last written by another core of the same LLC
     /// (`same_llc_ns`).
     pub xfer_ps: u64,
@@ -86,6 +90,11 @@ pub struct LinePrices {
     /// One return's extra under the host's return mitigation
     /// (`mitigation.return_ns`, 0 without it).
     pub return_ps: u64,
+    /// The kernel's `memmove` per 64 bytes of `btrfs_del_items`' two
+    /// moves, ps: `[backward, forward near, forward]` (the profile's
+    /// `[memmove]`, [`crate::machine::MemmovePrices`]); `None` without it,
+    /// when every moved line is a [`MOVE_LINE`].
+    pub memmove_ps: Option<[u64; 3]>,
 }
 
 impl LinePrices {
@@ -98,6 +107,7 @@ impl LinePrices {
         LinePrices {
             hit_ps,
             loop_hit_ps: ps(p.hit_ns),
+            overlapped_ps: ps(p.loop_load_ns()),
             xfer_ps: ps(p.same_llc_ns),
             miss_ps: ps(p.memory_ns),
             atomic_ps: ps(p.atomic_ns),
@@ -106,6 +116,72 @@ impl LinePrices {
             trace_discard_ps: tracing::discarded_ps(p, counted(tracing::TRACE_DISCARD_LOADS)),
             indirect_ps: ps(p.indirect_call_ns()),
             return_ps: ps(p.return_ns()),
+            memmove_ps: p
+                .memmove
+                .as_ref()
+                .map(|m| [ps(m.backward_ns), ps(m.forward_near_ns), ps(m.forward_ns)]),
+        }
+    }
+
+    /// One item's offset rewritten after a deleted range or a push, ps:
+    /// [`ITEM_SHIFT`] on a profile with `[memmove]`, else
+    /// [`ITEM_SHIFT_ESTIMATE`] (see there).
+    pub fn item_shift_ps(&self) -> u64 {
+        match self.memmove_ps {
+            Some(_) => ITEM_SHIFT.price(self),
+            None => ITEM_SHIFT_ESTIMATE.price(self),
+        }
+    }
+
+    /// The bytes memmoved inside leaves, ps: on a profile with
+    /// `[memmove]`, `btrfs_del_items`' data moved up and headers moved
+    /// down at the kernel's `memmove` prices per 64 bytes (rounded down to
+    /// the ps), every other byte as [`MOVE_LINE`]s; without it every byte
+    /// as [`MOVE_LINE`]s, whole lines.
+    pub fn moved_ps(&self, m: &Moved) -> u64 {
+        let line = MOVE_LINE.price(self);
+        let Some([back, near, far]) = self.memmove_ps else {
+            return m.total.div_ceil(64) * line;
+        };
+        let del = m.data_up + m.headers_near + m.headers_far;
+        let per = |bytes: u64, ps: u64| (u128::from(bytes) * u128::from(ps) / 64) as u64;
+        m.total.saturating_sub(del).div_ceil(64) * line + per(m.data_up, back) + per(m.headers_near, near) + per(m.headers_far, far)
+    }
+}
+
+/// Bytes memmoved inside leaves, and of them `btrfs_del_items`' two moves
+/// by kind (6.18 fs/btrfs/ctree.c: `memmove_leaf_data` up,
+/// `memmove_leaf_items` down).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Moved {
+    /// Every byte moved or copied inside leaves.
+    pub total: u64,
+    /// Item data moved up over deleted items' data.
+    pub data_up: u64,
+    /// Item headers moved down by under 64 bytes.
+    pub headers_near: u64,
+    /// Item headers moved down by 64 bytes or more.
+    pub headers_far: u64,
+}
+
+impl Moved {
+    /// The moves a tree's counts `d` record.
+    pub fn of_tree(d: &crate::kernel::btrfs::ctree::TreeStats) -> Moved {
+        Moved {
+            total: d.bytes_moved,
+            data_up: d.del_data_moved,
+            headers_near: d.del_headers_near,
+            headers_far: d.del_headers_far,
+        }
+    }
+
+    /// The moves of a deletion run's counts `s`.
+    pub fn of_deletes(s: &DeleteRunStats) -> Moved {
+        Moved {
+            total: s.bytes_moved,
+            data_up: s.del_data_moved,
+            headers_near: s.del_headers_near,
+            headers_far: s.del_headers_far,
         }
     }
 }
@@ -128,6 +204,12 @@ pub struct Lines {
     /// its hits are priced at `hit_ns`, without `work_scale`. Per-batch
     /// and per-level work (a search's 2-4 levels) is not iterated.
     pub iterated: bool,
+    /// For an inner loop ([`Lines::iterated`]): whether its turns carry no
+    /// dependency from one to the next, so that the core overlaps them
+    /// turn over turn; its hits are then priced at the profile's
+    /// `levels.loop_load_ns` (`hit_ns` without it), as
+    /// [`crate::kernel::work::Work::overlapped`].
+    pub overlapped: bool,
     /// Calls through a function pointer, each at the profile's
     /// `mitigation.indirect_call_ns` (0 without it).
     pub indirect_calls: u64,
@@ -146,6 +228,7 @@ impl Lines {
         misses: 0,
         atomics: 0,
         iterated: false,
+        overlapped: false,
         indirect_calls: 0,
         returns: 0,
     };
@@ -158,7 +241,11 @@ impl Lines {
 
     /// The event's price, ps.
     pub fn price(&self, p: &LinePrices) -> u64 {
-        let hit = if self.iterated { p.loop_hit_ps } else { p.hit_ps };
+        let hit = match (self.iterated, self.overlapped) {
+            (true, true) => p.overlapped_ps,
+            (true, false) => p.loop_hit_ps,
+            (false, _) => p.hit_ps,
+        };
         self.hits * hit
             + self.xfers * p.xfer_ps
             + self.misses * p.miss_ps
@@ -234,13 +321,13 @@ impl DelayedCost {
             (visits, BLOCK_VISIT.price(p) + trace),
             (s.key_compares, KEY_COMPARE.price(p)),
             (s.transfers, p.xfer_ps),
-            (s.bytes_moved.div_ceil(64), MOVE_LINE.price(p)),
+            (1, p.moved_ps(&Moved::of_deletes(s))),
             (s.cow_blocks, self.cow_price() + trace_alloc),
             (s.leaves_freed, self.leaf_free_price() + freed_event),
             (s.batches, DEL_ITEMS.price(p)),
             (collected.saturating_sub(s.own_collected), ITEM_COLLECT.price(p)),
             (s.own_collected, ITEM_COLLECT.local().price(p)),
-            (s.items_shifted + s.push_offsets, ITEM_SHIFT.price(p)),
+            (s.items_shifted + s.push_offsets, p.item_shift_ps()),
             (s.sibling_reads, SIBLING_LOCK.price(p) + trace),
             (s.leaf_pushes, PUSH_FIXED.price(p)),
             (s.items_pushed, PUSH_ITEM.price(p)),

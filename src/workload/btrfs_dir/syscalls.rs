@@ -12,7 +12,7 @@
 //!
 //! [`Fs::last_unlink`]: crate::kernel::btrfs::fs::Fs::last_unlink
 
-use super::cost::{BLOCK_VISIT, DEL_ITEMS, DelayedCost, ITEM_SHIFT, KEY_COMPARE, Lines, MOVE_LINE, PUSH_FIXED, PUSH_ITEM, SIBLING_LOCK};
+use super::cost::{BLOCK_VISIT, DEL_ITEMS, DelayedCost, KEY_COMPARE, Lines, Moved, PUSH_FIXED, PUSH_ITEM, SIBLING_LOCK};
 use super::params::BtrfsDirParams;
 use crate::engine::histogram::LatencyHistogram;
 use crate::kernel::btrfs::ctree::TreeStats;
@@ -93,11 +93,11 @@ impl UnlinkCost {
             (d.searches, ROOT_TRADE.price(p) + trace),
             (d.key_compares, KEY_COMPARE.price(p)),
             (d.transfers(), p.xfer_ps),
-            (d.bytes_moved.div_ceil(64), MOVE_LINE.price(p)),
+            (1, p.moved_ps(&Moved::of_tree(d))),
             (d.cow_blocks, self.tree.cow_price() + trace_alloc + self.cow_events_ps),
             (d.leaves_freed, self.tree.leaf_free_price() + freed_event),
             (d.del_items_calls, DEL_ITEMS.price(p)),
-            (d.items_shifted + d.push_offsets, ITEM_SHIFT.price(p)),
+            (d.items_shifted + d.push_offsets, p.item_shift_ps()),
             (d.sibling_reads, SIBLING_LOCK.price(p) + trace),
             (d.leaf_pushes, PUSH_FIXED.price(p)),
             (d.items_pushed, PUSH_ITEM.price(p)),

@@ -5,6 +5,7 @@
 
 use super::block::space_used;
 use super::{ITEM_HEADER_SIZE, Path, Tree};
+use crate::machine::profile::FAST_STRING_DISTANCE;
 
 impl Tree {
     /// `btrfs_del_items(trans, root, path, slot, nr)`: deletes items
@@ -19,6 +20,16 @@ impl Tree {
         let after = &self.blocks[leaf].items()[slot + nr..];
         let moved = space_used(after);
         self.stats.bytes_moved += u64::from(moved);
+        // The two memmoves (6.18): the data after the range up by the
+        // deleted data (`memmove_leaf_data`), the headers after it down by
+        // the deleted headers (`memmove_leaf_items`).
+        let headers = after.len() as u64 * u64::from(ITEM_HEADER_SIZE);
+        self.stats.del_data_moved += u64::from(moved) - headers;
+        if nr as u64 * u64::from(ITEM_HEADER_SIZE) < FAST_STRING_DISTANCE {
+            self.stats.del_headers_near += headers;
+        } else {
+            self.stats.del_headers_far += headers;
+        }
         self.stats.items_shifted += after.len() as u64;
         self.leaf_mut(leaf).drain(slot..slot + nr);
         let Some(first) = self.blocks[leaf].first_key() else {

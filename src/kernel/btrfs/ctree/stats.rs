@@ -26,6 +26,18 @@ pub struct TreeStats {
     /// Bytes moved by memmove/copies inside leaves (del_items shifts, pushes
     /// to siblings, splits).
     pub bytes_moved: u64,
+    /// Of `bytes_moved`, the item data `btrfs_del_items` moved up over the
+    /// deleted items' data (`memmove_leaf_data`: destination above the
+    /// source, `__memmove`'s backward copy).
+    pub del_data_moved: u64,
+    /// Of `bytes_moved`, the item headers `btrfs_del_items` moved down
+    /// over fewer than 64 bytes of deleted headers (one or two items:
+    /// `memmove_leaf_items`, a forward copy whose destination is that
+    /// close below its source; see [`crate::calibrate::memmove`]).
+    pub del_headers_near: u64,
+    /// Of `bytes_moved`, the item headers `btrfs_del_items` moved down
+    /// over 64 bytes or more of deleted headers.
+    pub del_headers_far: u64,
     /// Leaf splits (`split_leaf` that allocated a new leaf).
     pub leaf_splits: u64,
     /// Successful `push_leaf_left`/`push_leaf_right` calls.
@@ -76,12 +88,12 @@ impl TreeStats {
         self.lock_transfers + self.foreign_visits + self.foreign_compares
     }
 
-    fn fields(&self) -> [u64; 20] {
+    fn fields(&self) -> [u64; 23] {
         let mut s = *self;
         s.fields_mut().map(|f| *f)
     }
 
-    fn fields_mut(&mut self) -> [&mut u64; 20] {
+    fn fields_mut(&mut self) -> [&mut u64; 23] {
         [
             &mut self.searches,
             &mut self.node_visits,
@@ -92,6 +104,9 @@ impl TreeStats {
             &mut self.items_deleted,
             &mut self.items_shifted,
             &mut self.bytes_moved,
+            &mut self.del_data_moved,
+            &mut self.del_headers_near,
+            &mut self.del_headers_far,
             &mut self.leaf_splits,
             &mut self.leaf_pushes,
             &mut self.sibling_reads,
@@ -118,6 +133,9 @@ impl TreeStats {
             items_deleted: self.items_deleted - earlier.items_deleted,
             items_shifted: self.items_shifted - earlier.items_shifted,
             bytes_moved: self.bytes_moved - earlier.bytes_moved,
+            del_data_moved: self.del_data_moved - earlier.del_data_moved,
+            del_headers_near: self.del_headers_near - earlier.del_headers_near,
+            del_headers_far: self.del_headers_far - earlier.del_headers_far,
             leaf_splits: self.leaf_splits - earlier.leaf_splits,
             leaf_pushes: self.leaf_pushes - earlier.leaf_pushes,
             sibling_reads: self.sibling_reads - earlier.sibling_reads,

@@ -153,13 +153,24 @@ fn del_items_moves_bytes_after_the_range() {
     t.del_items(&mut path, 2, 2);
     let d = t.stats().since(&before);
     assert_eq!((d.del_items_calls, d.items_deleted, d.bytes_moved), (1, 2, 600));
+    // The two memmoves: the 6 items' data up (450 B), their headers down
+    // (150 B) by the two deleted headers, 50 B: under 64, the near kind.
+    assert_eq!((d.del_data_moved, d.del_headers_near, d.del_headers_far), (450, 150, 0));
     // Each of the 6 items after the range has its offset rewritten.
     assert_eq!(d.items_shifted, 6);
-    // Deleting the last item rewrites none.
+    // Deleting the last item rewrites none and moves nothing.
     let before = t.stats();
     let mut path = t.search_slot(&item(9, 0).key, SearchMode::Delete).1;
     t.del_items(&mut path, 7, 1);
-    assert_eq!(t.stats().since(&before).items_shifted, 0);
+    let d = t.stats().since(&before);
+    assert_eq!((d.items_shifted, d.bytes_moved, d.del_data_moved, d.del_headers_near), (0, 0, 0, 0));
+    // Three deleted headers (75 B) move the headers after them the far way:
+    // slots 0..3 of the 7 left, 4 after.
+    let before = t.stats();
+    let mut path = t.search_slot(&item(0, 0).key, SearchMode::Delete).1;
+    t.del_items(&mut path, 0, 3);
+    let d = t.stats().since(&before);
+    assert_eq!((d.del_data_moved, d.del_headers_near, d.del_headers_far), (300, 0, 100));
 }
 
 /// The line counts of a lookup of `key` by `task`: [lock transfers,

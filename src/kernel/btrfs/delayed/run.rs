@@ -322,6 +322,9 @@ impl DelayedRoot {
             leaf_walks,
             cow_blocks: d.cow_blocks,
             bytes_moved: d.bytes_moved,
+            del_data_moved: d.del_data_moved,
+            del_headers_near: d.del_headers_near,
+            del_headers_far: d.del_headers_far,
             items_released: n.max(1) as u64,
             rsv_releases: match self.rules.rsv_release {
                 RsvRelease::PerItem => n as u64,

@@ -26,6 +26,14 @@ pub struct DeleteRunStats {
     pub cow_blocks: u64,
     /// Bytes memmoved in leaves (del_items shifts and merge pushes).
     pub bytes_moved: u64,
+    /// Of `bytes_moved`, `btrfs_del_items`' item data moved up
+    /// ([`TreeStats::del_data_moved`](crate::kernel::btrfs::ctree::TreeStats::del_data_moved)).
+    pub del_data_moved: u64,
+    /// Of `bytes_moved`, its item headers moved down by under 64 bytes
+    /// ([`TreeStats::del_headers_near`](crate::kernel::btrfs::ctree::TreeStats::del_headers_near)).
+    pub del_headers_near: u64,
+    /// Of `bytes_moved`, its item headers moved down by 64 bytes or more.
+    pub del_headers_far: u64,
     /// Delayed items released (deleted from the tree or not found).
     pub items_released: u64,
     /// `btrfs_block_rsv_release` calls giving back the items' reserved
@@ -149,6 +157,9 @@ fieldwise!(DeleteRunStats {
     transfers,
     cow_blocks,
     bytes_moved,
+    del_data_moved,
+    del_headers_near,
+    del_headers_far,
     items_released,
     rsv_releases,
     own_batches,

@@ -328,13 +328,43 @@ pub const ITEM_INSERT: Lines = Lines {
 };
 
 /// One item after the deleted range, whose data offset `btrfs_del_items`
-/// rewrites (`btrfs_token_item_offset` and `btrfs_set_token_item_offset`,
-/// each checking the token's folio): about 12 loads and stores.
+/// rewrites (6.18: `btrfs_item_offset` and `btrfs_set_item_offset`,
+/// inline wrappers of the out-of-line `btrfs_get_32` and `btrfs_set_32`,
+/// fs/btrfs/accessors.c): 16 memory reads a call, 32 a turn. The count
+/// is the common path of a replica of the two functions with the helpers
+/// they inline (`get_eb_folio_index`, `get_eb_offset_in_folio`,
+/// `folio_address`), built with the kernel's flags (docs/lab-hosts.md,
+/// session 65): the stack canary twice and its copy, the frame's two
+/// reloads and the return address, `eb->folios[0]`, `eb->start`,
+/// `eb->folio_shift`, `eb->folio_size`, `eb->len`, `eb->folios[idx]`,
+/// the folio's flags, `vmemmap_base` and `page_offset_base`, the member.
+/// Each turn takes its addresses from the loop's index, not from the turn
+/// before, so the turns overlap ([`Lines::overlapped`]).
 ///
-/// Returns: `btrfs_get_32` and `btrfs_set_32` (6.18 has no token
-/// accessors: `btrfs_item_offset` and `btrfs_set_item_offset` are inline
-/// wrappers of these two out-of-line functions): 2.
+/// Returns: `btrfs_get_32` and `btrfs_set_32`: 2.
+///
+/// Priced so only on a profile whose `[memmove]` prices the moves beside
+/// it ([`super::LinePrices::item_shift_ps`]); on the others,
+/// [`ITEM_SHIFT_ESTIMATE`].
 pub const ITEM_SHIFT: Lines = Lines {
+    hits: 32,
+    iterated: true,
+    overlapped: true,
+    returns: 2,
+    ..Lines::NONE
+};
+
+/// [`ITEM_SHIFT`] as sessions 41 to 70 estimated it: about 12 loads and
+/// stores, one after another (at `hit_ns`), with its 2 returns. Kept for
+/// the profiles measured before session 71, which have no `[memmove]`:
+/// there an item after the deleted one is this turn and its bytes moved
+/// at [`MOVE_LINE`] (a load and a store a line), the price their hosts'
+/// checks were made with. The kernel's samples on two hosts (sessions 58
+/// and 66, docs/lab-hosts.md) put the two errors of that pair on
+/// opposite sides: the turn 1.7-2.9x too high, the moved line 1.4-2.35x
+/// too low; pricing the turn from its count without the moves' measured
+/// prices would keep only one of them.
+pub const ITEM_SHIFT_ESTIMATE: Lines = Lines {
     hits: 12,
     iterated: true,
     returns: 2,
