@@ -273,6 +273,10 @@ impl Fields<'_> {
         if let Some(ns) = t.passed_ns {
             self.noted("tracepoint.passed_ns", "passed_ns", format_args!("{ns:.2}"));
         }
+        self.note("tracepoint.stack_ns");
+        if let (Some(ns), Some(f)) = (t.stack_ns, t.stack_frames) {
+            let _ = writeln!(self.s, "stack_ns = {ns:.2}\nstack_frames = {f}");
+        }
     }
 
     /// `[storage]`.

@@ -18,8 +18,13 @@
 //! `__buffer_unlock_commit` does for a temp-buffer event,
 //! kernel/trace/trace.c: the lab's events have such a filter, all but
 //! `btrfs_reserved_extent_free` and `sched_switch`);
-//! off again. A sample's cost per call is on minus the mean of its two
-//! offs. The instance runs on the lab's trace
+//! on with no filter and the instance's `options/stacktrace` set
+//! (`stacked`: the record kept, then its stack unwound and kept in a
+//! record of its own, `__ftrace_trace_stack`, as the lab records its
+//! reservation events' stacks); off again. A sample's cost per call is
+//! on minus the mean of its two offs, the stack's is `stacked` less
+//! `kept`; one more call with the stack on is read back from the trace
+//! for the frames the stack showed. The instance runs on the lab's trace
 //! clock (`x86-tsc` where offered), whose read is part of a kept record's
 //! price.
 //!
@@ -50,6 +55,11 @@ pub struct TracepointCost {
     /// Passed by the event's filter: built in the temp buffer, tested,
     /// copied into the ring buffer and committed.
     pub passed: Spread,
+    /// A kept record's stack on top of the record: unwound and kept.
+    pub stack: Spread,
+    /// Frames the stack showed (`task_rename`'s handler up to the syscall
+    /// entry), read back from the trace; `None` when none was found.
+    pub stack_frames: Option<u32>,
     /// The instance's trace clock: the lab's ([`crate::lab::trace::clock_of`]).
     pub clock: &'static str,
 }
@@ -109,7 +119,12 @@ fn timed(dir: &Path, n: usize) -> Result<TracepointCost, NotMeasured> {
     let clock = crate::lab::trace::clock_of(&std::fs::read_to_string(dir.join("trace_clock")).unwrap_or_default());
     write(&dir.join("trace_clock"), clock)?;
     let ev = dir.join(EVENT);
-    let (mut kept, mut discarded, mut passed) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut kept, mut discarded, mut passed, mut stack) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
     set_name_ns(); // warm up
     for _ in 0..n {
         // off, kept, discarded, passed, off again: each against the mean
@@ -123,18 +138,74 @@ fn timed(dir: &Path, n: usize) -> Result<TracepointCost, NotMeasured> {
         let filtered = set_name_ns();
         write(&ev.join("filter"), "common_pid != 0")?;
         let through = set_name_ns();
+        write(&ev.join("filter"), "0")?;
+        write(&dir.join("options/stacktrace"), "1")?;
+        let stacked = set_name_ns();
+        write(&dir.join("options/stacktrace"), "0")?;
         write(&ev.join("enable"), "0")?;
         let off = (off0 + set_name_ns()) / 2.0;
         kept.push(on - off);
         discarded.push(filtered - off);
         passed.push(through - off);
+        stack.push(stacked - on);
     }
+    let stack_frames = frames_shown(dir, &ev)?;
     write(&ev.join("enable"), "0")?;
     let spread = |v: &[f64], what: &str| Spread::of(v).ok_or_else(|| NotMeasured(format!("no {what} samples")));
     Ok(TracepointCost {
         kept: spread(&kept, "kept")?,
         discarded: spread(&discarded, "discarded")?,
         passed: spread(&passed, "passed")?,
+        stack: spread(&stack, "stack")?,
+        stack_frames,
         clock,
     })
+}
+
+/// Frames of one stack the event records: the trace emptied, one call
+/// with the stack on, then the lines of its `<stack trace>` record read
+/// back ([`count_frames`]).
+fn frames_shown(dir: &Path, ev: &Path) -> Result<Option<u32>, NotMeasured> {
+    write(&dir.join("trace"), "")?;
+    write(&dir.join("options/stacktrace"), "1")?;
+    write(&ev.join("enable"), "1")?;
+    let name = c"fsmeta-cal";
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string of up to 16
+    // bytes from the pointer, which `name` is.
+    unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0) };
+    write(&ev.join("enable"), "0")?;
+    write(&dir.join("options/stacktrace"), "0")?;
+    let text = std::fs::read_to_string(dir.join("trace")).unwrap_or_default();
+    Ok(count_frames(&text))
+}
+
+/// The frames (` => ` lines) of the first `<stack trace>` record in a
+/// trace's text; `None` without one.
+pub fn count_frames(trace: &str) -> Option<u32> {
+    let mut lines = trace.lines().skip_while(|l| !l.contains("<stack trace>"));
+    lines.next()?;
+    let n = lines.take_while(|l| l.starts_with(" => ")).count();
+    (n > 0).then_some(n as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_frames_of_the_first_stack_are_counted() {
+        let trace = "# tracer: nop\n\
+            fsmeta-cal-1 [001] ..... 96: <stack trace>\n \
+            => trace_event_raw_event_task_rename\n \
+            => __set_task_comm\n \
+            => __do_sys_prctl\n \
+            => do_syscall_64\n \
+            => entry_SYSCALL_64_after_hwframe\n\
+            fsmeta-cal-1 [001] ..... 97: task_rename: pid=1\n\
+            fsmeta-cal-1 [001] ..... 98: <stack trace>\n \
+            => one\n";
+        assert_eq!(count_frames(trace), Some(5));
+        assert_eq!(count_frames("fsmeta-cal-1 [001] ..... 97: task_rename: pid=1\n"), None);
+        assert_eq!(count_frames("x: <stack trace>\nnext record\n"), None);
+    }
 }

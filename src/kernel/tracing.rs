@@ -104,6 +104,35 @@ pub const STACK_FRAME_SEARCH_LOADS: f64 = 10.0;
 ///
 /// [`Work::looped`]: crate::kernel::work::Work::looped
 pub fn stack_trace() -> crate::kernel::work::Tally {
+    stack_trace_counted()
+}
+
+/// Frames the unwinder walks beyond those a recorded stack shows: the
+/// three `trace_buffer_unlock_commit_regs` skips (`STACK_SKIP`,
+/// kernel/trace/trace.c) and `stack_trace_save`'s own (`skipnr + 1`,
+/// kernel/stacktrace.c).
+pub const STACK_SKIPPED: f64 = 4.0;
+
+/// One stack of `shown` frames recorded with a kept event, ps: on a
+/// profile that measured a stack (`tracepoint.stack_ns` at
+/// `stack_frames`, `fsmeta calibrate`), that price in proportion to the
+/// frames walked, `stack_ns x (shown + STACK_SKIPPED) / (stack_frames +
+/// STACK_SKIPPED)` (each frame one turn of `arch_stack_walk`); without
+/// it the counted loads of [`stack_trace`] (16 frames, whatever `shown`),
+/// at `work_scale`.
+pub fn stack_ps(m: &crate::machine::MachineProfile, shown: u32, work_scale: f64) -> u64 {
+    measured_stack_ps(m, shown).unwrap_or_else(|| crate::machine::ns_to_ps(stack_trace().ns(m, work_scale)))
+}
+
+/// [`stack_ps`] on a profile that measured a stack; `None` on the others.
+pub fn measured_stack_ps(m: &crate::machine::MachineProfile, shown: u32) -> Option<u64> {
+    let (ns, frames) = m.tracepoint.as_ref().and_then(|t| t.stack_ns.zip(t.stack_frames))?;
+    let walked = |f: u32| f64::from(f) + STACK_SKIPPED;
+    Some(crate::machine::ns_to_ps(ns * walked(shown) / walked(frames)))
+}
+
+/// [`stack_trace`]'s counted loads.
+fn stack_trace_counted() -> crate::kernel::work::Tally {
     use crate::kernel::work::{Tally, Work};
     let mut t = Tally::default();
     t.add(Work::looped(STACK_FRAME_LOADS).returning(STACK_FRAME_RETURNS), STACK_FRAMES)

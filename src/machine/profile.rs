@@ -159,6 +159,18 @@ pub struct TracepointPrices {
     /// session 64 have only `event_ns`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub passed_ns: Option<f64>,
+    /// A kept record's stack, on top of the record (the instance's
+    /// `options/stacktrace`: `__ftrace_trace_stack` unwinds the stack and
+    /// keeps it in a record of its own, kernel/trace/trace.c), measured
+    /// where the stack showed [`Self::stack_frames`] frames; the twins
+    /// price a stack of other depths in proportion to the frames walked
+    /// ([`crate::kernel::tracing::stack_ps`]). Profiles measured before
+    /// session 71 have none: there a stack is its counted loads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_ns: Option<f64>,
+    /// Frames the measured stack showed (given with `stack_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_frames: Option<u32>,
 }
 
 /// What the kernel's speculation mitigations add to kernel code on one
@@ -338,7 +350,22 @@ impl MachineProfile {
         {
             return Err(invalid("tracepoint.passed_ns", format!("{ns} ns is not in (0, 1e6]")));
         }
-        Ok(())
+        match (t.stack_ns, t.stack_frames) {
+            (None, None) => Ok(()),
+            (Some(ns), Some(f)) if ns.is_finite() && ns > 0.0 && ns <= 1e6 && (1..=1000).contains(&f) => Ok(()),
+            (Some(ns), Some(_)) if !(ns.is_finite() && ns > 0.0 && ns <= 1e6) => {
+                Err(invalid("tracepoint.stack_ns", format!("{ns} ns is not in (0, 1e6]")))
+            }
+            (Some(_), Some(f)) => Err(invalid("tracepoint.stack_frames", format!("{f} is not in [1, 1000]"))),
+            (Some(_), None) => Err(invalid(
+                "tracepoint.stack_frames",
+                "missing: tracepoint.stack_ns needs the frames its stack showed".to_string(),
+            )),
+            (None, Some(_)) => Err(invalid(
+                "tracepoint.stack_ns",
+                "missing: tracepoint.stack_frames is the depth of a measured stack_ns".to_string(),
+            )),
+        }
     }
 
     /// The optional mitigation prices, each in `[0, 1000]` ns.

@@ -44,18 +44,17 @@ pub fn ns_to_ps(ns: f64) -> u64 {
 pub fn delayed_cost(p: &BtrfsDirParams, machine: &MachineProfile) -> DelayedCost {
     let work_scale = p.work_scale.on(machine);
     let prices = LinePrices::from_profile(machine, work_scale);
-    let release_event_ps = if p.reservation_tracepoints {
-        let stack = crate::kernel::tracing::stack_trace().ns(machine, work_scale);
-        prices.trace_event_ps + ns_to_ps(stack)
+    let release_events = if p.reservation_tracepoints {
+        cost::ReleaseEvents::priced(machine, &prices, work_scale)
     } else {
-        0
+        cost::ReleaseEvents::default()
     };
     DelayedCost {
         prices,
         nodesize: p.nodesize,
         batch_overhead_ps: ns_to_ps(p.batch_overhead_ns),
         lock_tracepoints: p.lock_tracepoints,
-        release_event_ps,
+        release_events,
     }
 }
 

@@ -34,7 +34,7 @@ fn cost(work_scale: f64, traced: bool) -> DelayedCost {
         nodesize: 16384,
         batch_overhead_ps: 1_000,
         lock_tracepoints: traced,
-        release_event_ps: 0,
+        release_events: Default::default(),
     }
 }
 
@@ -222,4 +222,65 @@ fn the_copy_on_write_steps_hold_their_hand_counts_from_the_code() {
     assert_eq!(counts(EB_FOLIO_CLEAN), (80, 0, 4, false));
     assert_eq!(counts(LEAF_FREE), (65, 0, 5, false));
     assert_eq!(counts(TREE_BLOCK_UNALLOC), (385, 0, 23, false));
+}
+
+/// The lab's release event with its stack, by who runs the batch: on a
+/// profile that measured a stack (`tracepoint.stack_ns` at
+/// `stack_frames`), that price in proportion to the frames walked (each
+/// context's frames shown plus the 4 the tracing code skips); without
+/// it, every context at the counted 16-frame loop.
+#[test]
+fn a_release_events_stack_is_priced_by_its_frames_where_a_stack_was_measured() {
+    use fsmeta::kernel::btrfs::delayed::{COMMIT_DELETE_RELEASE_FRAMES, WORKER_DELETE_RELEASE_FRAMES, WORKER_INSERT_RELEASE_FRAMES};
+    use fsmeta::kernel::tracing::{STACK_SKIPPED, stack_trace};
+    use fsmeta::workload::btrfs_dir::cost::ReleaseEvents;
+    assert_eq!(
+        (
+            WORKER_DELETE_RELEASE_FRAMES,
+            COMMIT_DELETE_RELEASE_FRAMES,
+            WORKER_INSERT_RELEASE_FRAMES
+        ),
+        (9, 8, 10)
+    );
+    let mut m = find_builtin("icelake-2s").expect("built-in profile");
+    let counted = fsmeta::machine::ns_to_ps(stack_trace().ns(&m, 1.0));
+    let prices = LinePrices::from_profile(&m, 1.0);
+    let plain = ReleaseEvents::priced(&m, &prices, 1.0);
+    let each = prices.trace_event_ps + counted;
+    assert_eq!(
+        (plain.worker_delete_ps, plain.commit_delete_ps, plain.insert_ps),
+        (each, each, each)
+    );
+    m.tracepoint = Some(fsmeta::machine::TracepointPrices {
+        event_ns: 90.0,
+        discard_ns: 30.0,
+        passed_ns: Some(100.0),
+        stack_ns: Some(450.0),
+        stack_frames: Some(5),
+    });
+    assert_eq!(STACK_SKIPPED, 4.0);
+    let prices = LinePrices::from_profile(&m, 1.0);
+    let r = ReleaseEvents::priced(&m, &prices, 1.0);
+    // 450 ns over 5 + 4 frames walked: 50 ns a frame.
+    assert_eq!(prices.trace_event_ps, 100_000);
+    assert_eq!(
+        (r.worker_delete_ps, r.commit_delete_ps, r.insert_ps),
+        (100_000 + 650_000, 100_000 + 600_000, 100_000 + 700_000)
+    );
+    // The whole function charges the worker's batches the worker's
+    // stack and the commit's its own.
+    let c = DelayedCost {
+        prices,
+        release_events: r,
+        ..cost(1.0, true)
+    };
+    let base = c.delete_ps(&one_item_batches()).unwrap_or_default();
+    let own = DeleteRunStats {
+        own_batches: 1,
+        ..one_item_batches()
+    };
+    let p = &c.prices;
+    let moved = c.delete_ps(&own).unwrap_or_default();
+    let local = BATCH_FIXED.price(p) - BATCH_FIXED.local().price(p);
+    assert_eq!(base - moved, u128::from(local + 50_000));
 }

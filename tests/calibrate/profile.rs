@@ -317,11 +317,15 @@ fn a_measured_tracepoint_cost_is_written_and_loaded_and_a_missing_one_says_why()
         kept: spread(96.0),
         discarded: spread(32.0),
         passed: spread(130.0),
+        stack: spread(412.034),
+        stack_frames: Some(5),
         clock: "x86-tsc",
     });
     let d = derive(&cal, "tp", "t").unwrap();
     let t = d.profile.tracepoint.as_ref().expect("measured");
     assert_eq!((t.event_ns, t.discard_ns, t.passed_ns), (96.0, 32.0, Some(130.0)));
+    // The stack, to 0.01 ns, with the frames it was measured at.
+    assert_eq!((t.stack_ns, t.stack_frames), (Some(412.03), Some(5)));
     let text = render(&cal, &d, &Header::default());
     assert!(text.contains("[tracepoint]\n# event_ns: a record kept"), "{text}");
     assert!(
@@ -330,7 +334,28 @@ fn a_measured_tracepoint_cost_is_written_and_loaded_and_a_missing_one_says_why()
     );
     assert!(text.contains("\npassed_ns = 130.00\n"), "{text}");
     assert!(text.contains("(trace clock x86-tsc, as the lab's)"), "{text}");
+    assert!(
+        text.contains("\n# stack_ns: a kept record's stack on top of the record: the same calls with the instance's options/stacktrace on, less the kept timing beside them (5 frames shown")
+            && text.contains("\nstack_ns = 412.03\nstack_frames = 5\n"),
+        "{text}"
+    );
     assert_eq!(load_profile(&write("tp", &text)).unwrap(), d.profile);
+    // No stack read back, or a median that is no price: no stack, and why.
+    for (frames, ns, why) in [
+        (None, 412.0, "# stack_ns: not kept: no stack was read back from the trace"),
+        (Some(5), -3.0, "# stack_ns: not kept (median -3.0 ns, not a price)"),
+    ] {
+        if let Ok(t) = cal.tracepoint.as_mut() {
+            t.stack_frames = frames;
+            t.stack = spread(ns);
+        }
+        let d = derive(&cal, "tp", "t").unwrap();
+        let t = d.profile.tracepoint.as_ref().expect("measured");
+        assert_eq!((t.stack_ns, t.stack_frames), (None, None));
+        let text = render(&cal, &d, &Header::default());
+        assert!(text.contains(why) && !text.contains("\nstack_ns ="), "{text}");
+        assert_eq!(load_profile(&write("tp-no-stack", &text)).unwrap(), d.profile);
+    }
 }
 
 #[test]

@@ -113,6 +113,8 @@ fn a_measured_tracepoint_prices_the_per_call_events_not_the_loops() {
         event_ns: 321.0,
         discard_ns: 158.0,
         passed_ns: None,
+        stack_ns: None,
+        stack_frames: None,
     });
     let measured = EventPrices::with(&m, &Pricing::default()).unwrap();
     assert_eq!(measured.trace_event_ps, 321_000);
@@ -129,6 +131,8 @@ fn a_measured_tracepoint_prices_the_per_call_events_not_the_loops() {
         event_ns: cheap,
         discard_ns: cheap / 2.0,
         passed_ns: None,
+        stack_ns: None,
+        stack_frames: None,
     });
     let bounded = EventPrices::with(&m, &Pricing::default()).unwrap();
     assert_eq!(bounded.trace_event_iterated_ps, fsmeta::machine::ns_to_ps(cheap));
@@ -175,6 +179,8 @@ fn a_kept_record_is_priced_as_one_its_filter_passed() {
         event_ns: 120.0,
         discard_ns: 60.0,
         passed_ns: None,
+        stack_ns: None,
+        stack_frames: None,
     });
     let unfiltered = EventPrices::with(&m, &Pricing::default()).unwrap();
     assert_eq!(unfiltered.trace_event_ps, 120_000);
@@ -182,6 +188,8 @@ fn a_kept_record_is_priced_as_one_its_filter_passed() {
         event_ns: 120.0,
         discard_ns: 60.0,
         passed_ns: Some(100.0),
+        stack_ns: None,
+        stack_frames: None,
     });
     let passed = EventPrices::with(&m, &Pricing::default()).unwrap();
     assert_eq!(passed.trace_event_ps, 100_000);

@@ -219,12 +219,28 @@ pub(super) fn tracepoint(cal: &Calibration, notes: &mut Vec<(&'static str, Strin
                     "a record the filter passes (common_pid != 0), as the lab's filtered events are",
                 ),
             ));
+            // A stack's price only with the frames it was measured at,
+            // and only when positive; else the twins count its loads.
+            let stack = t.stack_frames.map(|f| (r2(t.stack.median), f)).filter(|&(ns, _)| ns > 0.0);
+            match (stack, t.stack_frames) {
+                (Some((_, f)), _) => notes.push((
+                    "tracepoint.stack_ns",
+                    format!(
+                        "a kept record's stack on top of the record: the same calls with the instance's options/stacktrace on, less the kept timing beside them ({f} frames shown, from the event's handler to the syscall entry), per call: p10-p90 {:.1}-{:.1} ns, {} samples",
+                        t.stack.p10, t.stack.p90, t.stack.n
+                    ),
+                )),
+                (None, Some(_)) => notes.push(("tracepoint.stack_ns", format!("not kept (median {:.1} ns, not a price)", t.stack.median))),
+                (None, None) => notes.push(("tracepoint.stack_ns", "not kept: no stack was read back from the trace".to_string())),
+            }
             Some(crate::machine::TracepointPrices {
                 event_ns: r2(t.kept.median.max(0.0)),
                 discard_ns: r2(t.discarded.median.max(0.0)),
                 // A noisy median at or below 0 is not a price: the
                 // unfiltered one stands in (kernel::tracing::kept_ps).
                 passed_ns: Some(r2(t.passed.median)).filter(|ns| *ns > 0.0),
+                stack_ns: stack.map(|s| s.0),
+                stack_frames: stack.map(|s| s.1),
             })
         }
         Err(why) => {

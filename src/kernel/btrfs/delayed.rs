@@ -20,6 +20,25 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 pub use stats::{DeleteRunStats, InsertRunStats};
 
+/// Frames of the stack a delayed item's reservation release records (the
+/// lab's `btrfs_space_reservation` events with their stacks), by who runs
+/// the batch, as 6.18's compiled call chains show them (inlined callees
+/// make no frame): from `trace_event_raw_event_btrfs_space_reservation`
+/// up. A deletion batch the flush worker runs:
+/// `btrfs_delete_delayed_items`, `btrfs_async_run_delayed_root`,
+/// `btrfs_work_helper`, `process_one_work`, `worker_thread`, `kthread`,
+/// `ret_from_fork`, `ret_from_fork_asm`: 9.
+pub const WORKER_DELETE_RELEASE_FRAMES: u32 = 9;
+/// A deletion batch a commit runs on the syscall's thread (`syncfs`):
+/// `btrfs_delete_delayed_items`, `__btrfs_run_delayed_items`,
+/// `btrfs_commit_transaction`, `sync_filesystem`, `__x64_sys_syncfs`,
+/// `do_syscall_64`, `entry_SYSCALL_64_after_hwframe`: 8.
+pub const COMMIT_DELETE_RELEASE_FRAMES: u32 = 8;
+/// A leaf of insertions the flush worker releases:
+/// `btrfs_delayed_item_release_leaves`, `btrfs_insert_delayed_item`, then
+/// the worker's 7 as above: 10.
+pub const WORKER_INSERT_RELEASE_FRAMES: u32 = 10;
+
 /// How `btrfs_batch_delete_items` grows a batch of deletions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]

@@ -43,6 +43,14 @@ pub const UNLINK_RESERVATION_EVENTS: f64 = 18.0;
 /// ([`crate::kernel::tracing::TRACE_DISCARD_LOADS`]).
 pub const UNLINK_STACKED_EVENTS: f64 = 1.0;
 
+/// Frames of that event's stack, as 6.18's compiled call chain shows
+/// them: `trace_event_raw_event_btrfs_space_reservation`,
+/// `btrfs_delayed_item_reserve_metadata`, `btrfs_delete_delayed_dir_index`,
+/// `__btrfs_unlink_inode`, `btrfs_unlink`, `vfs_unlink`, `do_unlinkat`,
+/// `__x64_sys_unlink`, `do_syscall_64`, `entry_SYSCALL_64_after_hwframe`:
+/// 10.
+pub const UNLINK_STACK_FRAMES: u32 = 10;
+
 /// `btrfs_space_reservation` firings per tree block copied on write
 /// (`btrfs_alloc_tree_block` -> `btrfs_use_block_rsv`: a `space_info`
 /// reserve and release of one block); the lab's filter discards both.

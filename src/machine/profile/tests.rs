@@ -189,6 +189,8 @@ fn a_passed_tracepoint_record_is_never_free() {
         event_ns: 130.0,
         discard_ns: 70.0,
         passed_ns: Some(160.0),
+        stack_ns: None,
+        stack_frames: None,
     });
     p.validate().unwrap();
     for bad in [0.0, -1.0, f64::NAN, 2e6] {
@@ -201,4 +203,32 @@ fn a_passed_tracepoint_record_is_never_free() {
     p.validate().unwrap();
     p.tracepoint.as_mut().unwrap().event_ns = -1.0;
     assert_eq!(p.validate().unwrap_err().field, "tracepoint.event_ns");
+}
+
+#[test]
+fn a_stack_price_comes_with_its_frames_and_in_range() {
+    let mut p = icelake();
+    let with = |ns: Option<f64>, frames: Option<u32>| TracepointPrices {
+        event_ns: 130.0,
+        discard_ns: 70.0,
+        passed_ns: None,
+        stack_ns: ns,
+        stack_frames: frames,
+    };
+    for ok in [(None, None), (Some(412.0), Some(5))] {
+        p.tracepoint = Some(with(ok.0, ok.1));
+        p.validate().unwrap();
+    }
+    for (ns, frames, field, says) in [
+        (Some(412.0), None, "tracepoint.stack_frames", "missing"),
+        (None, Some(5), "tracepoint.stack_ns", "missing"),
+        (Some(0.0), Some(5), "tracepoint.stack_ns", "not in (0, 1e6]"),
+        (Some(f64::NAN), Some(5), "tracepoint.stack_ns", "not in (0, 1e6]"),
+        (Some(412.0), Some(0), "tracepoint.stack_frames", "not in [1, 1000]"),
+    ] {
+        p.tracepoint = Some(with(ns, frames));
+        let e = p.validate().unwrap_err();
+        assert_eq!(e.field, field, "{ns:?} {frames:?}");
+        assert!(e.to_string().contains(says), "{e}");
+    }
 }

@@ -275,8 +275,8 @@ pub struct DelayedCost {
     /// `btrfs_space_reservation` event (`delayed_item`: per deletion batch
     /// in `btrfs_batch_delete_items`, per leaf of insertions in
     /// `btrfs_delayed_item_release_leaves`) when the lab traces it with
-    /// its stack (`reservation_tracepoints`), ps; 0 otherwise.
-    pub release_event_ps: u64,
+    /// its stack (`reservation_tracepoints`); all 0 otherwise.
+    pub release_events: ReleaseEvents,
 }
 
 impl DelayedCost {
@@ -341,10 +341,13 @@ impl DelayedCost {
     pub fn delete_ps(&self, s: &DeleteRunStats) -> Result<u128, ModelError> {
         let p = &self.prices;
         let window = self.window_ps(s)?;
-        let per_batch = self.batch_overhead_ps + self.release_event_ps;
+        let (worker, commit) = (self.release_events.worker_delete_ps, self.release_events.commit_delete_ps);
         let terms = [
-            (s.batches.saturating_sub(s.own_batches), BATCH_FIXED.price(p) + per_batch),
-            (s.own_batches, BATCH_FIXED.local().price(p) + per_batch),
+            (
+                s.batches.saturating_sub(s.own_batches),
+                BATCH_FIXED.price(p) + self.batch_overhead_ps + worker,
+            ),
+            (s.own_batches, BATCH_FIXED.local().price(p) + self.batch_overhead_ps + commit),
             (s.items_released.saturating_sub(s.own_released), ITEM_RELEASE.price(p)),
             (s.own_released, ITEM_RELEASE.local().price(p)),
             (s.rsv_releases.saturating_sub(s.own_rsv_releases), RSV_RELEASE.price(p)),
@@ -359,7 +362,7 @@ impl DelayedCost {
     /// bytes written for the new items are priced as moved lines.
     pub fn insert_ps(&self, s: &InsertRunStats) -> Result<u128, ModelError> {
         let p = &self.prices;
-        let per_batch = self.batch_overhead_ps + self.release_event_ps;
+        let per_batch = self.batch_overhead_ps + self.release_events.insert_ps;
         let terms = [
             (s.node_visits + s.leaf_visits, BLOCK_VISIT.price(p)),
             (s.key_compares, KEY_COMPARE.price(p)),
@@ -374,6 +377,36 @@ impl DelayedCost {
             (s.own_rsv_releases, RSV_RELEASE.local().price(p)),
         ];
         total(&terms, "btrfs_dir: time of the delayed-insertion function in ps")
+    }
+}
+
+/// The lab's reservation release event with its stack, ps, by who makes
+/// it: each a kept record ([`LinePrices::trace_event_ps`]) and a stack of
+/// that context's frames ([`crate::kernel::tracing::stack_ps`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReleaseEvents {
+    /// A deletion batch of the flush worker
+    /// ([`crate::kernel::btrfs::delayed::WORKER_DELETE_RELEASE_FRAMES`]).
+    pub worker_delete_ps: u64,
+    /// A deletion batch of a commit on the syscall's thread
+    /// ([`crate::kernel::btrfs::delayed::COMMIT_DELETE_RELEASE_FRAMES`]).
+    pub commit_delete_ps: u64,
+    /// A leaf of insertions
+    /// ([`crate::kernel::btrfs::delayed::WORKER_INSERT_RELEASE_FRAMES`]:
+    /// the worker's; the script's insertion batches are all the worker's).
+    pub insert_ps: u64,
+}
+
+impl ReleaseEvents {
+    /// The three on `machine`, kept records at `prices`' price.
+    pub fn priced(machine: &MachineProfile, prices: &LinePrices, work_scale: f64) -> Self {
+        use crate::kernel::btrfs::delayed::{COMMIT_DELETE_RELEASE_FRAMES, WORKER_DELETE_RELEASE_FRAMES, WORKER_INSERT_RELEASE_FRAMES};
+        let event = |frames| prices.trace_event_ps + tracing::stack_ps(machine, frames, work_scale);
+        ReleaseEvents {
+            worker_delete_ps: event(WORKER_DELETE_RELEASE_FRAMES),
+            commit_delete_ps: event(COMMIT_DELETE_RELEASE_FRAMES),
+            insert_ps: event(WORKER_INSERT_RELEASE_FRAMES),
+        }
     }
 }
 

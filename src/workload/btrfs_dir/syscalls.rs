@@ -17,7 +17,7 @@ use super::params::BtrfsDirParams;
 use crate::engine::histogram::LatencyHistogram;
 use crate::kernel::btrfs::ctree::TreeStats;
 use crate::kernel::btrfs::syscall;
-use crate::kernel::tracing::stack_trace;
+use crate::kernel::tracing::{measured_stack_ps, stack_trace};
 use crate::kernel::vfs;
 use crate::kernel::work::Tally;
 use crate::kernel::{ModelError, btrfs};
@@ -61,9 +61,16 @@ impl UnlinkCost {
         if p.reservation_tracepoints {
             let prices = &tree.prices;
             let stacked = btrfs::syscall::UNLINK_STACKED_EVENTS;
-            t.add_tally(&stack_trace(), stacked);
+            // Its stack: measured where the profile has it, else counted.
+            let stack_ps = match measured_stack_ps(machine, btrfs::syscall::UNLINK_STACK_FRAMES) {
+                Some(ps) => ps,
+                None => {
+                    t.add_tally(&stack_trace(), stacked);
+                    0
+                }
+            };
             // One kept (the delayed_item reserve), the rest discarded.
-            events_ps = prices.trace_event_ps * stacked as u64
+            events_ps = (prices.trace_event_ps + stack_ps) * stacked as u64
                 + prices.trace_discard_ps * (btrfs::syscall::UNLINK_RESERVATION_EVENTS - stacked) as u64;
             cow_events_ps = prices.trace_discard_ps * btrfs::syscall::COW_RESERVATION_EVENTS as u64;
         }
