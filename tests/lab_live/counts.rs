@@ -276,6 +276,13 @@ fn calibrates_tracepoint_measurement_leaves_no_instance_or_ledger_behind() {
         t.passed.median,
         t.discarded.median
     );
+    // The stack: read back from the instance's trace (on 6.18, 5 frames:
+    // the event's handler, __set_task_comm, __do_sys_prctl,
+    // do_syscall_64, the syscall entry), and unwinding it costs.
+    assert_eq!(t.stack.n, fsmeta::calibrate::tracepoint::SAMPLES);
+    let frames = t.stack_frames.expect("a stack read back from the trace");
+    assert!((3..=12).contains(&frames), "{frames} frames");
+    assert!(t.stack.median > 0.0, "stack {} ns", t.stack.median);
     assert_eq!(left(), (0, 0), "instances and ledgers of this process left behind");
 }
 
