@@ -344,6 +344,7 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64, delete_every: u64) -> Resu
     let per_item = item_bytes(nodesize) as f64;
     let mut m = Metrics::new();
     put_releases(&mut m, &recs, &phases, fsid, per_item)?;
+    put_stacks(&mut m, &recs, fsid);
     put_windows(&mut m, &recs, &phases, fsid, per_item, delete_every);
     blockio::put(&mut m, &recs, &phases, &PHASES);
     io::put_tree_writes(&mut m, &blockio::writes(&recs, &phases), nodesize);
@@ -415,6 +416,43 @@ fn put_releases(m: &mut Metrics, recs: &[Record], phases: &[Option<String>], fsi
     m.insert("items_per_delete_batch".into(), if b > 0.0 { m["items_released"] / b } else { 0.0 });
     put_gaps(m, gaps);
     Ok(())
+}
+
+/// Puts the time of the stacks the lab's reservation events record into
+/// `m`, ns (the median from an event's record to its `<stack trace>`
+/// record, which `__ftrace_trace_stack` writes after unwinding; 0 with
+/// none): `release_stack_ns` over the deletion batches' releases (the
+/// flush worker's and the commits'), `reserve_stack_ns` over the
+/// unlinks' dir-index deletion reserves
+/// (`btrfs_delete_delayed_dir_index` in the stack). What the twins price
+/// as `tracepoint.stack_ns` scaled by frames
+/// ([`crate::kernel::tracing::stack_ps`]).
+fn put_stacks(m: &mut Metrics, recs: &[Record], fsid: &str) {
+    let (mut releases, mut reserves) = (Vec::new(), Vec::new());
+    for r in recs {
+        let Some(ts) = r.stack_ts_ns else { continue };
+        let ns = ts.saturating_sub(r.ts_ns) as f64;
+        if release(r, fsid).is_some() && classify(r) == Release::Delete {
+            releases.push(ns);
+        } else if is_unlink_reserve(r, fsid) {
+            reserves.push(ns);
+        }
+    }
+    m.insert("release_stack_ns".into(), upper_median(&mut releases));
+    m.insert("reserve_stack_ns".into(), upper_median(&mut reserves));
+}
+
+/// Whether `r` is the reserve of an unlink's dir-index deletion on this
+/// filesystem (`FSID: delayed_item: ROOT reserve BYTES`, its stack through
+/// `btrfs_delete_delayed_dir_index`).
+fn is_unlink_reserve(r: &Record, fsid: &str) -> bool {
+    if r.event != "btrfs_space_reservation" || !r.body.starts_with(fsid) {
+        return false;
+    }
+    let words: Vec<&str> = r.body.split_whitespace().collect();
+    words.get(1) == Some(&"delayed_item:")
+        && words.get(3) == Some(&"reserve")
+        && r.stack.iter().any(|f| f.starts_with("btrfs_delete_delayed_dir_index"))
 }
 
 /// A `sched_switch` record's `(prev_pid, prev_state, next_pid)`.

@@ -258,6 +258,10 @@ pub struct Record {
     pub body: String,
     /// Stack frames (function names without offsets), innermost first.
     pub stack: Vec<String>,
+    /// The time of the `<stack trace>` record those frames came in (same
+    /// clock as `ts_ns`): `__ftrace_trace_stack` writes it after
+    /// unwinding, so `stack_ts_ns - ts_ns` is the stack's time.
+    pub stack_ts_ns: Option<u64>,
 }
 
 /// A timestamp: `SEC.FRACTION` (an in-ns clock) in ns, or a whole
@@ -303,6 +307,7 @@ pub fn parse_line(line: &str) -> Option<Record> {
         event: event.to_string(),
         body: body.to_string(),
         stack: Vec::new(),
+        stack_ts_ns: None,
     })
 }
 
@@ -330,6 +335,9 @@ pub fn parse(text: &str) -> Vec<Record> {
         };
         if r.event == "<stack trace>" {
             stack_of = out.iter().rposition(|p| p.pid == r.pid);
+            if let Some(i) = stack_of {
+                out[i].stack_ts_ns = Some(r.ts_ns);
+            }
             continue;
         }
         stack_of = None;
@@ -361,9 +369,10 @@ fn to_ns(recs: &mut [Record]) {
         return;
     }
     let per_cycle = (n1 - n0) as f64 / (c1 - c0) as f64;
+    let convert = |ts: u64| (n0 as f64 + (ts as f64 - c0 as f64) * per_cycle).max(0.0).round() as u64;
     for r in recs.iter_mut() {
-        let dc = r.ts_ns as f64 - c0 as f64;
-        r.ts_ns = (n0 as f64 + dc * per_cycle).max(0.0).round() as u64;
+        r.ts_ns = convert(r.ts_ns);
+        r.stack_ts_ns = r.stack_ts_ns.map(convert);
     }
 }
 
@@ -441,6 +450,8 @@ mod tests {
         let text = [
             line("3000000000", "tracing_mark_write", "fsmeta-clock:mono_ns=1000000000"),
             line("3000003000", "xfs_alloc_size_done", "dev 7:0 len 1"),
+            // Its stack, 1,500 cycles later: 500 ns.
+            "          fsmeta-7   [001] .....  3000004500: <stack trace>\n => xfs_alloc_vextent_exact_bno+0x1/0x2\n".to_string(),
             line("3300000000", "tracing_mark_write", "fsmeta-clock:mono_ns=1100000000"),
         ]
         .concat();
@@ -448,6 +459,9 @@ mod tests {
         assert_eq!(recs.len(), 3);
         assert_eq!(recs[0].ts_ns, 1_000_000_000);
         assert_eq!(recs[1].ts_ns, 1_000_001_000);
+        assert_eq!(recs[1].stack, ["xfs_alloc_vextent_exact_bno"]);
+        assert_eq!(recs[1].stack_ts_ns, Some(1_000_001_500));
+        assert_eq!(recs[0].stack_ts_ns, None);
         assert_eq!(recs[2].ts_ns, 1_100_000_000);
         // Clock markers are not phases.
         assert!(phases(&recs).iter().all(Option::is_none));

@@ -25,6 +25,12 @@ fn the_btrfs_delayed_trace_gives_the_batches_of_case_3s_script() {
     // 1000 files' DIR_INDEX deletions and testdir's own in the root
     // (rmdir), 256 KiB each; nothing was killed.
     assert_eq!(m["items_released"], 1001.0);
+    // The stacks' time, from an event's record to its `<stack trace>`
+    // record (this trace's clock counts whole us): the upper medians over
+    // the 508 deletion releases and the 1,001 dir-index deletion reserves
+    // (1,000 unlinks and the rmdir), counted apart with a script over the
+    // same file, are 2 us each.
+    assert_eq!((m["release_stack_ns"], m["reserve_stack_ns"]), (2000.0, 2000.0));
 }
 
 #[test]
@@ -52,6 +58,9 @@ fn unclassified_releases_are_warned_of_with_their_stacks() {
     .concat();
     let m = btrfs_delayed::analyse(&text, f, 16384, 2).expect("analyse");
     assert_eq!(m["releases_unclassified"], 2.0);
+    // One deletion release with a stack, written in the same us: 0 ns;
+    // no unlink reserve: 0.
+    assert_eq!((m["release_stack_ns"], m["reserve_stack_ns"]), (0.0, 0.0));
     let w = btrfs_delayed::unclassified_warning(&text, f).expect("a warning");
     assert!(w.starts_with("2 delayed-item release(s) not classified"), "{w}");
     assert!(
@@ -583,4 +592,33 @@ fn a_windows_leaf_is_the_last_block_it_write_locked() {
     assert_eq!(m["phase.unlink.batches"], 18.0);
     let ns = m["phase.unlink.shift_ns_per_item"];
     assert!((ns - 500.0).abs() < 1e-6, "{ns}");
+}
+
+/// A stack's time is its `<stack trace>` record's less its event's (an
+/// x86-tsc trace converted through the clock markers): the deletion
+/// releases' and the unlinks' reserves' medians, each kind apart.
+#[test]
+fn the_stacks_time_is_from_each_event_to_its_stack_record() {
+    let f = "27687bd2-84f2-44eb-bab2-c0951f5d7cb0";
+    // Built by hand: whole-us clock, stacks 1, 3 and 2 us after their
+    // releases, 4 us after the one unlink reserve, none for a create's.
+    let rel = |ts: &str, st: &str| {
+        format!(
+            "  kworker/u8:3-9 [000] ..... {ts}: btrfs_space_reservation: {f}: delayed_item: 257 release 262144\n  kworker/u8:3-9 [000] ..... {st}: <stack trace>\n => btrfs_delete_delayed_items+0x1a/0x300\n"
+        )
+    };
+    let text = [
+        rel("1.000010", "1.000011"),
+        rel("1.000020", "1.000023"),
+        rel("1.000030", "1.000032"),
+        format!(
+            "  fsmeta-77 [001] ..... 1.000040: btrfs_space_reservation: {f}: delayed_item: 257 reserve 262144\n  fsmeta-77 [001] ..... 1.000044: <stack trace>\n => btrfs_delayed_item_reserve_metadata+0x1/0x2\n => btrfs_delete_delayed_dir_index+0x1/0x2\n"
+        ),
+        format!(
+            "  fsmeta-77 [001] ..... 1.000050: btrfs_space_reservation: {f}: delayed_item: 257 reserve 262144\n  fsmeta-77 [001] ..... 1.000059: <stack trace>\n => btrfs_delayed_item_reserve_metadata+0x1/0x2\n => btrfs_insert_delayed_dir_index+0x1/0x2\n"
+        ),
+    ]
+    .concat();
+    let m = btrfs_delayed::analyse(&text, f, 16384, 2).expect("analyse");
+    assert_eq!((m["release_stack_ns"], m["reserve_stack_ns"]), (2000.0, 4000.0));
 }
