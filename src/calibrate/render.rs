@@ -324,7 +324,7 @@ impl Fields<'_> {
             "forward_near_ns",
             format_args!("{:.2}", m.forward_near_ns),
         );
-        self.noted("memmove.forward_ns", "forward_ns", format_args!("{:.2}", m.forward_ns));
+        self.noted("memmove.forward_far_ns", "forward_far_ns", format_args!("{:.2}", m.forward_far_ns));
     }
 
     /// `[mitigation]`.

@@ -104,7 +104,12 @@ pub const STACK_FRAME_SEARCH_LOADS: f64 = 10.0;
 ///
 /// [`Work::looped`]: crate::kernel::work::Work::looped
 pub fn stack_trace() -> crate::kernel::work::Tally {
-    stack_trace_counted()
+    use crate::kernel::work::{Tally, Work};
+    let mut t = Tally::default();
+    t.add(Work::looped(STACK_FRAME_LOADS).returning(STACK_FRAME_RETURNS), STACK_FRAMES)
+        .add(Work::looped(STACK_FRAME_SEARCH_LOADS).returning(1.0), STACK_FRAMES)
+        .add(Work::straight(60.0, 0.0), 1.0);
+    t
 }
 
 /// Frames the unwinder walks beyond those a recorded stack shows: the
@@ -117,9 +122,13 @@ pub const STACK_SKIPPED: f64 = 4.0;
 /// profile that measured a stack (`tracepoint.stack_ns` at
 /// `stack_frames`, `fsmeta calibrate`), that price in proportion to the
 /// frames walked, `stack_ns x (shown + STACK_SKIPPED) / (stack_frames +
-/// STACK_SKIPPED)` (each frame one turn of `arch_stack_walk`); without
-/// it the counted loads of [`stack_trace`] (16 frames, whatever `shown`),
-/// at `work_scale`.
+/// STACK_SKIPPED)`; without it the counted loads of [`stack_trace`] (16
+/// frames, whatever `shown`), at `work_scale`. An approximation: the
+/// unwinder also walks its own start (`__unwind_start`,
+/// `arch_stack_walk`), and the measured price holds the stack record's
+/// reserve, copy and commit, which do not grow with the frames; both make
+/// a deep stack's price a little high. Live, the cost per frame also
+/// differs by context (docs/lab-hosts.md, session 71).
 pub fn stack_ps(m: &crate::machine::MachineProfile, shown: u32, work_scale: f64) -> u64 {
     measured_stack_ps(m, shown).unwrap_or_else(|| crate::machine::ns_to_ps(stack_trace().ns(m, work_scale)))
 }
@@ -129,14 +138,4 @@ pub fn measured_stack_ps(m: &crate::machine::MachineProfile, shown: u32) -> Opti
     let (ns, frames) = m.tracepoint.as_ref().and_then(|t| t.stack_ns.zip(t.stack_frames))?;
     let walked = |f: u32| f64::from(f) + STACK_SKIPPED;
     Some(crate::machine::ns_to_ps(ns * walked(shown) / walked(frames)))
-}
-
-/// [`stack_trace`]'s counted loads.
-fn stack_trace_counted() -> crate::kernel::work::Tally {
-    use crate::kernel::work::{Tally, Work};
-    let mut t = Tally::default();
-    t.add(Work::looped(STACK_FRAME_LOADS).returning(STACK_FRAME_RETURNS), STACK_FRAMES)
-        .add(Work::looped(STACK_FRAME_SEARCH_LOADS).returning(1.0), STACK_FRAMES)
-        .add(Work::straight(60.0, 0.0), 1.0);
-    t
 }

@@ -424,9 +424,11 @@ fn put_releases(m: &mut Metrics, recs: &[Record], phases: &[Option<String>], fsi
 /// none): `release_stack_ns` over the deletion batches' releases (the
 /// flush worker's and the commits'), `reserve_stack_ns` over the
 /// unlinks' dir-index deletion reserves
-/// (`btrfs_delete_delayed_dir_index` in the stack). What the twins price
-/// as `tracepoint.stack_ns` scaled by frames
-/// ([`crate::kernel::tracing::stack_ps`]).
+/// (`btrfs_delete_delayed_dir_index` in the stack). Near what the twins
+/// price as `tracepoint.stack_ns` scaled by frames
+/// ([`crate::kernel::tracing::stack_ps`]), not the same: a record is
+/// stamped at its reserve, so this also holds the event's own fields,
+/// filter and commit, and not the stack record's commit.
 fn put_stacks(m: &mut Metrics, recs: &[Record], fsid: &str) {
     let (mut releases, mut reserves) = (Vec::new(), Vec::new());
     for r in recs {

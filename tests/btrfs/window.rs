@@ -124,10 +124,14 @@ fn a_profile_with_memmove_prices_the_deletions_moves_and_the_overlapped_rewrite(
     m.memmove = Some(fsmeta::machine::MemmovePrices {
         backward_ns: 1.6,
         forward_near_ns: 20.8,
-        forward_ns: 0.8,
+        forward_far_ns: 0.8,
     });
     let p = LinePrices::from_profile(&m, 1.0);
     assert_eq!(p.memmove_ps, Some([1_600, 20_800, 800]));
+    // The table without the loop's measured price is not used: the
+    // rewrite would fall back to 32 loads at hit_ns.
+    let no_loop = fsmeta::machine::MachineProfile { levels: None, ..m.clone() };
+    assert_eq!(LinePrices::from_profile(&no_loop, 1.0).memmove_ps, None);
     let moved = Moved {
         total: 8_300,
         data_up: 4_100,
@@ -283,4 +287,44 @@ fn a_release_events_stack_is_priced_by_its_frames_where_a_stack_was_measured() {
     let moved = c.delete_ps(&own).unwrap_or_default();
     let local = BATCH_FIXED.price(p) - BATCH_FIXED.local().price(p);
     assert_eq!(base - moved, u128::from(local + 50_000));
+}
+
+/// Each context's frames are those the kernel's stacks show: the saved
+/// trace of case 3's script on 6.18 (tests/lab/data), every stack of each
+/// kind (the parser drops the event's own `trace_event_raw_event_*`
+/// frame, which the count includes). The commit's are `syncfs`'s; the
+/// unmount's commit (one release here, deeper) is priced as it.
+#[test]
+fn each_contexts_stack_frames_are_those_the_kernels_stacks_show() {
+    use fsmeta::kernel::btrfs::delayed::{COMMIT_DELETE_RELEASE_FRAMES, WORKER_DELETE_RELEASE_FRAMES, WORKER_INSERT_RELEASE_FRAMES};
+    use fsmeta::kernel::btrfs::syscall::UNLINK_STACK_FRAMES;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lab/data/btrfs-delayed-1000.trace.txt");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut seen: std::collections::BTreeMap<&str, Vec<usize>> = std::collections::BTreeMap::new();
+    for r in &fsmeta::lab::trace::parse(&text) {
+        let has = |f: &str| r.stack.iter().any(|s| s.starts_with(f));
+        let release = r.body.contains(" release ");
+        let kind = if release && has("btrfs_delete_delayed_items") && has("btrfs_async_run_delayed_root") {
+            "worker delete"
+        } else if release && has("btrfs_delete_delayed_items") && has("__x64_sys_syncfs") {
+            "commit delete"
+        } else if release && has("btrfs_delayed_item_release_leaves") {
+            "insert"
+        } else if r.body.contains(" reserve ") && has("btrfs_delete_delayed_dir_index") && has("btrfs_unlink") {
+            "unlink reserve"
+        } else {
+            continue;
+        };
+        seen.entry(kind).or_default().push(1 + r.stack.len());
+    }
+    for (kind, frames, n) in [
+        ("worker delete", WORKER_DELETE_RELEASE_FRAMES, 396),
+        ("commit delete", COMMIT_DELETE_RELEASE_FRAMES, 111),
+        ("insert", WORKER_INSERT_RELEASE_FRAMES, 8),
+        ("unlink reserve", UNLINK_STACK_FRAMES, 1000),
+    ] {
+        let got = &seen[kind];
+        assert_eq!(got.len(), n, "{kind}");
+        assert!(got.iter().all(|&f| f == frames as usize), "{kind}: {got:?} against {frames}");
+    }
 }

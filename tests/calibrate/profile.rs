@@ -170,11 +170,11 @@ fn the_written_profile_loads_and_holds_the_measurements() {
     );
     // The kernel's memmove in a leaf, to 0.01 ns per 64 bytes, with its method.
     let m = p.memmove.as_ref().expect("the memmove prices");
-    assert_eq!((m.backward_ns, m.forward_near_ns, m.forward_ns), (1.62, 20.69, 0.88));
+    assert_eq!((m.backward_ns, m.forward_near_ns, m.forward_far_ns), (1.62, 20.69, 0.88));
     assert!(
         text.contains("\n[memmove]\n# backward_ns: 4800 bytes moved up by 41 inside a 16 KiB buffer, 32-byte turns from the top")
             && text.contains("# forward_near_ns: 2950 bytes moved down by 25 inside a 16 KiB buffer by rep movsb (fsrm or erms)")
-            && text.contains("\nforward_ns = 0.88\n"),
+            && text.contains("\nforward_far_ns = 0.88\n"),
         "{text}"
     );
     assert_eq!(

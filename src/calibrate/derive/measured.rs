@@ -337,7 +337,7 @@ pub(super) fn memmove(cal: &Calibration, notes: &mut Vec<(&'static str, String)>
     let prices = crate::machine::MemmovePrices {
         backward_ns: r2(m.backward.median),
         forward_near_ns: r2(m.forward_near.median),
-        forward_ns: r2(m.forward.median),
+        forward_far_ns: r2(m.forward.median),
     };
     if let Err((field, why)) = prices.check() {
         notes.push(("memmove", format!("not kept: {field}: {why}")));
@@ -359,6 +359,6 @@ pub(super) fn memmove(cal: &Calibration, notes: &mut Vec<(&'static str, String)>
         )
     };
     notes.push(("memmove.forward_near_ns", forward(NEAR_SHIFT, &m.forward_near)));
-    notes.push(("memmove.forward_ns", forward(FAR_SHIFT, &m.forward)));
+    notes.push(("memmove.forward_far_ns", forward(FAR_SHIFT, &m.forward)));
     Some(prices)
 }

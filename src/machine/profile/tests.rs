@@ -77,7 +77,7 @@ fn validate_names_the_field() {
     p.memmove = Some(super::MemmovePrices {
         backward_ns: 1.6,
         forward_near_ns: -1.0,
-        forward_ns: 0.9,
+        forward_far_ns: 0.9,
     });
     assert_eq!(field(p), "memmove.forward_near_ns");
 }

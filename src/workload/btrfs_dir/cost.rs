@@ -91,9 +91,10 @@ pub struct LinePrices {
     /// (`mitigation.return_ns`, 0 without it).
     pub return_ps: u64,
     /// The kernel's `memmove` per 64 bytes of `btrfs_del_items`' two
-    /// moves, ps: `[backward, forward near, forward]` (the profile's
-    /// `[memmove]`, [`crate::machine::MemmovePrices`]); `None` without it,
-    /// when every moved line is a [`MOVE_LINE`].
+    /// moves, ps: `[backward, forward near, forward far]` (the profile's
+    /// `[memmove]`, [`crate::machine::MemmovePrices`]); `None` without it
+    /// or without a measured `levels.loop_load_ns`: then every moved line
+    /// is a [`MOVE_LINE`] and the rewrite [`ITEM_SHIFT_ESTIMATE`].
     pub memmove_ps: Option<[u64; 3]>,
 }
 
@@ -116,10 +117,13 @@ impl LinePrices {
             trace_discard_ps: tracing::discarded_ps(p, counted(tracing::TRACE_DISCARD_LOADS)),
             indirect_ps: ps(p.indirect_call_ns()),
             return_ps: ps(p.return_ns()),
+            // The moves' prices come with the rewrite's, which needs the
+            // loop's measured price too (ITEM_SHIFT, item_shift_ps).
             memmove_ps: p
                 .memmove
                 .as_ref()
-                .map(|m| [ps(m.backward_ns), ps(m.forward_near_ns), ps(m.forward_ns)]),
+                .filter(|_| p.levels.as_ref().is_some_and(|l| l.loop_load_ns.is_some()))
+                .map(|m| [ps(m.backward_ns), ps(m.forward_near_ns), ps(m.forward_far_ns)]),
         }
     }
 
@@ -144,8 +148,14 @@ impl LinePrices {
             return m.total.div_ceil(64) * line;
         };
         let del = m.data_up + m.headers_near + m.headers_far;
-        let per = |bytes: u64, ps: u64| (u128::from(bytes) * u128::from(ps) / 64) as u64;
-        m.total.saturating_sub(del).div_ceil(64) * line + per(m.data_up, back) + per(m.headers_near, near) + per(m.headers_far, far)
+        let per = |bytes: u64, ps: u64| u128::from(bytes) * u128::from(ps) / 64;
+        let sum = u128::from(m.total.saturating_sub(del).div_ceil(64)) * u128::from(line)
+            + per(m.data_up, back)
+            + per(m.headers_near, near)
+            + per(m.headers_far, far);
+        // Past u64 ps (half a year of moves) the window's checked sum
+        // reports the overflow.
+        u64::try_from(sum).unwrap_or(u64::MAX)
     }
 }
 
