@@ -139,40 +139,6 @@ pub struct HostKnob {
 /// Largest accepted knob (a load at 1,000 L1 hits).
 pub const MAX_WORK_SCALE: f64 = 1000.0;
 
-/// ns per firing of an enabled tracepoint into a private tracefs
-/// instance (kernel/trace/trace.c, trace_events.c).
-#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct TracepointPrices {
-    /// A record kept: reserved, filled and committed into the ring buffer.
-    pub event_ns: f64,
-    /// A record the event's filter rejects (built in the per-CPU temp
-    /// buffer and dropped).
-    pub discard_ns: f64,
-    /// A record the event's filter passes: built in the per-CPU temp
-    /// buffer, tested, then copied into the ring buffer
-    /// (`__buffer_unlock_commit` -> `ring_buffer_write`,
-    /// kernel/trace/trace.c). The events of the lab the twins price have
-    /// a filter but one (`btrfs_reserved_extent_free`), so where a profile
-    /// has it the twins price their kept records at it
-    /// ([`crate::kernel::tracing::kept_ps`]); profiles measured before
-    /// session 64 have only `event_ns`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub passed_ns: Option<f64>,
-    /// A kept record's stack, on top of the record (the instance's
-    /// `options/stacktrace`: `__ftrace_trace_stack` unwinds the stack and
-    /// keeps it in a record of its own, kernel/trace/trace.c), measured
-    /// where the stack showed [`Self::stack_frames`] frames; the twins
-    /// price a stack of other depths in proportion to the frames walked
-    /// ([`crate::kernel::tracing::stack_ps`]). Profiles measured before
-    /// session 71 have none: there a stack is its counted loads.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stack_ns: Option<f64>,
-    /// Frames the measured stack showed (given with `stack_ns`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stack_frames: Option<u32>,
-}
-
 /// What the kernel's speculation mitigations add to kernel code on one
 /// host (arch/x86/kernel/cpu/bugs.c picks them; the sysfs files under
 /// `/sys/devices/system/cpu/vulnerabilities/` name them).
@@ -332,39 +298,11 @@ impl MachineProfile {
         Ok(())
     }
 
-    /// The optional tracepoint prices: in `[0, 1e6]` ns, a passed record
-    /// in `(0, 1e6]`.
+    /// The optional tracepoint prices, in range ([`TracepointPrices::check`]).
     fn validate_tracepoint(&self) -> Result<(), ParamError> {
-        let Some(t) = &self.tracepoint else {
-            return Ok(());
-        };
-        for (field, ns) in [("tracepoint.event_ns", t.event_ns), ("tracepoint.discard_ns", t.discard_ns)] {
-            if !(ns.is_finite() && (0.0..=1e6).contains(&ns)) {
-                return Err(invalid(field, format!("{ns} ns is not in [0, 1e6]")));
-            }
-        }
-        // A passed record is built and copied: never free (`fsmeta
-        // calibrate` keeps it only when positive).
-        if let Some(ns) = t.passed_ns
-            && !(ns.is_finite() && ns > 0.0 && ns <= 1e6)
-        {
-            return Err(invalid("tracepoint.passed_ns", format!("{ns} ns is not in (0, 1e6]")));
-        }
-        match (t.stack_ns, t.stack_frames) {
-            (None, None) => Ok(()),
-            (Some(ns), Some(f)) if ns.is_finite() && ns > 0.0 && ns <= 1e6 && (1..=1000).contains(&f) => Ok(()),
-            (Some(ns), Some(_)) if !(ns.is_finite() && ns > 0.0 && ns <= 1e6) => {
-                Err(invalid("tracepoint.stack_ns", format!("{ns} ns is not in (0, 1e6]")))
-            }
-            (Some(_), Some(f)) => Err(invalid("tracepoint.stack_frames", format!("{f} is not in [1, 1000]"))),
-            (Some(_), None) => Err(invalid(
-                "tracepoint.stack_frames",
-                "missing: tracepoint.stack_ns needs the frames its stack showed".to_string(),
-            )),
-            (None, Some(_)) => Err(invalid(
-                "tracepoint.stack_ns",
-                "missing: tracepoint.stack_frames is the depth of a measured stack_ns".to_string(),
-            )),
+        match &self.tracepoint {
+            Some(t) => t.check().map_err(|(field, msg)| invalid(field, msg)),
+            None => Ok(()),
         }
     }
 
@@ -622,7 +560,9 @@ mod sched;
 mod storage;
 #[cfg(test)]
 mod tests;
+mod tracepoint;
 
 pub use memmove::{FAST_STRING_DISTANCE, MemmovePrices};
 pub use sched::SchedPrices;
 pub use storage::StoragePrices;
+pub use tracepoint::TracepointPrices;

@@ -11,4 +11,5 @@
 mod docs;
 mod parsers;
 mod pool;
+mod stacks;
 mod twin;
