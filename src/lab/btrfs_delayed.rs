@@ -448,13 +448,7 @@ fn put_stacks(m: &mut Metrics, recs: &[Record], fsid: &str) {
 /// filesystem (`FSID: delayed_item: ROOT reserve BYTES`, its stack through
 /// `btrfs_delete_delayed_dir_index`).
 fn is_unlink_reserve(r: &Record, fsid: &str) -> bool {
-    if r.event != "btrfs_space_reservation" || !r.body.starts_with(fsid) {
-        return false;
-    }
-    let words: Vec<&str> = r.body.split_whitespace().collect();
-    words.get(1) == Some(&"delayed_item:")
-        && words.get(3) == Some(&"reserve")
-        && r.stack.iter().any(|f| f.starts_with("btrfs_delete_delayed_dir_index"))
+    delayed_item(r, fsid, "reserve").is_some() && r.stack.iter().any(|f| f.starts_with("btrfs_delete_delayed_dir_index"))
 }
 
 /// A `sched_switch` record's `(prev_pid, prev_state, next_pid)`.
@@ -472,11 +466,18 @@ fn switch(r: &Record) -> Option<(u32, &str, u32)> {
 /// (`FSID: delayed_item: ROOT release BYTES`); then its bytes, `None` if
 /// they do not parse.
 fn release(r: &Record, fsid: &str) -> Option<Option<f64>> {
+    delayed_item(r, fsid, "release")
+}
+
+/// `None` unless `r` is a delayed-item `op` (`reserve` or `release`) of
+/// this filesystem (`FSID: delayed_item: ROOT OP BYTES`); then its bytes,
+/// `None` if they do not parse.
+fn delayed_item(r: &Record, fsid: &str, op: &str) -> Option<Option<f64>> {
     if r.event != "btrfs_space_reservation" || !r.body.starts_with(fsid) {
         return None;
     }
     let words: Vec<&str> = r.body.split_whitespace().collect();
-    if words.get(1) != Some(&"delayed_item:") || words.get(3) != Some(&"release") {
+    if words.get(1) != Some(&"delayed_item:") || words.get(3) != Some(&op) {
         return None;
     }
     Some(words.get(4).and_then(|b| b.parse().ok()))
