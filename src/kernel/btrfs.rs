@@ -6,6 +6,7 @@
 pub mod ctree;
 pub mod delayed;
 pub mod dirname;
+pub mod extent;
 pub mod fs;
 pub mod syscall;
 pub mod unmount;

@@ -83,6 +83,11 @@
 //! of every block the script's run instantiated, which the unmount
 //! invalidates (`io.rs`).
 //!
+//! The commits' delayed refs: `run_delayed_tree_ref` (no filter, no
+//! stack), fired once for each tree block ref `btrfs_run_delayed_refs`
+//! runs (6.18 fs/btrfs/extent-tree.c: one ref a head here), gives per
+//! phase `delayed_refs`, the twin's ref heads (`io.rs`).
+//!
 //! The loop device's requests ([`blockio`]; live only but for the flush
 //! time, which the twin prices on a profile with `[storage]`): per phase the
 //! writes, the flushes and their time, and the time with a write or flush
@@ -181,6 +186,7 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
     let switch = plain("sched/sched_switch", None);
     let folio = plain("filemap/mm_filemap_add_to_page_cache", Some(format!("i_ino == {BTREE_INODE}")));
     let freed = plain("btrfs/btrfs_reserved_extent_free", None);
+    let refs = plain("btrfs/run_delayed_tree_ref", None);
     let (_, dev) = fs.dev()?;
     let [rq_issue, rq_complete] = blockio::events(dev);
     let events = [
@@ -191,6 +197,7 @@ fn run(host: &Host, p: &Params, _rep: u32) -> Result<Trial, LabError> {
         switch,
         folio,
         freed,
+        refs,
         rq_issue,
         rq_complete,
     ];
@@ -351,6 +358,7 @@ pub fn analyse(text: &str, fsid: &str, nodesize: u64, delete_every: u64) -> Resu
     writeout::put_writeout(&mut m, &recs, &phases, fsid);
     io::put_teardown(&mut m, &recs);
     io::put_btree_folios(&mut m, &recs);
+    io::put_delayed_refs(&mut m, &recs, &phases, fsid);
     Ok(m)
 }
 

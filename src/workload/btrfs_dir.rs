@@ -82,6 +82,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     phases::put_calls(&mut m, [unlink_calls, &LatencyHistogram::new(), rm_calls, all_calls]);
     let marks = run.commit_marks;
     phases::put_writes(&mut m, &fs.commit_blocks(), marks);
+    phases::put_refs(&mut m, &fs.commit_work, marks);
     let lock_event_ps = if p.lock_tracepoints { cost.prices.trace_event_ps } else { 0 };
     let scale = p.work_scale.on(machine);
     phases::put_writeout(&mut m, machine, scale, lock_event_ps, p.nodesize, &fs.commit_work, marks);

@@ -7,7 +7,8 @@ use fsmeta::engine::histogram::LatencyHistogram;
 use fsmeta::kernel::btrfs::ctree::{Key, ORPHAN_ITEM_KEY, ORPHAN_OBJECTID, TreeStats};
 use fsmeta::kernel::btrfs::delayed::{Rules, Thresholds};
 use fsmeta::kernel::btrfs::fs::{Fs, ROOT_DIR_INO, rm_rf};
-use fsmeta::workload::btrfs_dir::syscalls::{ROOT_TRADE, UnlinkCost, phase_us};
+use fsmeta::workload::btrfs_dir::cost::ROOT_TRADE;
+use fsmeta::workload::btrfs_dir::syscalls::{UnlinkCost, phase_us};
 use fsmeta::workload::btrfs_dir::{BtrfsDirParams, delayed_cost};
 
 /// A filesystem with `n` files in testdir, all committed (as after the

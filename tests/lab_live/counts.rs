@@ -157,6 +157,19 @@ fn btrfs_deletion_batches_are_within_the_workers_spread_of_the_twin() {
             "{phase}: live {runs:?} tree blocks written (sorted), twin {t}"
         );
     }
+    // The delayed ref heads the two commits ran (run_delayed_tree_ref;
+    // src/kernel/btrfs/extent.rs): 38 and 32 in the twin, live 36-38 and
+    // 31-32 over 9 runs on 2026-12-06 (medians 36 and 32).
+    for phase in ["sync", "rm_fr"] {
+        let key = format!("phase.{phase}.delayed_refs");
+        let t = mean(&twin, "leaf-match", &key);
+        let mut runs = per_run(&live, "leaf-match", &key);
+        runs.sort_by(f64::total_cmp);
+        assert!(
+            runs[0] > 0.0 && (runs[2] - t).abs() <= 3.0,
+            "{phase}: live {runs:?} delayed ref heads run (sorted), twin {t}"
+        );
+    }
     // Of the sync's, the blocks the writeback flusher wrote out before
     // the commit (src/lab/btrfs_delayed/writeout.rs): 24 in the twin, 23
     // or 24 in each of 27 runs on 2026-12-05; each with a time.

@@ -17,6 +17,7 @@ mod check;
 mod delete;
 mod lines;
 mod node;
+mod refs;
 mod search;
 mod split;
 mod stats;
@@ -24,6 +25,7 @@ mod stats;
 use block::Block;
 pub use block::Item;
 pub use lines::Task;
+pub use refs::{DelayedRefs, RefExtent};
 pub use stats::TreeStats;
 
 use super::writeout::BlockShape;
@@ -142,6 +144,11 @@ pub struct Tree {
     /// Set while a search only finds a path for [`Tree::next_leaf_path`]:
     /// nothing is counted or marked as read.
     quiet: bool,
+    /// The next new block's logical address, bytes ([`refs`]).
+    next_bytenr: u64,
+    /// Blocks of earlier transactions this one copied or freed: their
+    /// extents' DROP refs ([`Tree::take_delayed_refs`]).
+    dropped: Vec<RefExtent>,
 }
 
 impl Tree {
@@ -149,18 +156,28 @@ impl Tree {
     /// `nodesize` must be at least 1024 bytes; the workload validates the
     /// user-facing range.
     pub fn new(nodesize: u32) -> Self {
+        Self::new_at(nodesize, 0)
+    }
+
+    /// [`Tree::new`] with its root leaf at logical address `bytenr` and
+    /// the blocks it allocates after it, one node size apart.
+    pub fn new_at(nodesize: u32, bytenr: u64) -> Self {
         let geo = Geometry {
             nodesize: nodesize.max(1024),
         };
+        let mut leaf = Block::new_leaf(1);
+        leaf.bytenr = bytenr;
         Tree {
             geo,
-            blocks: vec![Block::new_leaf(1)],
+            blocks: vec![leaf],
             free_ids: Vec::new(),
             root: 0,
             transid: 1,
             stats: TreeStats::default(),
             task: Task::Syscall,
             quiet: false,
+            next_bytenr: bytenr.saturating_add(u64::from(geo.nodesize)),
+            dropped: Vec::new(),
         }
     }
 
@@ -173,7 +190,9 @@ impl Tree {
         let mut ptrs = Vec::new();
         for items in leaves {
             let key = items.first().map(|i| i.key).unwrap_or(Key::new(0, 0, 0));
-            tree.blocks.push(Block::leaf_with(items));
+            let mut leaf = Block::leaf_with(items);
+            leaf.bytenr = tree.take_bytenr();
+            tree.blocks.push(leaf);
             ptrs.push(block::KeyPtr {
                 key,
                 child: tree.blocks.len() - 1,
@@ -183,7 +202,9 @@ impl Tree {
             0 => {}
             1 => tree.root = ptrs[0].child,
             _ => {
-                tree.blocks.push(Block::new_node(1, ptrs));
+                let mut node = Block::new_node(1, ptrs);
+                node.bytenr = tree.take_bytenr();
+                tree.blocks.push(node);
                 tree.root = tree.blocks.len() - 1;
             }
         }
@@ -482,6 +503,7 @@ impl Tree {
         self.stats.cow_blocks += 1;
         let mut block = block;
         block.generation = self.transid;
+        block.bytenr = self.take_bytenr();
         let id = match self.free_ids.pop() {
             Some(id) => {
                 self.blocks[id] = block;
@@ -496,8 +518,11 @@ impl Tree {
         id
     }
 
-    /// Frees a block (`btrfs_free_tree_block`).
+    /// Frees a block (`btrfs_free_tree_block`): a block of an earlier
+    /// transaction leaves its extent's DROP ref; one of this transaction
+    /// cancels its own ADD (`check_ref_cleanup`).
     fn free_block(&mut self, id: usize) {
+        self.drop_if_old(id);
         self.blocks[id] = Block::free();
         self.free_ids.push(id);
     }
@@ -510,9 +535,14 @@ impl Tree {
     /// `parent`, whose block pointer now names the copy
     /// (`btrfs_force_cow_block`). Returns whether it copied.
     fn cow(&mut self, id: usize, parent: Option<usize>) -> bool {
-        let b = &mut self.blocks[id];
+        let b = &self.blocks[id];
         let copy = b.generation != self.transid || b.written;
         if copy {
+            self.drop_if_old(id);
+            let bytenr = self.take_bytenr();
+            let b = &mut self.blocks[id];
+            b.bytenr = bytenr;
+            b.ref_run = false;
             b.generation = self.transid;
             b.written = false;
             self.stats.cow_blocks += 1;

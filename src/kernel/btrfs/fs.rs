@@ -39,17 +39,22 @@
 //! kernel runs on another CPU) is kept for the last call
 //! ([`Fs::last_unlink`]), so the caller can price each call.
 //!
-//! Not modelled: the free-space and extent trees (each commit counts their
-//! leaves among the blocks it writes, [`COW_ONLY_ROOT_BLOCKS`]), xattrs.
+//! - the commit's delayed refs: the fs tree's copies, allocations and
+//!   frees run into the extent and free space trees, the roots' items
+//!   written, the three trees' own copies' refs run too
+//!   ([`ExtentTrees::commit`]); the commit writes their dirty leaves.
+//!
+//! Not modelled: xattrs.
 
 use std::collections::BTreeMap;
 
 use crate::kernel::btrfs::ctree::{
-    DIR_ITEM_KEY, DIR_ITEM_SIZE, HEADER_SIZE, INODE_ITEM_KEY, INODE_ITEM_SIZE, INODE_REF_KEY, INODE_REF_SIZE, Item, Key, ORPHAN_ITEM_KEY,
+    DIR_ITEM_KEY, DIR_ITEM_SIZE, INODE_ITEM_KEY, INODE_ITEM_SIZE, INODE_REF_KEY, INODE_REF_SIZE, Item, Key, ORPHAN_ITEM_KEY,
     ORPHAN_OBJECTID, Task, Tree, TreeStats,
 };
 use crate::kernel::btrfs::delayed::{BalanceCheck, DelayedRoot, DeleteRunStats, InsertRunStats, Rules, Thresholds, WorkerStep};
 use crate::kernel::btrfs::dirname::DirName;
+use crate::kernel::btrfs::extent::{ExtentTrees, Layout, RefRunStats};
 use crate::kernel::btrfs::writeout::BlockShape;
 
 /// `BTRFS_FIRST_FREE_OBJECTID`: the subvolume's top directory.
@@ -71,6 +76,9 @@ pub struct Dir {
 pub struct Fs {
     /// The subvolume's fs tree.
     pub tree: Tree,
+    /// The extent, free space and root trees, which each commit's
+    /// delayed refs change.
+    pub extents: ExtentTrees,
     /// Delayed items of the subvolume.
     pub delayed: DelayedRoot,
     /// Directories by inode number.
@@ -138,13 +146,16 @@ pub fn name_hash(name: &[u8]) -> u64 {
 impl Fs {
     /// A new filesystem: an fs tree holding the top directory (inode 256).
     pub fn new(nodesize: u32, thresholds: Thresholds, rules: Rules) -> Self {
-        let mut tree = Tree::new(nodesize);
+        let layout = Layout::lab(nodesize);
+        let mut tree = Tree::new_at(nodesize, layout.fs_leaf());
         let root = [
             Item::new(Key::new(ROOT_DIR_INO, INODE_ITEM_KEY, 0), INODE_ITEM_SIZE),
             Item::new(Key::new(ROOT_DIR_INO, INODE_REF_KEY, ROOT_DIR_INO), INODE_REF_SIZE + 2),
         ];
         tree.insert_items(&root);
         tree.commit_transaction();
+        tree.set_next_bytenr(layout.cursor());
+        let extents = ExtentTrees::new(nodesize, &tree);
         let mut dirs = BTreeMap::new();
         dirs.insert(
             ROOT_DIR_INO,
@@ -157,6 +168,7 @@ impl Fs {
         delayed.set_rules(rules);
         Fs {
             tree,
+            extents,
             delayed,
             dirs,
             evict_kills_pending: true,
@@ -279,16 +291,17 @@ impl Fs {
     /// The tree blocks each commit of a sync or unmount wrote, in order,
     /// each block once (the device's metadata copies not counted): the
     /// write-back before the commit, the blocks the commit itself dirtied
-    /// and the cow-only roots' ([`COW_ONLY_ROOT_BLOCKS`] a commit).
+    /// and the extent, free space and root trees' dirty leaves.
     pub fn commit_blocks(&self) -> Vec<u64> {
         self.commit_work.iter().map(CommitWork::blocks).collect()
     }
 
     /// Tree blocks the run allocated: the fs tree's copies on write and
-    /// splits ([`super::ctree::TreeStats::cow_blocks`]) and each commit's
-    /// [`COW_ONLY_ROOT_BLOCKS`] (each copy a new extent buffer).
+    /// splits ([`super::ctree::TreeStats::cow_blocks`]) and the other
+    /// three trees' copies in the commits ([`COW_ONLY_ROOT_BLOCKS`] a
+    /// commit on the lab's filesystem; each copy a new extent buffer).
     pub fn blocks_allocated(&self) -> u64 {
-        self.tree.stats().cow_blocks + self.commits() * COW_ONLY_ROOT_BLOCKS
+        self.tree.stats().cow_blocks + self.extents.blocks_allocated()
     }
 
     /// Tree blocks those commits wrote ([`Fs::commit_blocks`] summed).
@@ -312,6 +325,8 @@ impl Fs {
             (Vec::new(), 0)
         };
         self.blocks_written_back += back;
+        let refs_before = self.extents.counts();
+        self.extents.run_queued(&mut self.tree, task);
         let (deletes, inserts) = (self.delayed.delete_stats(), self.delayed.insert_stats());
         self.delayed.run_all(&mut self.tree);
         let deletes = self.delayed.delete_stats().since(&deletes);
@@ -324,16 +339,19 @@ impl Fs {
         // one); a transaction that dirtied no block is taken as none.
         let dirty = back + self.tree.dirty_unwritten();
         if dirty > 0 {
+            self.extents.commit(&mut self.tree, task);
+            let refs = self.extents.counts().since(&refs_before);
             let mut written = self.tree.dirty_shapes();
-            let nodesize = self.tree.geometry().nodesize;
-            written.extend((0..COW_ONLY_ROOT_BLOCKS).map(|_| BlockShape::leaf(&[], nodesize.saturating_sub(HEADER_SIZE))));
+            written.extend(self.extents.dirty_shapes());
             self.commit_work.push(CommitWork {
                 writeback: shapes,
                 deletes,
                 inserts,
+                refs,
                 written,
             });
         }
+        self.extents.end_transaction();
         self.tree.commit_transaction();
         self.tree.set_task(caller);
     }
@@ -427,10 +445,12 @@ pub struct CommitWork {
     pub deletes: DeleteRunStats,
     /// The delayed insertions it ran.
     pub inserts: InsertRunStats,
+    /// Its delayed refs run ([`ExtentTrees::commit`]).
+    pub refs: RefRunStats,
     /// The blocks it wrote itself (`btrfs_write_and_wait_transaction`):
-    /// the fs tree's blocks it dirtied, then the cow-only roots' leaves
-    /// ([`COW_ONLY_ROOT_BLOCKS`]), whose items are not modelled: shaped
-    /// as empty leaves.
+    /// the fs tree's blocks it dirtied, then the extent, free space and
+    /// root trees' ([`COW_ONLY_ROOT_BLOCKS`] leaves on the lab's
+    /// filesystem).
     pub written: Vec<BlockShape>,
 }
 

@@ -46,6 +46,25 @@ pub(super) fn put_btree_folios(m: &mut Metrics, recs: &[Record]) {
     m.insert("btree_folios_added".into(), added as f64);
 }
 
+/// Puts each phase's `delayed_refs` into `m`: the `run_delayed_tree_ref`
+/// records of this filesystem (`fsid`) in it, and the script's from the
+/// first unlink on, as the twin counts its ref heads.
+pub(super) fn put_delayed_refs(m: &mut Metrics, recs: &[Record], phases: &[Option<String>], fsid: &str) {
+    let mut script = 0.0;
+    for phase in PHASES {
+        let n = recs
+            .iter()
+            .zip(phases)
+            .filter(|(r, p)| r.event == "run_delayed_tree_ref" && r.body.starts_with(fsid) && p.as_deref() == Some(phase))
+            .count() as f64;
+        m.insert(format!("phase.{phase}.delayed_refs"), n);
+        if phase != "create" {
+            script += n;
+        }
+    }
+    m.insert("phase.script.delayed_refs".into(), script);
+}
+
 /// Puts `phase.rm_fr.teardown_us` into `m`: the unmount's time after its
 /// commit's I/O, to the `umount2` call's return (the script's point
 /// markers `umount2` and `umounted` around the call,
@@ -198,6 +217,33 @@ mod tests {
         let mut m = Metrics::new();
         put_teardown(&mut m, &parse(&lost));
         assert!(m.is_empty(), "{m:?}");
+    }
+
+    #[test]
+    fn each_delayed_ref_run_of_this_filesystem_counts_in_its_phase() {
+        let line = |ts: &str, ev: &str, body: &str| format!("  sync-9 [000] ..... {ts}: {ev}: {body}\n");
+        let rf = |ts: &str, fsid: &str| {
+            let body = format!(
+                "{fsid}: bytenr=30507008 num_bytes=16384 action=DROP_DELAYED_REF parent=0(-) ref_root=5(FS_TREE) level=0 type=TREE_BLOCK_REF seq=0"
+            );
+            line(ts, "run_delayed_tree_ref", &body)
+        };
+        let mut t = line("1.0", "tracing_mark_write", "fsmeta:create");
+        t += &rf("1.1", "abc"); // a commit during the creates: not the script's
+        t += &line("2.0", "tracing_mark_write", "fsmeta:sync");
+        t += &rf("2.1", "abc");
+        t += &rf("2.2", "abc");
+        t += &rf("2.3", "other"); // another filesystem's
+        t += &line("3.0", "tracing_mark_write", "fsmeta:rm_fr");
+        t += &rf("3.1", "abc");
+        let recs = parse(&t);
+        let mut m = Metrics::new();
+        put_delayed_refs(&mut m, &recs, &crate::lab::trace::phases(&recs), "abc");
+        let g = |p: &str| m[&format!("phase.{p}.delayed_refs")];
+        assert_eq!(
+            [g("create"), g("unlink"), g("sync"), g("rm_fr"), g("script")],
+            [1.0, 0.0, 2.0, 1.0, 3.0]
+        );
     }
 
     #[test]

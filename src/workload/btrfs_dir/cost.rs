@@ -44,12 +44,15 @@
 //! time (docs/reference/cases.md, 9563 us), in btrfs-dir-index-batch.toml.
 
 use crate::kernel::ModelError;
+use crate::kernel::btrfs::ctree::TreeStats;
 use crate::kernel::btrfs::delayed::{DeleteRunStats, InsertRunStats};
 use crate::kernel::tracing;
 use crate::machine::MachineProfile;
 
 mod events;
+mod refs;
 pub use events::*;
+pub use refs::*;
 
 /// Prices of one cache-line access of each kind, ps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -387,6 +390,48 @@ impl DelayedCost {
             (s.own_rsv_releases, RSV_RELEASE.local().price(p)),
         ];
         total(&terms, "btrfs_dir: time of the delayed-insertion function in ps")
+    }
+}
+
+/// The lab's tracepoints a tree's work fires, ps each (0 untraced): they
+/// differ by tree, as the lab's filters keep the fs tree's lock and copy
+/// events only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TreeEvents {
+    /// Per block locked (a search's level, a sibling read) and per search
+    /// (the root's read lock before its write lock): `btrfs_tree_lock` /
+    /// `btrfs_tree_read_lock`.
+    pub lock_ps: u64,
+    /// Per copy on write, besides its lock's: `btrfs_cow_block`, a
+    /// `mm_filemap_add_to_page_cache` per folio, the reservation events.
+    pub cow_ps: u64,
+    /// Per leaf freed: `btrfs_reserved_extent_free`.
+    pub freed_ps: u64,
+}
+
+impl DelayedCost {
+    /// Tree work that counted `d` (searches, probes, item edits, copies on
+    /// write), with the lab's `events` when traced, ps.
+    pub fn tree_work_ps(&self, d: &TreeStats, events: &TreeEvents) -> Result<u64, ModelError> {
+        let p = &self.prices;
+        let terms = [
+            (d.node_visits + d.leaf_visits, BLOCK_VISIT.price(p) + events.lock_ps),
+            (d.searches, ROOT_TRADE.price(p) + events.lock_ps),
+            (d.key_compares, KEY_COMPARE.price(p)),
+            (d.transfers(), p.xfer_ps),
+            (1, p.moved_ps(&Moved::of_tree(d))),
+            (d.cow_blocks, self.cow_price() + events.cow_ps),
+            (d.leaves_freed, self.leaf_free_price() + events.freed_ps),
+            (d.del_items_calls, DEL_ITEMS.price(p)),
+            (d.items_shifted + d.push_offsets, p.item_shift_ps()),
+            (d.sibling_reads, SIBLING_LOCK.price(p) + events.lock_ps),
+            (d.leaf_pushes, PUSH_FIXED.price(p)),
+            (d.items_pushed, PUSH_ITEM.price(p)),
+        ];
+        let what = "btrfs_dir: time of tree work in ps";
+        terms.iter().try_fold(0u64, |sum, &(c, u)| {
+            c.checked_mul(u).and_then(|t| sum.checked_add(t)).ok_or(ModelError::Overflow(what))
+        })
     }
 }
 

@@ -31,77 +31,8 @@ pub const PHASES: [(&str, &str); 4] = [
     ("script", "whole script"),
 ];
 
-/// The values reported per phase: (name, unit, meaning).
-const VALUES: [(&str, &str, &str); 20] = [
-    ("batches", "count", "btrfs_del_items calls of the delayed deletions"),
-    ("flushes", "count", "calls of btrfs_delete_delayed_items that found deletions"),
-    ("batches_per_flush", "count", "batches per flush (0 without flushes)"),
-    ("delete_us", "us", "time in btrfs_delete_delayed_items"),
-    (
-        "us_per_flush",
-        "us",
-        "time in btrfs_delete_delayed_items per flush (0 without flushes)",
-    ),
-    (
-        "us_per_batch",
-        "us",
-        "the median deletion batch (the upper one of an even count, as the lab takes it), from the search's root lock to the release tracepoint (0 without batches)",
-    ),
-    (
-        "us_per_item",
-        "us",
-        "that window summed over the batches, per item they deleted (0 without batches)",
-    ),
-    (
-        "batch_gap_us",
-        "us",
-        "the median deletion batch's whole time in btrfs_delete_delayed_items (the upper one of an even count): its window, the loop turn, the release tracepoint and its stack, the items' release, and the fitted batch_overhead_ns; in a flush of like batches, the time from one batch's release to the next one's. Every batch counts, the first of a flush and a flush's only one too, where the lab has no gap (0 without batches)",
-    ),
-    (
-        "shift_ns_per_item",
-        "ns",
-        "the one-item deletion window's growth per item after the deleted one in its leaf (btrfs_del_items: each item's data offset rewritten, its header and data memmoved): the Theil-Sen slope of the windows against the items after the slot, over the phase's one-item batches (0 with fewer than 8); live, over runs of at least 8 consecutive one-item windows on one leaf without a copy on write, the items after the slot falling by delete_every from one to the next (1 in rm -fr; 0 without such a run)",
-    ),
-    ("cow_blocks", "count", "tree blocks the deletion batches copied on write"),
-    (
-        "leaf_pushes",
-        "count",
-        "pushes of items into a sibling leaf by the batches' thin-leaf merges",
-    ),
-    (
-        "unlink_us",
-        "us",
-        "the median unlink(2) of a file, the syscall thread's own time (0 without unlinks)",
-    ),
-    ("unlinks_us", "us", "the unlink(2) calls' own time summed"),
-    (
-        "eb_folios",
-        "count",
-        "folios of the blocks the batches copied on write (nodesize / 4096 each) added to the btree inode's page cache",
-    ),
-    ("leaves_freed", "count", "leaves the batches emptied and freed (btrfs_del_leaf)"),
-    ("commits", "count", "transactions committed (the sync's, the unmount's)"),
-    (
-        "tree_blocks_written",
-        "count",
-        "tree blocks the commits wrote, each once (the device's metadata copies not counted): the write-back before each commit, the blocks the commit dirtied after it, and the root, extent and free space trees' leaves (3 a commit)",
-    ),
-    (
-        "writeout_blocks",
-        "count",
-        "tree blocks the writeback flusher wrote out before the phase's commits (syncfs's and the unmount's writeback_inodes_sb: btree_writepages)",
-    ),
-    (
-        "writeout_us",
-        "us",
-        "the median of those blocks' write-out on the flusher's CPU (the upper one of an even count; one block of each write-back left out, as the lab measures a block from its lock to the next one's and has no figure for the last), from its lock in lock_extent_buffer_for_io to the next block's: the buffer's writeback set-up, the tree checker's reads of every item, the checksum, the free space zeroed, the DUP stripes' bios submitted (src/kernel/btrfs/writeout.rs), and the lab's lock event (0 with fewer than two blocks in a write-back)",
-    ),
-    (
-        "transfers",
-        "count",
-        "tree-block lines the batches' searches moved from another task's CPU: lock words another task took last, and headers and probed keys of blocks another task wrote since (the syscall thread and the commit of a syncfs it calls itself, a sync process, the flush worker, the writeback flusher and the umount process, each on a CPU of its own)",
-    ),
-];
+mod values;
+use values::VALUES;
 
 /// The phase axis.
 pub fn axis() -> StepAxis {
@@ -225,6 +156,18 @@ pub fn put_writes(m: &mut BTreeMap<String, f64>, commit_blocks: &[u64], marks: [
     for (key, commits) in phase_commits(commit_blocks, marks) {
         m.insert(axis.metric(key, "commits"), commits.len() as f64);
         m.insert(axis.metric(key, "tree_blocks_written"), commits.iter().sum::<u64>() as f64);
+    }
+}
+
+/// Puts each phase's `delayed_refs` into `m`: the ref heads its commits
+/// ran (`commits` and `marks` as `phase_commits` takes them).
+pub fn put_refs(m: &mut BTreeMap<String, f64>, commits: &[CommitWork], marks: [u64; 4]) {
+    let axis = axis();
+    for (key, phase) in phase_commits(commits, marks) {
+        m.insert(
+            axis.metric(key, "delayed_refs"),
+            phase.iter().map(|c| c.refs.heads).sum::<u64>() as f64,
+        );
     }
 }
 

@@ -12,7 +12,7 @@
 //!
 //! [`Fs::last_unlink`]: crate::kernel::btrfs::fs::Fs::last_unlink
 
-use super::cost::{BLOCK_VISIT, DEL_ITEMS, DelayedCost, KEY_COMPARE, Lines, Moved, PUSH_FIXED, PUSH_ITEM, SIBLING_LOCK};
+use super::cost::{DelayedCost, TreeEvents};
 use super::params::BtrfsDirParams;
 use crate::engine::histogram::LatencyHistogram;
 use crate::kernel::btrfs::ctree::TreeStats;
@@ -22,19 +22,6 @@ use crate::kernel::vfs;
 use crate::kernel::work::Tally;
 use crate::kernel::{ModelError, btrfs};
 use crate::machine::MachineProfile;
-
-/// The root's lock traded at the start of a search that copies on write
-/// (`btrfs_search_slot_get_root`: the root read-locked to learn its level,
-/// `btrfs_tree_read_unlock` and `free_extent_buffer` when the level is at
-/// or below `write_lock_level`, then `btrfs_lock_root_node`): the read
-/// lock and unlock (2 atomics), the reference (1), the level test: about
-/// 20 loads. With the lab's lock tracepoints the read lock fires one
-/// event more than the blocks visited.
-pub const ROOT_TRADE: Lines = Lines {
-    hits: 20,
-    atomics: 3,
-    ..Lines::NONE
-};
 
 /// The price list of one `unlink(2)`, ps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,27 +79,14 @@ impl UnlinkCost {
     /// write, with the lab's events when traced), ps.
     pub fn tree_ps(&self, d: &TreeStats) -> Result<u64, ModelError> {
         let p = &self.tree.prices;
-        let trace = if self.tree.lock_tracepoints { p.trace_event_ps } else { 0 };
-        let freed_event = if self.tree.lock_tracepoints { p.trace_unfiltered_ps } else { 0 };
-        let trace_alloc = trace * (1 + u64::from(self.tree.folios()));
-        let terms = [
-            (d.node_visits + d.leaf_visits, BLOCK_VISIT.price(p) + trace),
-            (d.searches, ROOT_TRADE.price(p) + trace),
-            (d.key_compares, KEY_COMPARE.price(p)),
-            (d.transfers(), p.xfer_ps),
-            (1, p.moved_ps(&Moved::of_tree(d))),
-            (d.cow_blocks, self.tree.cow_price() + trace_alloc + self.cow_events_ps),
-            (d.leaves_freed, self.tree.leaf_free_price() + freed_event),
-            (d.del_items_calls, DEL_ITEMS.price(p)),
-            (d.items_shifted + d.push_offsets, p.item_shift_ps()),
-            (d.sibling_reads, SIBLING_LOCK.price(p) + trace),
-            (d.leaf_pushes, PUSH_FIXED.price(p)),
-            (d.items_pushed, PUSH_ITEM.price(p)),
-        ];
-        let what = "btrfs_dir: time of tree work in ps";
-        terms.iter().try_fold(0u64, |sum, &(c, u)| {
-            c.checked_mul(u).and_then(|t| sum.checked_add(t)).ok_or(ModelError::Overflow(what))
-        })
+        let traced = self.tree.lock_tracepoints;
+        let trace = if traced { p.trace_event_ps } else { 0 };
+        let events = TreeEvents {
+            lock_ps: trace,
+            cow_ps: trace * (1 + u64::from(self.tree.folios())) + self.cow_events_ps,
+            freed_ps: if traced { p.trace_unfiltered_ps } else { 0 },
+        };
+        self.tree.tree_work_ps(d, &events)
     }
 }
 

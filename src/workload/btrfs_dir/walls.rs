@@ -11,7 +11,9 @@
 //!   for them. Traced, the flusher and the loop worker take turns on one
 //!   CPU while the other idles, so their times add;
 //! - the commit's delayed items ([`DelayedCost::delete_ps`],
-//!   [`DelayedCost::insert_ps`]) on the committing thread;
+//!   [`DelayedCost::insert_ps`]) and delayed refs ([`DelayedCost::refs_ps`]:
+//!   the extent, free space and root trees' changes,
+//!   src/kernel/btrfs/extent.rs) on the committing thread;
 //! - `btrfs_write_and_wait_transaction`: the blocks the commit dirtied
 //!   and the other trees' leaves, written out by the committing thread
 //!   and through the loop device the same way;
@@ -22,8 +24,7 @@
 //!   (`super_flush_us`).
 //!
 //! Not counted (known gaps, docs/lab.md): the commit's other CPU work
-//! (delayed refs, the roots' updates, the checksums of the other trees'
-//! leaves beyond an empty leaf's, the transaction's state changes), the
+//! (the transaction's state changes, the freed extents' unpinning), the
 //! time from `syncfs` to the flusher's first block (about 0.2-0.5 ms in
 //! the lab's traces), the rmdir's own path (its wait for a flush is
 //! counted), the CPU work of the unmount's teardown after its commit
@@ -59,7 +60,7 @@ use crate::workload::MetricSpec;
 pub const WALL_US: &str = "wall_us";
 
 /// What [`WALL_US`] is (the reference's line for it).
-pub const WALL_MEANING: &str = "the phase's wall time as the script's thread waits it: the unlink calls (their own paths and their waits for the flush worker), the rmdir's wait for a flush, and each commit's steps in turn: the flusher's write-out of the dirty tree blocks and the loop device's writes of both DUP copies, the commit's delayed items, its own blocks written out and through the loop device, the two flushes and the superblocks between them (src/workload/btrfs_dir/walls.rs), and for rm -fr the unmount's teardown: its waits where the profile has [sched] (umount_us) and the btree inode's folios invalidated where [storage] has drop_folio_us (btree_folios); not counted: the commit's delayed refs and root updates, the time before the flusher starts, the rmdir's own path, the rest of close_ctree's own CPU work; reported only with a profile that has [storage]";
+pub const WALL_MEANING: &str = "the phase's wall time as the script's thread waits it: the unlink calls (their own paths and their waits for the flush worker), the rmdir's wait for a flush, and each commit's steps in turn: the flusher's write-out of the dirty tree blocks and the loop device's writes of both DUP copies, the commit's delayed items and delayed refs (the extent, free space and root trees' changes), its own blocks written out and through the loop device, the two flushes and the superblocks between them (src/workload/btrfs_dir/walls.rs), and for rm -fr the unmount's teardown: its waits where the profile has [sched] (umount_us) and the btree inode's folios invalidated where [storage] has drop_folio_us (btree_folios); not counted: the commit's other CPU work (its state changes, the freed extents' unpinning), the time before the flusher starts, the rmdir's own path, the rest of close_ctree's own CPU work; reported only with a profile that has [storage]";
 
 /// The wall-time metrics ([`WALL_US`] per phase), declared only on a
 /// machine whose profile has a `[storage]` table, and `rm -fr`'s
@@ -135,7 +136,7 @@ impl CommitPrices<'_> {
 
     /// One commit's steps (module header), us.
     pub fn commit_us(&self, c: &CommitWork) -> Result<f64, ModelError> {
-        let items = self.cost.delete_ps(&c.deletes)? + self.cost.insert_ps(&c.inserts)?;
+        let items = self.cost.delete_ps(&c.deletes)? + self.cost.insert_ps(&c.inserts)? + self.cost.refs_ps(&c.refs)?;
         let blocks = (c.writeback.len() + c.written.len()) as f64;
         let kib = blocks * f64::from(self.nodesize) / 1024.0;
         Ok(self.blocks_us(&c.writeback)

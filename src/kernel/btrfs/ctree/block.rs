@@ -40,6 +40,13 @@ pub(crate) enum Content {
 #[derive(Debug, Clone)]
 pub(crate) struct Block {
     pub(crate) generation: u64,
+    /// The block's logical address, bytes: a new one at each copy on
+    /// write ([`super::refs`]).
+    pub(crate) bytenr: u64,
+    /// Its extent's ADD ref already ran in this transaction (a commit's
+    /// first `btrfs_run_delayed_refs` pass): a copy or free of it now
+    /// drops a real extent ([`super::refs`]).
+    pub(crate) ref_run: bool,
     /// Tasks whose CPU holds the block's current lines: the last writer's
     /// bit, and the bits of tasks that read it since. 0 for a block no
     /// task has written (cold: its lines come from memory, not counted).
@@ -74,6 +81,8 @@ impl Block {
     pub(crate) fn new_leaf(generation: u64) -> Self {
         Block {
             generation,
+            bytenr: 0,
+            ref_run: false,
             written: false,
             holders: 0,
             locker: 0,
@@ -84,6 +93,8 @@ impl Block {
     pub(crate) fn new_node(level: usize, ptrs: Vec<KeyPtr>) -> Self {
         Block {
             generation: 0,
+            bytenr: 0,
+            ref_run: false,
             written: false,
             holders: 0,
             locker: 0,
@@ -94,6 +105,8 @@ impl Block {
     pub(crate) fn leaf_with(items: Vec<Item>) -> Self {
         Block {
             generation: 0,
+            bytenr: 0,
+            ref_run: false,
             written: false,
             holders: 0,
             locker: 0,
@@ -104,6 +117,8 @@ impl Block {
     pub(crate) fn free() -> Self {
         Block {
             generation: 0,
+            bytenr: 0,
+            ref_run: false,
             written: false,
             holders: 0,
             locker: 0,

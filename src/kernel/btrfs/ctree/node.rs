@@ -39,7 +39,9 @@ impl Tree {
         let first = self.blocks[node].first_key();
         match first {
             None if node == self.root => {
+                let bytenr = self.blocks[node].bytenr;
                 self.blocks[node] = Block::new_leaf(self.transid);
+                self.blocks[node].bytenr = bytenr;
                 self.mark_written(node);
             }
             None => {

@@ -1,0 +1,579 @@
+//! The extent tree, the free space tree and the root tree of the lab's
+//! filesystem, and what a commit does to them: it runs the delayed refs
+//! the fs tree's copies on write, allocations and frees left
+//! ([`crate::kernel::btrfs::ctree::DelayedRefs`]), writes the changed
+//! roots' items, then runs the refs those three trees' own copies left,
+//! until none is left. Counted from Linux 6.18.2:
+//!
+//! - `__btrfs_run_delayed_refs` (fs/btrfs/extent-tree.c) takes the heads
+//!   in rising address order (`btrfs_select_ref_head`), one ref each here;
+//! - an ADD of a new block, `alloc_reserved_tree_block`: the block's
+//!   `METADATA_ITEM` inserted into the extent tree
+//!   (`btrfs_insert_empty_item`, [`METADATA_ITEM_SIZE`] bytes: skinny
+//!   metadata, one inline `TREE_BLOCK_REF`), then `alloc_reserved_extent`:
+//!   `btrfs_remove_from_free_space_tree` and `btrfs_update_block_group`;
+//! - a DROP of an old block, `__btrfs_free_extent`: a delete search for
+//!   its item (`lookup_extent_backref`), `btrfs_del_items` of it, then
+//!   `do_free_extent_accounting`: `btrfs_add_to_free_space_tree` and
+//!   `btrfs_update_block_group` (which pins the extent);
+//! - the free space tree (fs/btrfs/free-space-tree.c), in extents (no
+//!   bitmaps: [`RefRunStats::bitmap_crossings`] counts where the kernel
+//!   would convert): `remove_free_space_extent` is a delete search for the
+//!   extent holding the range, its deletion and an insertion for each
+//!   leftover end; `add_free_space_extent` a delete search on each side
+//!   (`btrfs_search_prev_slot`) whose adjoining extent is deleted and
+//!   merged, then the insertion; both then `update_free_space_extent_count`
+//!   (a search for the group's `FREE_SPACE_INFO`, changed in place) unless
+//!   the count is unchanged;
+//! - `commit_fs_roots` writes the fs tree's root item when its root moved,
+//!   `commit_cowonly_roots` (fs/btrfs/transaction.c) the dirty block
+//!   group's item (`btrfs_write_dirty_block_groups`) and the extent and
+//!   free space trees' root items (`update_cowonly_root`), each an update
+//!   search in its tree ([`Tree::update_item`]); the three trees' own
+//!   copies leave refs that run in the same loop.
+//!
+//! The trees start as `mkfs.btrfs` (btrfs-progs v6.2) left the lab's
+//! 1 GiB image after the lab's preparation (`mkdir testdir`, `syncfs`), on
+//! 6.18.44 at 16 KiB nodes (`btrfs inspect-internal dump-tree`, session
+//! 72): [`Layout`]. Other node sizes keep the same blocks in the same
+//! order, one node size apart (not checked live). Every tree is a single
+//! leaf there; the trees here split as the fs tree does.
+//!
+//! Not counted: the unpinning of the freed extents at the commit's end
+//! (`btrfs_finish_extent_commit`: the free-space cache, not these trees),
+//! the block group's free-space cache in memory, squota and qgroups (off).
+
+use crate::kernel::btrfs::ctree::{DelayedRefs, INODE_ITEM_KEY, INODE_REF_KEY, Item, Key, RefExtent, Task, Tree, TreeStats};
+use crate::kernel::btrfs::writeout::BlockShape;
+
+/// `BTRFS_METADATA_ITEM_KEY`: a tree block's extent item (skinny metadata).
+pub const METADATA_ITEM_KEY: u8 = 169;
+/// `BTRFS_BLOCK_GROUP_ITEM_KEY`.
+pub const BLOCK_GROUP_ITEM_KEY: u8 = 192;
+/// `BTRFS_FREE_SPACE_INFO_KEY`: a block group's free-space header.
+pub const FREE_SPACE_INFO_KEY: u8 = 198;
+/// `BTRFS_FREE_SPACE_EXTENT_KEY`: one free extent (offset = its length).
+pub const FREE_SPACE_EXTENT_KEY: u8 = 199;
+/// `BTRFS_ROOT_ITEM_KEY`.
+pub const ROOT_ITEM_KEY: u8 = 132;
+/// `BTRFS_DIR_ITEM_KEY`.
+const DIR_ITEM_KEY: u8 = 84;
+
+/// A tree block's extent item: `struct btrfs_extent_item` (24 bytes) and
+/// one inline `btrfs_extent_inline_ref` of type `TREE_BLOCK_REF` (its
+/// type and root, 9 bytes).
+pub const METADATA_ITEM_SIZE: u32 = 24 + 9;
+/// `sizeof(struct btrfs_block_group_item)`.
+pub const BLOCK_GROUP_ITEM_SIZE: u32 = 24;
+/// `sizeof(struct btrfs_free_space_info)`.
+pub const FREE_SPACE_INFO_SIZE: u32 = 8;
+/// `sizeof(struct btrfs_root_item)`.
+pub const ROOT_ITEM_SIZE: u32 = 439;
+
+/// `BTRFS_EXTENT_TREE_OBJECTID`.
+const EXTENT_TREE: u64 = 2;
+/// `BTRFS_FS_TREE_OBJECTID`.
+const FS_TREE: u64 = 5;
+/// `BTRFS_FREE_SPACE_TREE_OBJECTID`.
+const FREE_SPACE_TREE: u64 = 10;
+
+/// One block group: its start and length, bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockGroup {
+    /// Start, bytes.
+    pub start: u64,
+    /// Length, bytes.
+    pub length: u64,
+}
+
+impl BlockGroup {
+    /// One past its last byte.
+    pub fn end(&self) -> u64 {
+        self.start + self.length
+    }
+
+    /// `btrfs_block_group::bitmap_high_thresh`
+    /// (`btrfs_set_free_space_tree_thresholds`): the free extents above
+    /// which the kernel converts the group to bitmaps, at 4 KiB sectors
+    /// (fs/btrfs/free-space-tree.h: `BTRFS_FREE_SPACE_BITMAP_SIZE` 256
+    /// bytes a bitmap item, 2,048 sectors; with its 25-byte item header,
+    /// against an extent item's header alone).
+    pub fn bitmap_high_thresh(&self) -> u64 {
+        let range = 4096 * 2048u64;
+        self.length.div_ceil(range) * (25 + 256) / 25
+    }
+}
+
+/// The lab's filesystem before its script (module header), at node size
+/// `n`: where each tree's block is and what is free.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// The metadata block group (DUP).
+    pub metadata: BlockGroup,
+    /// The other block groups, each one free extent but the system
+    /// group's, which holds the chunk tree's leaf.
+    pub others: [BlockGroup; 4],
+    /// The chunk tree's leaf, in the system group (`others[3]`).
+    pub chunk_leaf: u64,
+    /// The extent, free space, csum, fs, data reloc and uuid trees' leaves,
+    /// then the root and dev trees', in the metadata group.
+    pub leaves: [u64; 8],
+    /// The metadata group's free extents, in order.
+    pub free: [(u64, u64); 3],
+}
+
+impl Layout {
+    /// At 16 KiB nodes as `dump-tree` showed it, the metadata group's
+    /// blocks scaled to node size `n` (module header).
+    pub fn lab(n: u32) -> Self {
+        let n = u64::from(n);
+        let metadata = BlockGroup {
+            start: 30_408_704,
+            length: 53_673_984,
+        };
+        let at = |i: u64| metadata.start + i * n;
+        Layout {
+            metadata,
+            others: [
+                BlockGroup {
+                    start: 1 << 20,
+                    length: 4 << 20,
+                },
+                BlockGroup {
+                    start: 5 << 20,
+                    length: 8 << 20,
+                },
+                BlockGroup {
+                    start: 13_631_488,
+                    length: 8 << 20,
+                },
+                BlockGroup {
+                    start: 22_020_096,
+                    length: 8 << 20,
+                },
+            ],
+            chunk_leaf: 22_020_096 + n,
+            // Three blocks free, the six trees, three free, root and dev.
+            leaves: [at(3), at(4), at(5), at(6), at(7), at(8), at(12), at(13)],
+            free: [(at(0), 3 * n), (at(9), 3 * n), (at(14), metadata.end() - at(14))],
+        }
+    }
+
+    /// The fs tree's leaf.
+    pub fn fs_leaf(&self) -> u64 {
+        self.leaves[3]
+    }
+
+    /// The allocator's first address: the start of the last free extent.
+    pub fn cursor(&self) -> u64 {
+        self.free[2].0
+    }
+}
+
+/// What running a commit's delayed refs did (module header).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RefRunStats {
+    /// Ref heads run (`run_delayed_tree_ref` once each).
+    pub heads: u64,
+    /// Of them, ADDs of new blocks (`alloc_reserved_tree_block`).
+    pub adds: u64,
+    /// DROPs of old ones (`__btrfs_free_extent`).
+    pub drops: u64,
+    /// `btrfs_add_to_free_space_tree` / `btrfs_remove_from_free_space_tree`
+    /// calls.
+    pub free_space_calls: u64,
+    /// Items inserted by `btrfs_insert_empty_item` (extent items and free
+    /// extents).
+    pub inserts: u64,
+    /// Root items and block group items written after an update search
+    /// (`btrfs_update_root`, `update_block_group_item`: each with a path
+    /// of its own).
+    pub item_writes: u64,
+    /// Free space infos' extent counts changed after an update search
+    /// (`update_free_space_extent_count`, on the caller's path).
+    pub info_updates: u64,
+    /// Times a group's free extents rose above its bitmap threshold, where
+    /// the kernel would convert it to bitmaps (not modelled).
+    pub bitmap_crossings: u64,
+    /// Ranges the free space tree did not hold as it should (a freed
+    /// extent already free, an allocated one not free): 0 unless the
+    /// model is inconsistent.
+    pub unmatched: u64,
+    /// The three trees' searches, item edits and copies.
+    pub tree: TreeStats,
+}
+
+impl RefRunStats {
+    /// Field-wise difference `self - earlier`.
+    pub fn since(&self, earlier: &RefRunStats) -> RefRunStats {
+        RefRunStats {
+            heads: self.heads - earlier.heads,
+            adds: self.adds - earlier.adds,
+            drops: self.drops - earlier.drops,
+            free_space_calls: self.free_space_calls - earlier.free_space_calls,
+            inserts: self.inserts - earlier.inserts,
+            item_writes: self.item_writes - earlier.item_writes,
+            info_updates: self.info_updates - earlier.info_updates,
+            bitmap_crossings: self.bitmap_crossings - earlier.bitmap_crossings,
+            unmatched: self.unmatched - earlier.unmatched,
+            tree: self.tree.since(&earlier.tree),
+        }
+    }
+}
+
+/// The three trees and the counts so far.
+#[derive(Debug, Clone)]
+pub struct ExtentTrees {
+    /// The extent tree: block groups' and tree blocks' items.
+    pub extent: Tree,
+    /// The free space tree: per block group its info and free extents.
+    pub free_space: Tree,
+    /// The root tree: the other trees' root items.
+    pub root: Tree,
+    layout: Layout,
+    /// The metadata group's free extents now (its info's count).
+    free_extents: u64,
+    /// The allocator's next address while a commit runs (the fs tree's,
+    /// handed on to each tree as it allocates).
+    cursor: u64,
+    counts: RefRunStats,
+}
+
+impl ExtentTrees {
+    /// The trees as the lab's preparation leaves them ([`Layout::lab`]),
+    /// at node size `nodesize`; `fs_tree` is the fs tree, whose blocks
+    /// have their extent items (its leaf at [`Layout::fs_leaf`]).
+    pub fn new(nodesize: u32, fs_tree: &Tree) -> Self {
+        let layout = Layout::lab(nodesize);
+        let [ext, fst, csum, _fs, reloc, uuid, root, dev] = layout.leaves;
+        let others = [layout.chunk_leaf, ext, fst, csum, reloc, uuid, root, dev];
+        let mut extent: Vec<Item> = fs_tree
+            .extents()
+            .into_iter()
+            .chain(others.map(|bytenr| RefExtent { bytenr, level: 0 }))
+            .map(metadata_item)
+            .chain(
+                [layout.metadata]
+                    .into_iter()
+                    .chain(layout.others[2..].iter().copied())
+                    .map(|g| Item::new(Key::new(g.start, BLOCK_GROUP_ITEM_KEY, g.length), BLOCK_GROUP_ITEM_SIZE)),
+            )
+            .collect();
+        extent.sort_by_key(|i| i.key);
+        let mut free = Vec::new();
+        for g in layout.others {
+            free.push(Item::new(Key::new(g.start, FREE_SPACE_INFO_KEY, g.length), FREE_SPACE_INFO_SIZE));
+            let chunk = layout.chunk_leaf;
+            if (g.start..g.end()).contains(&chunk) {
+                free.push(extent_item(g.start, chunk - g.start));
+                free.push(extent_item(chunk + u64::from(nodesize), g.end() - chunk - u64::from(nodesize)));
+            } else {
+                free.push(extent_item(g.start, g.length));
+            }
+        }
+        let m = layout.metadata;
+        free.push(Item::new(Key::new(m.start, FREE_SPACE_INFO_KEY, m.length), FREE_SPACE_INFO_SIZE));
+        free.extend(layout.free.iter().map(|&(s, l)| extent_item(s, l)));
+        let at = |leaf: u64, items: Vec<Item>| {
+            let mut t = Tree::from_leaves(nodesize, vec![items]);
+            t.relocate_root(leaf);
+            t
+        };
+        ExtentTrees {
+            extent: at(ext, extent),
+            free_space: at(fst, free),
+            root: at(root, root_items()),
+            free_extents: layout.free.len() as u64,
+            cursor: layout.cursor(),
+            layout,
+            counts: RefRunStats::default(),
+        }
+    }
+
+    /// The layout the trees started from.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The counts so far.
+    pub fn counts(&self) -> RefRunStats {
+        let mut c = self.counts;
+        c.tree = self.extent.stats().plus(&self.free_space.stats()).plus(&self.root.stats());
+        c
+    }
+
+    /// The metadata group's free extents now.
+    pub fn free_extents(&self) -> u64 {
+        self.free_extents
+    }
+
+    /// `btrfs_run_delayed_refs(trans, 0)` at a commit's start, as `task`:
+    /// the heads `fs` queued so far, then `btrfs_start_dirty_block_groups`'
+    /// block group item when they changed its group. The trees share
+    /// `fs`'s allocator.
+    pub fn run_queued(&mut self, fs: &mut Tree, task: Task) {
+        self.as_task(task, |t| {
+            t.cursor = fs.next_bytenr();
+            let refs = fs.take_delayed_refs();
+            t.run(&refs);
+            if !refs.is_empty() {
+                t.update_group_item();
+            }
+            fs.set_next_bytenr(t.cursor);
+        });
+    }
+
+    /// The rest of the commit's delayed refs (module header), after its
+    /// delayed items, as `task`: `btrfs_run_delayed_refs(trans, U64_MAX)`
+    /// of what `fs` queued since [`ExtentTrees::run_queued`], the fs
+    /// tree's root item (`commit_fs_roots`), then `commit_cowonly_roots`:
+    /// the block group's item when more heads ran, each changed cow-only
+    /// root's item once, the three trees' own heads, until none is left.
+    /// The caller then ends the transaction of the three
+    /// ([`ExtentTrees::end_transaction`]) and of `fs`.
+    pub fn commit(&mut self, fs: &mut Tree, task: Task) {
+        self.as_task(task, |t| {
+            t.cursor = fs.next_bytenr();
+            let refs = fs.take_delayed_refs();
+            t.run(&refs);
+            if fs.root_changed() {
+                t.update_root_item(FS_TREE);
+            }
+            if !refs.is_empty() {
+                t.update_group_item();
+            }
+            let mut updated = [false; 2];
+            loop {
+                let changed = [t.extent.root_changed(), t.free_space.root_changed()];
+                for (i, id) in [EXTENT_TREE, FREE_SPACE_TREE].into_iter().enumerate() {
+                    if changed[i] && !updated[i] {
+                        updated[i] = true;
+                        t.update_root_item(id);
+                    }
+                }
+                let own = t.take_own_refs();
+                if own.is_empty() {
+                    break;
+                }
+                t.run(&own);
+            }
+            fs.set_next_bytenr(t.cursor);
+        });
+    }
+
+    /// Runs `f` with the three trees' lines counted as `task`'s.
+    fn as_task(&mut self, task: Task, f: impl FnOnce(&mut Self)) {
+        let was = [self.extent.set_task(task), self.free_space.set_task(task), self.root.set_task(task)];
+        f(self);
+        for (t, was) in [&mut self.extent, &mut self.free_space, &mut self.root].into_iter().zip(was) {
+            t.set_task(was);
+        }
+    }
+
+    /// `update_block_group_item` of the metadata group (its used bytes).
+    fn update_group_item(&mut self) {
+        let g = self.layout.metadata;
+        let found = self.on(Which::Extent, |t| t.update_item(&Key::new(g.start, BLOCK_GROUP_ITEM_KEY, g.length)));
+        self.counts.item_writes += u64::from(found);
+    }
+
+    /// Ends the three trees' transaction, with the fs tree's (after the
+    /// commit has taken their [`ExtentTrees::dirty_shapes`]).
+    pub fn end_transaction(&mut self) {
+        for t in [&mut self.extent, &mut self.free_space, &mut self.root] {
+            t.commit_transaction();
+        }
+    }
+
+    /// The three trees' dirty blocks' shapes (what the commit writes of
+    /// them), extent, free space, root.
+    pub fn dirty_shapes(&self) -> Vec<BlockShape> {
+        [&self.extent, &self.free_space, &self.root]
+            .iter()
+            .flat_map(|t| t.dirty_shapes())
+            .collect()
+    }
+
+    /// Blocks the three trees allocated so far (copies and splits).
+    pub fn blocks_allocated(&self) -> u64 {
+        [&self.extent, &self.free_space, &self.root]
+            .iter()
+            .map(|t| t.stats().cow_blocks)
+            .sum()
+    }
+
+    /// The three trees' own heads, in address order across them (one
+    /// queue in the kernel).
+    fn take_own_refs(&mut self) -> DelayedRefs {
+        let mut all = DelayedRefs::default();
+        for t in [&mut self.extent, &mut self.free_space, &mut self.root] {
+            let r = t.take_delayed_refs();
+            all.adds.extend(r.adds);
+            all.drops.extend(r.drops);
+        }
+        all.adds.sort_unstable();
+        all.drops.sort_unstable();
+        all
+    }
+
+    /// Runs `refs`' heads in address order.
+    fn run(&mut self, refs: &DelayedRefs) {
+        let adds = refs.adds.iter().map(|e| (*e, true));
+        let mut heads: Vec<(RefExtent, bool)> = adds.chain(refs.drops.iter().map(|e| (*e, false))).collect();
+        heads.sort_unstable();
+        for (e, add) in heads {
+            self.counts.heads += 1;
+            let key = Key::new(e.bytenr, METADATA_ITEM_KEY, u64::from(e.level));
+            if add {
+                self.counts.adds += 1;
+                let ok = self.on(Which::Extent, |t| t.insert_items(&[Item::new(key, METADATA_ITEM_SIZE)]));
+                self.counts.inserts += u64::from(ok);
+                self.counts.unmatched += u64::from(!ok);
+                self.remove_free(e.bytenr);
+            } else {
+                self.counts.drops += 1;
+                let ok = self.on(Which::Extent, |t| t.delete_item(&key));
+                self.counts.unmatched += u64::from(!ok);
+                self.add_free(e.bytenr);
+            }
+        }
+    }
+
+    /// `btrfs_update_root` of tree `id`'s root item in the root tree.
+    fn update_root_item(&mut self, id: u64) {
+        let found = self.on(Which::Root, |t| t.update_item(&Key::new(id, ROOT_ITEM_KEY, 0)));
+        self.counts.item_writes += u64::from(found);
+    }
+
+    /// Runs `f` on one of the three trees, its allocator at the shared
+    /// cursor, which then moves past what it took.
+    fn on<R>(&mut self, which: Which, f: impl FnOnce(&mut Tree) -> R) -> R {
+        let t = match which {
+            Which::Extent => &mut self.extent,
+            Which::FreeSpace => &mut self.free_space,
+            Which::Root => &mut self.root,
+        };
+        t.set_next_bytenr(self.cursor);
+        let r = f(t);
+        self.cursor = t.next_bytenr();
+        r
+    }
+
+    /// `remove_free_space_extent` of the block at `start` (module header).
+    fn remove_free(&mut self, start: u64) {
+        self.counts.free_space_calls += 1;
+        let end = start + self.node_bytes();
+        let holds = |k: &Key| k.item_type == FREE_SPACE_EXTENT_KEY && k.objectid <= start && end <= k.objectid + k.offset;
+        let prev = self.on(Which::FreeSpace, |t| t.take_prev(&Key::new(start, u8::MAX, u64::MAX), holds));
+        let Some(found) = prev.filter(holds) else {
+            self.counts.unmatched += 1;
+            return;
+        };
+        let mut new_extents: i64 = -1;
+        for (s, l) in [(found.objectid, start - found.objectid), (end, found.objectid + found.offset - end)] {
+            if l > 0 {
+                self.insert_free(s, l);
+                new_extents += 1;
+            }
+        }
+        self.count_extents(new_extents);
+    }
+
+    /// `add_free_space_extent` of the block at `start` (module header).
+    fn add_free(&mut self, start: u64) {
+        self.counts.free_space_calls += 1;
+        let g = self.layout.metadata;
+        let end = start + self.node_bytes();
+        let (mut new_start, mut len, mut new_extents) = (start, end - start, 1i64);
+        if start != g.start {
+            let left = |k: &Key| k.item_type == FREE_SPACE_EXTENT_KEY && k.objectid + k.offset == start;
+            let prev = self.on(Which::FreeSpace, |t| t.take_prev(&Key::new(start - 1, u8::MAX, u64::MAX), left));
+            if let Some(k) = prev.filter(left) {
+                (new_start, len, new_extents) = (k.objectid, len + k.offset, new_extents - 1);
+            }
+        }
+        if end != g.end() {
+            let right = |k: &Key| k.item_type == FREE_SPACE_EXTENT_KEY && k.objectid == end;
+            let prev = self.on(Which::FreeSpace, |t| t.take_prev(&Key::new(end, u8::MAX, u64::MAX), right));
+            if let Some(k) = prev.filter(right) {
+                (len, new_extents) = (len + k.offset, new_extents - 1);
+            }
+        }
+        if !self.insert_free(new_start, len) {
+            self.counts.unmatched += 1;
+        }
+        self.count_extents(new_extents);
+    }
+
+    /// `btrfs_insert_empty_item` of a free extent; false if it was there.
+    fn insert_free(&mut self, start: u64, len: u64) -> bool {
+        let ok = self.on(Which::FreeSpace, |t| t.insert_items(&[extent_item(start, len)]));
+        self.counts.inserts += u64::from(ok);
+        ok
+    }
+
+    /// `update_free_space_extent_count`: nothing for no change, else the
+    /// info's update search and the bitmap threshold's test.
+    fn count_extents(&mut self, new_extents: i64) {
+        if new_extents == 0 {
+            return;
+        }
+        let g = self.layout.metadata;
+        let found = self.on(Which::FreeSpace, |t| {
+            t.update_item(&Key::new(g.start, FREE_SPACE_INFO_KEY, g.length))
+        });
+        self.counts.info_updates += u64::from(found);
+        self.free_extents = self.free_extents.saturating_add_signed(new_extents);
+        if new_extents > 0 && self.free_extents > g.bitmap_high_thresh() {
+            self.counts.bitmap_crossings += 1;
+        }
+    }
+
+    fn node_bytes(&self) -> u64 {
+        u64::from(self.extent.geometry().nodesize)
+    }
+}
+
+/// One of the three trees.
+#[derive(Debug, Clone, Copy)]
+enum Which {
+    Extent,
+    FreeSpace,
+    Root,
+}
+
+/// A tree block's extent item.
+fn metadata_item(e: RefExtent) -> Item {
+    Item::new(Key::new(e.bytenr, METADATA_ITEM_KEY, u64::from(e.level)), METADATA_ITEM_SIZE)
+}
+
+/// A free extent's item (no data: its length is the key's offset).
+fn extent_item(start: u64, len: u64) -> Item {
+    Item::new(Key::new(start, FREE_SPACE_EXTENT_KEY, len), 0)
+}
+
+/// The root tree's items after `mkfs.btrfs` (module header): the root
+/// items of the extent, dev, fs, csum, uuid, free space and data reloc
+/// trees, the fs tree's back reference and the root tree's own directory
+/// (`default` subvolume link: inode item, inode ref, dir item).
+fn root_items() -> Vec<Item> {
+    const DATA_RELOC_TREE: u64 = (-9i64) as u64;
+    const ROOT_TREE_DIR: u64 = 6;
+    let root = |id: u64| Item::new(Key::new(id, ROOT_ITEM_KEY, 0), ROOT_ITEM_SIZE);
+    vec![
+        root(EXTENT_TREE),
+        root(4),
+        Item::new(Key::new(FS_TREE, INODE_REF_KEY, ROOT_TREE_DIR), 17),
+        root(FS_TREE),
+        Item::new(Key::new(ROOT_TREE_DIR, INODE_ITEM_KEY, 0), 160),
+        Item::new(Key::new(ROOT_TREE_DIR, INODE_REF_KEY, ROOT_TREE_DIR), 12),
+        Item::new(Key::new(ROOT_TREE_DIR, DIR_ITEM_KEY, 2_378_154_706), 37),
+        root(7),
+        root(9),
+        root(FREE_SPACE_TREE),
+        root(DATA_RELOC_TREE),
+    ]
+}
+
+#[cfg(test)]
+mod tests;
