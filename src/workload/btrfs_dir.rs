@@ -132,6 +132,9 @@ fn put_counts(m: &mut BTreeMap<String, f64>, run: &script::Script, cost: &Delaye
     let btree_folios = unmount::btree_folios(fs.blocks_allocated(), cost.folios());
     put("btree_folios", btree_folios as f64);
     put("btree_folios_added", (fs.blocks_allocated() * u64::from(cost.folios())) as f64);
+    let refs = fs.extents.counts();
+    put("free_space_bitmap_updates", refs.bitmap_crossings as f64);
+    put("metadata_groups_added", refs.groups_added as f64);
     put("worker_runs", fs.delayed.worker_runs() as f64);
     put("insert_batches", ins.batches as f64);
     put("insert_searches", ins.searches as f64);
@@ -193,6 +196,16 @@ pub const METRICS: &[(&str, &str, &str)] = &[
         "btree_folios_added",
         "count",
         "of btree_folios, those of the blocks the run allocated (the lab counts them live: mm_filemap_add_to_page_cache of the btree inode after its preparation)",
+    ),
+    (
+        "free_space_bitmap_updates",
+        "count",
+        "free space tree updates that left a metadata block group's free extents above its bitmap threshold, where the kernel converts the group to bitmaps (btrfs_convert_free_space_to_bitmaps): not modelled, the twin keeps extents (src/kernel/btrfs/extent.rs); 0 at the lab's scale",
+    ),
+    (
+        "metadata_groups_added",
+        "count",
+        "metadata block groups the tree blocks' allocator reached past the mkfs one, each a new chunk after the last, of the first one's length (src/kernel/btrfs/extent.rs)",
     ),
     ("worker_runs", "count", "async worker runs queued by balance checks"),
     (

@@ -519,8 +519,9 @@ impl Tree {
     }
 
     /// Frees a block (`btrfs_free_tree_block`): a block of an earlier
-    /// transaction leaves its extent's DROP ref; one of this transaction
-    /// cancels its own ADD (`check_ref_cleanup`).
+    /// transaction, or one whose ADD already ran in this one, leaves its
+    /// extent's DROP ref; another of this transaction cancels its own ADD
+    /// (`check_ref_cleanup`).
     fn free_block(&mut self, id: usize) {
         self.drop_if_old(id);
         self.blocks[id] = Block::free();

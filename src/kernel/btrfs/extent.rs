@@ -37,13 +37,17 @@
 //! 6.18.44 at 16 KiB nodes (`btrfs inspect-internal dump-tree`, session
 //! 72): [`Layout`]. Other node sizes keep the same blocks in the same
 //! order, one node size apart (not checked live). Every tree is a single
-//! leaf there; the trees here split as the fs tree does.
+//! leaf there; the trees here split as the fs tree does. Past the
+//! metadata block group the allocator reaches a new one
+//! (`ExtentTrees::group_of`).
 //!
 //! Not counted: the unpinning of the freed extents at the commit's end
 //! (`btrfs_finish_extent_commit`: the free-space cache, not these trees),
 //! the block group's free-space cache in memory, squota and qgroups (off).
 
-use crate::kernel::btrfs::ctree::{DelayedRefs, INODE_ITEM_KEY, INODE_REF_KEY, Item, Key, RefExtent, Task, Tree, TreeStats};
+use crate::kernel::btrfs::ctree::{
+    DelayedRefs, INODE_ITEM_KEY, INODE_REF_KEY, ITEM_HEADER_SIZE, Item, Key, RefExtent, Task, Tree, TreeStats,
+};
 use crate::kernel::btrfs::writeout::BlockShape;
 
 /// `BTRFS_METADATA_ITEM_KEY`: a tree block's extent item (skinny metadata).
@@ -192,9 +196,14 @@ pub struct RefRunStats {
     /// Free space infos' extent counts changed after an update search
     /// (`update_free_space_extent_count`, on the caller's path).
     pub info_updates: u64,
-    /// Times a group's free extents rose above its bitmap threshold, where
-    /// the kernel would convert it to bitmaps (not modelled).
+    /// Changes of a group's free extents that left them above its bitmap
+    /// threshold, where the kernel would convert the group to bitmaps
+    /// (`update_free_space_extent_count`; not modelled: the twin reports
+    /// them, `free_space_bitmaps`).
     pub bitmap_crossings: u64,
+    /// Metadata block groups the allocator reached past the last one
+    /// (`ExtentTrees::group_of`).
+    pub groups_added: u64,
     /// Ranges the free space tree did not hold as it should (a freed
     /// extent already free, an allocated one not free): 0 unless the
     /// model is inconsistent.
@@ -215,6 +224,7 @@ impl RefRunStats {
             item_writes: self.item_writes - earlier.item_writes,
             info_updates: self.info_updates - earlier.info_updates,
             bitmap_crossings: self.bitmap_crossings - earlier.bitmap_crossings,
+            groups_added: self.groups_added - earlier.groups_added,
             unmatched: self.unmatched - earlier.unmatched,
             tree: self.tree.since(&earlier.tree),
         }
@@ -231,8 +241,17 @@ pub struct ExtentTrees {
     /// The root tree: the other trees' root items.
     pub root: Tree,
     layout: Layout,
-    /// The metadata group's free extents now (its info's count).
-    free_extents: u64,
+    /// The metadata block groups: the layout's, then each one the
+    /// allocator has reached since (`ExtentTrees::group_of`).
+    groups: Vec<BlockGroup>,
+    /// Each metadata group's free extents now (its info's count).
+    free_extents: Vec<u64>,
+    /// Groups whose used bytes changed since their item was written
+    /// (`btrfs_update_block_group` put them on the dirty list).
+    dirty_groups: std::collections::BTreeSet<usize>,
+    /// The extent and free space trees' roots as their root items hold
+    /// them (written by `update_cowonly_root` when they move).
+    root_items: [u64; 2],
     /// The allocator's next address while a commit runs (the fs tree's,
     /// handed on to each tree as it allocates).
     cursor: u64,
@@ -274,8 +293,25 @@ impl ExtentTrees {
         let m = layout.metadata;
         free.push(Item::new(Key::new(m.start, FREE_SPACE_INFO_KEY, m.length), FREE_SPACE_INFO_SIZE));
         free.extend(layout.free.iter().map(|&(s, l)| extent_item(s, l)));
+        // One leaf each at the lab's node sizes; below 4 KiB (tests) the
+        // items fill as many leaves as they need, whose blocks but the
+        // root lie below the metadata group.
+        let cap = Tree::new(nodesize).geometry().leaf_data_size();
         let at = |leaf: u64, items: Vec<Item>| {
-            let mut t = Tree::from_leaves(nodesize, vec![items]);
+            let mut leaves: Vec<Vec<Item>> = vec![Vec::new()];
+            let mut used = 0;
+            for i in items {
+                let size = i.data_size + ITEM_HEADER_SIZE;
+                if used + size > cap && leaves.last().is_some_and(|l| !l.is_empty()) {
+                    leaves.push(Vec::new());
+                    used = 0;
+                }
+                used += size;
+                if let Some(l) = leaves.last_mut() {
+                    l.push(i);
+                }
+            }
+            let mut t = Tree::from_leaves(nodesize, leaves);
             t.relocate_root(leaf);
             t
         };
@@ -283,7 +319,10 @@ impl ExtentTrees {
             extent: at(ext, extent),
             free_space: at(fst, free),
             root: at(root, root_items()),
-            free_extents: layout.free.len() as u64,
+            free_extents: vec![layout.free.len() as u64],
+            groups: vec![layout.metadata],
+            dirty_groups: std::collections::BTreeSet::new(),
+            root_items: [ext, fst],
             cursor: layout.cursor(),
             layout,
             counts: RefRunStats::default(),
@@ -302,22 +341,32 @@ impl ExtentTrees {
         c
     }
 
-    /// The metadata group's free extents now.
-    pub fn free_extents(&self) -> u64 {
-        self.free_extents
+    /// The metadata groups' free extents now, by group.
+    pub fn free_extents(&self) -> &[u64] {
+        &self.free_extents
+    }
+
+    /// The metadata block groups so far.
+    pub fn groups(&self) -> &[BlockGroup] {
+        &self.groups
     }
 
     /// `btrfs_run_delayed_refs(trans, 0)` at a commit's start, as `task`:
-    /// the heads `fs` queued so far, then `btrfs_start_dirty_block_groups`'
-    /// block group item when they changed its group. The trees share
-    /// `fs`'s allocator.
+    /// the heads `fs` queued so far; then `btrfs_start_dirty_block_groups`:
+    /// the dirty groups' items written and the heads ready then run (the
+    /// three trees' own, from the first pass), once more if that dirtied a
+    /// group again. The trees share `fs`'s allocator.
     pub fn run_queued(&mut self, fs: &mut Tree, task: Task) {
         self.as_task(task, |t| {
             t.cursor = fs.next_bytenr();
-            let refs = fs.take_delayed_refs();
-            t.run(&refs);
-            if !refs.is_empty() {
-                t.update_group_item();
+            t.run(&fs.take_delayed_refs());
+            for _ in 0..2 {
+                if t.dirty_groups.is_empty() {
+                    break;
+                }
+                t.write_group_items();
+                let own = t.take_own_refs();
+                t.run(&own);
             }
             fs.set_next_bytenr(t.cursor);
         });
@@ -326,36 +375,37 @@ impl ExtentTrees {
     /// The rest of the commit's delayed refs (module header), after its
     /// delayed items, as `task`: `btrfs_run_delayed_refs(trans, U64_MAX)`
     /// of what `fs` queued since [`ExtentTrees::run_queued`], the fs
-    /// tree's root item (`commit_fs_roots`), then `commit_cowonly_roots`:
-    /// the block group's item when more heads ran, each changed cow-only
-    /// root's item once, the three trees' own heads, until none is left.
-    /// The caller then ends the transaction of the three
-    /// ([`ExtentTrees::end_transaction`]) and of `fs`.
+    /// tree's root item when its root moved (`commit_fs_roots`), then
+    /// `commit_cowonly_roots` until nothing is left: the extent and free
+    /// space trees' root items where their roots moved since the items
+    /// were written, the three trees' own heads, the dirty groups' items
+    /// and the heads those leave. The caller then ends the transaction of
+    /// the three ([`ExtentTrees::end_transaction`]) and of `fs`.
     pub fn commit(&mut self, fs: &mut Tree, task: Task) {
         self.as_task(task, |t| {
             t.cursor = fs.next_bytenr();
-            let refs = fs.take_delayed_refs();
-            t.run(&refs);
+            t.run(&fs.take_delayed_refs());
             if fs.root_changed() {
                 t.update_root_item(FS_TREE);
             }
-            if !refs.is_empty() {
-                t.update_group_item();
-            }
-            let mut updated = [false; 2];
             loop {
-                let changed = [t.extent.root_changed(), t.free_space.root_changed()];
+                let roots = [t.extent.root_bytenr(), t.free_space.root_bytenr()];
                 for (i, id) in [EXTENT_TREE, FREE_SPACE_TREE].into_iter().enumerate() {
-                    if changed[i] && !updated[i] {
-                        updated[i] = true;
+                    if roots[i] != t.root_items[i] {
+                        t.root_items[i] = roots[i];
                         t.update_root_item(id);
                     }
                 }
                 let own = t.take_own_refs();
-                if own.is_empty() {
+                t.run(&own);
+                while !t.dirty_groups.is_empty() {
+                    t.write_group_items();
+                    let own = t.take_own_refs();
+                    t.run(&own);
+                }
+                if [t.extent.root_bytenr(), t.free_space.root_bytenr()] == t.root_items {
                     break;
                 }
-                t.run(&own);
             }
             fs.set_next_bytenr(t.cursor);
         });
@@ -370,11 +420,41 @@ impl ExtentTrees {
         }
     }
 
-    /// `update_block_group_item` of the metadata group (its used bytes).
-    fn update_group_item(&mut self) {
-        let g = self.layout.metadata;
-        let found = self.on(Which::Extent, |t| t.update_item(&Key::new(g.start, BLOCK_GROUP_ITEM_KEY, g.length)));
-        self.counts.item_writes += u64::from(found);
+    /// `update_block_group_item` of each dirty group (its used bytes),
+    /// which leaves the dirty list.
+    fn write_group_items(&mut self) {
+        for i in std::mem::take(&mut self.dirty_groups) {
+            let g = self.groups[i];
+            let found = self.on(Which::Extent, |t| t.update_item(&Key::new(g.start, BLOCK_GROUP_ITEM_KEY, g.length)));
+            self.counts.item_writes += u64::from(found);
+        }
+    }
+
+    /// The metadata group holding `bytenr`; past the last group, the
+    /// groups the allocator reached first, each a new chunk right after
+    /// the last (`find_next_chunk`) of the first group's length, its items
+    /// added as `btrfs_create_pending_block_groups` adds them: the block
+    /// group item in the extent tree (`insert_block_group_item`), the free
+    /// space info and one free extent of the whole group in the free space
+    /// tree (`add_block_group_free_space`). `None` below the first group.
+    fn group_of(&mut self, bytenr: u64) -> Option<usize> {
+        while self.groups.last().is_some_and(|g| bytenr >= g.end()) {
+            let last = self.groups[self.groups.len() - 1];
+            let g = BlockGroup {
+                start: last.end(),
+                length: self.groups[0].length,
+            };
+            self.groups.push(g);
+            self.free_extents.push(1);
+            self.counts.groups_added += 1;
+            let group_item = Item::new(Key::new(g.start, BLOCK_GROUP_ITEM_KEY, g.length), BLOCK_GROUP_ITEM_SIZE);
+            let ok = self.on(Which::Extent, |t| t.insert_items(&[group_item]));
+            self.counts.inserts += u64::from(ok);
+            let info = Item::new(Key::new(g.start, FREE_SPACE_INFO_KEY, g.length), FREE_SPACE_INFO_SIZE);
+            let ok = self.on(Which::FreeSpace, |t| t.insert_items(&[info, extent_item(g.start, g.length)]));
+            self.counts.inserts += 2 * u64::from(ok);
+        }
+        self.groups.iter().position(|g| (g.start..g.end()).contains(&bytenr))
     }
 
     /// Ends the three trees' transaction, with the fs tree's (after the
@@ -459,9 +539,15 @@ impl ExtentTrees {
         r
     }
 
-    /// `remove_free_space_extent` of the block at `start` (module header).
+    /// `remove_free_space_extent` of the block at `start` (module header),
+    /// and its group's used bytes (`btrfs_update_block_group`).
     fn remove_free(&mut self, start: u64) {
         self.counts.free_space_calls += 1;
+        let Some(gi) = self.group_of(start) else {
+            self.counts.unmatched += 1;
+            return;
+        };
+        self.dirty_groups.insert(gi);
         let end = start + self.node_bytes();
         let holds = |k: &Key| k.item_type == FREE_SPACE_EXTENT_KEY && k.objectid <= start && end <= k.objectid + k.offset;
         let prev = self.on(Which::FreeSpace, |t| t.take_prev(&Key::new(start, u8::MAX, u64::MAX), holds));
@@ -476,13 +562,19 @@ impl ExtentTrees {
                 new_extents += 1;
             }
         }
-        self.count_extents(new_extents);
+        self.count_extents(gi, new_extents);
     }
 
-    /// `add_free_space_extent` of the block at `start` (module header).
+    /// `add_free_space_extent` of the block at `start` (module header),
+    /// and its group's used bytes.
     fn add_free(&mut self, start: u64) {
         self.counts.free_space_calls += 1;
-        let g = self.layout.metadata;
+        let Some(gi) = self.group_of(start) else {
+            self.counts.unmatched += 1;
+            return;
+        };
+        self.dirty_groups.insert(gi);
+        let g = self.groups[gi];
         let end = start + self.node_bytes();
         let (mut new_start, mut len, mut new_extents) = (start, end - start, 1i64);
         if start != g.start {
@@ -502,7 +594,7 @@ impl ExtentTrees {
         if !self.insert_free(new_start, len) {
             self.counts.unmatched += 1;
         }
-        self.count_extents(new_extents);
+        self.count_extents(gi, new_extents);
     }
 
     /// `btrfs_insert_empty_item` of a free extent; false if it was there.
@@ -512,19 +604,22 @@ impl ExtentTrees {
         ok
     }
 
-    /// `update_free_space_extent_count`: nothing for no change, else the
-    /// info's update search and the bitmap threshold's test.
-    fn count_extents(&mut self, new_extents: i64) {
+    /// `update_free_space_extent_count` of group `gi`: nothing for no
+    /// change, else the info's update search and the bitmap threshold's
+    /// test (each change that leaves the count above it is one the kernel
+    /// would convert at).
+    fn count_extents(&mut self, gi: usize, new_extents: i64) {
         if new_extents == 0 {
             return;
         }
-        let g = self.layout.metadata;
+        let g = self.groups[gi];
         let found = self.on(Which::FreeSpace, |t| {
             t.update_item(&Key::new(g.start, FREE_SPACE_INFO_KEY, g.length))
         });
         self.counts.info_updates += u64::from(found);
-        self.free_extents = self.free_extents.saturating_add_signed(new_extents);
-        if new_extents > 0 && self.free_extents > g.bitmap_high_thresh() {
+        let n = self.free_extents[gi].saturating_add_signed(new_extents);
+        self.free_extents[gi] = n;
+        if n > g.bitmap_high_thresh() {
             self.counts.bitmap_crossings += 1;
         }
     }

@@ -39,9 +39,10 @@ impl Tree {
         let first = self.blocks[node].first_key();
         match first {
             None if node == self.root => {
-                let bytenr = self.blocks[node].bytenr;
+                let (bytenr, ref_run) = (self.blocks[node].bytenr, self.blocks[node].ref_run);
                 self.blocks[node] = Block::new_leaf(self.transid);
                 self.blocks[node].bytenr = bytenr;
+                self.blocks[node].ref_run = ref_run;
                 self.mark_written(node);
             }
             None => {

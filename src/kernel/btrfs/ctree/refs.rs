@@ -8,8 +8,10 @@
 //! metadata allocator's cluster hands out addresses in rising order, as
 //! the live trace's `btrfs_reserved_extent_alloc` events show (session 72,
 //! docs/lab-hosts.md). Freed extents are not handed out again here: in
-//! the kernel they return to the free-space cache only when the commit
-//! unpins them, and the cluster moves on.
+//! the kernel a block of an earlier transaction returns to the free-space
+//! cache only when the commit unpins it, one of this transaction never
+//! written at once (`btrfs_free_tree_block`), and either way the cluster
+//! moves on.
 //!
 //! Each allocation queues an ADD ref head for its new extent, each copy or
 //! free of a block an earlier transaction wrote a DROP head for the old
@@ -26,7 +28,7 @@
 //! space trees ([`crate::kernel::btrfs::extent`]).
 
 use super::block::Content;
-use super::{Key, Path, SearchMode, Tree};
+use super::{Key, SearchMode, Tree};
 
 /// One tree block's extent: where it is and its level (the key of its
 /// `METADATA_ITEM` in the extent tree is `(bytenr, METADATA_ITEM, level)`).
@@ -146,24 +148,17 @@ impl Tree {
         self.blocks[self.root].generation == self.transid
     }
 
-    /// `btrfs_search_prev_slot(trans, root, key, path, -1, 1)`, then
-    /// `btrfs_del_item` of the item it found when `take` says so: one
-    /// delete search (a copy on write of its path) for `key`, the item
-    /// at or before it (in the previous leaf when the slot is the leaf's
-    /// first: `btrfs_prev_leaf`, a second search). Returns the item's key,
-    /// `None` when nothing sorts at or before `key`.
+    /// `btrfs_search_prev_slot(trans, root, key, path, -1, 1)` (the
+    /// helper of 6.18 fs/btrfs/free-space-tree.c), then `btrfs_del_item`
+    /// of the item it found when `take` says so: one delete search (a copy
+    /// on write of its path) for `key`, and the item before the slot it
+    /// lands on. `None` when `key` is there or nothing in its leaf sorts
+    /// before it (the kernel's -EIO: the search lands in the leaf whose
+    /// first key is at or below `key`, so only a key below the whole tree
+    /// does).
     pub fn take_prev(&mut self, key: &Key, take: impl FnOnce(&Key) -> bool) -> Option<Key> {
         let (found, mut path) = self.search_slot(key, SearchMode::Delete);
-        let mut slot = path.slots[0];
-        if !found {
-            if slot == 0 {
-                let prev = self.prev_leaf_last_key(&path)?;
-                path = self.search_slot(&prev, SearchMode::Delete).1;
-                slot = path.slots[0];
-            } else {
-                slot -= 1;
-            }
-        }
+        let slot = path.slots[0].checked_sub(1).filter(|_| !found)?;
         let k = self.blocks[path.nodes[0]].items().get(slot)?.key;
         if take(&k) {
             self.del_items(&mut path, slot, 1);
@@ -181,18 +176,5 @@ impl Tree {
             self.mark_written(path.nodes[0]);
         }
         found
-    }
-
-    /// The last key of the leaf before the path's leaf, if any (what
-    /// `btrfs_prev_leaf` searches for).
-    fn prev_leaf_last_key(&self, path: &Path) -> Option<Key> {
-        (1..path.nodes.len()).find_map(|l| {
-            let slot = path.slots[l].checked_sub(1)?;
-            let mut b = self.blocks[path.nodes[l]].ptrs().get(slot)?.child;
-            while !self.blocks[b].is_leaf() {
-                b = self.blocks[b].ptrs().last()?.child;
-            }
-            self.blocks[b].items().last().map(|i| i.key)
-        })
     }
 }

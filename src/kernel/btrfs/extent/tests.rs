@@ -92,11 +92,14 @@ fn a_commit_runs_the_fs_trees_refs_then_the_three_trees_own() {
             (c0 + 4 * n, l.metadata.end() - c0 - 4 * n)
         ]
     );
-    assert_eq!(t.free_extents(), 4);
+    assert_eq!(t.free_extents(), [4]);
     assert_eq!(fs.next_bytenr(), c0 + 4 * n, "the fs tree's allocator moved past the three copies");
     // Root items: the fs tree's and the two cow-only roots'; the metadata
-    // group's item once (the first pass ran heads, the second none).
-    assert_eq!(r.item_writes, 3 + 1, "{r:?}");
+    // group's item each time heads had dirtied it: after the first pass's
+    // fs refs and again after the three trees' own refs
+    // (`btrfs_start_dirty_block_groups` loops back once), and after the
+    // root tree's in `commit_cowonly_roots`.
+    assert_eq!(r.item_writes, 3 + 3, "{r:?}");
     // The free space info at each change of its count: the ADDs take the
     // start of the last extent (no change), the DROPs merged into a
     // neighbour (no change) but the fs tree's leaf, a new extent (+1).
@@ -108,6 +111,65 @@ fn a_commit_runs_the_fs_trees_refs_then_the_three_trees_own() {
     let idle = t.counts().since(&before);
     assert_eq!(idle.heads, 0);
     assert_eq!(idle.tree.searches, 0);
+}
+
+#[test]
+fn a_block_whose_add_ran_in_the_first_pass_is_dropped_when_copied_again() {
+    let mut fs = fs_tree();
+    let mut t = ExtentTrees::new(N, &fs);
+    fs.insert_items(&[Item::new(Key::new(257, INODE_ITEM_KEY, 0), 160)]);
+    let copy = fs.root_bytenr();
+    // The commit's first pass runs the copy's ADD; the write-back then
+    // writes it, and the commit's delayed items copy it again.
+    let before = t.counts();
+    t.run_queued(&mut fs, Task::Sync);
+    assert_eq!(
+        t.counts().since(&before).adds,
+        1 + 2,
+        "the fs leaf's copy and the extent and free space trees' leaves"
+    );
+    fs.write_back_dirty();
+    fs.insert_items(&[Item::new(Key::new(258, INODE_ITEM_KEY, 0), 160)]);
+    let again = fs.root_bytenr();
+    assert_ne!(again, copy);
+    let mid = t.counts();
+    t.commit(&mut fs, Task::Sync);
+    let second = t.counts().since(&mid);
+    // The copy's real extent dropped and the new copy added, besides the
+    // root tree's leaf (a DROP and an ADD).
+    assert_eq!((second.adds, second.drops), (2, 2), "{second:?}");
+    assert_eq!(t.counts().unmatched, 0);
+    let freed = free_extents(&t);
+    assert!(
+        freed.iter().any(|&(s, len)| s <= copy && copy < s + len),
+        "the copy's range is free again: {freed:?}"
+    );
+    assert!(
+        freed.iter().all(|&(s, len)| !(s <= again && again < s + len)),
+        "the new copy's is not"
+    );
+}
+
+#[test]
+fn the_allocator_past_the_metadata_group_reaches_a_new_one() {
+    let mut fs = fs_tree();
+    let mut t = ExtentTrees::new(N, &fs);
+    let g = t.layout().metadata;
+    // The allocator about to leave the group: the next copy lands past it.
+    fs.set_next_bytenr(g.end());
+    fs.insert_items(&[Item::new(Key::new(257, INODE_ITEM_KEY, 0), 160)]);
+    assert_eq!(fs.root_bytenr(), g.end());
+    let before = t.counts();
+    t.run_queued(&mut fs, Task::Sync);
+    t.commit(&mut fs, Task::Sync);
+    let r = t.counts().since(&before);
+    assert_eq!(r.groups_added, 1);
+    assert_eq!(r.unmatched, 0, "{r:?}");
+    assert_eq!(t.groups().len(), 2);
+    assert_eq!(t.groups()[1].start, g.end());
+    // The new group's free extent lost the blocks allocated in it: its
+    // start moved past them, still one extent.
+    assert_eq!(t.free_extents()[1], 1);
 }
 
 #[test]
@@ -124,6 +186,7 @@ fn a_block_made_and_freed_in_one_transaction_leaves_no_ref() {
     assert!(refs.adds.len() >= 3);
     t.commit_transaction();
     // Next transaction: delete every item; emptied leaves are freed.
+    let old_end = t.next_bytenr();
     for i in 0..400u64 {
         t.delete_item(&Key::new(300 + i, INODE_ITEM_KEY, 0));
     }
@@ -135,5 +198,9 @@ fn a_block_made_and_freed_in_one_transaction_leaves_no_ref() {
     let mut dropped: Vec<u64> = refs.drops.iter().map(|e| e.bytenr).collect();
     dropped.dedup();
     assert_eq!(dropped.len(), refs.drops.len(), "each old extent dropped once");
+    assert!(
+        dropped.iter().all(|&b| b < old_end),
+        "only extents of the earlier transaction: {dropped:?}"
+    );
     assert!(refs.drops.len() >= 3);
 }

@@ -53,7 +53,7 @@ pub(super) const VALUES: [(&str, &str, &str); 21] = [
     (
         "tree_blocks_written",
         "count",
-        "tree blocks the commits wrote, each once (the device's metadata copies not counted): the write-back before each commit, the blocks the commit dirtied after it, and the root, extent and free space trees' leaves (3 a commit)",
+        "tree blocks the commits wrote, each once (the device's metadata copies not counted): the write-back before each commit, the blocks the commit dirtied after it, and the root, extent and free space trees' dirty blocks (their leaves, one each a commit at the lab's scale; more where they have split: src/kernel/btrfs/extent.rs)",
     ),
     (
         "delayed_refs",
