@@ -1,5 +1,5 @@
 use super::*;
-use crate::kernel::btrfs::ctree::SearchMode;
+use crate::kernel::btrfs::ctree::{INODE_ITEM_KEY, SearchMode};
 
 const N: u32 = 16384;
 
