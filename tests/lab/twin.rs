@@ -24,6 +24,8 @@ fn each_measured_cpu_finds_its_shipped_profile_and_others_none() {
         ("family 26 model 2", "lab-epyc-26-2.toml"),
         // Session 53's host.
         ("family 25 model 1", "lab-epyc-25-1.toml"),
+        // Session 73's host (retpolines).
+        ("family 6 model 167", "lab-xeon-6-167.toml"),
     ] {
         let h = host_profile(&machines, cpu, None).unwrap_or_else(|| panic!("{cpu}: no profile"));
         assert_eq!(name(&h.path), file, "{cpu}");
