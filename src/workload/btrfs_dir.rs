@@ -23,7 +23,9 @@ use crate::engine::Metrics;
 use crate::engine::histogram::LatencyHistogram;
 use crate::engine::rng::RunKey;
 use crate::kernel::ModelError;
+use crate::kernel::btrfs::delayed::DeleteRunStats;
 use crate::kernel::btrfs::unmount;
+use crate::kernel::tracing;
 use crate::machine::{MachineError, MachineProfile};
 use crate::param::ParamError;
 use crate::workload::{Input, MetricSpec, Prepared, RunFailure, Sections, Workload};
@@ -86,6 +88,7 @@ pub fn run_btrfs_dir(p: &BtrfsDirParams, machine: &MachineProfile, rng: &mut Cha
     let lock_event_ps = if p.lock_tracepoints { cost.prices.trace_event_ps } else { 0 };
     let scale = p.work_scale.on(machine);
     phases::put_writeout(&mut m, machine, scale, lock_event_ps, p.nodesize, &fs.commit_work, marks);
+    put_stacks(&mut m, p, machine, &s);
     if let Some(storage) = &machine.storage {
         let prices = walls::CommitPrices {
             cost: &cost,
@@ -143,6 +146,48 @@ fn put_counts(m: &mut BTreeMap<String, f64>, run: &script::Script, cost: &Delaye
     put("insert_items_sync", sync_ins.items as f64);
 }
 
+/// The stacks recorded with the lab's kept reservation events as the
+/// twin prices them ([`tracing::stack_ps`]: the profile's measured
+/// `tracepoint.stack_ns` in proportion to the frames walked, else the
+/// unwinder's counted loads), ns, next to the lab's figures of the same
+/// names: `release_stack_ns`, the upper median over the script's deletion
+/// batches of their release's stack (the flush worker's,
+/// [`WORKER_DELETE_RELEASE_FRAMES`], or a commit's on the syscall's
+/// thread, [`COMMIT_DELETE_RELEASE_FRAMES`]), and `reserve_stack_ns`, an
+/// unlink's dir-index reserve ([`UNLINK_STACK_FRAMES`]); both 0 when the
+/// reservation events are off (`reservation_tracepoints = false`) and
+/// the release's with no batch. The lab's figure also holds the event's
+/// own fields and commit (its record is stamped at its reserve): the
+/// twin prices those in the kept event, not here.
+///
+/// [`WORKER_DELETE_RELEASE_FRAMES`]: crate::kernel::btrfs::delayed::WORKER_DELETE_RELEASE_FRAMES
+/// [`COMMIT_DELETE_RELEASE_FRAMES`]: crate::kernel::btrfs::delayed::COMMIT_DELETE_RELEASE_FRAMES
+/// [`UNLINK_STACK_FRAMES`]: crate::kernel::btrfs::syscall::UNLINK_STACK_FRAMES
+fn put_stacks(m: &mut BTreeMap<String, f64>, p: &BtrfsDirParams, machine: &MachineProfile, s: &DeleteRunStats) {
+    use crate::kernel::btrfs::delayed::{COMMIT_DELETE_RELEASE_FRAMES, WORKER_DELETE_RELEASE_FRAMES};
+    let (mut release, mut reserve) = (0.0, 0.0);
+    if p.reservation_tracepoints {
+        let scale = p.work_scale.on(machine);
+        let ns = |frames| tracing::stack_ps(machine, frames, scale) as f64 / 1e3;
+        let worker = (ns(WORKER_DELETE_RELEASE_FRAMES), s.batches.saturating_sub(s.own_batches));
+        release = upper_median_of_two(worker, (ns(COMMIT_DELETE_RELEASE_FRAMES), s.own_batches));
+        reserve = ns(crate::kernel::btrfs::syscall::UNLINK_STACK_FRAMES);
+    }
+    m.insert("release_stack_ns".into(), release);
+    m.insert("reserve_stack_ns".into(), reserve);
+}
+
+/// The upper median of `a.1` values `a.0` and `b.1` values `b.0` (the
+/// element at index n / 2 of the n sorted); 0 when both counts are 0.
+fn upper_median_of_two(a: (f64, u64), b: (f64, u64)) -> f64 {
+    let (low, high) = if a.0 <= b.0 { (a, b) } else { (b, a) };
+    match low.1 + high.1 {
+        0 => 0.0,
+        n if low.1 > n / 2 => low.0,
+        _ => high.0,
+    }
+}
+
 /// `a / b`, 0 when `b` is 0.
 fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 { 0.0 } else { a as f64 / b as f64 }
@@ -186,6 +231,16 @@ pub const METRICS: &[(&str, &str, &str)] = &[
         "killed_at_evict",
         "count",
         "pending dir-index items dropped by evictions (never run)",
+    ),
+    (
+        "release_stack_ns",
+        "ns",
+        "the stack recorded with a deletion batch's reservation release, as priced (tracepoint.stack_ns in proportion to the frames walked: the flush worker's 9 shown, a commit's 8), the upper median over the script's batches; the lab's figure is the median from the event's record to its stack record. 0 when reservation_tracepoints is off",
+    ),
+    (
+        "reserve_stack_ns",
+        "ns",
+        "the stack recorded with an unlink's dir-index reservation (10 frames shown), as priced (tracepoint.stack_ns in proportion to the frames walked); the lab's figure is the median from the event's record to its stack record. 0 when reservation_tracepoints is off",
     ),
     (
         "btree_folios",
@@ -361,5 +416,20 @@ impl Prepared for PreparedBtrfsDir {
 
     fn run(&self, key: RunKey) -> Result<Metrics, RunFailure> {
         Ok(run_btrfs_dir(&self.params, &self.profile, &mut key.stream("btrfs_dir"))?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::upper_median_of_two;
+
+    #[test]
+    fn the_upper_median_of_two_kinds_follows_their_counts() {
+        // 3 of 1.0 and 2 of 5.0: index 2 of [1, 1, 1, 5, 5].
+        assert_eq!(upper_median_of_two((5.0, 2), (1.0, 3)), 1.0);
+        // 2 and 2: index 2 of [1, 1, 5, 5], the upper of the middle two.
+        assert_eq!(upper_median_of_two((1.0, 2), (5.0, 2)), 5.0);
+        assert_eq!(upper_median_of_two((1.0, 0), (5.0, 1)), 5.0);
+        assert_eq!(upper_median_of_two((1.0, 0), (5.0, 0)), 0.0);
     }
 }

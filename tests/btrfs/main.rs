@@ -5,7 +5,8 @@
 //! `accounting` (the kernel's delayed-item count unlink by unlink),
 //! `case3` (the case-3 script's exact counts, eviction, parameter
 //! validation, deep trees), `insert` (issue 16's script), `hostile`
-//! (conflicting keys, cost overflow, the memory estimate), `syscall` (an
+//! (conflicting keys, cost overflow, the memory estimate), `stacks` (the
+//! twin's priced stacks of the lab's events), `syscall` (an
 //! unlink's own tree work and its price), `writeback` (a block written
 //! back in its transaction is copied again; 6.18's syncfs).
 
@@ -15,6 +16,7 @@ mod ctree_props;
 mod delayed_props;
 mod hostile;
 mod insert;
+mod stacks;
 mod syscall;
 mod window;
 mod writeback;
