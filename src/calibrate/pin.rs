@@ -27,20 +27,40 @@ pub fn allowed_cpus() -> Result<Vec<u32>, CalibrateError> {
 
 /// Pins the calling thread to `cpu` alone.
 pub fn pin_to(cpu: u32) -> Result<(), CalibrateError> {
-    let fail = |detail: String| CalibrateError::Affinity { cpu: Some(cpu), detail };
-    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
-    if cpu as usize >= max {
-        return Err(fail(format!("above the largest CPU number a cpu_set_t holds ({})", max - 1)));
-    }
-    // SAFETY: all zeroes is a valid, empty `cpu_set_t`.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `cpu < max` was checked, so `CPU_SET` writes inside `set`.
-    unsafe { libc::CPU_SET(cpu as usize, &mut set) };
+    pin_to_set(&[cpu])
+}
+
+/// Lets the calling thread run on the CPUs of `cpus` only (at least one),
+/// where the scheduler places it.
+pub fn pin_to_set(cpus: &[u32]) -> Result<(), CalibrateError> {
+    let set = cpu_set(cpus)?;
     // SAFETY: pid 0 is the calling thread; `set` is a valid, initialised
     // `cpu_set_t` of the size passed, which the kernel only reads.
     let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
     if rc != 0 {
-        return Err(fail(std::io::Error::last_os_error().to_string()));
+        return Err(CalibrateError::Affinity {
+            cpu: cpus.first().copied(),
+            detail: std::io::Error::last_os_error().to_string(),
+        });
     }
     Ok(())
+}
+
+/// The `cpu_set_t` of `cpus`; an error for a CPU above the largest number
+/// it holds.
+pub fn cpu_set(cpus: &[u32]) -> Result<libc::cpu_set_t, CalibrateError> {
+    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: all zeroes is a valid, empty `cpu_set_t`.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus {
+        if cpu as usize >= max {
+            return Err(CalibrateError::Affinity {
+                cpu: Some(cpu),
+                detail: format!("above the largest CPU number a cpu_set_t holds ({})", max - 1),
+            });
+        }
+        // SAFETY: `cpu < max` was checked, so `CPU_SET` writes inside `set`.
+        unsafe { libc::CPU_SET(cpu as usize, &mut set) };
+    }
+    Ok(set)
 }

@@ -309,6 +309,9 @@ impl Fields<'_> {
         let _ = writeln!(self.s, "[sched]");
         self.noted("sched.wake_us", "wake_us", format_args!("{:.2}", sc.wake_us));
         self.noted("sched.thread_stop_us", "thread_stop_us", format_args!("{:.2}", sc.thread_stop_us));
+        if let Some(us) = sc.placed_stop_us {
+            self.noted("sched.placed_stop_us", "placed_stop_us", format_args!("{us:.2}"));
+        }
     }
 
     /// `[memmove]`.

@@ -3,8 +3,8 @@
 //! disk-io.c) are of this shape, and the lab's `rm -fr` phase ends in
 //! them ([`crate::kernel::btrfs::unmount`] counts them).
 //!
-//! Two measurements, with the calling thread on CPU `a` and the woken
-//! one on CPU `b`, both pinned. The samples follow one another as the
+//! Three measurements, with the calling thread pinned to CPU `a` and the
+//! woken one to CPU `b` (the third: to either). The samples follow one another as the
 //! unmount's waits do: before each the caller runs on for [`GAP`] (a
 //! busy wait) while the other thread is asleep and its CPU idle, as the
 //! lab's trace of an unmount shows them (session 67: the next
@@ -17,7 +17,18 @@
 //!   sleeping thread that then exits, and waits for its exit (the
 //!   kernel clears the thread's child-tid word and wakes the waiter's
 //!   futex on it): the shape of `kthread_stop`, which wakes the kthread
-//!   and sleeps until its exit completes (kernel/kthread.c).
+//!   and sleeps until its exit completes (kernel/kthread.c);
+//! - a **placed thread stop** ([`SchedCost::placed_stop`]): the same, the
+//!   stopped thread made on the caller's CPU (new threads start there),
+//!   asleep there and free to run on `a` or `b`, so that the host's
+//!   scheduler places its wake, as it places a workqueue rescuer's that
+//!   `kthread_stop` wakes (made at the mount, asleep since). Where it runs
+//!   on the caller's CPU (a kernel that packs woken tasks onto busy
+//!   vCPUs, as the family 6 model 167 VM's does, `sched_vcpu_pack` on its
+//!   command line), no idle CPU is woken: in the lab's trace there
+//!   (session 73) the workqueue rescuers' stops ran on the unmounting
+//!   thread's own CPU and returned in 6.5-12.5 us, against 55.6 for a
+//!   stop pinned to the other CPU.
 //!
 //! On x86-64 the stopped thread is made by a raw `clone(2)` and runs no
 //! user-space code but its futex wait and `exit(2)` (raw system calls),
@@ -52,7 +63,7 @@ fn busy_gap() {
     }
 }
 
-/// The two prices, us.
+/// The three prices, us.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SchedCost {
     /// The calling CPU.
@@ -63,13 +74,15 @@ pub struct SchedCost {
     pub wake: Spread,
     /// Thread stops, us.
     pub thread_stop: Spread,
+    /// Thread stops, the thread placed by the scheduler on `a` or `b`, us.
+    pub placed_stop: Spread,
 }
 
 /// Why the prices were not measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NotMeasured(pub String);
 
-/// Measures both prices, `n` samples each, on CPUs `a` (the caller) and
+/// Measures the three prices, `n` samples each, on CPUs `a` (the caller) and
 /// `b` (the woken thread), from a thread of its own pinned to `a` (the
 /// calling thread's CPUs are left as they were).
 pub fn measure(a: u32, b: u32, n: usize) -> Result<SchedCost, NotMeasured> {
@@ -80,7 +93,8 @@ pub fn measure(a: u32, b: u32, n: usize) -> Result<SchedCost, NotMeasured> {
             a,
             b,
             wake: spread(wake_round_trips(b, n)?, "wake round trip")?,
-            thread_stop: spread(thread_stops(b, n)?, "thread stop")?,
+            thread_stop: spread(thread_stops(&[b], n)?, "thread stop")?,
+            placed_stop: spread(thread_stops(&[a, b], n)?, "placed thread stop")?,
         })
     };
     thread::scope(|s| s.spawn(run).join())
@@ -150,20 +164,22 @@ fn wake_round_trips(b: u32, n: usize) -> Result<Vec<f64>, CalibrateError> {
     Ok(samples)
 }
 
-/// `n` thread stops on CPU `b`, us each.
-fn thread_stops(b: u32, n: usize) -> Result<Vec<f64>, CalibrateError> {
-    (0..n).map(|_| one_stop(b)).collect()
+/// `n` thread stops, the thread on the CPUs of `cpus`, us each.
+fn thread_stops(cpus: &[u32], n: usize) -> Result<Vec<f64>, CalibrateError> {
+    (0..n).map(|_| one_stop(cpus)).collect()
 }
 
-/// One thread stop with a `std` thread (not x86-64), us.
+/// One thread stop with a `std` thread (not x86-64), the thread on the
+/// CPUs of `cpus`, us.
 #[cfg(not(target_arch = "x86_64"))]
-fn one_stop(b: u32) -> Result<f64, CalibrateError> {
+fn one_stop(cpus: &[u32]) -> Result<f64, CalibrateError> {
+    let cpus = cpus.to_vec();
     let go = Arc::new(AtomicBool::new(false));
     let asleep = Arc::new(AtomicBool::new(false));
     let t = {
         let (go, asleep) = (Arc::clone(&go), Arc::clone(&asleep));
         thread::spawn(move || -> Result<(), CalibrateError> {
-            pin_to(b)?;
+            super::pin::pin_to_set(&cpus)?;
             asleep.store(true, Ordering::Release);
             while !go.load(Ordering::Acquire) {
                 thread::park();
@@ -275,18 +291,10 @@ mod raw {
         }
     }
 
-    /// One thread stop, the thread on CPU `b`, us.
-    pub fn one_stop(b: u32) -> Result<f64, CalibrateError> {
-        if b as usize >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
-            return Err(CalibrateError::Affinity {
-                cpu: Some(b),
-                detail: "above the largest CPU number a cpu_set_t holds".into(),
-            });
-        }
-        // SAFETY: all zeroes is a valid, empty `cpu_set_t`; `b` is inside
-        // it (checked above).
-        let mut mask: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        unsafe { libc::CPU_SET(b as usize, &mut mask) };
+    /// One thread stop, the thread on the CPUs of `cpus` (where the
+    /// scheduler places it, if more than one), us.
+    pub fn one_stop(cpus: &[u32]) -> Result<f64, CalibrateError> {
+        let mask = crate::calibrate::pin::cpu_set(cpus)?;
         let mut stack = vec![0u128; STACK / 16];
         let shared = Box::new(Shared {
             go: AtomicI32::new(0),
@@ -354,7 +362,7 @@ mod raw {
         drop(stack);
         if !pinned {
             return Err(CalibrateError::Affinity {
-                cpu: Some(b),
+                cpu: cpus.first().copied(),
                 detail: "the stopped thread could not pin itself".into(),
             });
         }
@@ -381,7 +389,7 @@ mod tests {
         let (a, b) = (cpus[0], *cpus.get(1).unwrap_or(&cpus[0]));
         let c = measure(a, b, 5).unwrap();
         assert_eq!((c.a, c.b), (a, b));
-        for s in [c.wake, c.thread_stop] {
+        for s in [c.wake, c.thread_stop, c.placed_stop] {
             assert_eq!(s.n, 5);
             assert!(s.p10.is_finite() && s.p10 > 0.0 && s.p90 < 1e6, "{s:?}");
         }

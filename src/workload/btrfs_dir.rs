@@ -153,7 +153,11 @@ fn put_counts(m: &mut BTreeMap<String, f64>, run: &script::Script, cost: &Delaye
 /// names: `release_stack_ns`, the upper median over the script's deletion
 /// batches of their release's stack (the flush worker's,
 /// [`WORKER_DELETE_RELEASE_FRAMES`], or a commit's on the syscall's
-/// thread, [`COMMIT_DELETE_RELEASE_FRAMES`]), and `reserve_stack_ns`, an
+/// thread, [`COMMIT_DELETE_RELEASE_FRAMES`]: with `sync_by = "script"`
+/// the sync's and the unmount's, whose unmount stack is not the syncfs
+/// chain those frames count; with `"process"` a commit's batches are
+/// priced as the worker's, as [`DelayedCost::delete_ps`] prices them),
+/// and `reserve_stack_ns`, an
 /// unlink's dir-index reserve ([`UNLINK_STACK_FRAMES`]); both 0 when the
 /// reservation events are off (`reservation_tracepoints = false`) and
 /// the release's with no batch. The lab's figure also holds the event's

@@ -85,6 +85,7 @@ fn calibration(snapshot: &str, max: usize, cas: &[(Distance, f64)]) -> Calibrati
             b: 1,
             wake: spread(21.5),
             thread_stop: spread(38.25),
+            placed_stop: spread(4.125),
         }),
         fresh_line: spread(17.5),
         loop_load: spread(0.34),
@@ -152,7 +153,11 @@ fn the_written_profile_loads_and_holds_the_measurements() {
     );
     assert_eq!(st.write_us, 7.25);
     let sc = p.sched.as_ref().expect("the wake and stop prices");
-    assert_eq!((sc.wake_us, sc.thread_stop_us), (21.5, 38.25));
+    assert_eq!((sc.wake_us, sc.thread_stop_us, sc.placed_stop_us), (21.5, 38.25, Some(4.13)));
+    assert!(
+        text.contains("# placed_stop_us: the same stop of a thread made on the caller's CPU 0 and asleep there, free to run on it or on CPU 1"),
+        "{text}"
+    );
     assert!(
         text.contains("# thread_stop_us: a thread running nothing but system calls (a raw clone) asleep in a futex wait, woken, exiting, and its exit waited for (the futex the kernel wakes at a thread's exit), the caller on CPU 0 and the woken thread on CPU 1"),
         "{text}"

@@ -606,7 +606,7 @@ fn a_misspelt_profile_key_names_the_closest_valid_one() {
             "\nthread_stop_us = ",
             "\nthread_stp_us = ",
             "thread_stop_us",
-            "expected `wake_us` or `thread_stop_us`",
+            "expected one of `wake_us`, `thread_stop_us`, `placed_stop_us`",
         ),
     ] {
         assert!(profile.contains(good), "test setup: {good}");

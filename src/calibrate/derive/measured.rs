@@ -52,7 +52,8 @@ pub(super) fn fresh_line(cal: &Calibration, notes: &mut Vec<(&'static str, Strin
     r2(f.median.max(0.0))
 }
 
-/// The wake and thread-stop prices (us, two decimals), with their notes;
+/// The wake and thread-stop prices, pinned and placed (us, two
+/// decimals), with their notes;
 /// none when out of range (a note says why).
 pub(super) fn sched(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) -> Option<crate::machine::SchedPrices> {
     let s = match &cal.sched {
@@ -72,6 +73,7 @@ pub(super) fn sched(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) 
     let prices = crate::machine::SchedPrices {
         wake_us: r2(s.wake.median),
         thread_stop_us: r2(s.thread_stop.median),
+        placed_stop_us: Some(r2(s.placed_stop.median)),
     };
     if let Err((field, why)) = prices.check() {
         notes.push(("sched", format!("not kept: {field}: {why}")));
@@ -93,6 +95,13 @@ pub(super) fn sched(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) 
                 "a std thread asleep in a futex wait, woken, exiting, and joined"
             },
             &s.thread_stop,
+        ),
+    ));
+    notes.push((
+        "sched.placed_stop_us",
+        format!(
+            "the same stop of a thread made on the caller's CPU {} and asleep there, free to run on it or on CPU {}, so the host's scheduler places its wake (a workqueue's rescuer, made at the mount and asleep until kthread_stop, is woken so), the caller running {gap} us before each sample: p10-p90 {:.1}-{:.1} us, {} samples",
+            s.a, s.b, s.placed_stop.p10, s.placed_stop.p90, s.placed_stop.n
         ),
     ));
     Some(prices)

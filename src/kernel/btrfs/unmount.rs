@@ -7,8 +7,15 @@
 //! namespace.c), so the lab's `umount_us` holds it.
 //!
 //! Priced by the profile's `[sched]` table ([`SchedPrices`], `fsmeta
-//! calibrate`): each stop at `thread_stop_us`, each other wait at
-//! `wake_us`. The lab's trace of one unmount on the Xeon 6 VM (session
+//! calibrate`): the workqueue rescuers' stops at `placed_stop_us` where
+//! measured (a thread asleep since it was made on the stopper's CPU,
+//! placed at its wake by the host's scheduler; session 73), else at
+//! `thread_stop_us`; the transaction and cleaner kthreads' stops at
+//! `thread_stop_us` (the thread on the other, idle CPU: they run after
+//! each commit, and the lab's trace shows them there); each other wait
+//! at `wake_us` (its helper runs on the other CPU: the expedited grace
+//! period's kthread, the writeback work, a work item queued on each
+//! CPU). The lab's trace of one unmount on the Xeon 6 VM (session
 //! 67; docs/lab-hosts.md) shows the waits in this order, the helpers on
 //! either CPU (session 68's trace: the rescuers' stops 22-44 us each,
 //! more than the measured price; docs/lab-hosts.md).
@@ -38,7 +45,20 @@ use crate::machine::SchedPrices;
 /// (kernel/workqueue.c: `kthread_stop(rescuer->task)`): 13. The
 /// workqueues' `pool_workqueue` releases are queued to a kthread
 /// worker and not waited for.
-pub const THREAD_STOPS: u32 = 2 + 13;
+pub const THREAD_STOPS: u32 = KTHREAD_STOPS + RESCUER_STOPS;
+
+/// Of [`THREAD_STOPS`], the transaction and cleaner kthreads': they run
+/// after each commit, wherever the scheduler put them then (in the lab's
+/// trace on the family 6 model 167 VM, session 73: on the other CPU).
+pub const KTHREAD_STOPS: u32 = 2;
+
+/// Of [`THREAD_STOPS`], the workqueue rescuers': each made at the mount
+/// (`alloc_workqueue` from `btrfs_init_workqueues`, on the mounting
+/// task's CPU) and asleep since (`rescuer_thread` runs only under memory
+/// pressure), so its wake is placed from there: in the lab's trace on
+/// the family 6 model 167 VM (session 73), 11 of the 13 ran on the
+/// unmounting thread's own CPU, each stop back in 6.5-12.5 us.
+pub const RESCUER_STOPS: u32 = 13;
 
 /// Other waits of one unmount for a helper thread to run and wake it
 /// back:
@@ -82,7 +102,9 @@ pub fn btree_folios(allocated: u64, folios_per_block: u32) -> u64 {
 
 /// The teardown's waits priced on `prices`, us.
 pub fn teardown_waits_us(prices: &SchedPrices) -> f64 {
-    f64::from(THREAD_STOPS) * prices.thread_stop_us + f64::from(WAKE_WAITS) * prices.wake_us
+    f64::from(KTHREAD_STOPS) * prices.thread_stop_us
+        + f64::from(RESCUER_STOPS) * prices.rescuer_stop_us()
+        + f64::from(WAKE_WAITS) * prices.wake_us
 }
 
 #[cfg(test)]
@@ -94,8 +116,16 @@ mod tests {
         let p = SchedPrices {
             wake_us: 1.0,
             thread_stop_us: 100.0,
+            placed_stop_us: None,
         };
         assert_eq!(teardown_waits_us(&p), 15.0 * 100.0 + 5.0);
+        // A stop placed by the scheduler, where measured, prices the
+        // rescuers' 13; the two kthreads stay at the pinned stop.
+        let placed = SchedPrices {
+            placed_stop_us: Some(8.0),
+            ..p
+        };
+        assert_eq!(teardown_waits_us(&placed), 2.0 * 100.0 + 13.0 * 8.0 + 5.0);
     }
 
     #[test]

@@ -68,9 +68,18 @@ fn validate_names_the_field() {
     let mut p = icelake();
     p.cache_ways = 0;
     assert_eq!(field(p), "cache_ways");
-    for (wake_us, thread_stop_us, want) in [(0.0, 10.0, "sched.wake_us"), (5.0, f64::NAN, "sched.thread_stop_us")] {
+    for (wake_us, thread_stop_us, placed_stop_us, want) in [
+        (0.0, 10.0, None, "sched.wake_us"),
+        (5.0, f64::NAN, None, "sched.thread_stop_us"),
+        (5.0, 10.0, Some(-1.0), "sched.placed_stop_us"),
+        (5.0, 10.0, Some(2e6), "sched.placed_stop_us"),
+    ] {
         let mut p = icelake();
-        p.sched = Some(super::SchedPrices { wake_us, thread_stop_us });
+        p.sched = Some(super::SchedPrices {
+            wake_us,
+            thread_stop_us,
+            placed_stop_us,
+        });
         assert_eq!(field(p), want);
     }
     let mut p = icelake();

@@ -84,13 +84,13 @@ pub fn wall_metrics(profile: &MachineProfile) -> Vec<MetricSpec> {
 pub const UMOUNT_US: &str = "umount_us";
 
 /// What [`UMOUNT_US`] is (the reference's line for it).
-pub const UMOUNT_MEANING: &str = "the unmount's time (umount2 as the lab calls it): its commit's steps as in wall_us, then its teardown (teardown_us): the waits for the kernel's helper threads, counted from 6.18's close_ctree, namespace_unlock and generic_shutdown_super (15 kthread stops at the profile's sched.thread_stop_us, 5 wake round trips at sched.wake_us; src/kernel/btrfs/unmount.rs), and the btree inode's folios invalidated where [storage] has drop_folio_us; not counted: the rest of close_ctree's own CPU work; reported only with a profile that has [storage] and [sched]";
+pub const UMOUNT_MEANING: &str = "the unmount's time (umount2 as the lab calls it): its commit's steps as in wall_us, then its teardown (teardown_us): the waits for the kernel's helper threads, counted from 6.18's close_ctree, namespace_unlock and generic_shutdown_super (15 kthread stops: the 13 workqueue rescuers' at the profile's sched.placed_stop_us where measured, else sched.thread_stop_us, the transaction and cleaner kthreads' at sched.thread_stop_us, 5 wake round trips at sched.wake_us; src/kernel/btrfs/unmount.rs), and the btree inode's folios invalidated where [storage] has drop_folio_us; not counted: the rest of close_ctree's own CPU work; reported only with a profile that has [storage] and [sched]";
 
 /// The name of the unmount's time after its commit's last I/O.
 pub const TEARDOWN_US: &str = "teardown_us";
 
 /// What [`TEARDOWN_US`] is (the reference's line for it).
-pub const TEARDOWN_MEANING: &str = "the unmount's teardown after its commit's I/O, as the lab times it (traced: from the loop device's last request completed inside umount2 to the call's return): the waits for the kernel's helper threads counted from 6.18 (15 kthread stops at the profile's sched.thread_stop_us, 5 wake round trips at sched.wake_us; src/kernel/btrfs/unmount.rs) and, where the profile has storage.drop_folio_us, the btree inode's folios close_ctree invalidates (btree_folios, each at that price); not counted: the rest of close_ctree's and generic_shutdown_super's own CPU work (the workqueues destroyed, the sysfs entries removed, bdi_unregister); reported only with a profile that has [storage] and [sched]";
+pub const TEARDOWN_MEANING: &str = "the unmount's teardown after its commit's I/O, as the lab times it (traced: from the loop device's last request completed inside umount2 to the call's return): the waits for the kernel's helper threads counted from 6.18 (15 kthread stops: the 13 workqueue rescuers' at the profile's sched.placed_stop_us where measured, else sched.thread_stop_us, the transaction and cleaner kthreads' at sched.thread_stop_us, 5 wake round trips at sched.wake_us; src/kernel/btrfs/unmount.rs) and, where the profile has storage.drop_folio_us, the btree inode's folios close_ctree invalidates (btree_folios, each at that price); not counted: the rest of close_ctree's and generic_shutdown_super's own CPU work (the workqueues destroyed, the sysfs entries removed, bdi_unregister); reported only with a profile that has [storage] and [sched]";
 
 /// The name of the teardown's waits: the unmounting thread off its CPU.
 pub const TEARDOWN_OFFCPU_US: &str = "teardown_offcpu_us";
@@ -308,6 +308,7 @@ mod tests {
         let sched = crate::machine::SchedPrices {
             wake_us: 2.0,
             thread_stop_us: 10.0,
+            placed_stop_us: None,
         };
         let machine = MachineProfile {
             sched: Some(sched),
@@ -356,6 +357,7 @@ mod tests {
             sched: Some(crate::machine::SchedPrices {
                 wake_us: 2.0,
                 thread_stop_us: 10.0,
+                placed_stop_us: None,
             }),
             ..machine
         };
