@@ -188,7 +188,8 @@ pub struct Calibration {
     /// measured.
     pub storage: Result<storage::StorageCost, storage::NotMeasured>,
     /// A wake round trip and a thread stop with the woken thread on
-    /// another, idle CPU ([`sched`]).
+    /// another, idle CPU, and a thread stop placed by the scheduler
+    /// ([`sched`]).
     pub sched: Result<sched::SchedCost, sched::NotMeasured>,
     /// ns per line of a new object zeroed in lines no cache holds
     /// ([`fresh`]), over the chase's largest working set.

@@ -1,4 +1,4 @@
-//! Pinning the calling thread to one CPU (`sched_setaffinity`), and the
+//! Pinning the calling thread to one CPU or a set (`sched_setaffinity`), and the
 //! CPUs this process may run on (`sched_getaffinity`).
 
 use super::CalibrateError;
@@ -33,13 +33,14 @@ pub fn pin_to(cpu: u32) -> Result<(), CalibrateError> {
 /// Lets the calling thread run on the CPUs of `cpus` only (at least one),
 /// where the scheduler places it.
 pub fn pin_to_set(cpus: &[u32]) -> Result<(), CalibrateError> {
+    debug_assert!(!cpus.is_empty(), "an empty CPU set");
     let set = cpu_set(cpus)?;
     // SAFETY: pid 0 is the calling thread; `set` is a valid, initialised
     // `cpu_set_t` of the size passed, which the kernel only reads.
     let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
     if rc != 0 {
         return Err(CalibrateError::Affinity {
-            cpu: cpus.first().copied(),
+            cpu: if cpus.len() == 1 { cpus.first().copied() } else { None },
             detail: std::io::Error::last_os_error().to_string(),
         });
     }

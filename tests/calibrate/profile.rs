@@ -85,7 +85,7 @@ fn calibration(snapshot: &str, max: usize, cas: &[(Distance, f64)]) -> Calibrati
             b: 1,
             wake: spread(21.5),
             thread_stop: spread(38.25),
-            placed_stop: spread(4.125),
+            placed_stop: Some(spread(4.125)),
         }),
         fresh_line: spread(17.5),
         loop_load: spread(0.34),
@@ -155,7 +155,9 @@ fn the_written_profile_loads_and_holds_the_measurements() {
     let sc = p.sched.as_ref().expect("the wake and stop prices");
     assert_eq!((sc.wake_us, sc.thread_stop_us, sc.placed_stop_us), (21.5, 38.25, Some(4.13)));
     assert!(
-        text.contains("# placed_stop_us: the same stop of a thread made on the caller's CPU 0 and asleep there, free to run on it or on CPU 1"),
+        text.contains(
+            "# placed_stop_us: the same stop of a thread made on the caller's CPU 0 and asleep there, free to run on it or on CPU 1"
+        ),
         "{text}"
     );
     assert!(

@@ -73,12 +73,24 @@ pub(super) fn sched(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) 
     let prices = crate::machine::SchedPrices {
         wake_us: r2(s.wake.median),
         thread_stop_us: r2(s.thread_stop.median),
-        placed_stop_us: Some(r2(s.placed_stop.median)),
+        placed_stop_us: None,
     };
     if let Err((field, why)) = prices.check() {
         notes.push(("sched", format!("not kept: {field}: {why}")));
         return None;
     }
+    // The placed stop is optional: kept when measured and in range.
+    let placed = s.placed_stop.filter(|p| {
+        let with = crate::machine::SchedPrices {
+            placed_stop_us: Some(r2(p.median)),
+            ..prices.clone()
+        };
+        with.check().is_ok()
+    });
+    let prices = crate::machine::SchedPrices {
+        placed_stop_us: placed.map(|p| r2(p.median)),
+        ..prices
+    };
     notes.push((
         "sched.wake_us",
         how(
@@ -99,10 +111,13 @@ pub(super) fn sched(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) 
     ));
     notes.push((
         "sched.placed_stop_us",
-        format!(
-            "the same stop of a thread made on the caller's CPU {} and asleep there, free to run on it or on CPU {}, so the host's scheduler places its wake (a workqueue's rescuer, made at the mount and asleep until kthread_stop, is woken so), the caller running {gap} us before each sample: p10-p90 {:.1}-{:.1} us, {} samples",
-            s.a, s.b, s.placed_stop.p10, s.placed_stop.p90, s.placed_stop.n
-        ),
+        match placed {
+            Some(p) => format!(
+                "the same stop of a thread made on the caller's CPU {} and asleep there, free to run on it or on CPU {}, so the host's scheduler places its wake (a workqueue's rescuer, made at the mount and asleep until kthread_stop, is woken so), the caller running {gap} us before each sample: p10-p90 {:.1}-{:.1} us, {} samples",
+                s.a, s.b, p.p10, p.p90, p.n
+            ),
+            None => "not measured or out of range: the rescuers' stops are priced at thread_stop_us".to_string(),
+        },
     ));
     Some(prices)
 }

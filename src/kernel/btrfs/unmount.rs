@@ -53,8 +53,10 @@ pub const THREAD_STOPS: u32 = KTHREAD_STOPS + RESCUER_STOPS;
 pub const KTHREAD_STOPS: u32 = 2;
 
 /// Of [`THREAD_STOPS`], the workqueue rescuers': each made at the mount
-/// (`alloc_workqueue` from `btrfs_init_workqueues`, on the mounting
-/// task's CPU) and asleep since (`rescuer_thread` runs only under memory
+/// (`alloc_workqueue` from `btrfs_init_workqueues`: forked by kthreadd,
+/// which the mounting task wakes, so placed from the mounting task's CPU;
+/// the lab mounts and unmounts from one thread on one CPU) and asleep
+/// since (`rescuer_thread` runs only under memory
 /// pressure), so its wake is placed from there: in the lab's trace on
 /// the family 6 model 167 VM (session 73), 11 of the 13 ran on the
 /// unmounting thread's own CPU, each stop back in 6.5-12.5 us.
@@ -102,9 +104,13 @@ pub fn btree_folios(allocated: u64, folios_per_block: u32) -> u64 {
 
 /// The teardown's waits priced on `prices`, us.
 pub fn teardown_waits_us(prices: &SchedPrices) -> f64 {
-    f64::from(KTHREAD_STOPS) * prices.thread_stop_us
-        + f64::from(RESCUER_STOPS) * prices.rescuer_stop_us()
-        + f64::from(WAKE_WAITS) * prices.wake_us
+    // Without a placed stop, the 15 at one price, as before it was
+    // measured (to the last bit).
+    let stops = match prices.placed_stop_us {
+        None => f64::from(THREAD_STOPS) * prices.thread_stop_us,
+        Some(_) => f64::from(KTHREAD_STOPS) * prices.thread_stop_us + f64::from(RESCUER_STOPS) * prices.rescuer_stop_us(),
+    };
+    stops + f64::from(WAKE_WAITS) * prices.wake_us
 }
 
 #[cfg(test)]
@@ -126,6 +132,14 @@ mod tests {
             ..p
         };
         assert_eq!(teardown_waits_us(&placed), 2.0 * 100.0 + 13.0 * 8.0 + 5.0);
+        // Without it, the 15 stops at one price to the last bit (2t + 13t
+        // is not always 15t in floating point).
+        let odd = SchedPrices {
+            wake_us: 0.0,
+            thread_stop_us: 0.07,
+            placed_stop_us: None,
+        };
+        assert_eq!(teardown_waits_us(&odd).to_bits(), (15.0f64 * 0.07).to_bits());
     }
 
     #[test]
