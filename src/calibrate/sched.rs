@@ -82,6 +82,10 @@ pub struct SchedCost {
     /// `a` or `b`, us; `None` when they could not be measured (the other
     /// two prices are kept).
     pub placed_stop: Option<Spread>,
+    /// Of the placed stops, how many ran on the caller's CPU `a` after
+    /// their wake (`getcpu(2)` in the thread), where that is known (the
+    /// raw thread of x86-64).
+    pub placed_on_caller: Option<usize>,
 }
 
 /// Why the prices were not measured.
@@ -95,13 +99,19 @@ pub fn measure(a: u32, b: u32, n: usize) -> Result<SchedCost, NotMeasured> {
     let run = || -> Result<SchedCost, CalibrateError> {
         pin_to(a)?;
         let spread = |v: Vec<f64>, what: &str| Spread::of(&v).ok_or_else(|| CalibrateError::Unsupported(format!("{what}: no sample")));
+        let us = |v: &[Stop]| v.iter().map(|s| s.us).collect::<Vec<f64>>();
+        let wake = spread(wake_round_trips(b, n)?, "wake round trip")?;
+        let thread_stop = spread(us(&thread_stops(&[b], n)?), "thread stop")?;
+        // Optional: its failure keeps the other two.
+        let placed = thread_stops(&[a, b], n).ok();
+        let known: Option<Vec<u32>> = placed.as_ref().and_then(|v| v.iter().map(|s| s.ran_on).collect());
         Ok(SchedCost {
             a,
             b,
-            wake: spread(wake_round_trips(b, n)?, "wake round trip")?,
-            thread_stop: spread(thread_stops(&[b], n)?, "thread stop")?,
-            // Optional: its failure keeps the other two.
-            placed_stop: thread_stops(&[a, b], n).ok().and_then(|v| Spread::of(&v)),
+            wake,
+            thread_stop,
+            placed_stop: placed.and_then(|v| Spread::of(&us(&v))),
+            placed_on_caller: known.map(|cpus| cpus.iter().filter(|&&c| c == a).count()),
         })
     };
     thread::scope(|s| s.spawn(run).join())
@@ -171,15 +181,26 @@ fn wake_round_trips(b: u32, n: usize) -> Result<Vec<f64>, CalibrateError> {
     Ok(samples)
 }
 
-/// `n` thread stops, the thread on the CPUs of `cpus`, us each.
-fn thread_stops(cpus: &[u32], n: usize) -> Result<Vec<f64>, CalibrateError> {
+/// One thread stop: its time and, where known, the CPU the thread ran on
+/// after its wake.
+#[derive(Debug, Clone, Copy)]
+struct Stop {
+    /// us.
+    us: f64,
+    /// `getcpu(2)` in the thread after its wake (the raw thread of
+    /// x86-64; `None` elsewhere).
+    ran_on: Option<u32>,
+}
+
+/// `n` thread stops, the thread on the CPUs of `cpus`.
+fn thread_stops(cpus: &[u32], n: usize) -> Result<Vec<Stop>, CalibrateError> {
     (0..n).map(|_| one_stop(cpus)).collect()
 }
 
 /// One thread stop with a `std` thread (not x86-64), the thread on the
-/// CPUs of `cpus`, us.
+/// CPUs of `cpus` (where it ran is not known).
 #[cfg(not(target_arch = "x86_64"))]
-fn one_stop(cpus: &[u32]) -> Result<f64, CalibrateError> {
+fn one_stop(cpus: &[u32]) -> Result<Stop, CalibrateError> {
     let cpus = cpus.to_vec();
     let go = Arc::new(AtomicBool::new(false));
     let asleep = Arc::new(AtomicBool::new(false));
@@ -207,7 +228,7 @@ fn one_stop(cpus: &[u32]) -> Result<f64, CalibrateError> {
         .map_err(|_| CalibrateError::Unsupported("a stopped thread panicked".into()))?;
     let us = t0.elapsed().as_secs_f64() * 1e6;
     joined?;
-    Ok(us)
+    Ok(Stop { us, ran_on: None })
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -216,7 +237,7 @@ use raw::one_stop;
 /// A thread made by `clone(2)` that runs only raw system calls.
 #[cfg(target_arch = "x86_64")]
 mod raw {
-    use super::{CalibrateError, busy_gap};
+    use super::{CalibrateError, Stop, busy_gap};
     use std::sync::atomic::{AtomicI32, Ordering};
     use std::time::Instant;
 
@@ -236,6 +257,9 @@ mod raw {
         tid: AtomicI32,
         /// The CPU set the thread pins itself to.
         mask: libc::cpu_set_t,
+        /// The CPU the thread ran on after its wake (`getcpu(2)`), -1
+        /// until then.
+        ran_on: AtomicI32,
     }
 
     /// A raw system call of up to three arguments (no `errno`: the thread
@@ -292,6 +316,13 @@ mod raw {
                 )
             };
         }
+        let mut cpu: u32 = u32::MAX;
+        // SAFETY: getcpu(2) writes the CPU into `cpu` (a valid u32 of this
+        // stack frame); the node and cache arguments are null (unused).
+        let got = unsafe { syscall3(libc::SYS_getcpu, &mut cpu as *mut u32 as i64, 0, 0) };
+        if got == 0 {
+            s.ran_on.store(cpu as i32, Ordering::Release);
+        }
         loop {
             // SAFETY: exit(2) ends this thread only; it does not return.
             unsafe { syscall3(libc::SYS_exit, 0, 0, 0) };
@@ -300,7 +331,7 @@ mod raw {
 
     /// One thread stop, the thread on the CPUs of `cpus` (where the
     /// scheduler places it, if more than one), us.
-    pub fn one_stop(cpus: &[u32]) -> Result<f64, CalibrateError> {
+    pub fn one_stop(cpus: &[u32]) -> Result<Stop, CalibrateError> {
         let mask = crate::calibrate::pin::cpu_set(cpus)?;
         let mut stack = vec![0u128; STACK / 16];
         let shared = Box::new(Shared {
@@ -308,6 +339,7 @@ mod raw {
             ready: AtomicI32::new(0),
             tid: AtomicI32::new(1),
             mask,
+            ran_on: AtomicI32::new(-1),
         });
         let arg = &*shared as *const Shared as *mut libc::c_void;
         let flags = libc::CLONE_VM
@@ -373,7 +405,8 @@ mod raw {
                 detail: "the stopped thread could not pin itself".into(),
             });
         }
-        Ok(us)
+        let ran_on = u32::try_from(shared.ran_on.load(Ordering::Acquire)).ok();
+        Ok(Stop { us, ran_on })
     }
 }
 
@@ -397,6 +430,9 @@ mod tests {
         let c = measure(a, b, 5).unwrap();
         assert_eq!((c.a, c.b), (a, b));
         let placed = c.placed_stop.expect("the placed stop");
+        if cfg!(target_arch = "x86_64") {
+            assert!(c.placed_on_caller.is_some_and(|k| k <= 5), "{:?}", c.placed_on_caller);
+        }
         for s in [c.wake, c.thread_stop, placed] {
             assert_eq!(s.n, 5);
             assert!(s.p10.is_finite() && s.p10 > 0.0 && s.p90 < 1e6, "{s:?}");

@@ -86,6 +86,7 @@ fn calibration(snapshot: &str, max: usize, cas: &[(Distance, f64)]) -> Calibrati
             wake: spread(21.5),
             thread_stop: spread(38.25),
             placed_stop: Some(spread(4.125)),
+            placed_on_caller: Some(3),
         }),
         fresh_line: spread(17.5),
         loop_load: spread(0.34),
@@ -157,7 +158,7 @@ fn the_written_profile_loads_and_holds_the_measurements() {
     assert!(
         text.contains(
             "# placed_stop_us: the same stop of a thread made on the caller's CPU 0 and asleep there, free to run on it or on CPU 1"
-        ),
+        ) && text.contains("; the thread ran on CPU 0 (getcpu after its wake) in 3 of them"),
         "{text}"
     );
     assert!(

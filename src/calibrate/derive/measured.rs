@@ -113,8 +113,14 @@ pub(super) fn sched(cal: &Calibration, notes: &mut Vec<(&'static str, String)>) 
         "sched.placed_stop_us",
         match placed {
             Some(p) => format!(
-                "the same stop of a thread made on the caller's CPU {} and asleep there, free to run on it or on CPU {}, so the host's scheduler places its wake (a workqueue's rescuer, made at the mount and asleep until kthread_stop, is woken so), the caller running {gap} us before each sample: p10-p90 {:.1}-{:.1} us, {} samples",
-                s.a, s.b, p.p10, p.p90, p.n
+                "the same stop of a thread made on the caller's CPU {} and asleep there, free to run on it or on CPU {}, so the host's scheduler places its wake (a workqueue's rescuer, made at the mount and asleep until kthread_stop, is woken so), the caller running {gap} us before each sample: p10-p90 {:.1}-{:.1} us, {} samples{}",
+                s.a,
+                s.b,
+                p.p10,
+                p.p90,
+                p.n,
+                s.placed_on_caller
+                    .map_or(String::new(), |k| format!("; the thread ran on CPU {} (getcpu after its wake) in {k} of them", s.a))
             ),
             None => "not measured or out of range: the rescuers' stops are priced at thread_stop_us".to_string(),
         },
