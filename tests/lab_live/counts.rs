@@ -177,8 +177,14 @@ fn btrfs_deletion_batches_are_within_the_workers_spread_of_the_twin() {
     let mut runs = per_run(&live, "leaf-match", "phase.sync.writeout_blocks");
     runs.sort_by(f64::total_cmp);
     assert!((runs[2] - t).abs() <= 2.0, "live {runs:?} blocks written back (sorted), twin {t}");
+    // A run whose flusher kworker also ran the delayed-item work in the
+    // sync has no write-out time (src/lab/btrfs_delayed/writeout.rs: that
+    // task is not told apart, its figure is 0): 1 run in 36 on the family
+    // 6 model 167 VM (session 73), and one in each of two sets of 5 there
+    // the same hour. So most runs, not every one, have a time.
     let times = per_run(&live, "leaf-match", "phase.sync.writeout_us");
-    assert!(times.iter().all(|&us| us > 0.0), "a write-out time in every run: {times:?}");
+    let timed = times.iter().filter(|&&us| us > 0.0).count();
+    assert!(times.len() == 5 && timed >= 3, "a write-out time in most runs: {times:?}");
     // The host's speed probes, taken before every run, are live only.
     assert!(mean(&live, "leaf-match", "host.dram_load_ns") > 1.0);
     assert!(mean(&live, "untraced", "host.xadd_ns") > 0.1);
