@@ -40,11 +40,20 @@ pub fn pin_to_set(cpus: &[u32]) -> Result<(), CalibrateError> {
     let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
     if rc != 0 {
         return Err(CalibrateError::Affinity {
-            cpu: if cpus.len() == 1 { cpus.first().copied() } else { None },
+            cpu: named_cpu(cpus),
             detail: std::io::Error::last_os_error().to_string(),
         });
     }
     Ok(())
+}
+
+/// The CPU an affinity error names for the set `cpus`: its one CPU, or
+/// none for a set of several.
+pub fn named_cpu(cpus: &[u32]) -> Option<u32> {
+    match cpus {
+        [one] => Some(*one),
+        _ => None,
+    }
 }
 
 /// The `cpu_set_t` of `cpus`; an error for a CPU above the largest number

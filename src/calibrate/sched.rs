@@ -401,7 +401,7 @@ mod raw {
         drop(stack);
         if !pinned {
             return Err(CalibrateError::Affinity {
-                cpu: if cpus.len() == 1 { cpus.first().copied() } else { None },
+                cpu: crate::calibrate::pin::named_cpu(cpus),
                 detail: "the stopped thread could not pin itself".into(),
             });
         }

@@ -172,24 +172,14 @@ fn put_stacks(m: &mut BTreeMap<String, f64>, p: &BtrfsDirParams, machine: &Machi
     let (mut release, mut reserve) = (0.0, 0.0);
     if p.reservation_tracepoints {
         let scale = p.work_scale.on(machine);
-        let ns = |frames| tracing::stack_ps(machine, frames, scale) as f64 / 1e3;
-        let worker = (ns(WORKER_DELETE_RELEASE_FRAMES), s.batches.saturating_sub(s.own_batches));
-        release = upper_median_of_two(worker, (ns(COMMIT_DELETE_RELEASE_FRAMES), s.own_batches));
-        reserve = ns(crate::kernel::btrfs::syscall::UNLINK_STACK_FRAMES);
+        let ps = |frames| tracing::stack_ps(machine, frames, scale);
+        let worker = (ps(WORKER_DELETE_RELEASE_FRAMES), s.batches.saturating_sub(s.own_batches));
+        let mut counted = [worker, (ps(COMMIT_DELETE_RELEASE_FRAMES), s.own_batches)];
+        release = phases::upper_median(&mut counted).map_or(0.0, |ps| ps as f64 / 1e3);
+        reserve = ps(crate::kernel::btrfs::syscall::UNLINK_STACK_FRAMES) as f64 / 1e3;
     }
     m.insert("release_stack_ns".into(), release);
     m.insert("reserve_stack_ns".into(), reserve);
-}
-
-/// The upper median of `a.1` values `a.0` and `b.1` values `b.0` (the
-/// element at index n / 2 of the n sorted); 0 when both counts are 0.
-fn upper_median_of_two(a: (f64, u64), b: (f64, u64)) -> f64 {
-    let (low, high) = if a.0 <= b.0 { (a, b) } else { (b, a) };
-    match low.1 + high.1 {
-        0 => 0.0,
-        n if low.1 > n / 2 => low.0,
-        _ => high.0,
-    }
 }
 
 /// `a / b`, 0 when `b` is 0.
@@ -425,15 +415,15 @@ impl Prepared for PreparedBtrfsDir {
 
 #[cfg(test)]
 mod tests {
-    use super::upper_median_of_two;
+    use super::phases::upper_median;
 
     #[test]
     fn the_upper_median_of_two_kinds_follows_their_counts() {
-        // 3 of 1.0 and 2 of 5.0: index 2 of [1, 1, 1, 5, 5].
-        assert_eq!(upper_median_of_two((5.0, 2), (1.0, 3)), 1.0);
+        // 3 of 1 and 2 of 5: index 2 of [1, 1, 1, 5, 5].
+        assert_eq!(upper_median(&mut [(5, 2), (1, 3)]), Some(1));
         // 2 and 2: index 2 of [1, 1, 5, 5], the upper of the middle two.
-        assert_eq!(upper_median_of_two((1.0, 2), (5.0, 2)), 5.0);
-        assert_eq!(upper_median_of_two((1.0, 0), (5.0, 1)), 5.0);
-        assert_eq!(upper_median_of_two((1.0, 0), (5.0, 0)), 0.0);
+        assert_eq!(upper_median(&mut [(1, 2), (5, 2)]), Some(5));
+        assert_eq!(upper_median(&mut [(1, 0), (5, 1)]), Some(5));
+        assert_eq!(upper_median(&mut [(1, 0), (5, 0)]), None);
     }
 }

@@ -108,7 +108,7 @@ pub fn teardown_waits_us(prices: &SchedPrices) -> f64 {
     // measured (to the last bit).
     let stops = match prices.placed_stop_us {
         None => f64::from(THREAD_STOPS) * prices.thread_stop_us,
-        Some(_) => f64::from(KTHREAD_STOPS) * prices.thread_stop_us + f64::from(RESCUER_STOPS) * prices.rescuer_stop_us(),
+        Some(placed) => f64::from(KTHREAD_STOPS) * prices.thread_stop_us + f64::from(RESCUER_STOPS) * placed,
     };
     stops + f64::from(WAKE_WAITS) * prices.wake_us
 }

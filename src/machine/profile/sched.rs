@@ -50,12 +50,4 @@ impl SchedPrices {
         }
         Ok(())
     }
-
-    /// The price of a `kthread_stop` of a thread asleep since it was made
-    /// on the stopper's CPU (a workqueue's rescuer), us:
-    /// [`Self::placed_stop_us`] where measured, else
-    /// [`Self::thread_stop_us`].
-    pub fn rescuer_stop_us(&self) -> f64 {
-        self.placed_stop_us.unwrap_or(self.thread_stop_us)
-    }
 }

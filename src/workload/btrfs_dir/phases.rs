@@ -109,16 +109,23 @@ fn shift_ns_per_item(cost: &DelayedCost, shapes: &BTreeMap<DeleteRunStats, u64>)
 /// The time at 0-based rank n / 2 of the n batches in `windows` (ps,
 /// count), in us; 0 without batches.
 fn upper_median_us(windows: &mut [(u128, u64)]) -> f64 {
-    windows.sort_unstable();
-    let n: u64 = windows.iter().map(|w| w.1).sum();
+    upper_median(windows).map_or(0.0, |ps| ps as f64 / 1e6)
+}
+
+/// The value at 0-based rank n / 2 of the n values `counted` holds
+/// (value, how many times), as the lab's upper median takes it; `None`
+/// when it holds none.
+pub fn upper_median<T: Ord + Copy>(counted: &mut [(T, u64)]) -> Option<T> {
+    counted.sort_unstable();
+    let n: u64 = counted.iter().map(|w| w.1).sum();
     let mut below = 0;
-    for &(ps, count) in windows.iter() {
+    for &(value, count) in counted.iter() {
         below += count;
         if below > n / 2 {
-            return ps as f64 / 1e6;
+            return Some(value);
         }
     }
-    0.0
+    None
 }
 
 /// Puts each phase's `unlink(2)` times into `m`: `calls` are the unlink
